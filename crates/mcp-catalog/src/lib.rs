@@ -1,0 +1,8 @@
+//! `mcp-catalog` owns what a model sees and how it gets there: session
+//! runtimes (lazy concurrent connect, a shared in-flight build, cache, idle
+//! TTL, `list_changed`, failure backoff) and materialisation of the tools of
+//! every server into one flat, deterministic catalog (naming, filters,
+//! schema normalisation per provider, result conversion).
+//!
+//! It sits on `mcp-config` and `mcp-transport` and must not depend on
+//! `mcp-cli`. It never prints.

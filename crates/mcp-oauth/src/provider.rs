@@ -1,0 +1,42 @@
+//! The seam between HTTP transports and whatever supplies credentials.
+
+use async_trait::async_trait;
+
+/// What the server said when it refused a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Challenge {
+    /// 401 or 403.
+    pub status: u16,
+    /// The raw `WWW-Authenticate` header, if the server sent one.
+    pub www_authenticate: Option<String>,
+    /// The MCP endpoint that answered.
+    pub url: String,
+}
+
+/// What the transport should do after a challenge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChallengeOutcome {
+    /// New credentials are available: retry the request once.
+    Retry,
+    /// Nothing more can be done: surface the refusal.
+    GiveUp,
+}
+
+/// An error from an auth provider. Messages never contain secrets.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    #[error("authorization for {server} failed: {message}")]
+    Failed { server: String, message: String },
+}
+
+/// Supplies bearer tokens to the HTTP, SSE and proxy transports.
+#[async_trait]
+pub trait AuthProvider: Send + Sync + std::fmt::Debug {
+    /// The `Authorization` header value to attach to the next request, if any
+    /// (for example `Bearer <token>`). Refreshes ahead of expiry.
+    async fn authorization(&self) -> Result<Option<String>, AuthError>;
+
+    /// Called once per request on a 401, or a 403 `insufficient_scope`.
+    async fn on_challenge(&self, challenge: &Challenge) -> Result<ChallengeOutcome, AuthError>;
+}

@@ -1,0 +1,15 @@
+//! `mcp-transport` owns the wire: JSON-RPC 2.0 messages, the MCP client
+//! session (initialize and version negotiation, request correlation,
+//! timeouts, cancellation, progress, pagination, server→client requests)
+//! and a small [`Transport`] trait with one implementation per kind, each in
+//! its own module.
+//!
+//! It sits on `mcp-config` (server entries, the inherited-env allow-list) and
+//! `mcp-oauth` (the [`mcp_oauth::AuthProvider`] seam for bearer tokens). It
+//! must not depend on `mcp-catalog` or `mcp-cli`, and it never prints.
+
+pub mod message;
+pub mod transport;
+
+pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
+pub use transport::{Transport, TransportError};
