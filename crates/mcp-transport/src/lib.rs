@@ -8,8 +8,19 @@
 //! `mcp-oauth` (the [`mcp_oauth::AuthProvider`] seam for bearer tokens). It
 //! must not depend on `mcp-catalog` or `mcp-cli`, and it never prints.
 
+pub mod codec;
 pub mod message;
+pub mod protocol;
+pub mod session;
 pub mod transport;
+
+pub mod claudeai_proxy;
+pub mod headers_helper;
+pub mod sdk;
+pub mod sse;
+pub mod stdio;
+pub mod streamable_http;
+pub mod ws;
 
 pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
 pub use transport::{Transport, TransportError};
