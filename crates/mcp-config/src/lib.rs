@@ -11,6 +11,7 @@
 //! every directory and every environment variable comes in through the
 //! caller's inputs, so the core is pure and testable.
 
+pub mod edit;
 pub mod types;
 
 pub use types::*;

@@ -1,0 +1,1220 @@
+//! Editing the config files a user owns: add, replace, remove, enable or
+//! disable one server entry.
+//!
+//! Every edit is a read-modify-write of one file under an exclusive lock, so
+//! two processes editing the same file at once both keep their change. The
+//! file is rewritten whole but faithfully: every other key stays, key order
+//! stays (an entry that is replaced keeps its place, a new one goes last),
+//! the indentation unit, line endings and trailing newline of the original
+//! are kept. The new bytes go to a temporary file in the same directory that
+//! is renamed over the original, so a reader sees the old file or the new
+//! one, never half of either. If the file's bytes changed on disk since they
+//! were read (an editor that does not take our lock), nothing is written.
+//!
+//! A file that is not plain JSON (comments, trailing commas) is refused
+//! rather than rewritten, because rewriting it would lose what a person
+//! wrote there.
+//!
+//! Names and entries are checked before anything is written: see
+//! [`validate_name`] and [`validate_entry`].
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::types::{Scope, TransportKind};
+
+/// The longest server name [`validate_name`] accepts.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Why an edit was refused or failed. Nothing is written when any of these is
+/// returned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EditError {
+    /// The file or its directory could not be read, locked or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not plain JSON, so rewriting it would lose content.
+    #[error(
+        "{}:{line}:{column}: not plain JSON ({message}); refusing to rewrite it",
+        path.display()
+    )]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// A key on the way to the server map holds something other than an object.
+    #[error("{}: `{key}` is not a JSON object; refusing to rewrite it", path.display())]
+    NotAnObject { path: PathBuf, key: String },
+    /// The file changed on disk between reading and writing.
+    #[error("{} changed on disk since it was read; nothing written", path.display())]
+    Changed { path: PathBuf },
+    /// The server name breaks the naming rules.
+    #[error("invalid server name `{name}`: {reason}")]
+    InvalidName { name: String, reason: String },
+    /// The entry is not a valid server entry.
+    #[error("invalid entry for server `{name}`: {reason}")]
+    InvalidEntry { name: String, reason: String },
+    /// A command-line style `K=V` or `K: V` value could not be split.
+    #[error("invalid {what} `{text}`: expected {expected}")]
+    InvalidPair {
+        what: &'static str,
+        text: String,
+        expected: &'static str,
+    },
+    /// No entry of that name in the file.
+    #[error("no server named `{name}` in {}", path.display())]
+    NotFound { name: String, path: PathBuf },
+    /// The scope has no file this library writes.
+    #[error("scope `{scope}` is read-only: {reason}")]
+    ReadOnlyScope { scope: Scope, reason: &'static str },
+}
+
+/// The directories that decide where each scope's file lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditDirs {
+    /// The user's home directory (holds `.claude.json`).
+    pub home: PathBuf,
+    /// The project directory, absolute (holds `.mcp.json`; also the key of
+    /// the local scope's entries in `<home>/.claude.json`).
+    pub project: PathBuf,
+    /// OpenClaw's home (holds `openclaw.json`).
+    pub openclaw_home: PathBuf,
+}
+
+/// One file and the path of keys inside it that leads to its server map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServersLocation {
+    /// The file.
+    pub path: PathBuf,
+    /// Object keys from the root to the server map, e.g. `["mcpServers"]`.
+    pub key_path: Vec<String>,
+}
+
+impl ServersLocation {
+    /// Where the entries of `scope` are written:
+    ///
+    /// | scope | file | keys |
+    /// |---|---|---|
+    /// | user | `<home>/.claude.json` | `mcpServers` |
+    /// | project | `<project>/.mcp.json` | `mcpServers` |
+    /// | local | `<home>/.claude.json` | `projects["<project>"].mcpServers` |
+    /// | openclaw | `<openclaw home>/openclaw.json` | `mcp.servers` |
+    ///
+    /// Plugin bundles are never written: a plugin's server is switched off
+    /// with a tombstone (`{"enabled": false}`) in a scope above it.
+    pub fn for_scope(scope: Scope, dirs: &EditDirs) -> Result<ServersLocation, EditError> {
+        let keys = |keys: &[&str]| keys.iter().map(|k| (*k).to_owned()).collect();
+        Ok(match scope {
+            Scope::User => ServersLocation {
+                path: dirs.home.join(".claude.json"),
+                key_path: keys(&["mcpServers"]),
+            },
+            Scope::Project => ServersLocation {
+                path: dirs.project.join(".mcp.json"),
+                key_path: keys(&["mcpServers"]),
+            },
+            Scope::Local => ServersLocation {
+                path: dirs.home.join(".claude.json"),
+                key_path: vec![
+                    "projects".to_owned(),
+                    dirs.project.to_string_lossy().into_owned(),
+                    "mcpServers".to_owned(),
+                ],
+            },
+            Scope::OpenClaw => ServersLocation {
+                path: dirs.openclaw_home.join("openclaw.json"),
+                key_path: keys(&["mcp", "servers"]),
+            },
+            Scope::Plugin => {
+                return Err(EditError::ReadOnlyScope {
+                    scope,
+                    reason: "plugin bundles are never edited; disable the server instead",
+                });
+            }
+        })
+    }
+
+    /// A readable rendering of the key path, e.g. `projects./repo.mcpServers`.
+    pub fn key_path_display(&self) -> String {
+        self.key_path.join(".")
+    }
+}
+
+/// The writable scopes, lowest precedence first.
+pub const WRITABLE_SCOPES: [Scope; 4] =
+    [Scope::OpenClaw, Scope::User, Scope::Project, Scope::Local];
+
+/// How the original file was laid out, so a rewrite looks the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Layout {
+    /// The indentation unit; `None` for a single-line (compact) file.
+    indent: Option<Vec<u8>>,
+    trailing_newline: bool,
+    crlf: bool,
+}
+
+impl Layout {
+    /// Two spaces and a trailing newline, for files this library creates.
+    fn fresh() -> Layout {
+        Layout {
+            indent: Some(b"  ".to_vec()),
+            trailing_newline: true,
+            crlf: false,
+        }
+    }
+
+    fn detect(bytes: &[u8]) -> Layout {
+        let crlf = bytes.windows(2).any(|w| w == b"\r\n");
+        let trimmed_end = bytes.trim_ascii_end();
+        let trailing_newline = bytes.ends_with(b"\n");
+        // The first line that starts with whitespace followed by content is
+        // at depth one, so its leading whitespace is the unit.
+        let indent = if trimmed_end.contains(&b'\n') {
+            let unit = trimmed_end
+                .split(|b| *b == b'\n')
+                .skip(1)
+                .map(|line| {
+                    let width = line
+                        .iter()
+                        .take_while(|b| **b == b' ' || **b == b'\t')
+                        .count();
+                    (&line[..width], line.len() > width && line[width] != b'\r')
+                })
+                .find(|(lead, has_content)| !lead.is_empty() && *has_content)
+                .map(|(lead, _)| lead.to_vec());
+            Some(unit.unwrap_or_else(|| b"  ".to_vec()))
+        } else {
+            None
+        };
+        Layout {
+            indent,
+            trailing_newline,
+            crlf,
+        }
+    }
+}
+
+/// One config file read into memory, ready to be edited and written back.
+#[derive(Debug, Clone)]
+pub struct ConfigDocument {
+    location: ServersLocation,
+    /// The bytes read, `None` when the file did not exist.
+    original: Option<Vec<u8>>,
+    root: Map<String, Value>,
+    layout: Layout,
+}
+
+impl ConfigDocument {
+    /// Reads the file at `location`; a missing file reads as an empty object.
+    pub fn read(location: ServersLocation) -> Result<ConfigDocument, EditError> {
+        let original = match fs::read(&location.path) {
+            Ok(bytes) => Some(bytes),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+            Err(source) => {
+                return Err(EditError::Io {
+                    path: location.path.clone(),
+                    source,
+                });
+            }
+        };
+        let (root, layout) = match &original {
+            None => (Map::new(), Layout::fresh()),
+            Some(bytes) if bytes.trim_ascii().is_empty() => (Map::new(), Layout::fresh()),
+            Some(bytes) => {
+                let value: Value =
+                    serde_json::from_slice(bytes).map_err(|err| EditError::Syntax {
+                        path: location.path.clone(),
+                        line: err.line(),
+                        column: err.column(),
+                        message: err
+                            .to_string()
+                            .split(" at line")
+                            .next()
+                            .unwrap_or("")
+                            .to_owned(),
+                    })?;
+                let Value::Object(root) = value else {
+                    return Err(EditError::NotAnObject {
+                        path: location.path.clone(),
+                        key: "(root)".to_owned(),
+                    });
+                };
+                (root, Layout::detect(bytes))
+            }
+        };
+        let document = ConfigDocument {
+            location,
+            original,
+            root,
+            layout,
+        };
+        // Surface a malformed key path now, before any change is attempted.
+        document.servers()?;
+        Ok(document)
+    }
+
+    /// The file and key path this document edits.
+    pub fn location(&self) -> &ServersLocation {
+        &self.location
+    }
+
+    /// Whether the file existed when it was read.
+    pub fn existed(&self) -> bool {
+        self.original.is_some()
+    }
+
+    /// The server map, or `None` when the file has none yet.
+    pub fn servers(&self) -> Result<Option<&Map<String, Value>>, EditError> {
+        let mut current = &self.root;
+        for key in &self.location.key_path {
+            match current.get(key) {
+                None => return Ok(None),
+                Some(Value::Object(map)) => current = map,
+                Some(_) => return Err(self.not_an_object(key)),
+            }
+        }
+        Ok(Some(current))
+    }
+
+    /// The entry named `name`, if the file has one.
+    pub fn get(&self, name: &str) -> Result<Option<&Value>, EditError> {
+        Ok(self.servers()?.and_then(|servers| servers.get(name)))
+    }
+
+    /// Adds `entry` under `name`, or replaces the entry of that name in place.
+    /// Returns the entry it replaced. The name and entry are validated first.
+    pub fn upsert(&mut self, name: &str, entry: Value) -> Result<Option<Value>, EditError> {
+        validate_name(name)?;
+        validate_entry(name, &entry)?;
+        let servers = self.servers_mut()?;
+        match servers.get_mut(name) {
+            Some(slot) => Ok(Some(std::mem::replace(slot, entry))),
+            None => {
+                servers.insert(name.to_owned(), entry);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Removes the entry named `name`, keeping the order of the others.
+    pub fn remove(&mut self, name: &str) -> Result<Value, EditError> {
+        if self.get(name)?.is_none() {
+            return Err(self.not_found(name));
+        }
+        let servers = self.servers_mut()?;
+        servers
+            .shift_remove(name)
+            .ok_or_else(|| self.not_found(name))
+    }
+
+    /// Switches the entry named `name` on or off.
+    ///
+    /// Disabling sets `"enabled": false` on an existing entry, or adds the
+    /// tombstone `{"enabled": false}` when the file has no entry of that name
+    /// (which switches off a same-named server of a lower scope). Enabling
+    /// removes a bare tombstone, and removes `"enabled": false` from a full
+    /// entry. Returns whether the file content changed.
+    pub fn set_enabled(&mut self, name: &str, enabled: bool) -> Result<bool, EditError> {
+        validate_name(name)?;
+        let existing = self.get(name)?.cloned();
+        match (existing, enabled) {
+            (None, true) => Ok(false),
+            (None, false) => {
+                self.servers_mut()?.insert(name.to_owned(), tombstone());
+                Ok(true)
+            }
+            (Some(Value::Object(entry)), true) => {
+                if entry.get("enabled") != Some(&Value::Bool(false)) {
+                    return Ok(false);
+                }
+                if entry.len() == 1 {
+                    self.servers_mut()?.shift_remove(name);
+                } else {
+                    let mut entry = entry;
+                    entry.shift_remove("enabled");
+                    self.servers_mut()?
+                        .insert(name.to_owned(), Value::Object(entry));
+                }
+                Ok(true)
+            }
+            (Some(Value::Object(mut entry)), false) => {
+                if entry.get("enabled") == Some(&Value::Bool(false)) {
+                    return Ok(false);
+                }
+                entry.insert("enabled".to_owned(), Value::Bool(false));
+                self.servers_mut()?
+                    .insert(name.to_owned(), Value::Object(entry));
+                Ok(true)
+            }
+            (Some(_), _) => Err(EditError::InvalidEntry {
+                name: name.to_owned(),
+                reason: format!(
+                    "the entry in {} is not a JSON object",
+                    self.location.path.display()
+                ),
+            }),
+        }
+    }
+
+    /// The bytes [`write`](Self::write) would put on disk.
+    pub fn render(&self) -> Vec<u8> {
+        let root = Value::Object(self.root.clone());
+        let mut out = Vec::new();
+        let written = match &self.layout.indent {
+            Some(indent) => {
+                let formatter = serde_json::ser::PrettyFormatter::with_indent(indent);
+                let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+                serde::Serialize::serialize(&root, &mut serializer)
+            }
+            None => serde_json::to_writer(&mut out, &root),
+        };
+        // Serialising a `Value` into memory cannot fail; keep the bytes we have.
+        drop(written);
+        if self.layout.trailing_newline {
+            out.push(b'\n');
+        }
+        if self.layout.crlf {
+            let mut crlf = Vec::with_capacity(out.len() + out.len() / 16);
+            for byte in out {
+                if byte == b'\n' {
+                    crlf.push(b'\r');
+                }
+                crlf.push(byte);
+            }
+            out = crlf;
+        }
+        out
+    }
+
+    /// Whether the document differs from what was read.
+    pub fn is_modified(&self) -> bool {
+        match &self.original {
+            Some(original) => *original != self.render(),
+            None => true,
+        }
+    }
+
+    /// Writes the document back atomically, refusing when the file on disk
+    /// no longer holds the bytes that were read.
+    pub fn write(&self) -> Result<(), EditError> {
+        let path = &self.location.path;
+        let io_err = |source| EditError::Io {
+            path: path.clone(),
+            source,
+        };
+        let current = match fs::read(path) {
+            Ok(bytes) => Some(bytes),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+            Err(source) => return Err(io_err(source)),
+        };
+        if current != self.original {
+            return Err(EditError::Changed { path: path.clone() });
+        }
+        let dir = parent_dir(path);
+        fs::create_dir_all(&dir).map_err(io_err)?;
+        let mut temp = tempfile::Builder::new()
+            .prefix(".mcp-edit-")
+            .tempfile_in(&dir)
+            .map_err(io_err)?;
+        temp.write_all(&self.render()).map_err(io_err)?;
+        temp.as_file().sync_all().map_err(io_err)?;
+        // Keep the original's permissions (`.claude.json` is often 0600).
+        if let Ok(meta) = fs::metadata(path) {
+            fs::set_permissions(temp.path(), meta.permissions()).map_err(io_err)?;
+        }
+        temp.persist(path).map_err(|err| io_err(err.error))?;
+        Ok(())
+    }
+
+    fn servers_mut(&mut self) -> Result<&mut Map<String, Value>, EditError> {
+        let path = self.location.path.clone();
+        let mut current = &mut self.root;
+        for key in &self.location.key_path {
+            let slot = current
+                .entry(key.clone())
+                .or_insert_with(|| Value::Object(Map::new()));
+            current = match slot {
+                Value::Object(map) => map,
+                _ => {
+                    return Err(EditError::NotAnObject {
+                        path,
+                        key: key.clone(),
+                    });
+                }
+            };
+        }
+        Ok(current)
+    }
+
+    fn not_an_object(&self, key: &str) -> EditError {
+        EditError::NotAnObject {
+            path: self.location.path.clone(),
+            key: key.to_owned(),
+        }
+    }
+
+    fn not_found(&self, name: &str) -> EditError {
+        EditError::NotFound {
+            name: name.to_owned(),
+            path: self.location.path.clone(),
+        }
+    }
+}
+
+/// Runs one locked read-modify-write of the file at `location`: takes an
+/// exclusive lock that every process editing through this function honours,
+/// reads the file, lets `change` edit it, and writes it back when it changed.
+/// When `change` fails nothing is written.
+pub fn edit<T>(
+    location: ServersLocation,
+    change: impl FnOnce(&mut ConfigDocument) -> Result<T, EditError>,
+) -> Result<T, EditError> {
+    let _lock = EditLock::acquire(&location.path)?;
+    let mut document = ConfigDocument::read(location)?;
+    let outcome = change(&mut document)?;
+    if document.is_modified() {
+        document.write()?;
+    }
+    Ok(outcome)
+}
+
+/// An exclusive advisory lock for edits of one file, released on drop.
+///
+/// On Unix the lock is taken on the file's directory, so no lock file is
+/// left next to the user's config; elsewhere on a `<file>.lock` sibling.
+#[derive(Debug)]
+struct EditLock {
+    _file: File,
+}
+
+impl EditLock {
+    fn acquire(path: &Path) -> Result<EditLock, EditError> {
+        use fs4::fs_std::FileExt;
+
+        let dir = parent_dir(path);
+        let io_err = |source| EditError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        fs::create_dir_all(&dir).map_err(io_err)?;
+        #[cfg(unix)]
+        let file = File::open(&dir).map_err(io_err)?;
+        #[cfg(not(unix))]
+        let file = {
+            let mut name = path.file_name().unwrap_or_default().to_os_string();
+            name.push(".lock");
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(dir.join(name))
+                .map_err(io_err)?
+        };
+        FileExt::lock_exclusive(&file).map_err(io_err)?;
+        Ok(EditLock { _file: file })
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The entry that switches a server off and nothing else.
+pub fn tombstone() -> Value {
+    let mut entry = Map::new();
+    entry.insert("enabled".to_owned(), Value::Bool(false));
+    Value::Object(entry)
+}
+
+/// Checks a server name for writing.
+///
+/// A name is 1 to 64 characters from `A-Z a-z 0-9 _ - .`, and starts with a
+/// letter, digit or `_`. These names survive both catalog naming styles
+/// unchanged apart from `.`, appear verbatim in `mcp__<server>__<tool>`, and
+/// cannot be mistaken for a flag or a path.
+pub fn validate_name(name: &str) -> Result<(), EditError> {
+    let invalid = |reason: &str| {
+        Err(EditError::InvalidName {
+            name: name.to_owned(),
+            reason: reason.to_owned(),
+        })
+    };
+    if name.is_empty() {
+        return invalid("the name is empty");
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return invalid("longer than 64 characters");
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return invalid(&format!(
+            "`{}` is not allowed; use letters, digits, `_`, `-` and `.`",
+            bad.escape_default()
+        ));
+    }
+    if name.starts_with(['-', '.']) {
+        return invalid("must start with a letter, digit or `_`");
+    }
+    Ok(())
+}
+
+/// Checks that `entry` is a server entry this workspace can load: a JSON
+/// object whose fields have the types REFERENCE §1.1 gives them.
+pub fn validate_entry(name: &str, entry: &Value) -> Result<(), EditError> {
+    let invalid = |reason: String| {
+        Err(EditError::InvalidEntry {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    let Value::Object(map) = entry else {
+        return invalid(format!("expected a JSON object, got {}", json_type(entry)));
+    };
+    for field in ["enabled", "required"] {
+        if let Some(value) = map.get(field).filter(|value| !value.is_boolean()) {
+            return invalid(format!(
+                "`{field}` must be a boolean, got {}",
+                json_type(value)
+            ));
+        }
+    }
+    // A bare tombstone is a complete entry.
+    if map.len() == 1 && map.get("enabled") == Some(&Value::Bool(false)) {
+        return Ok(());
+    }
+    let kind = entry_kind(map).map_err(|reason| EditError::InvalidEntry {
+        name: name.to_owned(),
+        reason,
+    })?;
+    let string_field = |field: &str, required: bool| -> Result<(), EditError> {
+        match map.get(field) {
+            None if required => invalid(format!("`{field}` is required for a {kind} server")),
+            None => Ok(()),
+            Some(Value::String(text)) if required && text.trim().is_empty() => {
+                invalid(format!("`{field}` must not be empty"))
+            }
+            Some(Value::String(_)) => Ok(()),
+            Some(other) => invalid(format!(
+                "`{field}` must be a string, got {}",
+                json_type(other)
+            )),
+        }
+    };
+    let string_map = |field: &str, scalars: bool| -> Result<(), EditError> {
+        match map.get(field) {
+            None => Ok(()),
+            Some(Value::Object(values)) => {
+                for (key, value) in values {
+                    let ok =
+                        value.is_string() || (scalars && (value.is_number() || value.is_boolean()));
+                    if !ok {
+                        return invalid(format!(
+                            "`{field}.{key}` must be a string, got {}",
+                            json_type(value)
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            Some(other) => invalid(format!(
+                "`{field}` must be an object, got {}",
+                json_type(other)
+            )),
+        }
+    };
+    match kind {
+        TransportKind::Stdio => {
+            string_field("command", true)?;
+            if let Some(args) = map.get("args") {
+                match args {
+                    Value::Array(items) => {
+                        if let Some((index, item)) =
+                            items.iter().enumerate().find(|(_, v)| !v.is_string())
+                        {
+                            return invalid(format!(
+                                "`args[{index}]` must be a string, got {}",
+                                json_type(item)
+                            ));
+                        }
+                    }
+                    other => {
+                        return invalid(format!(
+                            "`args` must be an array, got {}",
+                            json_type(other)
+                        ));
+                    }
+                }
+            }
+            string_map("env", true)?;
+            string_field("cwd", false)?;
+        }
+        TransportKind::Http | TransportKind::Sse | TransportKind::Ws => {
+            string_field("url", true)?;
+            if let Some(Value::String(url)) = map.get("url") {
+                let schemes: &[&str] = if kind == TransportKind::Ws {
+                    &["ws", "wss"]
+                } else {
+                    &["http", "https"]
+                };
+                match url::Url::parse(url) {
+                    Ok(parsed) if schemes.contains(&parsed.scheme()) => {}
+                    Ok(parsed) => {
+                        return invalid(format!(
+                            "`url` scheme `{}` does not fit a {kind} server (expected {})",
+                            parsed.scheme(),
+                            schemes.join(" or ")
+                        ));
+                    }
+                    // `${VAR}` urls are only checked once expanded at load time.
+                    Err(_) if url.contains("${") => {}
+                    Err(err) => return invalid(format!("`url` is not a valid url: {err}")),
+                }
+            }
+            string_map("headers", false)?;
+            string_field("headersHelper", false)?;
+            if let Some(oauth) = map.get("oauth") {
+                if kind == TransportKind::Ws {
+                    return invalid("`oauth` is not supported for ws servers".to_owned());
+                }
+                validate_oauth(oauth).map_err(|reason| EditError::InvalidEntry {
+                    name: name.to_owned(),
+                    reason,
+                })?;
+            }
+        }
+        TransportKind::Sdk => string_field("name", true)?,
+        TransportKind::ClaudeAiProxy => {
+            string_field("url", true)?;
+            string_field("id", true)?;
+        }
+    }
+    Ok(())
+}
+
+fn validate_oauth(oauth: &Value) -> Result<(), String> {
+    let Value::Object(map) = oauth else {
+        return Err(format!(
+            "`oauth` must be an object, got {}",
+            json_type(oauth)
+        ));
+    };
+    for (field, value) in map {
+        let ok = match field.as_str() {
+            "clientId" | "authServerMetadataUrl" => value.is_string(),
+            "callbackPort" => value
+                .as_u64()
+                .is_some_and(|port| (1..=65535).contains(&port)),
+            "xaa" => value.is_boolean(),
+            "scopes" => value
+                .as_array()
+                .is_some_and(|items| items.iter().all(Value::is_string)),
+            _ => true,
+        };
+        if !ok {
+            let expected = match field.as_str() {
+                "callbackPort" => "a port number from 1 to 65535",
+                "xaa" => "a boolean",
+                "scopes" => "an array of strings",
+                _ => "a string",
+            };
+            return Err(format!("`oauth.{field}` must be {expected}"));
+        }
+    }
+    Ok(())
+}
+
+/// The kind an entry selects, by the rules of REFERENCE §1.1.
+fn entry_kind(map: &Map<String, Value>) -> Result<TransportKind, String> {
+    let declared = match (map.get("type"), map.get("transport")) {
+        (Some(Value::String(kind)), _) | (None, Some(Value::String(kind))) => Some(kind.as_str()),
+        (Some(other), _) => {
+            return Err(format!("`type` must be a string, got {}", json_type(other)));
+        }
+        (None, Some(other)) => {
+            return Err(format!(
+                "`transport` must be a string, got {}",
+                json_type(other)
+            ));
+        }
+        (None, None) => None,
+    };
+    Ok(match declared {
+        Some("stdio") => TransportKind::Stdio,
+        Some("sse") => TransportKind::Sse,
+        Some("http" | "streamable-http") => TransportKind::Http,
+        Some("ws") => TransportKind::Ws,
+        Some("sdk") => TransportKind::Sdk,
+        Some("claudeai-proxy") => TransportKind::ClaudeAiProxy,
+        Some(other) => {
+            return Err(format!(
+                "unknown type `{other}` (expected stdio, http, sse, ws, sdk or claudeai-proxy)"
+            ));
+        }
+        None if map.contains_key("command") => TransportKind::Stdio,
+        None if map.contains_key("url") => TransportKind::Http,
+        None => return Err("needs a `command` (stdio) or a `url` (remote)".to_owned()),
+    })
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Builds a stdio entry: `{"type":"stdio","command","args","env"}`, leaving
+/// out `env` when it is empty.
+pub fn stdio_entry(command: &str, args: &[String], env: &[(String, String)]) -> Value {
+    let mut entry = Map::new();
+    entry.insert("type".to_owned(), Value::from("stdio"));
+    entry.insert("command".to_owned(), Value::from(command));
+    entry.insert("args".to_owned(), Value::from(args.to_vec()));
+    if !env.is_empty() {
+        entry.insert("env".to_owned(), pairs_object(env));
+    }
+    Value::Object(entry)
+}
+
+/// What a remote entry built by [`remote_entry`] contains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteEntry<'a> {
+    /// `http`, `sse` or `ws`.
+    pub kind: TransportKind,
+    pub url: &'a str,
+    pub headers: &'a [(String, String)],
+    pub client_id: Option<&'a str>,
+    pub callback_port: Option<u16>,
+}
+
+/// Builds a remote entry: `{"type","url","headers","oauth":{clientId,callbackPort}}`,
+/// leaving out empty parts.
+pub fn remote_entry(remote: &RemoteEntry<'_>) -> Value {
+    let mut entry = Map::new();
+    entry.insert("type".to_owned(), Value::from(remote.kind.as_str()));
+    entry.insert("url".to_owned(), Value::from(remote.url));
+    if !remote.headers.is_empty() {
+        entry.insert("headers".to_owned(), pairs_object(remote.headers));
+    }
+    let mut oauth = Map::new();
+    if let Some(client_id) = remote.client_id {
+        oauth.insert("clientId".to_owned(), Value::from(client_id));
+    }
+    if let Some(port) = remote.callback_port {
+        oauth.insert("callbackPort".to_owned(), Value::from(port));
+    }
+    if !oauth.is_empty() {
+        entry.insert("oauth".to_owned(), Value::Object(oauth));
+    }
+    Value::Object(entry)
+}
+
+fn pairs_object(pairs: &[(String, String)]) -> Value {
+    Value::Object(
+        pairs
+            .iter()
+            .map(|(key, value)| (key.clone(), Value::from(value.as_str())))
+            .collect(),
+    )
+}
+
+/// Splits `KEY=VALUE` (an `--env` argument). The key must be non-empty.
+pub fn parse_env_pair(text: &str) -> Result<(String, String), EditError> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(EditError::InvalidPair {
+            what: "env",
+            text: redact_pair(text, '='),
+            expected: "KEY=VALUE",
+        }),
+    }
+}
+
+/// Splits `Name: value` (a `--header` argument). The name must be a valid
+/// HTTP header name.
+pub fn parse_header_pair(text: &str) -> Result<(String, String), EditError> {
+    let invalid = || EditError::InvalidPair {
+        what: "header",
+        text: redact_pair(text, ':'),
+        expected: "'Name: value'",
+    };
+    let (name, value) = text.split_once(':').ok_or_else(invalid)?;
+    let name = name.trim();
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(token) {
+        return Err(invalid());
+    }
+    Ok((name.to_owned(), value.trim().to_owned()))
+}
+
+/// Keeps the part before `separator` so an error never echoes a secret value.
+fn redact_pair(text: &str, separator: char) -> String {
+    match text.split_once(separator) {
+        Some((key, _)) => format!("{key}{separator}***"),
+        None if text.len() > 24 => "***".to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn location(dir: &Path, file: &str, keys: &[&str]) -> ServersLocation {
+        ServersLocation {
+            path: dir.join(file),
+            key_path: keys.iter().map(|k| (*k).to_owned()).collect(),
+        }
+    }
+
+    /// Writes `before`, runs `change` through [`edit`], and compares the
+    /// file with `after` (or, on an error, with `before`, byte for byte).
+    fn check(
+        before: Option<&str>,
+        keys: &[&str],
+        change: impl FnOnce(&mut ConfigDocument) -> Result<(), EditError>,
+        after: Result<&str, &str>,
+    ) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let loc = location(dir.path(), "config.json", keys);
+        if let Some(before) = before {
+            fs::write(&loc.path, before).expect("write");
+        }
+        let outcome = edit(loc.clone(), change);
+        let on_disk = fs::read_to_string(&loc.path).ok();
+        match after {
+            Ok(expected) => {
+                assert!(outcome.is_ok(), "unexpected error: {outcome:?}");
+                assert_eq!(on_disk.as_deref(), Some(expected));
+            }
+            Err(message) => {
+                let err = outcome.expect_err("expected an error");
+                let text = err.to_string();
+                assert!(text.contains(message), "error `{text}` lacks `{message}`");
+                assert_eq!(
+                    on_disk.as_deref(),
+                    before,
+                    "a refused edit changed the file"
+                );
+            }
+        }
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .expect("read_dir")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name != "config.json")
+            .collect();
+        assert!(leftovers.is_empty(), "stray files: {leftovers:?}");
+    }
+
+    fn stdio(command: &str) -> Value {
+        stdio_entry(command, &["--flag".to_owned()], &[])
+    }
+
+    #[test]
+    fn adds_to_a_missing_file_with_two_space_indent() {
+        check(
+            None,
+            &["mcpServers"],
+            |doc| doc.upsert("a", stdio("run")).map(drop),
+            Ok(
+                "{\n  \"mcpServers\": {\n    \"a\": {\n      \"type\": \"stdio\",\n      \"command\": \"run\",\n      \"args\": [\n        \"--flag\"\n      ]\n    }\n  }\n}\n",
+            ),
+        );
+    }
+
+    #[test]
+    fn keeps_other_keys_order_and_tab_indent() {
+        check(
+            Some(
+                "{\n\t\"z\": 1,\n\t\"mcpServers\": {\n\t\t\"b\": {\"url\": \"http://x\"}\n\t},\n\t\"a\": [1, 2]\n}",
+            ),
+            &["mcpServers"],
+            |doc| {
+                doc.upsert("a", serde_json::json!({"command": "x"}))
+                    .map(drop)
+            },
+            Ok(
+                "{\n\t\"z\": 1,\n\t\"mcpServers\": {\n\t\t\"b\": {\n\t\t\t\"url\": \"http://x\"\n\t\t},\n\t\t\"a\": {\n\t\t\t\"command\": \"x\"\n\t\t}\n\t},\n\t\"a\": [\n\t\t1,\n\t\t2\n\t]\n}",
+            ),
+        );
+    }
+
+    #[test]
+    fn replacing_keeps_the_entry_in_place() {
+        check(
+            Some(r#"{"mcpServers":{"a":{"command":"1"},"b":{"command":"2"},"c":{"command":"3"}}}"#),
+            &["mcpServers"],
+            |doc| {
+                doc.upsert("b", serde_json::json!({"command": "new"}))
+                    .map(drop)
+            },
+            Ok(r#"{"mcpServers":{"a":{"command":"1"},"b":{"command":"new"},"c":{"command":"3"}}}"#),
+        );
+    }
+
+    #[test]
+    fn removing_keeps_the_order_of_the_rest() {
+        check(
+            Some(
+                "{\r\n  \"mcpServers\": {\"a\": {\"command\": \"1\"}, \"b\": {\"command\": \"2\"}, \"c\": {\"command\": \"3\"}}\r\n}\r\n",
+            ),
+            &["mcpServers"],
+            |doc| doc.remove("a").map(drop),
+            Ok(
+                "{\r\n  \"mcpServers\": {\r\n    \"b\": {\r\n      \"command\": \"2\"\r\n    },\r\n    \"c\": {\r\n      \"command\": \"3\"\r\n    }\r\n  }\r\n}\r\n",
+            ),
+        );
+    }
+
+    #[test]
+    fn creates_nested_key_paths() {
+        check(
+            Some(r#"{"projects":{"/other":{"x":1}}}"#),
+            &["projects", "/repo", "mcpServers"],
+            |doc| doc.set_enabled("gh", false).map(drop),
+            Ok(
+                r#"{"projects":{"/other":{"x":1},"/repo":{"mcpServers":{"gh":{"enabled":false}}}}}"#,
+            ),
+        );
+    }
+
+    #[test]
+    fn disabling_and_enabling_a_full_entry() {
+        check(
+            Some(r#"{"mcp":{"servers":{"a":{"command":"x","enabled":true}}}}"#),
+            &["mcp", "servers"],
+            |doc| {
+                assert!(doc.set_enabled("a", false)?);
+                assert_eq!(
+                    doc.get("a")?,
+                    Some(&serde_json::json!({"command":"x","enabled":false}))
+                );
+                assert!(doc.set_enabled("a", true)?);
+                assert!(!doc.set_enabled("a", true)?);
+                Ok(())
+            },
+            Ok(r#"{"mcp":{"servers":{"a":{"command":"x"}}}}"#),
+        );
+    }
+
+    #[test]
+    fn enabling_removes_a_bare_tombstone() {
+        check(
+            Some(r#"{"mcpServers":{"p":{"enabled":false},"q":{"command":"x"}}}"#),
+            &["mcpServers"],
+            |doc| doc.set_enabled("p", true).map(drop),
+            Ok(r#"{"mcpServers":{"q":{"command":"x"}}}"#),
+        );
+    }
+
+    #[test]
+    fn refusals_leave_the_file_byte_identical() {
+        let file = "{ \"mcpServers\": {\"a\": {\"command\": \"x\"}} }";
+        let cases: Vec<(
+            Box<dyn FnOnce(&mut ConfigDocument) -> Result<(), EditError>>,
+            &str,
+        )> = vec![
+            (
+                Box::new(|d| d.upsert("bad name", stdio("x")).map(drop)),
+                "invalid server name `bad name`",
+            ),
+            (
+                Box::new(|d| d.upsert("", stdio("x")).map(drop)),
+                "the name is empty",
+            ),
+            (
+                Box::new(|d| d.upsert(&"n".repeat(65), stdio("x")).map(drop)),
+                "longer than 64",
+            ),
+            (
+                Box::new(|d| d.upsert("-x", stdio("x")).map(drop)),
+                "must start with",
+            ),
+            (
+                Box::new(|d| d.upsert("b", serde_json::json!([1])).map(drop)),
+                "expected a JSON object, got an array",
+            ),
+            (
+                Box::new(|d| d.upsert("b", serde_json::json!({"command": ""})).map(drop)),
+                "`command` must not be empty",
+            ),
+            (
+                Box::new(|d| {
+                    d.upsert("b", serde_json::json!({"command": "x", "args": [1]}))
+                        .map(drop)
+                }),
+                "`args[0]` must be a string",
+            ),
+            (
+                Box::new(|d| {
+                    d.upsert("b", serde_json::json!({"type": "ws", "url": "http://x"}))
+                        .map(drop)
+                }),
+                "scheme `http` does not fit a ws server",
+            ),
+            (
+                Box::new(|d| d.upsert("b", serde_json::json!({"type": "nope"})).map(drop)),
+                "unknown type `nope`",
+            ),
+            (
+                Box::new(|d| d.upsert("b", serde_json::json!({"args": []})).map(drop)),
+                "needs a `command`",
+            ),
+            (
+                Box::new(|d| {
+                    d.upsert(
+                        "b",
+                        serde_json::json!({"url": "http://x", "oauth": {"callbackPort": 0}}),
+                    )
+                    .map(drop)
+                }),
+                "`oauth.callbackPort` must be a port",
+            ),
+            (
+                Box::new(|d| d.remove("zzz").map(drop)),
+                "no server named `zzz`",
+            ),
+        ];
+        for (change, message) in cases {
+            check(Some(file), &["mcpServers"], change, Err(message));
+        }
+    }
+
+    #[test]
+    fn refuses_files_that_are_not_plain_json() {
+        check(
+            Some("{\n  // a comment\n  \"mcpServers\": {}\n}\n"),
+            &["mcpServers"],
+            |doc| doc.upsert("a", stdio("x")).map(drop),
+            Err("config.json:2:3: not plain JSON"),
+        );
+        check(
+            Some(r#"{"mcpServers": []}"#),
+            &["mcpServers"],
+            |doc| doc.upsert("a", stdio("x")).map(drop),
+            Err("`mcpServers` is not a JSON object"),
+        );
+    }
+
+    #[test]
+    fn refuses_to_write_over_a_file_changed_since_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let loc = location(dir.path(), ".mcp.json", &["mcpServers"]);
+        fs::write(&loc.path, "{}").expect("write");
+        let mut doc = ConfigDocument::read(loc.clone()).expect("read");
+        doc.upsert("a", stdio("x")).expect("upsert");
+        fs::write(&loc.path, "{\"other\": true}").expect("write");
+        let err = doc.write().expect_err("must refuse");
+        assert!(
+            err.to_string()
+                .ends_with("changed on disk since it was read; nothing written")
+        );
+        assert_eq!(
+            fs::read_to_string(&loc.path).expect("read"),
+            "{\"other\": true}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keeps_file_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let loc = location(dir.path(), ".claude.json", &["mcpServers"]);
+        fs::write(&loc.path, "{}").expect("write");
+        fs::set_permissions(&loc.path, fs::Permissions::from_mode(0o600)).expect("chmod");
+        edit(loc.clone(), |doc| doc.upsert("a", stdio("x")).map(drop)).expect("edit");
+        let mode = fs::metadata(&loc.path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn concurrent_edits_keep_every_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let loc = location(dir.path(), ".mcp.json", &["mcpServers"]);
+        std::thread::scope(|scope| {
+            for thread in 0..8 {
+                let loc = loc.clone();
+                scope.spawn(move || {
+                    for i in 0..5 {
+                        let name = format!("s{thread}-{i}");
+                        edit(loc.clone(), |doc| doc.upsert(&name, stdio("x")).map(drop))
+                            .expect("edit");
+                    }
+                });
+            }
+        });
+        let doc = ConfigDocument::read(loc).expect("read");
+        assert_eq!(doc.servers().expect("servers").map(Map::len), Some(40));
+    }
+
+    #[test]
+    fn scope_locations() {
+        let dirs = EditDirs {
+            home: PathBuf::from("/h"),
+            project: PathBuf::from("/p"),
+            openclaw_home: PathBuf::from("/o"),
+        };
+        let shown: Vec<String> = WRITABLE_SCOPES
+            .iter()
+            .map(|scope| {
+                let loc = ServersLocation::for_scope(*scope, &dirs).expect("writable");
+                format!("{scope}: {} {}", loc.path.display(), loc.key_path_display())
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "openclaw: /o/openclaw.json mcp.servers",
+                "user: /h/.claude.json mcpServers",
+                "project: /p/.mcp.json mcpServers",
+                "local: /h/.claude.json projects./p.mcpServers",
+            ]
+        );
+        assert!(ServersLocation::for_scope(Scope::Plugin, &dirs).is_err());
+    }
+
+    #[test]
+    fn pairs() {
+        assert_eq!(
+            parse_env_pair("A=b=c").expect("ok"),
+            ("A".to_owned(), "b=c".to_owned())
+        );
+        assert_eq!(
+            parse_header_pair("Authorization: Bearer x").expect("ok"),
+            ("Authorization".to_owned(), "Bearer x".to_owned())
+        );
+        assert_eq!(
+            parse_env_pair("=secret").expect_err("bad").to_string(),
+            "invalid env `=***`: expected KEY=VALUE"
+        );
+        assert_eq!(
+            parse_header_pair("Bad Name: secret")
+                .expect_err("bad")
+                .to_string(),
+            "invalid header `Bad Name:***`: expected 'Name: value'"
+        );
+    }
+}
