@@ -928,6 +928,8 @@ mod tests {
         assert!(leftovers.is_empty(), "stray files: {leftovers:?}");
     }
 
+    type Change = Box<dyn FnOnce(&mut ConfigDocument) -> Result<(), EditError>>;
+
     fn stdio(command: &str) -> Value {
         stdio_entry(command, &["--flag".to_owned()], &[])
     }
@@ -1032,10 +1034,7 @@ mod tests {
     #[test]
     fn refusals_leave_the_file_byte_identical() {
         let file = "{ \"mcpServers\": {\"a\": {\"command\": \"x\"}} }";
-        let cases: Vec<(
-            Box<dyn FnOnce(&mut ConfigDocument) -> Result<(), EditError>>,
-            &str,
-        )> = vec![
+        let cases: Vec<(Change, &str)> = vec![
             (
                 Box::new(|d| d.upsert("bad name", stdio("x")).map(drop)),
                 "invalid server name `bad name`",
