@@ -2,7 +2,97 @@
 //! `mcp-oauth`, `mcp-transport` and `mcp-catalog` and holds no protocol or
 //! config logic of its own. It is the only crate (with `xtask`) that talks to
 //! the terminal.
+//!
+//! Every verb reads the global options into a [`context::Context`], asks the
+//! library crates for the work, and prints the answer: human lines by
+//! default, one JSON document with `--json`. Errors go to stderr as
+//! `error: <message>`; the exit status is 0 when all is well, 1 when a
+//! failure was found and 2 for a usage error.
 
-fn main() -> anyhow::Result<()> {
-    Ok(())
+// This binary is where the workspace talks to the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod cli;
+mod context;
+mod output;
+mod write;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::context::Context;
+use crate::output::Outcome;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Help and version go to stdout with status 0, usage errors to
+            // stderr with status 2.
+            let _ = err.print();
+            return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+        }
+    };
+    init_tracing(cli.global.verbose);
+    let outcome = Context::new(&cli.global).and_then(|context| run(&context, cli.command));
+    match outcome {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Failed) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("error: {}", output::error_chain(&err));
+            ExitCode::from(output::exit_status(&err))
+        }
+    }
+}
+
+fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
+    match command {
+        Command::Add(args) => write::add(context, &args),
+        Command::AddJson(args) => write::add_json(context, &args),
+        Command::Remove(args) => write::remove(context, &args),
+        Command::Enable(args) => write::set_enabled(context, &args, true),
+        Command::Disable(args) => write::set_enabled(context, &args, false),
+        other => Err(output::usage(format!(
+            "`{}` is not available in this build",
+            verb_name(&other)
+        ))),
+    }
+}
+
+fn verb_name(command: &Command) -> &'static str {
+    match command {
+        Command::List => "list",
+        Command::Get(_) => "get",
+        Command::Add(_) => "add",
+        Command::AddJson(_) => "add-json",
+        Command::Remove(_) => "remove",
+        Command::Enable(_) => "enable",
+        Command::Disable(_) => "disable",
+        Command::Probe(_) => "probe",
+        Command::Tools(_) => "tools",
+        Command::Call(_) => "call",
+        Command::Login(_) => "login",
+        Command::Logout(_) => "logout",
+        Command::AuthStatus => "auth-status",
+        Command::CheckConfig(_) => "check-config",
+    }
+}
+
+/// `-v` shows info, `-vv` debug, `-vvv` trace; `RUST_LOG` overrides.
+fn init_tracing(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }

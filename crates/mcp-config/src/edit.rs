@@ -71,6 +71,9 @@ pub enum EditError {
         text: String,
         expected: &'static str,
     },
+    /// The file already has an entry of that name (and replacing was not asked for).
+    #[error("server `{name}` already exists in {}", path.display())]
+    AlreadyExists { name: String, path: PathBuf },
     /// No entry of that name in the file.
     #[error("no server named `{name}` in {}", path.display())]
     NotFound { name: String, path: PathBuf },
@@ -153,6 +156,19 @@ impl ServersLocation {
 /// The writable scopes, lowest precedence first.
 pub const WRITABLE_SCOPES: [Scope; 4] =
     [Scope::OpenClaw, Scope::User, Scope::Project, Scope::Local];
+
+/// The writable scopes whose file has an entry named `name`, lowest
+/// precedence first, with the entry found there.
+pub fn find_entries(name: &str, dirs: &EditDirs) -> Result<Vec<(Scope, Value)>, EditError> {
+    let mut found = Vec::new();
+    for scope in WRITABLE_SCOPES {
+        let document = ConfigDocument::read(ServersLocation::for_scope(scope, dirs)?)?;
+        if let Some(entry) = document.get(name)? {
+            found.push((scope, entry.clone()));
+        }
+    }
+    Ok(found)
+}
 
 /// How the original file was laid out, so a rewrite looks the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,6 +305,18 @@ impl ConfigDocument {
     /// The entry named `name`, if the file has one.
     pub fn get(&self, name: &str) -> Result<Option<&Value>, EditError> {
         Ok(self.servers()?.and_then(|servers| servers.get(name)))
+    }
+
+    /// Adds `entry` under `name`, refusing when the file already has an
+    /// entry of that name.
+    pub fn insert_new(&mut self, name: &str, entry: Value) -> Result<(), EditError> {
+        if self.get(name)?.is_some() {
+            return Err(EditError::AlreadyExists {
+                name: name.to_owned(),
+                path: self.location.path.clone(),
+            });
+        }
+        self.upsert(name, entry).map(drop)
     }
 
     /// Adds `entry` under `name`, or replaces the entry of that name in place.

@@ -1,0 +1,293 @@
+//! The command line: global options and one subcommand per verb.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Inspect, edit, probe and call the MCP servers configured for a project.
+///
+/// Servers are read from every config source (plugin bundles, OpenClaw's
+/// openclaw.json, the user's ~/.claude.json and ~/.claude/settings.json, the
+/// project's .mcp.json, .claude.json and .claude/settings.json, and local
+/// settings), merged by scope, and shown or connected from there.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-cli", version, propagate_version = true)]
+#[command(after_help = "Exit status: 0 ok, 1 a failure was found, 2 usage error.")]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: GlobalArgs,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Options every verb takes.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
+pub(crate) struct GlobalArgs {
+    /// Home directory holding .claude.json and .claude/ [default: $HOME]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) home: Option<PathBuf>,
+    /// Project directory holding .mcp.json [default: the current directory]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) project: Option<PathBuf>,
+    /// OpenClaw home holding openclaw.json [default: <home>/.openclaw]
+    #[arg(long = "openclaw-home", global = true, value_name = "DIR")]
+    pub(crate) openclaw_home: Option<PathBuf>,
+    /// A plugin bundle folder to load (repeatable)
+    #[arg(long = "plugin", global = true, value_name = "DIR")]
+    pub(crate) plugins: Vec<PathBuf>,
+    /// Start project servers that are not approved yet (for this run only)
+    #[arg(long = "trust-project", global = true)]
+    pub(crate) trust_project: bool,
+    /// Print machine-readable JSON on stdout
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// Log more on stderr (-v info, -vv debug, -vvv trace)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List every merged server with its kind, scope, source and state
+    List,
+    /// Show one server in full (header and env values redacted)
+    Get(GetArgs),
+    /// Add a stdio server (`add NAME -- CMD ARGS…`) or a remote one (`--url`)
+    #[command(
+        after_help = "Examples:\n  mcp-cli add fs --scope project --env ROOT=/data -- npx -y @modelcontextprotocol/server-filesystem /data\n  mcp-cli add docs --transport http --url https://example.com/mcp --header 'Authorization: Bearer TOKEN'"
+    )]
+    Add(AddArgs),
+    /// Add a server from a JSON entry
+    #[command(
+        name = "add-json",
+        after_help = "Example:\n  mcp-cli add-json echo '{\"command\":\"mcp-example-server\",\"args\":[]}'"
+    )]
+    AddJson(AddJsonArgs),
+    /// Remove a server from the file of its scope
+    Remove(NameScopeArgs),
+    /// Switch a server back on (removes an `enabled: false` entry)
+    Enable(NameScopeArgs),
+    /// Switch a server off (writes `enabled: false`; also hides a plugin's server)
+    Disable(NameScopeArgs),
+    /// Connect to servers concurrently and report their state
+    Probe(ProbeArgs),
+    /// Print the tool catalog a host would give a model
+    Tools(ToolsArgs),
+    /// Call one tool by its catalog name and print the result
+    #[command(
+        after_help = "Arguments:\n  --args '{\"text\":\"hi\"}'   the whole argument object as JSON\n  --arg text=hi            one string argument (a number, boolean, array or object\n                           when the tool's schema says so)\n  --arg count:=3           one argument given as raw JSON"
+    )]
+    Call(CallArgs),
+    /// Sign in to a remote server with OAuth
+    Login(LoginArgs),
+    /// Forget the stored credentials of a server
+    Logout(NameArgs),
+    /// Show which remote servers have stored credentials
+    #[command(name = "auth-status")]
+    AuthStatus,
+    /// Check every config source and report problems with their positions
+    #[command(name = "check-config")]
+    CheckConfig(CheckArgs),
+}
+
+/// A file scope a write goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ScopeArg {
+    /// <home>/.claude.json (every project of this user)
+    User,
+    /// <project>/.mcp.json (shared with the project)
+    Project,
+    /// <home>/.claude.json under this project's entry (this user, this project)
+    Local,
+    /// <openclaw-home>/openclaw.json
+    #[value(name = "openclaw")]
+    OpenClaw,
+}
+
+impl ScopeArg {
+    pub(crate) fn scope(self) -> mcp_config::Scope {
+        match self {
+            ScopeArg::User => mcp_config::Scope::User,
+            ScopeArg::Project => mcp_config::Scope::Project,
+            ScopeArg::Local => mcp_config::Scope::Local,
+            ScopeArg::OpenClaw => mcp_config::Scope::OpenClaw,
+        }
+    }
+}
+
+/// The transport of a server added with `add`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TransportArg {
+    /// A local process speaking over stdin/stdout
+    Stdio,
+    /// Streamable HTTP
+    Http,
+    /// Legacy HTTP+SSE
+    Sse,
+    /// WebSocket
+    Ws,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GetArgs {
+    /// The server's name
+    pub(crate) name: String,
+    /// Show header and env values instead of `***`
+    #[arg(long = "show-secrets")]
+    pub(crate) show_secrets: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AddArgs {
+    /// The server's name (letters, digits, `_`, `-`, `.`; at most 64)
+    pub(crate) name: String,
+    /// The file the entry is written to
+    #[arg(long, short, value_enum, default_value = "local")]
+    pub(crate) scope: ScopeArg,
+    /// Transport [default: stdio with a command, http with --url]
+    #[arg(long, short, value_enum)]
+    pub(crate) transport: Option<TransportArg>,
+    /// URL of a remote server
+    #[arg(long, short)]
+    pub(crate) url: Option<String>,
+    /// Environment variable for a stdio server (repeatable)
+    #[arg(long, short, value_name = "KEY=VALUE")]
+    pub(crate) env: Vec<String>,
+    /// HTTP header for a remote server (repeatable)
+    #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
+    pub(crate) headers: Vec<String>,
+    /// OAuth client id, when the server does not allow dynamic registration
+    #[arg(long = "client-id", value_name = "ID")]
+    pub(crate) client_id: Option<String>,
+    /// Fixed port of the OAuth callback listener
+    #[arg(long = "callback-port", value_name = "N")]
+    pub(crate) callback_port: Option<u16>,
+    /// Replace an entry of the same name in that file
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Command and arguments of a stdio server, after `--`
+    #[arg(last = true, value_name = "CMD ARGS")]
+    pub(crate) command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AddJsonArgs {
+    /// The server's name
+    pub(crate) name: String,
+    /// The entry, e.g. '{"type":"http","url":"https://example.com/mcp"}'
+    #[arg(value_name = "JSON")]
+    pub(crate) entry: String,
+    /// The file the entry is written to
+    #[arg(long, short, value_enum, default_value = "local")]
+    pub(crate) scope: ScopeArg,
+    /// Replace an entry of the same name in that file
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct NameScopeArgs {
+    /// The server's name
+    pub(crate) name: String,
+    /// The file to change [default: the one scope whose file has the server;
+    /// `disable` of a server no file has (a plugin's) writes to local]
+    #[arg(long, short, value_enum)]
+    pub(crate) scope: Option<ScopeArg>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct NameArgs {
+    /// The server's name
+    pub(crate) name: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ProbeArgs {
+    /// Probe only this server [default: every enabled server]
+    pub(crate) name: Option<String>,
+    /// Give up on a server after this many seconds [default: its connect timeout]
+    #[arg(long, value_name = "S")]
+    pub(crate) timeout: Option<f64>,
+}
+
+/// How catalog names are formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum NamingArg {
+    /// mcp__<server>__<tool>
+    Claw,
+    /// <server>__<tool>
+    #[value(name = "openclaw")]
+    OpenClaw,
+}
+
+/// Which model provider's schema rules the catalog follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProviderArg {
+    /// Normalised JSON Schema
+    Generic,
+    /// No top-level anyOf/oneOf/allOf
+    Anthropic,
+    /// OpenAI strict mode: closed objects, every property required
+    #[value(name = "openai-strict")]
+    OpenAiStrict,
+    /// Gemini's schema subset
+    Gemini,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ToolsArgs {
+    /// Naming style of tool names
+    #[arg(long, value_enum, default_value = "claw")]
+    pub(crate) naming: NamingArg,
+    /// Provider profile of the input schemas
+    #[arg(long, value_enum, default_value = "generic")]
+    pub(crate) provider: ProviderArg,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The tool's catalog name, as `tools` prints it
+    pub(crate) tool: String,
+    /// The arguments as one JSON object
+    #[arg(long, value_name = "JSON", conflicts_with = "arg")]
+    pub(crate) args: Option<String>,
+    /// One argument (repeatable): KEY=VALUE, or KEY:=JSON
+    #[arg(long, value_name = "K=V")]
+    pub(crate) arg: Vec<String>,
+    /// Give up after this many seconds [default: the server's tool-call timeout]
+    #[arg(long, value_name = "S")]
+    pub(crate) timeout: Option<f64>,
+    /// Naming style TOOL is written in
+    #[arg(long, value_enum, default_value = "claw")]
+    pub(crate) naming: NamingArg,
+    /// Also print the raw result the server sent
+    #[arg(long)]
+    pub(crate) raw: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LoginArgs {
+    /// The server's name
+    pub(crate) name: String,
+    /// Print the authorization URL instead of opening a browser
+    #[arg(long = "no-browser")]
+    pub(crate) no_browser: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// Treat warnings as errors
+    #[arg(long)]
+    pub(crate) strict: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,72 @@
+//! The directories and switches every verb works with, resolved once.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use mcp_config::edit::EditDirs;
+
+use crate::cli::GlobalArgs;
+
+/// Resolved global options.
+#[derive(Debug, Clone)]
+pub(crate) struct Context {
+    pub(crate) home: PathBuf,
+    /// Absolute, with symlinks resolved when the directory exists, so the
+    /// local scope's key is the same however the project was named.
+    pub(crate) project: PathBuf,
+    pub(crate) openclaw_home: PathBuf,
+    pub(crate) plugins: Vec<PathBuf>,
+    pub(crate) trust_project: bool,
+    pub(crate) json: bool,
+}
+
+impl Context {
+    pub(crate) fn new(global: &GlobalArgs) -> anyhow::Result<Context> {
+        let home = match &global.home {
+            Some(home) => absolute(home)?,
+            None => default_home()
+                .context("cannot tell the home directory: $HOME is not set; pass --home DIR")?,
+        };
+        let project = match &global.project {
+            Some(project) => absolute(project)?,
+            None => std::env::current_dir().context("cannot read the current directory")?,
+        };
+        let project = std::fs::canonicalize(&project).unwrap_or(project);
+        let openclaw_home = match &global.openclaw_home {
+            Some(dir) => absolute(dir)?,
+            None => home.join(".openclaw"),
+        };
+        let plugins = global
+            .plugins
+            .iter()
+            .map(|dir| absolute(dir))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Context {
+            home,
+            project,
+            openclaw_home,
+            plugins,
+            trust_project: global.trust_project,
+            json: global.json,
+        })
+    }
+
+    pub(crate) fn edit_dirs(&self) -> EditDirs {
+        EditDirs {
+            home: self.home.clone(),
+            project: self.project.clone(),
+            openclaw_home: self.openclaw_home.clone(),
+        }
+    }
+}
+
+fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
+    std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))
+}
+
+fn default_home() -> Option<PathBuf> {
+    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    std::env::var_os(var)
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+}

@@ -1,0 +1,266 @@
+//! The verbs that change config files: `add`, `add-json`, `remove`,
+//! `enable`, `disable`. All the file work is `mcp_config::edit`'s; this
+//! module turns arguments into one edit and reports what it did.
+
+use mcp_config::edit::{self, RemoteEntry, ServersLocation};
+use mcp_config::{Scope, TransportKind};
+use serde_json::{Value, json};
+
+use crate::cli::{AddArgs, AddJsonArgs, NameScopeArgs, TransportArg};
+use crate::context::Context;
+use crate::output::{self, Outcome, usage};
+
+/// `add NAME [--scope S] [--env K=V]… -- CMD ARGS…` or
+/// `add NAME --transport http|sse|ws --url URL [--header 'K: V']…`.
+pub(crate) fn add(context: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
+    let entry = entry_from_args(args)?;
+    let kind = if args.command.is_empty() {
+        "remote"
+    } else {
+        "stdio"
+    };
+    write_entry(
+        context,
+        &args.name,
+        entry,
+        args.scope.scope(),
+        args.force,
+        kind,
+    )
+}
+
+fn entry_from_args(args: &AddArgs) -> anyhow::Result<Value> {
+    let env = args
+        .env
+        .iter()
+        .map(|pair| edit::parse_env_pair(pair))
+        .collect::<Result<Vec<_>, _>>()?;
+    let headers = args
+        .headers
+        .iter()
+        .map(|pair| edit::parse_header_pair(pair))
+        .collect::<Result<Vec<_>, _>>()?;
+    match (&args.url, args.command.split_first()) {
+        (Some(_), Some(_)) => Err(usage(
+            "give either a command after `--` (stdio) or --url (remote), not both",
+        )),
+        (None, None) => Err(usage(format!(
+            "server `{}` needs a command after `--` (stdio) or --url URL (remote)",
+            args.name
+        ))),
+        (None, Some((command, rest))) => {
+            if !matches!(args.transport, None | Some(TransportArg::Stdio)) {
+                return Err(usage(
+                    "--transport http, sse and ws need --url, not a command",
+                ));
+            }
+            if !headers.is_empty() || args.client_id.is_some() || args.callback_port.is_some() {
+                return Err(usage(
+                    "--header, --client-id and --callback-port are for remote servers (--url)",
+                ));
+            }
+            Ok(edit::stdio_entry(command, rest, &env))
+        }
+        (Some(url), None) => {
+            let kind = match args.transport {
+                None | Some(TransportArg::Http) => TransportKind::Http,
+                Some(TransportArg::Sse) => TransportKind::Sse,
+                Some(TransportArg::Ws) => TransportKind::Ws,
+                Some(TransportArg::Stdio) => {
+                    return Err(usage(
+                        "--transport stdio takes a command after `--`, not --url",
+                    ));
+                }
+            };
+            if !env.is_empty() {
+                return Err(usage(
+                    "--env is for stdio servers; remote servers take --header",
+                ));
+            }
+            if kind == TransportKind::Ws
+                && (args.client_id.is_some() || args.callback_port.is_some())
+            {
+                return Err(usage(
+                    "ws servers have no OAuth: drop --client-id and --callback-port",
+                ));
+            }
+            Ok(edit::remote_entry(&RemoteEntry {
+                kind,
+                url,
+                headers: &headers,
+                client_id: args.client_id.as_deref(),
+                callback_port: args.callback_port,
+            }))
+        }
+    }
+}
+
+/// `add-json NAME JSON [--scope S]`.
+pub(crate) fn add_json(context: &Context, args: &AddJsonArgs) -> anyhow::Result<Outcome> {
+    let entry: Value = serde_json::from_str(&args.entry)
+        .map_err(|err| usage(format!("invalid JSON for server `{}`: {err}", args.name)))?;
+    write_entry(
+        context,
+        &args.name,
+        entry,
+        args.scope.scope(),
+        args.force,
+        "",
+    )
+}
+
+fn write_entry(
+    context: &Context,
+    name: &str,
+    entry: Value,
+    scope: Scope,
+    force: bool,
+    kind: &str,
+) -> anyhow::Result<Outcome> {
+    let location = ServersLocation::for_scope(scope, &context.edit_dirs())?;
+    let report_location = location.clone();
+    let replaced = edit::edit(location, |document| {
+        if force {
+            document.upsert(name, entry).map(|old| old.is_some())
+        } else {
+            document.insert_new(name, entry).map(|()| false)
+        }
+    })
+    .map_err(|err| match err {
+        edit::EditError::AlreadyExists { .. } => {
+            anyhow::anyhow!("{err} (pass --force to replace it)")
+        }
+        other => other.into(),
+    })?;
+    let action = if replaced { "replaced" } else { "added" };
+    report(context, action, name, scope, &report_location, |file| {
+        let kind = if kind.is_empty() {
+            String::new()
+        } else {
+            format!("{kind} ")
+        };
+        format!("{action} {kind}server `{name}` in {file}")
+    })
+}
+
+/// `remove NAME [--scope S]`.
+pub(crate) fn remove(context: &Context, args: &NameScopeArgs) -> anyhow::Result<Outcome> {
+    let dirs = context.edit_dirs();
+    let scope = match args.scope {
+        Some(scope) => scope.scope(),
+        None => {
+            let found = edit::find_entries(&args.name, &dirs)?;
+            match found.as_slice() {
+                [] => anyhow::bail!(
+                    "no server named `{}` in the user, project, local or openclaw config files (a plugin's server can only be disabled)",
+                    args.name
+                ),
+                [(scope, _)] => *scope,
+                several => {
+                    return Err(usage(format!(
+                        "server `{}` is in several scopes ({}); choose one with --scope",
+                        args.name,
+                        scope_list(several.iter().map(|(scope, _)| *scope))
+                    )));
+                }
+            }
+        }
+    };
+    let location = ServersLocation::for_scope(scope, &dirs)?;
+    edit::edit(location.clone(), |document| document.remove(&args.name))?;
+    report(context, "removed", &args.name, scope, &location, |file| {
+        format!("removed server `{}` from {file}", args.name)
+    })
+}
+
+/// `enable NAME [--scope S]` and `disable NAME [--scope S]`.
+pub(crate) fn set_enabled(
+    context: &Context,
+    args: &NameScopeArgs,
+    enabled: bool,
+) -> anyhow::Result<Outcome> {
+    edit::validate_name(&args.name)?;
+    let dirs = context.edit_dirs();
+    let scopes: Vec<Scope> = match args.scope {
+        Some(scope) => vec![scope.scope()],
+        None => {
+            let found = edit::find_entries(&args.name, &dirs)?;
+            if enabled {
+                // Every switched-off entry hides the server: clear them all.
+                found
+                    .iter()
+                    .filter(|(_, entry)| entry.get("enabled") == Some(&Value::Bool(false)))
+                    .map(|(scope, _)| *scope)
+                    .collect()
+            } else {
+                // One `enabled: false` in the highest scope that has the
+                // server hides it everywhere; with no entry at all (a
+                // plugin's server) a tombstone in local scope does.
+                vec![found.last().map_or(Scope::Local, |(scope, _)| *scope)]
+            }
+        }
+    };
+    let verb = if enabled { "enabled" } else { "disabled" };
+    let mut changes = Vec::new();
+    for scope in &scopes {
+        let location = ServersLocation::for_scope(*scope, &dirs)?;
+        let changed = edit::edit(location.clone(), |document| {
+            document.set_enabled(&args.name, enabled)
+        })?;
+        changes.push((*scope, location, changed));
+    }
+    if context.json {
+        let files: Vec<Value> = changes
+            .iter()
+            .map(|(scope, location, changed)| {
+                json!({
+                    "scope": scope.as_str(),
+                    "file": location.path,
+                    "changed": changed,
+                })
+            })
+            .collect();
+        output::print_json(&json!({"action": verb, "name": args.name, "files": files}))?;
+        return Ok(Outcome::Ok);
+    }
+    if changes.is_empty() {
+        println!("server `{}` is not disabled in any config file", args.name);
+    }
+    for (scope, location, changed) in &changes {
+        let file = format!("{} ({scope})", location.path.display());
+        if *changed {
+            println!("{verb} server `{}` in {file}", args.name);
+        } else {
+            println!("server `{}` was already {verb} in {file}", args.name);
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+fn report(
+    context: &Context,
+    action: &str,
+    name: &str,
+    scope: Scope,
+    location: &ServersLocation,
+    human: impl FnOnce(&str) -> String,
+) -> anyhow::Result<Outcome> {
+    if context.json {
+        output::print_json(&json!({
+            "action": action,
+            "name": name,
+            "scope": scope.as_str(),
+            "file": location.path,
+        }))?;
+    } else {
+        println!(
+            "{}",
+            human(&format!("{} ({scope})", location.path.display()))
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+fn scope_list(scopes: impl Iterator<Item = Scope>) -> String {
+    scopes.map(Scope::as_str).collect::<Vec<_>>().join(", ")
+}
