@@ -1,8 +1,10 @@
 //! The directories and switches every verb works with, resolved once.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use mcp_config::LoadOptions;
 use mcp_config::edit::EditDirs;
 
 use crate::cli::GlobalArgs;
@@ -18,6 +20,8 @@ pub(crate) struct Context {
     pub(crate) plugins: Vec<PathBuf>,
     pub(crate) trust_project: bool,
     pub(crate) json: bool,
+    /// The process environment, for `${VAR}` expansion.
+    pub(crate) env: BTreeMap<String, String>,
 }
 
 impl Context {
@@ -48,7 +52,24 @@ impl Context {
             plugins,
             trust_project: global.trust_project,
             json: global.json,
+            env: std::env::vars_os()
+                .filter_map(|(key, value)| {
+                    Some((key.into_string().ok()?, value.into_string().ok()?))
+                })
+                .collect(),
         })
+    }
+
+    /// The loader's inputs: every directory and variable it may use.
+    pub(crate) fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            home: Some(self.home.clone()),
+            project: Some(self.project.clone()),
+            openclaw_home: Some(self.openclaw_home.clone()),
+            plugin_roots: self.plugins.clone(),
+            env: self.env.clone(),
+            trust_project_servers: self.trust_project,
+        }
     }
 
     pub(crate) fn edit_dirs(&self) -> EditDirs {

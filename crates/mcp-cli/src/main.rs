@@ -15,6 +15,7 @@
 mod cli;
 mod context;
 mod output;
+mod read;
 mod write;
 
 use std::process::ExitCode;
@@ -49,6 +50,9 @@ fn main() -> ExitCode {
 
 fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
     match command {
+        Command::List => read::list(context),
+        Command::Get(args) => read::get(context, &args),
+        Command::CheckConfig(args) => read::check_config(context, &args),
         Command::Add(args) => write::add(context, &args),
         Command::AddJson(args) => write::add_json(context, &args),
         Command::Remove(args) => write::remove(context, &args),

@@ -59,8 +59,37 @@ pub(crate) fn error_chain(err: &anyhow::Error) -> String {
 
 /// Prints `value` as pretty JSON on stdout.
 pub(crate) fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut stdout, value)?;
-    writeln!(stdout)?;
+    let text = serde_json::to_string_pretty(value)?;
+    write_stdout(format_args!("{text}"));
     Ok(())
 }
+
+/// Writes one line on stdout. A closed pipe (`mcp-cli list | head -1`)
+/// ends the process quietly with status 0, as a reader that has seen
+/// enough is not a failure.
+pub(crate) fn write_stdout(text: std::fmt::Arguments<'_>) {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_fmt(text)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
+    if let Err(err) = written {
+        exit_on_write_error(&err);
+    }
+}
+
+fn exit_on_write_error(err: &std::io::Error) -> ! {
+    if err.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("error: cannot write to stdout: {err}");
+    std::process::exit(1);
+}
+
+/// `println!` that survives a closed pipe; see [`write_stdout`].
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!($($arg)*))
+    };
+}
+pub(crate) use outln;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{AddArgs, AddJsonArgs, NameScopeArgs, TransportArg};
 use crate::context::Context;
-use crate::output::{self, Outcome, usage};
+use crate::output::{self, Outcome, outln, usage};
 
 /// `add NAME [--scope S] [--env K=V]… -- CMD ARGS…` or
 /// `add NAME --transport http|sse|ws --url URL [--header 'K: V']…`.
@@ -117,6 +117,7 @@ fn write_entry(
     force: bool,
     kind: &str,
 ) -> anyhow::Result<Outcome> {
+    let entry = edit::validate_entry(name, entry, &context.env)?;
     let location = ServersLocation::for_scope(scope, &context.edit_dirs())?;
     let report_location = location.clone();
     let replaced = edit::edit(location, |document| {
@@ -224,14 +225,14 @@ pub(crate) fn set_enabled(
         return Ok(Outcome::Ok);
     }
     if changes.is_empty() {
-        println!("server `{}` is not disabled in any config file", args.name);
+        outln!("server `{}` is not disabled in any config file", args.name);
     }
     for (scope, location, changed) in &changes {
         let file = format!("{} ({scope})", location.path.display());
         if *changed {
-            println!("{verb} server `{}` in {file}", args.name);
+            outln!("{verb} server `{}` in {file}", args.name);
         } else {
-            println!("server `{}` was already {verb} in {file}", args.name);
+            outln!("server `{}` was already {verb} in {file}", args.name);
         }
     }
     Ok(Outcome::Ok)
@@ -253,7 +254,7 @@ fn report(
             "file": location.path,
         }))?;
     } else {
-        println!(
+        outln!(
             "{}",
             human(&format!("{} ({scope})", location.path.display()))
         );

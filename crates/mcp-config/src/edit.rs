@@ -18,13 +18,16 @@
 //! Names and entries are checked before anything is written: see
 //! [`validate_name`] and [`validate_entry`].
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::types::{Scope, TransportKind};
+use crate::entry::{EntryContext, EntryOutcome, parse_entry};
+use crate::json::Document;
+use crate::types::{Level, Scope, TransportKind};
 
 /// The longest server name [`validate_name`] accepts.
 pub const MAX_NAME_LEN: usize = 64;
@@ -309,7 +312,7 @@ impl ConfigDocument {
 
     /// Adds `entry` under `name`, refusing when the file already has an
     /// entry of that name.
-    pub fn insert_new(&mut self, name: &str, entry: Value) -> Result<(), EditError> {
+    pub fn insert_new(&mut self, name: &str, entry: ValidEntry) -> Result<(), EditError> {
         if self.get(name)?.is_some() {
             return Err(EditError::AlreadyExists {
                 name: name.to_owned(),
@@ -320,10 +323,10 @@ impl ConfigDocument {
     }
 
     /// Adds `entry` under `name`, or replaces the entry of that name in place.
-    /// Returns the entry it replaced. The name and entry are validated first.
-    pub fn upsert(&mut self, name: &str, entry: Value) -> Result<Option<Value>, EditError> {
+    /// Returns the entry it replaced.
+    pub fn upsert(&mut self, name: &str, entry: ValidEntry) -> Result<Option<Value>, EditError> {
         validate_name(name)?;
-        validate_entry(name, &entry)?;
+        let entry = entry.0;
         let servers = self.servers_mut()?;
         match servers.get_mut(name) {
             Some(slot) => Ok(Some(std::mem::replace(slot, entry))),
@@ -601,202 +604,63 @@ pub fn validate_name(name: &str) -> Result<(), EditError> {
     Ok(())
 }
 
-/// Checks that `entry` is a server entry this workspace can load: a JSON
-/// object whose fields have the types REFERENCE §1.1 gives them.
-pub fn validate_entry(name: &str, entry: &Value) -> Result<(), EditError> {
-    let invalid = |reason: String| {
-        Err(EditError::InvalidEntry {
-            name: name.to_owned(),
-            reason,
-        })
-    };
-    let Value::Object(map) = entry else {
-        return invalid(format!("expected a JSON object, got {}", json_type(entry)));
-    };
-    for field in ["enabled", "required"] {
-        if let Some(value) = map.get(field).filter(|value| !value.is_boolean()) {
-            return invalid(format!(
-                "`{field}` must be a boolean, got {}",
-                json_type(value)
-            ));
-        }
+/// A server entry that passed [`validate_entry`]: the only kind of entry
+/// [`ConfigDocument::upsert`] and [`ConfigDocument::insert_new`] accept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidEntry(Value);
+
+impl ValidEntry {
+    /// The entry's JSON.
+    pub fn as_value(&self) -> &Value {
+        &self.0
     }
-    // A bare tombstone is a complete entry.
-    if map.len() == 1 && map.get("enabled") == Some(&Value::Bool(false)) {
-        return Ok(());
-    }
-    let kind = entry_kind(map).map_err(|reason| EditError::InvalidEntry {
+}
+
+/// Checks that `entry` is a server entry the loader accepts, by running the
+/// loader's own entry parser ([`crate::entry::parse_entry`]) over it with
+/// `vars` for `${VAR}` expansion. Any error-level diagnostic refuses the
+/// entry; warnings (an unknown key, an unset variable) do not.
+pub fn validate_entry(
+    name: &str,
+    entry: Value,
+    vars: &BTreeMap<String, String>,
+) -> Result<ValidEntry, EditError> {
+    validate_name(name)?;
+    let invalid = |reason: String| EditError::InvalidEntry {
         name: name.to_owned(),
         reason,
-    })?;
-    let string_field = |field: &str, required: bool| -> Result<(), EditError> {
-        match map.get(field) {
-            None if required => invalid(format!("`{field}` is required for a {kind} server")),
-            None => Ok(()),
-            Some(Value::String(text)) if required && text.trim().is_empty() => {
-                invalid(format!("`{field}` must not be empty"))
-            }
-            Some(Value::String(_)) => Ok(()),
-            Some(other) => invalid(format!(
-                "`{field}` must be a string, got {}",
-                json_type(other)
-            )),
-        }
     };
-    let string_map = |field: &str, scalars: bool| -> Result<(), EditError> {
-        match map.get(field) {
-            None => Ok(()),
-            Some(Value::Object(values)) => {
-                for (key, value) in values {
-                    let ok =
-                        value.is_string() || (scalars && (value.is_number() || value.is_boolean()));
-                    if !ok {
-                        return invalid(format!(
-                            "`{field}.{key}` must be a string, got {}",
-                            json_type(value)
-                        ));
-                    }
-                }
-                Ok(())
-            }
-            Some(other) => invalid(format!(
-                "`{field}` must be an object, got {}",
-                json_type(other)
-            )),
-        }
-    };
-    match kind {
-        TransportKind::Stdio => {
-            string_field("command", true)?;
-            if let Some(args) = map.get("args") {
-                match args {
-                    Value::Array(items) => {
-                        if let Some((index, item)) =
-                            items.iter().enumerate().find(|(_, v)| !v.is_string())
-                        {
-                            return invalid(format!(
-                                "`args[{index}]` must be a string, got {}",
-                                json_type(item)
-                            ));
-                        }
-                    }
-                    other => {
-                        return invalid(format!(
-                            "`args` must be an array, got {}",
-                            json_type(other)
-                        ));
-                    }
-                }
-            }
-            string_map("env", true)?;
-            string_field("cwd", false)?;
-        }
-        TransportKind::Http | TransportKind::Sse | TransportKind::Ws => {
-            string_field("url", true)?;
-            if let Some(Value::String(url)) = map.get("url") {
-                let schemes: &[&str] = if kind == TransportKind::Ws {
-                    &["ws", "wss"]
-                } else {
-                    &["http", "https"]
-                };
-                match url::Url::parse(url) {
-                    Ok(parsed) if schemes.contains(&parsed.scheme()) => {}
-                    Ok(parsed) => {
-                        return invalid(format!(
-                            "`url` scheme `{}` does not fit a {kind} server (expected {})",
-                            parsed.scheme(),
-                            schemes.join(" or ")
-                        ));
-                    }
-                    // `${VAR}` urls are only checked once expanded at load time.
-                    Err(_) if url.contains("${") => {}
-                    Err(err) => return invalid(format!("`url` is not a valid url: {err}")),
-                }
-            }
-            string_map("headers", false)?;
-            string_field("headersHelper", false)?;
-            if let Some(oauth) = map.get("oauth") {
-                if kind == TransportKind::Ws {
-                    return invalid("`oauth` is not supported for ws servers".to_owned());
-                }
-                validate_oauth(oauth).map_err(|reason| EditError::InvalidEntry {
-                    name: name.to_owned(),
-                    reason,
-                })?;
-            }
-        }
-        TransportKind::Sdk => string_field("name", true)?,
-        TransportKind::ClaudeAiProxy => {
-            string_field("url", true)?;
-            string_field("id", true)?;
-        }
+    if !entry.is_object() {
+        return Err(invalid(format!(
+            "expected a JSON object, got {}",
+            json_type(&entry)
+        )));
     }
-    Ok(())
-}
-
-fn validate_oauth(oauth: &Value) -> Result<(), String> {
-    let Value::Object(map) = oauth else {
-        return Err(format!(
-            "`oauth` must be an object, got {}",
-            json_type(oauth)
-        ));
+    let text = serde_json::to_string(&entry).map_err(|err| invalid(err.to_string()))?;
+    let document = Document::parse(&text, Path::new(name)).map_err(|d| invalid(d.message))?;
+    let context = EntryContext {
+        doc: &document,
+        pointer: "",
+        name,
+        env: vars,
+        home: None,
+        plugin: None,
     };
-    for (field, value) in map {
-        let ok = match field.as_str() {
-            "clientId" | "authServerMetadataUrl" => value.is_string(),
-            "callbackPort" => value
-                .as_u64()
-                .is_some_and(|port| (1..=65535).contains(&port)),
-            "xaa" => value.is_boolean(),
-            "scopes" => value
-                .as_array()
-                .is_some_and(|items| items.iter().all(Value::is_string)),
-            _ => true,
-        };
-        if !ok {
-            let expected = match field.as_str() {
-                "callbackPort" => "a port number from 1 to 65535",
-                "xaa" => "a boolean",
-                "scopes" => "an array of strings",
-                _ => "a string",
-            };
-            return Err(format!("`oauth.{field}` must be {expected}"));
-        }
+    let mut diagnostics = Vec::new();
+    let outcome = parse_entry(&document.value, &context, &mut diagnostics);
+    let errors: Vec<String> = diagnostics
+        .into_iter()
+        .filter(|d| d.level == Level::Error)
+        .map(|d| d.message)
+        .collect();
+    if !errors.is_empty() || outcome == EntryOutcome::Invalid {
+        return Err(invalid(if errors.is_empty() {
+            "not a valid server entry".to_owned()
+        } else {
+            errors.join("; ")
+        }));
     }
-    Ok(())
-}
-
-/// The kind an entry selects, by the rules of REFERENCE §1.1.
-fn entry_kind(map: &Map<String, Value>) -> Result<TransportKind, String> {
-    let declared = match (map.get("type"), map.get("transport")) {
-        (Some(Value::String(kind)), _) | (None, Some(Value::String(kind))) => Some(kind.as_str()),
-        (Some(other), _) => {
-            return Err(format!("`type` must be a string, got {}", json_type(other)));
-        }
-        (None, Some(other)) => {
-            return Err(format!(
-                "`transport` must be a string, got {}",
-                json_type(other)
-            ));
-        }
-        (None, None) => None,
-    };
-    Ok(match declared {
-        Some("stdio") => TransportKind::Stdio,
-        Some("sse") => TransportKind::Sse,
-        Some("http" | "streamable-http") => TransportKind::Http,
-        Some("ws") => TransportKind::Ws,
-        Some("sdk") => TransportKind::Sdk,
-        Some("claudeai-proxy") => TransportKind::ClaudeAiProxy,
-        Some(other) => {
-            return Err(format!(
-                "unknown type `{other}` (expected stdio, http, sse, ws, sdk or claudeai-proxy)"
-            ));
-        }
-        None if map.contains_key("command") => TransportKind::Stdio,
-        None if map.contains_key("url") => TransportKind::Http,
-        None => return Err("needs a `command` (stdio) or a `url` (remote)".to_owned()),
-    })
+    Ok(ValidEntry(entry))
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -956,10 +820,12 @@ mod tests {
         assert!(leftovers.is_empty(), "stray files: {leftovers:?}");
     }
 
-    type Change = Box<dyn FnOnce(&mut ConfigDocument) -> Result<(), EditError>>;
+    fn stdio(command: &str) -> ValidEntry {
+        valid(stdio_entry(command, &["--flag".to_owned()], &[]))
+    }
 
-    fn stdio(command: &str) -> Value {
-        stdio_entry(command, &["--flag".to_owned()], &[])
+    fn valid(entry: Value) -> ValidEntry {
+        validate_entry("test", entry, &BTreeMap::new()).expect("a valid entry")
     }
 
     #[test]
@@ -982,7 +848,7 @@ mod tests {
             ),
             &["mcpServers"],
             |doc| {
-                doc.upsert("a", serde_json::json!({"command": "x"}))
+                doc.upsert("a", valid(serde_json::json!({"command": "x"})))
                     .map(drop)
             },
             Ok(
@@ -997,7 +863,7 @@ mod tests {
             Some(r#"{"mcpServers":{"a":{"command":"1"},"b":{"command":"2"},"c":{"command":"3"}}}"#),
             &["mcpServers"],
             |doc| {
-                doc.upsert("b", serde_json::json!({"command": "new"}))
+                doc.upsert("b", valid(serde_json::json!({"command": "new"})))
                     .map(drop)
             },
             Ok(r#"{"mcpServers":{"a":{"command":"1"},"b":{"command":"new"},"c":{"command":"3"}}}"#),
@@ -1062,71 +928,57 @@ mod tests {
     #[test]
     fn refusals_leave_the_file_byte_identical() {
         let file = "{ \"mcpServers\": {\"a\": {\"command\": \"x\"}} }";
-        let cases: Vec<(Change, &str)> = vec![
+        let bad_entries = [
             (
-                Box::new(|d| d.upsert("bad name", stdio("x")).map(drop)),
+                "bad name",
+                r#"{"command": "x"}"#,
                 "invalid server name `bad name`",
             ),
+            ("", r#"{"command": "x"}"#, "the name is empty"),
+            (&"n".repeat(65), r#"{"command": "x"}"#, "longer than 64"),
+            ("-x", r#"{"command": "x"}"#, "must start with"),
+            ("b", "[1]", "expected a JSON object, got an array"),
+            ("b", r#"{"command": ""}"#, "command"),
+            ("b", r#"{"command": "x", "args": [1]}"#, "args"),
+            ("b", r#"{"type": "http", "url": "ftp://x"}"#, "scheme `ftp`"),
+            ("b", r#"{"type": "nope"}"#, "nope"),
+            ("b", r#"{"args": []}"#, "missing `command`"),
             (
-                Box::new(|d| d.upsert("", stdio("x")).map(drop)),
-                "the name is empty",
-            ),
-            (
-                Box::new(|d| d.upsert(&"n".repeat(65), stdio("x")).map(drop)),
-                "longer than 64",
-            ),
-            (
-                Box::new(|d| d.upsert("-x", stdio("x")).map(drop)),
-                "must start with",
-            ),
-            (
-                Box::new(|d| d.upsert("b", serde_json::json!([1])).map(drop)),
-                "expected a JSON object, got an array",
-            ),
-            (
-                Box::new(|d| d.upsert("b", serde_json::json!({"command": ""})).map(drop)),
-                "`command` must not be empty",
-            ),
-            (
-                Box::new(|d| {
-                    d.upsert("b", serde_json::json!({"command": "x", "args": [1]}))
-                        .map(drop)
-                }),
-                "`args[0]` must be a string",
-            ),
-            (
-                Box::new(|d| {
-                    d.upsert("b", serde_json::json!({"type": "ws", "url": "http://x"}))
-                        .map(drop)
-                }),
-                "scheme `http` does not fit a ws server",
-            ),
-            (
-                Box::new(|d| d.upsert("b", serde_json::json!({"type": "nope"})).map(drop)),
-                "unknown type `nope`",
-            ),
-            (
-                Box::new(|d| d.upsert("b", serde_json::json!({"args": []})).map(drop)),
-                "needs a `command`",
-            ),
-            (
-                Box::new(|d| {
-                    d.upsert(
-                        "b",
-                        serde_json::json!({"url": "http://x", "oauth": {"callbackPort": 0}}),
-                    )
-                    .map(drop)
-                }),
-                "`oauth.callbackPort` must be a port",
-            ),
-            (
-                Box::new(|d| d.remove("zzz").map(drop)),
-                "no server named `zzz`",
+                "b",
+                r#"{"command": "x", "env": {"LD_PRELOAD": "/x.so"}}"#,
+                "LD_PRELOAD",
             ),
         ];
-        for (change, message) in cases {
-            check(Some(file), &["mcpServers"], change, Err(message));
+        for (name, entry, message) in bad_entries {
+            let entry: Value = serde_json::from_str(entry).expect("test json");
+            check(
+                Some(file),
+                &["mcpServers"],
+                |doc| {
+                    let entry = validate_entry(name, entry, &BTreeMap::new())?;
+                    doc.upsert(name, entry).map(drop)
+                },
+                Err(message),
+            );
         }
+        check(
+            Some(file),
+            &["mcpServers"],
+            |doc| doc.remove("zzz").map(drop),
+            Err("no server named `zzz`"),
+        );
+        check(
+            Some(file),
+            &["mcpServers"],
+            |doc| doc.insert_new("a", stdio("y")),
+            Err("server `a` already exists"),
+        );
+        check(
+            Some(file),
+            &["mcpServers"],
+            |doc| doc.set_enabled("no/slash", false).map(drop),
+            Err("invalid server name"),
+        );
     }
 
     #[test]
