@@ -260,7 +260,17 @@ fn for_each_subschema(map: &mut Map<String, Value>, mut f: impl FnMut(&mut Value
 /// Rewrites a normalised schema for `profile`.
 pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
     match profile {
-        ProviderProfile::Generic => Ok(normalized.clone()),
+        ProviderProfile::Generic => {
+            // MCP requires an object at the top; combinators may stay.
+            match normalized.get("type") {
+                Some(Value::String(t)) if t == "object" => Ok(normalized.clone()),
+                Some(other) => Err(schema_error(
+                    "/type",
+                    format!("the input schema must describe an object, not {other}"),
+                )),
+                None => Err(schema_error("", "the input schema is not an object schema")),
+            }
+        }
         ProviderProfile::Anthropic => flatten_top_level(normalized),
         ProviderProfile::OpenAiStrict => {
             let mut flat = flatten_top_level(normalized)?;
