@@ -6,3 +6,19 @@
 //!
 //! It sits on `mcp-config` and `mcp-transport` and must not depend on
 //! `mcp-cli`. It never prints.
+
+pub mod catalog;
+pub mod error;
+pub mod filter;
+pub mod naming;
+pub mod result;
+pub mod schema;
+
+pub use catalog::{
+    Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, ServerFeatures,
+    ServerTools, ToolOrigin, ToolTarget, UtilityTool, materialize,
+};
+pub use error::CatalogError;
+pub use naming::NamingStyle;
+pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
+pub use schema::ProviderProfile;

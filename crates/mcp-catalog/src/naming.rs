@@ -1,0 +1,308 @@
+//! Tool names a model sees (REFERENCE §3.2).
+//!
+//! Two styles exist because hosts already depend on them: `openclaw`
+//! (`server__tool`) and `claw` (`mcp__server__tool`, Claude Code's form,
+//! which permission rules match on). Both produce names matching
+//! `^[A-Za-z0-9_-]{1,64}$`, the strictest rule among providers.
+//!
+//! Names are allocated by [`NameAllocator`] in a fixed order (servers sorted
+//! by raw name, tools sorted by raw name), so the result never depends on
+//! which server answered first.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// Longest name any provider accepts.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Longest server part of an `openclaw` name.
+pub const MAX_OPENCLAW_SERVER_LEN: usize = 30;
+
+/// Hex digits of the hash suffix of a shortened `claw` name.
+const HASH_SUFFIX_LEN: usize = 8;
+
+/// How materialised names are spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NamingStyle {
+    /// `server__tool`, sanitised with `-`, collisions get `-2`, `-3`, …
+    #[default]
+    OpenClaw,
+    /// `mcp__server__tool`, sanitised with `_` (Claude Code's form).
+    Claw,
+}
+
+impl NamingStyle {
+    /// Parses `openclaw` or `claw`.
+    pub fn parse(text: &str) -> Option<NamingStyle> {
+        match text {
+            "openclaw" => Some(NamingStyle::OpenClaw),
+            "claw" => Some(NamingStyle::Claw),
+            _ => None,
+        }
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Claw's `normalize_name_for_mcp`: every character outside
+/// `[A-Za-z0-9_-]` becomes `_`.
+pub fn normalize_name_for_mcp(name: &str) -> String {
+    name.chars()
+        .map(|c| if is_name_char(c) { c } else { '_' })
+        .collect()
+}
+
+/// The server part of a `claw` name: [`normalize_name_for_mcp`], and for
+/// claude.ai connectors (`claude.ai …`) runs of `_` collapse and `_` is
+/// trimmed at both ends.
+pub fn normalize_server_name_for_mcp(name: &str) -> String {
+    let normalized = normalize_name_for_mcp(name);
+    if !name.starts_with("claude.ai ") {
+        return normalized;
+    }
+    let mut collapsed = String::with_capacity(normalized.len());
+    for c in normalized.chars() {
+        if c == '_' && collapsed.ends_with('_') {
+            continue;
+        }
+        collapsed.push(c);
+    }
+    collapsed.trim_matches('_').to_owned()
+}
+
+/// One fragment of an `openclaw` name: characters outside `[A-Za-z0-9_-]`
+/// become `-`, an empty fragment becomes `empty`, and a fragment that does
+/// not start with a letter gets `empty-` in front.
+pub fn openclaw_fragment(raw: &str, empty: &str) -> String {
+    let sanitized: String = raw
+        .chars()
+        .map(|c| if is_name_char(c) { c } else { '-' })
+        .collect();
+    if sanitized.is_empty() {
+        return empty.to_owned();
+    }
+    if sanitized.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        sanitized
+    } else {
+        format!("{empty}-{sanitized}")
+    }
+}
+
+/// The first `max` characters of an ASCII name.
+fn cut(name: &str, max: usize) -> &str {
+    // Every name built here is ASCII, so byte and char positions agree; the
+    // `get` keeps this total even if that ever changed.
+    name.get(..max.min(name.len())).unwrap_or(name)
+}
+
+/// 8 hex digits of SHA-256 over the raw server and tool name.
+fn stable_hash(server: &str, tool: &str, attempt: u32) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(server.as_bytes());
+    hasher.update([0]);
+    hasher.update(tool.as_bytes());
+    if attempt > 0 {
+        hasher.update(attempt.to_le_bytes());
+    }
+    let digest = hasher.finalize();
+    let mut hex = String::with_capacity(HASH_SUFFIX_LEN);
+    for byte in digest.iter().take(HASH_SUFFIX_LEN / 2) {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    hex
+}
+
+/// Cuts a `claw` name to 64 characters with a stable hash suffix.
+fn claw_shorten(full: &str, server: &str, tool: &str, attempt: u32) -> String {
+    let keep = MAX_NAME_LEN - HASH_SUFFIX_LEN - 1;
+    format!("{}_{}", cut(full, keep), stable_hash(server, tool, attempt))
+}
+
+/// Why a name is not the plain rendering of its parts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum NameAdjustment {
+    /// Cut to 64 characters.
+    Shortened,
+    /// Renamed because it collided with a reserved (native) name.
+    ReservedCollision { wanted: String },
+    /// Renamed because another tool already had that name.
+    Collision { wanted: String },
+}
+
+/// The outcome of naming one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerPrefix {
+    /// The prefix to put before each tool name.
+    Assigned(String),
+    /// `claw` style: another server already uses this prefix.
+    Conflict { prefix: String, taken_by: String },
+}
+
+/// Allocates unique names in a fixed order. Feed servers sorted by raw
+/// name and, within a server, tools sorted by raw name.
+#[derive(Debug)]
+pub struct NameAllocator {
+    style: NamingStyle,
+    /// Reserved and emitted names; lowercased for `openclaw`, which compares
+    /// case-insensitively.
+    taken: HashSet<String>,
+    reserved: HashSet<String>,
+    /// Server prefix → raw server name that owns it.
+    prefixes: BTreeMap<String, String>,
+}
+
+impl NameAllocator {
+    /// An allocator that never hands out any of `reserved` (native tools).
+    pub fn new<'a>(style: NamingStyle, reserved: impl IntoIterator<Item = &'a str>) -> Self {
+        let reserved: HashSet<String> = reserved
+            .into_iter()
+            .map(|name| Self::key_for(style, name))
+            .collect();
+        NameAllocator {
+            style,
+            taken: reserved.clone(),
+            reserved,
+            prefixes: BTreeMap::new(),
+        }
+    }
+
+    fn key_for(style: NamingStyle, name: &str) -> String {
+        match style {
+            NamingStyle::OpenClaw => name.to_ascii_lowercase(),
+            NamingStyle::Claw => name.to_owned(),
+        }
+    }
+
+    fn key(&self, name: &str) -> String {
+        Self::key_for(self.style, name)
+    }
+
+    /// The prefix of a server's tool names. In `openclaw` style a colliding
+    /// server part gets `-2`, `-3`, …; in `claw` style a collision is a
+    /// conflict the caller must report.
+    pub fn server_prefix(&mut self, server: &str) -> ServerPrefix {
+        match self.style {
+            NamingStyle::OpenClaw => {
+                let base = openclaw_fragment(server, "mcp");
+                let base = cut(&base, MAX_OPENCLAW_SERVER_LEN).to_owned();
+                let mut candidate = base.clone();
+                let mut n = 2u32;
+                while self.prefixes.contains_key(&candidate.to_ascii_lowercase()) {
+                    let suffix = format!("-{n}");
+                    candidate = format!(
+                        "{}{suffix}",
+                        cut(&base, MAX_OPENCLAW_SERVER_LEN - suffix.len())
+                    );
+                    n += 1;
+                }
+                self.prefixes
+                    .insert(candidate.to_ascii_lowercase(), server.to_owned());
+                ServerPrefix::Assigned(format!("{candidate}__"))
+            }
+            NamingStyle::Claw => {
+                let prefix = format!("mcp__{}__", normalize_server_name_for_mcp(server));
+                match self.prefixes.get(&prefix) {
+                    Some(owner) => ServerPrefix::Conflict {
+                        prefix,
+                        taken_by: owner.clone(),
+                    },
+                    None => {
+                        self.prefixes.insert(prefix.clone(), server.to_owned());
+                        ServerPrefix::Assigned(prefix)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `name` is free. Used for utility tools, which are never
+    /// renamed.
+    pub fn is_free(&self, name: &str) -> bool {
+        !self.taken.contains(&self.key(name))
+    }
+
+    /// A unique name for `tool` of `server`, given the server's prefix from
+    /// [`NameAllocator::server_prefix`]. Returns the name and, when it is
+    /// not the plain rendering, why.
+    pub fn tool_name(
+        &mut self,
+        prefix: &str,
+        server: &str,
+        tool: &str,
+    ) -> (String, Option<NameAdjustment>) {
+        let (name, adjustment) = match self.style {
+            NamingStyle::OpenClaw => self.openclaw_name(prefix, tool),
+            NamingStyle::Claw => self.claw_name(prefix, server, tool),
+        };
+        self.taken.insert(self.key(&name));
+        (name, adjustment)
+    }
+
+    fn openclaw_name(&self, prefix: &str, tool: &str) -> (String, Option<NameAdjustment>) {
+        let full = format!("{prefix}{}", openclaw_fragment(tool, "tool"));
+        let shortened = full.len() > MAX_NAME_LEN;
+        let base = cut(&full, MAX_NAME_LEN).to_owned();
+        let key = self.key(&base);
+        if !self.taken.contains(&key) {
+            return (base, shortened.then_some(NameAdjustment::Shortened));
+        }
+        let reserved = self.reserved.contains(&key);
+        let mut n = 2u32;
+        loop {
+            let suffix = format!("-{n}");
+            let candidate = format!("{}{suffix}", cut(&base, MAX_NAME_LEN - suffix.len()));
+            if !self.taken.contains(&self.key(&candidate)) {
+                let adjustment = if reserved {
+                    NameAdjustment::ReservedCollision { wanted: base }
+                } else {
+                    NameAdjustment::Collision { wanted: base }
+                };
+                return (candidate, Some(adjustment));
+            }
+            n += 1;
+        }
+    }
+
+    fn claw_name(
+        &self,
+        prefix: &str,
+        server: &str,
+        tool: &str,
+    ) -> (String, Option<NameAdjustment>) {
+        let full = format!("{prefix}{}", normalize_name_for_mcp(tool));
+        let shortened = full.len() > MAX_NAME_LEN;
+        let base = if shortened {
+            claw_shorten(&full, server, tool, 0)
+        } else {
+            full.clone()
+        };
+        if !self.taken.contains(&self.key(&base)) {
+            return (base, shortened.then_some(NameAdjustment::Shortened));
+        }
+        let reserved = self.reserved.contains(&self.key(&base));
+        let mut attempt = 0u32;
+        loop {
+            let candidate = claw_shorten(&full, server, tool, attempt);
+            if !self.taken.contains(&self.key(&candidate)) {
+                let adjustment = if reserved {
+                    NameAdjustment::ReservedCollision { wanted: base }
+                } else {
+                    NameAdjustment::Collision { wanted: base }
+                };
+                return (candidate, Some(adjustment));
+            }
+            attempt += 1;
+        }
+    }
+}
+
+/// Whether `name` matches `^[A-Za-z0-9_-]{1,64}$`.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= MAX_NAME_LEN && name.chars().all(is_name_char)
+}

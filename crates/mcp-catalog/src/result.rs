@@ -1,0 +1,206 @@
+//! Tool results as a model accepts them (REFERENCE §3.5).
+//!
+//! Models take text and images only. Every other content block is
+//! downgraded to text by a fixed table, `structuredContent` comes first,
+//! `isError` is a status (never a thrown error), and a result over the size
+//! cap is cut with a note saying so.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use mcp_transport::protocol::CallToolResult;
+
+/// Default cap on the bytes of one converted result (text plus image data).
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 100_000;
+
+/// Whether the tool reported success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultStatus {
+    Ok,
+    /// The tool ran and reported a failure (`isError: true`).
+    Error,
+}
+
+/// One block a model accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ModelBlock {
+    Text {
+        text: String,
+    },
+    Image {
+        /// Base64 data as the server sent it.
+        data: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+}
+
+impl ModelBlock {
+    fn text(text: impl Into<String>) -> Self {
+        ModelBlock::Text { text: text.into() }
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            ModelBlock::Text { text } => text.len(),
+            ModelBlock::Image { data, .. } => data.len(),
+        }
+    }
+}
+
+/// A converted tool result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelResult {
+    pub status: ResultStatus,
+    pub content: Vec<ModelBlock>,
+    /// Whether the size cap cut the result.
+    pub truncated: bool,
+}
+
+impl ModelResult {
+    /// Whether the tool reported a failure.
+    pub fn is_error(&self) -> bool {
+        self.status == ResultStatus::Error
+    }
+}
+
+/// Converts one content block by the table in REFERENCE §3.5.
+pub fn convert_block(block: &Value) -> ModelBlock {
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+    let str_field = |name: &str| block.get(name).and_then(Value::as_str);
+    match kind {
+        "text" => match str_field("text") {
+            Some(text) => ModelBlock::text(text),
+            None => as_json_text(block),
+        },
+        "image" => match (str_field("data"), str_field("mimeType")) {
+            (Some(data), Some(mime_type)) if !data.is_empty() && !mime_type.is_empty() => {
+                ModelBlock::Image {
+                    data: data.to_owned(),
+                    mime_type: mime_type.to_owned(),
+                }
+            }
+            _ => as_json_text(block),
+        },
+        "audio" => match str_field("mimeType") {
+            Some(mime_type) if !mime_type.is_empty() => {
+                ModelBlock::text(format!("[audio {mime_type}]"))
+            }
+            _ => ModelBlock::text("[audio]"),
+        },
+        "resource_link" => {
+            let Some(uri) = str_field("uri") else {
+                return as_json_text(block);
+            };
+            let label = str_field("title")
+                .filter(|t| !t.is_empty())
+                .or_else(|| str_field("name").filter(|n| !n.is_empty()));
+            match label {
+                Some(label) => ModelBlock::text(format!("[{label}] {uri}")),
+                None => ModelBlock::text(uri),
+            }
+        }
+        "resource" => {
+            let resource = block.get("resource");
+            let text = resource.and_then(|r| r.get("text")).and_then(Value::as_str);
+            let uri = resource.and_then(|r| r.get("uri")).and_then(Value::as_str);
+            match (text, uri) {
+                (Some(text), _) => ModelBlock::text(text),
+                (None, Some(uri)) => ModelBlock::text(uri),
+                (None, None) => as_json_text(block),
+            }
+        }
+        _ => as_json_text(block),
+    }
+}
+
+fn as_json_text(block: &Value) -> ModelBlock {
+    ModelBlock::text(serde_json::to_string(block).unwrap_or_default())
+}
+
+/// Whether a text block only repeats the structured content.
+fn repeats(text: &str, structured: &Value) -> bool {
+    serde_json::from_str::<Value>(text.trim()).is_ok_and(|parsed| &parsed == structured)
+}
+
+/// Converts a `tools/call` result, cutting it at `max_bytes`.
+pub fn convert_result(result: &CallToolResult, max_bytes: usize) -> ModelResult {
+    let status = if result.is_error {
+        ResultStatus::Error
+    } else {
+        ResultStatus::Ok
+    };
+    let mut blocks = Vec::with_capacity(result.content.len() + 1);
+    let structured = result.structured_content.as_ref().filter(|s| s.is_object());
+    if let Some(structured) = structured {
+        let pretty = serde_json::to_string_pretty(structured).unwrap_or_default();
+        blocks.push(ModelBlock::text(format!("structuredContent:\n{pretty}")));
+    }
+    for block in &result.content {
+        let converted = convert_block(block);
+        if let (Some(structured), ModelBlock::Text { text }) = (structured, &converted) {
+            if block.get("type").and_then(Value::as_str) == Some("text")
+                && repeats(text, structured)
+            {
+                continue;
+            }
+        }
+        blocks.push(converted);
+    }
+    if blocks.is_empty() {
+        let note = match status {
+            ResultStatus::Ok => "the tool completed without content",
+            ResultStatus::Error => "the tool failed without content",
+        };
+        blocks.push(ModelBlock::text(note));
+    }
+    truncate(status, blocks, max_bytes)
+}
+
+fn truncate(status: ResultStatus, blocks: Vec<ModelBlock>, max_bytes: usize) -> ModelResult {
+    let total: usize = blocks.iter().map(ModelBlock::size).sum();
+    if total <= max_bytes {
+        return ModelResult {
+            status,
+            content: blocks,
+            truncated: false,
+        };
+    }
+    let mut budget = max_bytes;
+    let mut kept = Vec::with_capacity(blocks.len() + 1);
+    for block in blocks {
+        let size = block.size();
+        if size <= budget {
+            budget -= size;
+            kept.push(block);
+            continue;
+        }
+        match block {
+            ModelBlock::Text { text } if budget > 0 => {
+                let mut end = budget;
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                budget -= end;
+                kept.push(ModelBlock::text(&text[..end]));
+            }
+            ModelBlock::Text { .. } => {}
+            ModelBlock::Image { mime_type, data } => {
+                kept.push(ModelBlock::text(format!(
+                    "[image {mime_type} of {} bytes left out]",
+                    data.len()
+                )));
+            }
+        }
+    }
+    kept.push(ModelBlock::text(format!(
+        "[result truncated: {total} bytes, limit {max_bytes}]"
+    )));
+    ModelResult {
+        status,
+        content: kept,
+        truncated: true,
+    }
+}

@@ -1,0 +1,88 @@
+//! `toolFilter` rules of REFERENCE §3.3.
+
+use mcp_catalog::filter::{passes, pattern_matches};
+use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
+use mcp_config::ToolFilter;
+use mcp_transport::protocol::Tool;
+use serde_json::json;
+
+fn check(include: &[&str], exclude: &[&str], name: &str, expect: bool) {
+    let filter = ToolFilter {
+        include: include.iter().map(|s| s.to_string()).collect(),
+        exclude: exclude.iter().map(|s| s.to_string()).collect(),
+    };
+    assert_eq!(
+        passes(&filter, name),
+        expect,
+        "include {include:?} exclude {exclude:?} name {name:?}"
+    );
+}
+
+#[test]
+fn filter_vectors() {
+    check(&[], &[], "anything", true);
+    check(&["read_*"], &[], "read_file", true);
+    check(&["read_*"], &[], "write_file", false);
+    check(&["read_file"], &[], "read_file", true);
+    // without `*` a pattern is exact
+    check(&["read"], &[], "read_file", false);
+    // case-sensitive
+    check(&["Read_*"], &[], "read_file", false);
+    // any exclude match hides, also when included
+    check(&["*"], &["*_file"], "read_file", false);
+    check(&[], &["delete*"], "delete_all", false);
+    check(&[], &["delete*"], "undelete", true);
+    // `*` in the middle and several stars
+    check(&["a*z"], &[], "abcz", true);
+    check(&["a*z"], &[], "az", true);
+    check(&["a*z"], &[], "abc", false);
+    check(&["*b*d*"], &[], "abcde", true);
+    check(&["*b*d*"], &[], "adcb", false);
+    // `?` and `[` are literal
+    check(&["a?c"], &[], "abc", false);
+    check(&["a?c"], &[], "a?c", true);
+    check(&["[x]"], &[], "[x]", true);
+}
+
+#[test]
+fn overlapping_prefix_and_suffix_do_not_double_count() {
+    assert!(!pattern_matches("ab*ba", "aba"));
+    assert!(pattern_matches("ab*ba", "abba"));
+    assert!(pattern_matches("", ""));
+    assert!(!pattern_matches("", "x"));
+    assert!(pattern_matches("*", ""));
+}
+
+#[test]
+fn filtered_count_is_reported() {
+    let tools = ["read_a", "read_b", "write_a", "delete_a"]
+        .into_iter()
+        .map(|name| Tool {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: None,
+        })
+        .collect();
+    let listing = ServerTools {
+        server: "fs".into(),
+        tools,
+        filter: ToolFilter {
+            include: vec!["read_*".into(), "write_*".into()],
+            exclude: vec!["*_b".into()],
+        },
+        features: Default::default(),
+    };
+    let catalog = materialize(&[listing], &MaterializeOptions::default());
+    let names: Vec<&str> = catalog.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["fs__read_a", "fs__write_a"]);
+    assert_eq!(catalog.filtered().get("fs"), Some(&2));
+    assert!(
+        catalog
+            .diagnostics()
+            .iter()
+            .any(|d| d.message == "toolFilter hid 2 tool(s)")
+    );
+}

@@ -1,0 +1,213 @@
+//! The result-conversion table of REFERENCE §3.5, block by block.
+
+use mcp_catalog::result::{ModelBlock, ResultStatus, convert_block, convert_result};
+use mcp_transport::protocol::CallToolResult;
+use serde_json::{Value, json};
+
+fn text(t: &str) -> ModelBlock {
+    ModelBlock::Text { text: t.to_owned() }
+}
+
+/// Converts one block and compares.
+fn check(block: Value, expect: ModelBlock) {
+    assert_eq!(convert_block(&block), expect, "block {block}");
+}
+
+#[test]
+fn text_block() {
+    check(json!({"type": "text", "text": "hello"}), text("hello"));
+    check(
+        json!({"type": "text", "text": "", "annotations": {"x": 1}}),
+        text(""),
+    );
+    // malformed text block: JSON text
+    check(json!({"type": "text"}), text(r#"{"type":"text"}"#));
+}
+
+#[test]
+fn image_block() {
+    check(
+        json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+        ModelBlock::Image {
+            data: "iVBORw0KGgo=".into(),
+            mime_type: "image/png".into(),
+        },
+    );
+}
+
+#[test]
+fn malformed_image_blocks_become_json_text() {
+    for block in [
+        json!({"type": "image", "mimeType": "image/png"}),
+        json!({"type": "image", "data": "AAAA"}),
+        json!({"type": "image", "data": 42, "mimeType": "image/png"}),
+        json!({"type": "image", "data": "AAAA", "mimeType": null}),
+        json!({"type": "image", "data": "", "mimeType": "image/png"}),
+    ] {
+        let expect = text(&serde_json::to_string(&block).unwrap());
+        check(block, expect);
+    }
+}
+
+#[test]
+fn audio_block() {
+    check(
+        json!({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}),
+        text("[audio audio/wav]"),
+    );
+    check(json!({"type": "audio", "data": "AAAA"}), text("[audio]"));
+}
+
+#[test]
+fn resource_link_block() {
+    check(
+        json!({"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt", "title": "The A"}),
+        text("[The A] file:///a.txt"),
+    );
+    check(
+        json!({"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt"}),
+        text("[a.txt] file:///a.txt"),
+    );
+    check(
+        json!({"type": "resource_link", "uri": "file:///a.txt"}),
+        text("file:///a.txt"),
+    );
+    check(
+        json!({"type": "resource_link", "uri": "file:///a.txt", "name": ""}),
+        text("file:///a.txt"),
+    );
+}
+
+#[test]
+fn embedded_resource_block() {
+    check(
+        json!({"type": "resource", "resource": {"uri": "test://1", "mimeType": "text/plain", "text": "body"}}),
+        text("body"),
+    );
+    check(
+        json!({"type": "resource", "resource": {"uri": "test://2", "mimeType": "application/octet-stream", "blob": "AAAA"}}),
+        text("test://2"),
+    );
+    check(json!({"type": "resource"}), text(r#"{"type":"resource"}"#));
+}
+
+#[test]
+fn unknown_block_becomes_json_text() {
+    check(
+        json!({"type": "hologram", "depth": 3}),
+        text(r#"{"type":"hologram","depth":3}"#),
+    );
+    check(json!("just a string"), text(r#""just a string""#));
+}
+
+fn result(content: Vec<Value>, structured: Option<Value>, is_error: bool) -> CallToolResult {
+    CallToolResult {
+        content,
+        structured_content: structured,
+        is_error,
+    }
+}
+
+#[test]
+fn structured_content_comes_first_and_repeats_are_dropped() {
+    let structured = json!({"temperature": 21.5, "unit": "C"});
+    let converted = convert_result(
+        &result(
+            vec![
+                json!({"type": "text", "text": "{\"unit\":\"C\",\"temperature\":21.5}"}),
+                json!({"type": "text", "text": "sunny"}),
+            ],
+            Some(structured.clone()),
+            false,
+        ),
+        100_000,
+    );
+    let pretty = serde_json::to_string_pretty(&structured).unwrap();
+    assert_eq!(
+        converted.content,
+        vec![
+            text(&format!("structuredContent:\n{pretty}")),
+            text("sunny")
+        ]
+    );
+    assert_eq!(converted.status, ResultStatus::Ok);
+}
+
+#[test]
+fn non_object_structured_content_is_ignored() {
+    let converted = convert_result(
+        &result(
+            vec![json!({"type": "text", "text": "1"})],
+            Some(json!(1)),
+            false,
+        ),
+        1000,
+    );
+    assert_eq!(converted.content, vec![text("1")]);
+}
+
+#[test]
+fn is_error_is_a_status() {
+    let converted = convert_result(
+        &result(vec![json!({"type": "text", "text": "boom"})], None, true),
+        1000,
+    );
+    assert_eq!(converted.status, ResultStatus::Error);
+    assert!(converted.is_error());
+    assert_eq!(converted.content, vec![text("boom")]);
+}
+
+#[test]
+fn empty_results_say_so() {
+    assert_eq!(
+        convert_result(&result(vec![], None, false), 1000).content,
+        vec![text("the tool completed without content")]
+    );
+    assert_eq!(
+        convert_result(&result(vec![], None, true), 1000).content,
+        vec![text("the tool failed without content")]
+    );
+}
+
+#[test]
+fn oversized_results_are_cut_with_a_note() {
+    let long = "é".repeat(100); // 200 bytes
+    let converted = convert_result(
+        &result(
+            vec![
+                json!({"type": "text", "text": long}),
+                json!({"type": "image", "data": "A".repeat(50), "mimeType": "image/png"}),
+            ],
+            None,
+            false,
+        ),
+        101,
+    );
+    assert!(converted.truncated);
+    let ModelBlock::Text { text: first } = &converted.content[0] else {
+        panic!("text first")
+    };
+    assert_eq!(
+        first,
+        &"é".repeat(50),
+        "cut at a character boundary within the cap"
+    );
+    assert_eq!(
+        converted.content[1],
+        text("[image image/png of 50 bytes left out]")
+    );
+    assert_eq!(
+        converted.content[2],
+        text("[result truncated: 250 bytes, limit 101]")
+    );
+}
+
+#[test]
+fn results_within_the_cap_are_untouched() {
+    let converted = convert_result(
+        &result(vec![json!({"type": "text", "text": "abc"})], None, false),
+        3,
+    );
+    assert!(!converted.truncated);
+    assert_eq!(converted.content, vec![text("abc")]);
+}
