@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod check_config;
+mod demo;
 
 #[derive(Debug, Parser)]
 #[command(name = "cargo xtask", about = "Workspace tasks", version)]
@@ -23,12 +24,16 @@ enum Command {
     /// Load every MCP config source, list the merged servers and report
     /// every problem with its position.
     CheckConfig(check_config::Args),
+    /// Build mcp-cli and the example server, then probe, list the tools of
+    /// and call the bundled example project (no network needed).
+    Demo(demo::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::CheckConfig(args) => check_config::run(args),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,240 @@
+//! `login`, `logout` and `auth-status`: OAuth for remote servers. The
+//! flows, the token store and refresh are `mcp_oauth`'s; this module picks
+//! the store's folder, shows the authorization URL and reports.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use mcp_config::{LoadedConfig, ScopedServer, TransportConfig, load};
+use mcp_oauth::{
+    AuthError, AuthorizationPrompt, CredentialStore, FileCredentialStore, OAuthProvider,
+    OAuthSettings, StoreKey,
+};
+use serde_json::{Value, json};
+use url::Url;
+
+use crate::cli::{LoginArgs, NameArgs};
+use crate::context::Context;
+use crate::output::{self, Outcome, outln};
+use crate::read::unknown_server;
+use crate::session;
+
+/// The credential store: one 0600 file per server under
+/// `<home>/.mcp-cli/credentials`.
+pub(crate) fn store(context: &Context) -> Arc<FileCredentialStore> {
+    Arc::new(FileCredentialStore::new(
+        context.home.join(".mcp-cli").join("credentials"),
+    ))
+}
+
+/// The url and OAuth settings of a server that signs in with OAuth.
+pub(crate) fn oauth_settings(server: &ScopedServer) -> Option<OAuthSettings> {
+    match &server.config.transport {
+        TransportConfig::Http(remote) | TransportConfig::Sse(remote) => Some(OAuthSettings::new(
+            server.config.name.clone(),
+            remote.url.clone(),
+            remote.oauth.clone().unwrap_or_default(),
+        )),
+        _ => None,
+    }
+}
+
+fn oauth_server<'a>(config: &'a LoadedConfig, name: &str) -> anyhow::Result<(&'a ScopedServer, OAuthSettings)> {
+    let server = config
+        .server(name)
+        .ok_or_else(|| anyhow::anyhow!("{}", unknown_server(config, name)))?;
+    let settings = oauth_settings(server).ok_or_else(|| {
+        anyhow::anyhow!(
+            "server `{name}` is a {} server; only http and sse servers sign in with OAuth",
+            server.config.transport.kind()
+        )
+    })?;
+    Ok((server, settings))
+}
+
+/// `login NAME [--no-browser]`.
+pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outcome> {
+    let config = load(&context.load_options());
+    let (_, settings) = oauth_server(&config, &args.name)?;
+    let store = store(context);
+    let key = StoreKey::new(&settings.server_name, &settings.server_url);
+    let prompt = Arc::new(TerminalPrompt {
+        server: args.name.clone(),
+        open_browser: !args.no_browser,
+    });
+    let provider = OAuthProvider::new(settings, store.clone(), prompt)?;
+    session::runtime()?.block_on(provider.login())?;
+    let path = store.path_for(&key);
+    if context.json {
+        output::print_json(&json!({
+            "action": "login",
+            "name": args.name,
+            "credentials": path,
+        }))?;
+    } else {
+        outln!("signed in to `{}`; credentials saved in {}", args.name, path.display());
+    }
+    Ok(Outcome::Ok)
+}
+
+/// `logout NAME`.
+pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outcome> {
+    let config = load(&context.load_options());
+    let (_, settings) = oauth_server(&config, &args.name)?;
+    let store = store(context);
+    let key = StoreKey::new(&settings.server_name, &settings.server_url);
+    let had = store.load(&key)?.is_some();
+    if had {
+        store.clear(&key)?;
+    }
+    if context.json {
+        output::print_json(&json!({ "action": "logout", "name": args.name, "removed": had }))?;
+    } else if had {
+        outln!("signed out of `{}`: removed {}", args.name, store.path_for(&key).display());
+    } else {
+        outln!("no stored credentials for `{}`", args.name);
+    }
+    Ok(Outcome::Ok)
+}
+
+/// `auth-status`: every http and sse server with the state of its stored
+/// credentials. Tokens are never shown.
+pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
+    let config = load(&context.load_options());
+    let store = store(context);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for server in &config.servers {
+        let Some(settings) = oauth_settings(server) else { continue };
+        let key = StoreKey::new(&settings.server_name, &settings.server_url);
+        let (status, expires_at, detail) = match store.load(&key) {
+            Err(err) => {
+                failed = true;
+                ("error", None, err.to_string())
+            }
+            Ok(None) => ("signed out", None, String::new()),
+            Ok(Some(credentials)) => match credentials.tokens {
+                None => ("signed out", None, "client registered, no tokens".to_owned()),
+                Some(tokens) => {
+                    let refreshable = tokens.refresh_token.is_some();
+                    match tokens.expires_at {
+                        Some(at) if at <= now && refreshable => {
+                            ("expired", Some(at), "refreshes on next use".to_owned())
+                        }
+                        Some(at) if at <= now => ("expired", Some(at), "run `mcp-cli login`".to_owned()),
+                        Some(at) => ("signed in", Some(at), format!("expires in {}", span(at - now))),
+                        None => ("signed in", None, "no expiry given".to_owned()),
+                    }
+                }
+            },
+        };
+        rows.push((server, settings, status, expires_at, detail));
+    }
+    if context.json {
+        let servers: Vec<Value> = rows
+            .iter()
+            .map(|(server, settings, status, expires_at, detail)| {
+                json!({
+                    "name": server.config.name,
+                    "kind": server.config.transport.kind(),
+                    "url": settings.server_url,
+                    "status": status,
+                    "expiresAt": expires_at,
+                    "detail": detail,
+                })
+            })
+            .collect();
+        output::print_json(&json!({ "servers": servers }))?;
+    } else if rows.is_empty() {
+        outln!("no http or sse servers configured");
+    } else {
+        let table: Vec<[String; 4]> = rows
+            .iter()
+            .map(|(server, settings, status, _, detail)| {
+                [
+                    server.config.name.clone(),
+                    (*status).to_owned(),
+                    settings.server_url.clone(),
+                    detail.clone(),
+                ]
+            })
+            .collect();
+        crate::read::print_table(["NAME", "STATUS", "URL", "DETAIL"], &table);
+    }
+    Ok(if failed { Outcome::Failed } else { Outcome::Ok })
+}
+
+fn span(seconds: u64) -> String {
+    match seconds {
+        0..=119 => format!("{seconds} s"),
+        120..=7199 => format!("{} min", seconds / 60),
+        7200..=172_799 => format!("{} h", seconds / 3600),
+        _ => format!("{} days", seconds / 86_400),
+    }
+}
+
+/// Shows the authorization URL on stderr and opens a browser; with
+/// `--no-browser` it also accepts the redirect URL pasted on stdin, for
+/// machines whose browser cannot reach the loopback listener.
+#[derive(Debug)]
+struct TerminalPrompt {
+    server: String,
+    open_browser: bool,
+}
+
+#[async_trait]
+impl AuthorizationPrompt for TerminalPrompt {
+    async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError> {
+        eprintln!("to sign in to `{}`, open this url:\n\n  {authorization_url}\n", self.server);
+        if self.open_browser {
+            if open_in_browser(authorization_url.as_str()) {
+                eprintln!("(opened in your browser; waiting for the redirect)");
+            } else {
+                eprintln!("(could not open a browser; open the url yourself)");
+            }
+            return Ok(None);
+        }
+        eprintln!(
+            "after approving, the browser is sent to a 127.0.0.1 address; if that page does not load, paste its url here:"
+        );
+        let line = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map(|_| line)
+        })
+        .await;
+        match line {
+            Ok(Ok(line)) if !line.trim().is_empty() => match Url::parse(line.trim()) {
+                Ok(url) => Ok(Some(url)),
+                Err(err) => Err(AuthError::Failed {
+                    server: self.server.clone(),
+                    message: format!("the pasted text is not a url: {err}"),
+                }),
+            },
+            // No input: keep waiting for the loopback listener.
+            _ => std::future::pending().await,
+        }
+    }
+}
+
+/// Starts the platform's url opener (never a shell).
+fn open_in_browser(url: &str) -> bool {
+    let (program, args): (&str, &[&str]) = if cfg!(target_os = "macos") {
+        ("open", &[])
+    } else if cfg!(windows) {
+        ("rundll32", &["url.dll,FileProtocolHandler"])
+    } else {
+        ("xdg-open", &[])
+    };
+    std::process::Command::new(program)
+        .args(args)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .is_ok()
+}

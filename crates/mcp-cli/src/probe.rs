@@ -1,0 +1,397 @@
+//! `probe [NAME]`: connect to servers concurrently and report, per server,
+//! ok or the error (with the stderr tail), the protocol version, the
+//! server's name and version, its tool, resource and prompt counts and the
+//! connect time.
+//!
+//! On a terminal each server has a live status line that is redrawn as
+//! servers answer; otherwise each server's line is printed once, in name
+//! order, as soon as it and every server before it are done.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use mcp_config::{LoadedConfig, ScopedServer, load};
+use mcp_transport::TransportError;
+use serde::Serialize;
+
+use crate::cli::ProbeArgs;
+use crate::context::Context;
+use crate::output::{self, Outcome, outln};
+use crate::read::{state, unknown_server};
+use crate::session;
+
+/// What probing one server found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ProbeReport {
+    name: String,
+    kind: &'static str,
+    scope: &'static str,
+    /// `ok`, `error` or `skipped`.
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_info: Option<ServerInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resources: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompts: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connect_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stderr_tail: Option<String>,
+    /// Why a server was not probed (disabled, pending approval, denied).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct ServerInfo {
+    name: String,
+    version: String,
+}
+
+pub(crate) fn probe(context: &Context, args: &ProbeArgs) -> anyhow::Result<Outcome> {
+    let config = load(&context.load_options());
+    let servers = chosen(&config, args.name.as_deref())?;
+    if servers.is_empty() {
+        if context.json {
+            output::print_json(&serde_json::json!({ "servers": [] }))?;
+        } else {
+            outln!("no servers configured");
+        }
+        return Ok(Outcome::Ok);
+    }
+    let timeout = args
+        .timeout
+        .map(|seconds| session::seconds(seconds, "--timeout"))
+        .transpose()?;
+    let runtime = session::runtime()?;
+    let reports = runtime.block_on(probe_all(context, &servers, timeout));
+    let failed = reports.iter().any(|report| report.status == "error");
+    if context.json {
+        output::print_json(&serde_json::json!({ "servers": reports }))?;
+    }
+    Ok(if failed { Outcome::Failed } else { Outcome::Ok })
+}
+
+/// The servers to probe: the one named, or every server, in name order.
+fn chosen<'a>(
+    config: &'a LoadedConfig,
+    name: Option<&str>,
+) -> anyhow::Result<Vec<&'a ScopedServer>> {
+    match name {
+        Some(name) => match config.server(name) {
+            Some(server) => Ok(vec![server]),
+            None => anyhow::bail!("{}", unknown_server(config, name)),
+        },
+        None => Ok(config.servers.iter().collect()),
+    }
+}
+
+async fn probe_all(
+    context: &Context,
+    servers: &[&ScopedServer],
+    timeout: Option<Duration>,
+) -> Vec<ProbeReport> {
+    let mut display = Display::new(context, servers);
+    let mut reports: Vec<Option<ProbeReport>> = vec![None; servers.len()];
+    let mut pending = FuturesUnordered::new();
+    for (index, server) in servers.iter().enumerate() {
+        if server.config.enabled && server.approval == mcp_config::Approval::Approved {
+            let options = session::connect_options(context);
+            pending.push(async move { (index, probe_one(server, &options, timeout).await) });
+        } else {
+            reports[index] = Some(skipped(server));
+            display.done(index, reports[index].as_ref());
+        }
+    }
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    while !pending.is_empty() {
+        tokio::select! {
+            Some((index, report)) = pending.next() => {
+                reports[index] = Some(report);
+                display.done(index, reports[index].as_ref());
+            }
+            _ = tick.tick() => display.tick(),
+        }
+    }
+    display.finish(&reports);
+    reports.into_iter().flatten().collect()
+}
+
+async fn probe_one(
+    server: &ScopedServer,
+    options: &mcp_transport::ConnectOptions,
+    timeout: Option<Duration>,
+) -> ProbeReport {
+    let mut config = server.config.clone();
+    if let Some(timeout) = timeout {
+        config.timeouts.connect = timeout;
+        config.timeouts.request = timeout;
+    }
+    let mut report = base_report(server, "ok");
+    let started = Instant::now();
+    let connected = mcp_transport::connect(&config, options).await;
+    let session = match connected {
+        Ok(session) => session,
+        Err(err) => {
+            report.connect_ms = Some(millis(started.elapsed()));
+            return failed(report, &err);
+        }
+    };
+    report.connect_ms = Some(millis(started.elapsed()));
+    let init = session.initialize_result();
+    report.protocol_version = Some(session.protocol_version().to_owned());
+    report.server_info = Some(ServerInfo {
+        name: init.server_info.name.clone(),
+        version: init.server_info.version.clone(),
+    });
+    let listed = async {
+        let tools = match session.has_capability("tools") {
+            true => session.list_tools().await?.len(),
+            false => 0,
+        };
+        let resources = match session.has_capability("resources") {
+            true => session.list_resources().await?.len(),
+            false => 0,
+        };
+        let prompts = match session.has_capability("prompts") {
+            true => session.list_prompts().await?.len(),
+            false => 0,
+        };
+        Ok::<_, TransportError>((tools, resources, prompts))
+    }
+    .await;
+    let _ = session.close().await;
+    match listed {
+        Ok((tools, resources, prompts)) => {
+            report.tools = Some(tools);
+            report.resources = Some(resources);
+            report.prompts = Some(prompts);
+            report
+        }
+        Err(err) => failed(report, &err),
+    }
+}
+
+fn base_report(server: &ScopedServer, status: &'static str) -> ProbeReport {
+    ProbeReport {
+        name: server.config.name.clone(),
+        kind: server.config.transport.kind().as_str(),
+        scope: server.scope.as_str(),
+        status,
+        protocol_version: None,
+        server_info: None,
+        tools: None,
+        resources: None,
+        prompts: None,
+        connect_ms: None,
+        error: None,
+        stderr_tail: None,
+        reason: None,
+    }
+}
+
+fn skipped(server: &ScopedServer) -> ProbeReport {
+    let mut report = base_report(server, "skipped");
+    report.reason = Some(state(server));
+    report
+}
+
+fn failed(mut report: ProbeReport, err: &TransportError) -> ProbeReport {
+    report.status = "error";
+    let tail = err
+        .stderr_tail()
+        .map(str::trim_end)
+        .filter(|tail| !tail.is_empty())
+        .map(str::to_owned);
+    let mut message = err.to_string();
+    // The tail is shown on its own lines; keep the message to its first line.
+    if let Some(tail) = &tail {
+        if let Some(stripped) = message.find(tail.lines().next().unwrap_or_default()) {
+            message.truncate(stripped);
+        }
+    }
+    let message = message.lines().next().unwrap_or_default().trim_end();
+    let message = message.trim_end_matches([':', ' ', '\n']).to_owned();
+    report.error = Some(message);
+    report.stderr_tail = tail;
+    report
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One human line for a finished (or skipped) server.
+fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
+    let name = format!("{:name_width$}", report.name);
+    let mut lines = Vec::new();
+    match report.status {
+        "ok" => {
+            let info = report
+                .server_info
+                .as_ref()
+                .map(|info| format!("{} {}", info.name, info.version))
+                .unwrap_or_default();
+            lines.push(format!(
+                "ok    {name}  {:5}  {}  {info}  tools {}, resources {}, prompts {}  {} ms",
+                report.kind,
+                report.protocol_version.as_deref().unwrap_or("?"),
+                report.tools.unwrap_or(0),
+                report.resources.unwrap_or(0),
+                report.prompts.unwrap_or(0),
+                report.connect_ms.unwrap_or(0),
+            ));
+        }
+        "error" => {
+            lines.push(format!(
+                "fail  {name}  {:5}  {}  ({} ms)",
+                report.kind,
+                report.error.as_deref().unwrap_or("failed"),
+                report.connect_ms.unwrap_or(0),
+            ));
+            if let Some(tail) = &report.stderr_tail {
+                let tail: Vec<&str> = tail.lines().collect();
+                let shown = &tail[tail.len().saturating_sub(10)..];
+                for stderr_line in shown {
+                    lines.push(format!("      | {stderr_line}"));
+                }
+            }
+        }
+        _ => lines.push(format!(
+            "skip  {name}  {:5}  {}",
+            report.kind,
+            report.reason.as_deref().unwrap_or("")
+        )),
+    }
+    lines
+}
+
+/// The human output: live lines on a terminal, ordered plain lines otherwise.
+struct Display {
+    mode: Mode,
+    names: Vec<(String, &'static str)>,
+    name_width: usize,
+    finished: BTreeMap<usize, Vec<String>>,
+    /// Plain mode: how many servers have been printed.
+    printed: usize,
+    frame: usize,
+    started: Instant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `--json`: nothing until the end.
+    Quiet,
+    Plain,
+    Live,
+}
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+impl Display {
+    fn new(context: &Context, servers: &[&ScopedServer]) -> Display {
+        let mode = if context.json {
+            Mode::Quiet
+        } else if std::io::stdout().is_terminal()
+            && std::env::var_os("TERM").is_some_and(|t| t != "dumb")
+        {
+            Mode::Live
+        } else {
+            Mode::Plain
+        };
+        let names: Vec<(String, &'static str)> = servers
+            .iter()
+            .map(|s| (s.config.name.clone(), s.config.transport.kind().as_str()))
+            .collect();
+        let name_width = names
+            .iter()
+            .map(|(name, _)| name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let display = Display {
+            mode,
+            names,
+            name_width,
+            finished: BTreeMap::new(),
+            printed: 0,
+            frame: 0,
+            started: Instant::now(),
+        };
+        if mode == Mode::Live {
+            display.draw(false);
+        }
+        display
+    }
+
+    fn done(&mut self, index: usize, report: Option<&ProbeReport>) {
+        let Some(report) = report else { return };
+        self.finished.insert(index, line(report, self.name_width));
+        match self.mode {
+            Mode::Quiet => {}
+            Mode::Plain => {
+                while let Some(lines) = self.finished.get(&self.printed) {
+                    for text in lines {
+                        outln!("{text}");
+                    }
+                    self.printed += 1;
+                }
+            }
+            Mode::Live => self.draw(true),
+        }
+    }
+
+    fn tick(&mut self) {
+        if self.mode == Mode::Live {
+            self.frame += 1;
+            self.draw(true);
+        }
+    }
+
+    /// On a terminal, prints the stderr tails below the final block.
+    fn finish(&mut self, _reports: &[Option<ProbeReport>]) {
+        if self.mode == Mode::Live {
+            self.draw(true);
+            for lines in self.finished.values() {
+                for extra in lines.iter().skip(1) {
+                    outln!("{extra}");
+                }
+            }
+        }
+    }
+
+    /// Draws one status line per server, over the block drawn last time.
+    fn draw(&self, redraw: bool) {
+        let mut out = std::io::stdout().lock();
+        let mut text = String::new();
+        if redraw {
+            // Back to the top of the block drawn last time.
+            text.push_str(&format!("\x1b[{}F", self.names.len()));
+        }
+        for (index, (name, kind)) in self.names.iter().enumerate() {
+            text.push_str("\x1b[2K");
+            match self.finished.get(&index) {
+                Some(lines) => text.push_str(&lines[0]),
+                None => text.push_str(&format!(
+                    "{}     {name:width$}  {kind:5}  connecting… {:.1} s",
+                    SPINNER[self.frame % SPINNER.len()],
+                    self.started.elapsed().as_secs_f64(),
+                    width = self.name_width
+                )),
+            }
+            text.push('\n');
+        }
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+}
