@@ -19,13 +19,19 @@ fn check_in(openclaw: bool, entry: Value, expect: Value, diagnostics: &[&str]) {
     } else {
         serde_json::to_string_pretty(&json!({"mcpServers": {"s": entry}})).unwrap()
     };
-    let vars: BTreeMap<String, String> =
-        [("TOKEN", "t0k"), ("HOST", "h.example"), ("EMPTY", "")]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
-    let env = ParseEnv { vars: &vars, home: Some(Path::new("/home/u")) };
-    let scope = if openclaw { Scope::OpenClaw } else { Scope::User };
+    let vars: BTreeMap<String, String> = [("TOKEN", "t0k"), ("HOST", "h.example"), ("EMPTY", "")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let env = ParseEnv {
+        vars: &vars,
+        home: Some(Path::new("/home/u")),
+    };
+    let scope = if openclaw {
+        Scope::OpenClaw
+    } else {
+        Scope::User
+    };
     let file = parse_file(&text, Path::new("/cfg/settings.json"), scope, env);
     assert_eq!(file.entries.len(), 1, "{text}");
     let got = match &file.entries[0].outcome {
@@ -54,11 +60,19 @@ fn check_in(openclaw: bool, entry: Value, expect: Value, diagnostics: &[&str]) {
             format!("{level} {}", d.field.as_deref().unwrap_or("-"))
         })
         .collect();
-    assert_eq!(got, diagnostics, "diagnostics of {text}: {:#?}", file.diagnostics);
+    assert_eq!(
+        got, diagnostics,
+        "diagnostics of {text}: {:#?}",
+        file.diagnostics
+    );
     for d in &file.diagnostics {
         assert_eq!(d.server.as_deref(), Some("s"));
         assert!(d.line.is_some() && d.column.is_some(), "{d:?}");
-        assert!(d.message.contains("`s`"), "message names the server: {}", d.message);
+        assert!(
+            d.message.contains("`s`"),
+            "message names the server: {}",
+            d.message
+        );
     }
 }
 
@@ -128,8 +142,16 @@ fn remote_entries_in_both_dialects() {
         json!({"transport": {"type": "ws", "url": "wss://x.example/ws", "headers": {}, "headersHelper": null, "oauth": null}}),
         &["warning oauth"],
     );
-    check(json!({"type": "ws", "url": "ftp://x.example"}), "invalid".into(), &["error url"]);
-    check(json!({"type": "http", "url": "not a url"}), "invalid".into(), &["error url"]);
+    check(
+        json!({"type": "ws", "url": "ftp://x.example"}),
+        "invalid".into(),
+        &["error url"],
+    );
+    check(
+        json!({"type": "http", "url": "not a url"}),
+        "invalid".into(),
+        &["error url"],
+    );
     check(
         json!({"type": "sdk", "name": "inproc"}),
         json!({"transport": {"type": "sdk", "name": "inproc"}}),
@@ -140,7 +162,11 @@ fn remote_entries_in_both_dialects() {
         json!({"transport": {"type": "claudeai-proxy", "url": "https://claude.ai/p", "id": "srv_1"}}),
         &[],
     );
-    check(json!({"type": "claudeai-proxy", "url": "https://claude.ai/p"}), "invalid".into(), &["error id"]);
+    check(
+        json!({"type": "claudeai-proxy", "url": "https://claude.ai/p"}),
+        "invalid".into(),
+        &["error id"],
+    );
 }
 
 #[test]
@@ -151,7 +177,11 @@ fn type_inference_and_kind_errors() {
         json!({"transport": {"type": "http", "url": "https://x.example/mcp", "headers": {}, "headersHelper": null, "oauth": null}}),
         &["info url"],
     );
-    check(json!({"type": "carrier-pigeon", "url": "https://x"}), "invalid".into(), &["error type"]);
+    check(
+        json!({"type": "carrier-pigeon", "url": "https://x"}),
+        "invalid".into(),
+        &["error type"],
+    );
     check(json!({"type": 3}), "invalid".into(), &["error type"]);
     check(
         json!({"type": "sse", "transport": "streamable-http", "url": "https://x.example"}),
@@ -188,16 +218,32 @@ fn common_fields_aliases_and_timeouts() {
             "timeouts": {"connect": 30000, "request": 60000, "toolCall": 60000}}),
         &[],
     );
-    check(json!({"command": "x", "requestTimeoutMs": -1}), "invalid".into(), &["error requestTimeoutMs"]);
-    check(json!({"command": "x", "enabled": "no"}), "invalid".into(), &["error enabled"]);
-    check(json!({"command": "x", "toolFilter": {"only": []}}), json!({"required": false}), &["warning toolFilter"]);
+    check(
+        json!({"command": "x", "requestTimeoutMs": -1}),
+        "invalid".into(),
+        &["error requestTimeoutMs"],
+    );
+    check(
+        json!({"command": "x", "enabled": "no"}),
+        "invalid".into(),
+        &["error enabled"],
+    );
+    check(
+        json!({"command": "x", "toolFilter": {"only": []}}),
+        json!({"required": false}),
+        &["warning toolFilter"],
+    );
 }
 
 #[test]
 fn tombstones() {
     check(json!({"enabled": false}), "tombstone".into(), &[]);
     // enabled:true alone is not a server
-    check(json!({"enabled": true}), "invalid".into(), &["error command"]);
+    check(
+        json!({"enabled": true}),
+        "invalid".into(),
+        &["error command"],
+    );
     check(json!({}), "invalid".into(), &["error command"]);
     check(json!("uvx"), "invalid".into(), &["error -"]);
 }
@@ -243,7 +289,15 @@ fn invalid_siblings_are_all_reported() {
   }
 }"#;
     let vars = BTreeMap::new();
-    let file = parse_file(text, Path::new("s.json"), Scope::User, ParseEnv { vars: &vars, home: None });
+    let file = parse_file(
+        text,
+        Path::new("s.json"),
+        Scope::User,
+        ParseEnv {
+            vars: &vars,
+            home: None,
+        },
+    );
     let outcomes: Vec<(&str, &str)> = file
         .entries
         .iter()
@@ -258,7 +312,13 @@ fn invalid_siblings_are_all_reported() {
         .collect();
     assert_eq!(
         outcomes,
-        [("good", "server"), ("empty", "invalid"), ("extra", "server"), ("missing", "invalid"), ("wrong", "invalid")]
+        [
+            ("good", "server"),
+            ("empty", "invalid"),
+            ("extra", "server"),
+            ("missing", "invalid"),
+            ("wrong", "invalid")
+        ]
     );
     let diags: Vec<(Level, &str, Option<u32>)> = file
         .diagnostics
@@ -285,7 +345,10 @@ fn malformed_json_is_one_positioned_error() {
         "{\n  \"mcpServers\": {\n    \"a\": {\"command\": }\n  }\n}",
         Path::new("bad.json"),
         Scope::Project,
-        ParseEnv { vars: &vars, home: None },
+        ParseEnv {
+            vars: &vars,
+            home: None,
+        },
     );
     assert!(file.entries.is_empty());
     assert_eq!(file.diagnostics.len(), 1);

@@ -40,13 +40,30 @@ fn precedence_rules_hold_on_the_fixture_tree() {
         _ => None,
     };
     // local (projects[path] in ~/.claude.json) beats project, user, openclaw
-    assert_eq!(command("everywhere").as_deref(), Some("local-claude-json-wins"));
+    assert_eq!(
+        command("everywhere").as_deref(),
+        Some("local-claude-json-wins")
+    );
     // later file of a layer wins
-    assert_eq!(command("user-replaced").as_deref(), Some("from-settings-json"));
+    assert_eq!(
+        command("user-replaced").as_deref(),
+        Some("from-settings-json")
+    );
     // configured beats plugin by name
-    assert_eq!(command("over-plugin").as_deref(), Some("user-wins-over-plugin"));
+    assert_eq!(
+        command("over-plugin").as_deref(),
+        Some("user-wins-over-plugin")
+    );
     // tombstones and invalid overrides remove lower entries
-    for gone in ["tombstoned", "user-only", "broken", "removed", "dup-of-docs", "same-endpoint", "escaper"] {
+    for gone in [
+        "tombstoned",
+        "user-only",
+        "broken",
+        "removed",
+        "dup-of-docs",
+        "same-endpoint",
+        "escaper",
+    ] {
         assert!(loaded.server(gone).is_none(), "{gone} must not be loaded");
     }
     // other projects' servers and disabled plugins are not read
@@ -57,21 +74,37 @@ fn precedence_rules_hold_on_the_fixture_tree() {
     assert_eq!(approval("approved"), Some(Approval::Approved));
     assert_eq!(approval("denied"), Some(Approval::Denied));
     assert_eq!(approval("pending"), Some(Approval::Pending));
-    assert_eq!(loaded.server("disabled-full").map(|s| s.config.enabled), Some(false));
-    assert_eq!(loaded.server("installed-ws").map(|s| s.scope), Some(Scope::Plugin));
+    assert_eq!(
+        loaded.server("disabled-full").map(|s| s.config.enabled),
+        Some(false)
+    );
+    assert_eq!(
+        loaded.server("installed-ws").map(|s| s.scope),
+        Some(Scope::Plugin)
+    );
     assert!(loaded.raw_entries["everywhere"]["command"] == "local-claude-json-wins");
 
     let mut trusted = fixture.options();
     trusted.trust_project_servers = true;
     let loaded = load(&trusted);
-    assert_eq!(loaded.server("pending").map(|s| s.approval), Some(Approval::Approved));
-    assert_eq!(loaded.server("denied").map(|s| s.approval), Some(Approval::Denied));
+    assert_eq!(
+        loaded.server("pending").map(|s| s.approval),
+        Some(Approval::Approved)
+    );
+    assert_eq!(
+        loaded.server("denied").map(|s| s.approval),
+        Some(Approval::Denied)
+    );
 }
 
 #[test]
 fn malformed_file_does_not_stop_the_others() {
     let fixture = common::Fixture::new();
-    std::fs::write(fixture.root.join("project/.mcp.json"), "{\"mcpServers\": {\"a\": ").unwrap();
+    std::fs::write(
+        fixture.root.join("project/.mcp.json"),
+        "{\"mcpServers\": {\"a\": ",
+    )
+    .unwrap();
     let loaded = load(&fixture.options());
     assert!(loaded.server("everywhere").is_some());
     assert!(loaded.server("docs").is_some());
@@ -107,7 +140,8 @@ fn symlinks_leaving_the_plugin_root_are_refused() {
         loaded
             .diagnostics
             .iter()
-            .any(|d| d.server.as_deref() == Some("linked") && d.message.contains("leaves the plugin root")),
+            .any(|d| d.server.as_deref() == Some("linked")
+                && d.message.contains("leaves the plugin root")),
         "{:#?}",
         loaded.diagnostics
     );

@@ -57,7 +57,11 @@ fn copy_tree(from: &Path, to: &Path, project: &Path) {
             copy_tree(&entry.path(), &target, project);
         } else {
             let text = std::fs::read_to_string(entry.path()).unwrap();
-            std::fs::write(&target, text.replace("@PROJECT@", &project.display().to_string())).unwrap();
+            std::fs::write(
+                &target,
+                text.replace("@PROJECT@", &project.display().to_string()),
+            )
+            .unwrap();
         }
     }
 }
