@@ -1,6 +1,9 @@
 //! `cargo xtask check-config` as a user runs it: the built binary against
 //! fixture trees in temporary folders.
 
+// Test helpers outside `#[test]` functions unwrap too.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -106,8 +106,10 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope, env: ParseEnv<'_>) -> P
     if scope == Scope::Project {
         // A project must not approve its own servers (REFERENCE §1.7).
         for key in APPROVAL_KEYS {
-            if let Some(map) = file.settings.as_object_mut() {
-                if map.remove(*key).is_some() {
+            if let Some(map) = file.settings.as_object_mut()
+                && map.remove(*key).is_some()
+            {
+                {
                     let pointer = child_pointer("", key);
                     file.diagnostics.push(doc.diagnostic(
                         Level::Warning,
@@ -120,18 +122,17 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope, env: ParseEnv<'_>) -> P
             }
         }
     }
-    if scope == Scope::OpenClaw {
-        if let Some(ttl) = doc.get("/mcp/sessionIdleTtlMs") {
-            if !ttl.is_u64() {
-                file.diagnostics.push(doc.diagnostic(
-                    Level::Error,
-                    "/mcp/sessionIdleTtlMs",
-                    "`mcp.sessionIdleTtlMs` must be a non-negative integer of milliseconds".into(),
-                    None,
-                    Some("sessionIdleTtlMs"),
-                ));
-            }
-        }
+    if scope == Scope::OpenClaw
+        && let Some(ttl) = doc.get("/mcp/sessionIdleTtlMs")
+        && !ttl.is_u64()
+    {
+        file.diagnostics.push(doc.diagnostic(
+            Level::Error,
+            "/mcp/sessionIdleTtlMs",
+            "`mcp.sessionIdleTtlMs` must be a non-negative integer of milliseconds".into(),
+            None,
+            Some("sessionIdleTtlMs"),
+        ));
     }
     file
 }

@@ -1,6 +1,9 @@
 //! Entry parsing through one `check` helper: both dialects, aliases,
 //! inference, expansion, env safety and every invalid-entry case.
 
+// Test helpers outside `#[test]` functions unwrap too.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

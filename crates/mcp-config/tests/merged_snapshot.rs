@@ -2,6 +2,9 @@
 //! precedence rule, tombstones, invalid overrides, approval, signature
 //! dedupe and all three plugin formats.
 
+// Test helpers outside `#[test]` functions unwrap too.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use mcp_config::check::diagnostic_line;

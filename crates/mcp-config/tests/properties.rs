@@ -2,6 +2,9 @@
 //! does not matter, a higher layer always wins by name, and the result is
 //! deterministic to the byte.
 
+// Test helpers outside `#[test]` functions unwrap too.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! temporary folder (so `@PROJECT@` can become the absolute project path)
 //! and addressed only through explicit `LoadOptions`.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
