@@ -17,6 +17,8 @@ use crate::types::{
 };
 
 /// What one entry turned out to be.
+// Nearly every entry is a server, so boxing it would only add allocations.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryOutcome {
     /// A usable entry (possibly `enabled: false`).

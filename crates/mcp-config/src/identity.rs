@@ -52,11 +52,11 @@ pub fn unwrap_ccr_proxy_url(url: &str) -> String {
     };
     let query = query.split_once('#').map_or(query, |(q, _)| q);
     for pair in query.split('&') {
-        if let Some(("mcp_url", value)) = pair.split_once('=') {
-            if !value.is_empty() {
-                let spaced = value.replace('+', " ");
-                return percent_decode_str(&spaced).decode_utf8_lossy().into_owned();
-            }
+        if let Some(("mcp_url", value)) = pair.split_once('=')
+            && !value.is_empty()
+        {
+            let spaced = value.replace('+', " ");
+            return percent_decode_str(&spaced).decode_utf8_lossy().into_owned();
         }
     }
     url.to_owned()

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::entry::{EntryContext, EntryOutcome, PluginPaths, parse_entry};
 use crate::json::{Document, child_pointer};
+use crate::merge::APPROVAL_KEYS;
 use crate::types::{Diagnostic, Level, Scope};
 
 /// The inputs expansion needs: variables and the home directory.
@@ -102,18 +103,36 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope, env: ParseEnv<'_>) -> P
     file.entries = entries;
     file.diagnostics.extend(diagnostics);
     file.settings = settings_without(&doc.value, pointer);
-    if scope == Scope::OpenClaw {
-        if let Some(ttl) = doc.get("/mcp/sessionIdleTtlMs") {
-            if !ttl.is_u64() {
-                file.diagnostics.push(doc.diagnostic(
-                    Level::Error,
-                    "/mcp/sessionIdleTtlMs",
-                    "`mcp.sessionIdleTtlMs` must be a non-negative integer of milliseconds".into(),
-                    None,
-                    Some("sessionIdleTtlMs"),
-                ));
+    if scope == Scope::Project {
+        // A project must not approve its own servers (REFERENCE §1.7).
+        for key in APPROVAL_KEYS {
+            if let Some(map) = file.settings.as_object_mut()
+                && map.remove(*key).is_some()
+            {
+                {
+                    let pointer = child_pointer("", key);
+                    file.diagnostics.push(doc.diagnostic(
+                        Level::Warning,
+                        &pointer,
+                        format!("`{key}` in a project file is ignored; approve project servers in user or local settings"),
+                        None,
+                        Some(key),
+                    ));
+                }
             }
         }
+    }
+    if scope == Scope::OpenClaw
+        && let Some(ttl) = doc.get("/mcp/sessionIdleTtlMs")
+        && !ttl.is_u64()
+    {
+        file.diagnostics.push(doc.diagnostic(
+            Level::Error,
+            "/mcp/sessionIdleTtlMs",
+            "`mcp.sessionIdleTtlMs` must be a non-negative integer of milliseconds".into(),
+            None,
+            Some("sessionIdleTtlMs"),
+        ));
     }
     file
 }

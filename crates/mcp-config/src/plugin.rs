@@ -118,10 +118,9 @@ pub fn load_plugin(
         .as_ref()
         .and_then(|m| m.value.get("name"))
         .and_then(Value::as_str)
+        && !name.trim().is_empty()
     {
-        if !name.trim().is_empty() {
-            info.name = name.to_owned();
-        }
+        info.name = name.to_owned();
     }
 
     let mut sources = Vec::new();
