@@ -1,0 +1,177 @@
+//! End-to-end tests of the verbs that connect (`probe`, `tools`, `call`),
+//! run as the built binary against the workspace's example stdio server
+//! (`mcp-example-server`, built on first use).
+
+mod support;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use support::Tree;
+
+/// Builds `mcp-example-server` once, next to this test's binaries.
+fn example_server() -> &'static PathBuf {
+    static SERVER: OnceLock<PathBuf> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test exe");
+        // target/<profile>/deps/<test> → target/<profile>
+        let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("profile dir");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = std::process::Command::new(cargo);
+        build
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["build", "--quiet", "-p", "mcp-integration-tests", "--bin", "mcp-example-server"]);
+        if profile_dir.file_name().is_some_and(|name| name == "release") {
+            build.arg("--release");
+        }
+        let status = build.status().expect("run cargo build");
+        assert!(status.success(), "building mcp-example-server failed");
+        let server = profile_dir.join(format!("mcp-example-server{}", std::env::consts::EXE_SUFFIX));
+        assert!(server.exists(), "{} missing after build", server.display());
+        server
+    })
+}
+
+/// A project whose `.mcp.json` holds `servers` (name → entry JSON, with
+/// `SERVER` standing for the example server's path), approved by the home's
+/// settings.
+fn project(servers: &[(&str, &str)]) -> Tree {
+    let tree = Tree::new("empty");
+    let server = example_server().display().to_string();
+    let entries: Vec<String> = servers
+        .iter()
+        .map(|(name, entry)| format!("\"{name}\": {}", entry.replace("SERVER", &server)))
+        .collect();
+    tree.write("project/.mcp.json", &format!("{{\"mcpServers\": {{{}}}}}", entries.join(", ")));
+    tree.write("home/.claude/settings.json", r#"{"enableAllProjectMcpServers": true}"#);
+    tree
+}
+
+const EXAMPLE: &str = r#"{"command": "SERVER"}"#;
+
+/// Replaces the parts of probe output that vary between runs.
+fn stable(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let words: Vec<String> = line
+            .split(' ')
+            .map(|word| {
+                if word.chars().all(|c| c.is_ascii_digit()) && !word.is_empty() && line.contains(&format!("{word} ms")) {
+                    "[MS]".to_owned()
+                } else if word.starts_with('(') && word[1..].chars().all(|c| c.is_ascii_digit()) && line.contains(&format!("{word} ms)")) {
+                    "([MS]".to_owned()
+                } else {
+                    word.to_owned()
+                }
+            })
+            .collect();
+        out.push_str(&words.join(" "));
+        out.push('\n');
+    }
+    out.replace(env!("CARGO_PKG_VERSION"), "[VERSION]")
+}
+
+#[test]
+fn probe_reports_each_server() {
+    let tree = project(&[
+        ("example", EXAMPLE),
+        ("broken", r#"{"command": "SERVER", "args": ["--exit-during-initialize"]}"#),
+        ("missing", r#"{"command": "/nonexistent/mcp-server"}"#),
+        ("off", r#"{"command": "SERVER", "enabled": false}"#),
+    ]);
+    let run = tree.run(&["probe"]);
+    assert_eq!(run.code, 1, "a failing server fails the probe\n{}{}", run.stdout, run.stderr);
+    insta::assert_snapshot!(stable(&run.stdout));
+
+    let run = tree.run(&["probe", "example", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut json = run.json();
+    assert!(json["servers"][0]["connectMs"].is_u64());
+    json["servers"][0]["connectMs"] = serde_json::json!("[MS]");
+    json["servers"][0]["serverInfo"]["version"] = serde_json::json!("[VERSION]");
+    insta::assert_json_snapshot!(json);
+}
+
+#[test]
+fn probe_of_an_unknown_server_fails() {
+    let tree = project(&[("example", EXAMPLE)]);
+    let run = tree.run(&["probe", "nope"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stderr, "error: no server named `nope` (configured: example)\n");
+}
+
+#[test]
+fn tools_prints_the_catalog_in_every_profile() {
+    let tree = project(&[("example", EXAMPLE)]);
+    let run = tree.run(&["tools"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout);
+    let run = tree.run(&["--json", "tools"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_json_snapshot!(run.json());
+    let run = tree.run(&["--json", "tools", "--naming", "openclaw", "--provider", "openai-strict"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tools = run.json();
+    let echo = tools
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|tool| tool["name"] == "example__echo")
+        .cloned()
+        .expect("example__echo");
+    insta::assert_json_snapshot!(echo);
+    for provider in ["anthropic", "gemini"] {
+        let run = tree.run(&["--json", "tools", "--provider", provider]);
+        assert_eq!(run.code, 0, "{provider}: {}", run.stderr);
+        assert!(run.json().as_array().is_some_and(|tools| !tools.is_empty()));
+    }
+}
+
+#[test]
+fn call_validates_calls_and_converts() {
+    let tree = project(&[("example", EXAMPLE)]);
+    let run = tree.run(&["call", "mcp__example__echo", "--arg", "text=hello there"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, "hello there\n"), "{}", run.stderr);
+
+    let run = tree.run(&["call", "mcp__example__add", "--arg", "a=2", "--arg", "b:=40"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout);
+
+    let run = tree.run(&["--json", "call", "mcp__example__echo", "--args", r#"{"text":"hi"}"#, "--raw"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_json_snapshot!(run.json());
+
+    let run = tree.run(&["call", "example__echo", "--naming", "openclaw", "--arg", "text=x"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, "x\n"), "{}", run.stderr);
+}
+
+#[test]
+fn call_refusals_and_tool_errors() {
+    let tree = project(&[("example", EXAMPLE)]);
+    let run = tree.run(&["call", "mcp__example__echo", "--args", r#"{"text": 5}"#]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("invalid arguments for tool \"mcp__example__echo\" at /text"), "{}", run.stderr);
+
+    let run = tree.run(&["call", "mcp__example__echo", "--args", "[1]"]);
+    assert_eq!((run.code, run.stderr.as_str()), (2, "error: --args must be a JSON object\n"));
+
+    let run = tree.run(&["call", "mcp__example__nope"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.starts_with("error: no tool named `mcp__example__nope`"), "{}", run.stderr);
+
+    let run = tree.run(&["call", "mcp__example__fail"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.ends_with("error: tool `mcp__example__fail` reported an error\n"), "{}", run.stderr);
+}
+
+#[test]
+fn call_shows_progress_and_honours_the_timeout() {
+    let tree = project(&[("example", EXAMPLE)]);
+    let run = tree.run(&["call", "mcp__example__slow", "--arg", "steps=3", "--arg", "step_ms=50"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("progress 1/3"), "no progress lines:\n{}", run.stderr);
+
+    let run = tree.run(&["call", "mcp__example__slow", "--arg", "steps=1", "--arg", "step_ms=5000", "--timeout", "0.3"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("timed out"), "{}", run.stderr);
+}
