@@ -75,6 +75,11 @@ impl Backoff {
         }
     }
 
+    /// Consecutive failures so far.
+    pub(crate) fn failures(&self) -> u32 {
+        self.failures
+    }
+
     /// The end of the current pause, if paused at `now`.
     pub(crate) fn paused_until(&self, now: Instant) -> Option<Instant> {
         self.paused_until.filter(|until| now < *until)

@@ -584,12 +584,18 @@ impl RuntimeShared {
     fn failed(&self, server: &str, error: CatalogError) -> ServerOutcome {
         let now = self.clock.now();
         let state = self.lock();
-        let paused_until = state
-            .slots
-            .get(server)
-            .and_then(|slot| slot.backoff.paused_until(now));
+        let slot = state.slots.get(server);
+        let paused_until = slot.and_then(|slot| slot.backoff.paused_until(now));
+        let mut reason = error.to_string();
+        if let (Some(until), Some(slot)) = (paused_until, slot) {
+            let paused = Paused {
+                until,
+                failures: slot.backoff.failures(),
+            };
+            reason = format!("{reason}; {}", self.paused_error(server, paused));
+        }
         ServerOutcome::Failed {
-            reason: error.to_string(),
+            reason,
             paused_until,
         }
     }
