@@ -292,10 +292,10 @@ impl SessionRuntime {
                 });
             }
             state.last_used = now;
-            if let Some(cached) = &state.cached {
-                if cached.retry_at.is_none_or(|at| now < at) {
-                    return Ok(Arc::clone(&cached.catalog));
-                }
+            if let Some(cached) = &state.cached
+                && cached.retry_at.is_none_or(|at| now < at)
+            {
+                return Ok(Arc::clone(&cached.catalog));
             }
             match &state.inflight {
                 Some((_, build)) => build.clone(),
@@ -473,13 +473,14 @@ impl RuntimeShared {
         {
             state.inflight = None;
         }
-        if let Ok(catalog) = &result {
-            if state.generation == generation && !state.shut_down {
-                state.cached = Some(CachedCatalog {
-                    catalog: Arc::clone(catalog),
-                    retry_at,
-                });
-            }
+        if let Ok(catalog) = &result
+            && state.generation == generation
+            && !state.shut_down
+        {
+            state.cached = Some(CachedCatalog {
+                catalog: Arc::clone(catalog),
+                retry_at,
+            });
         }
         result
     }
@@ -544,10 +545,11 @@ impl RuntimeShared {
                     Ok(tools) => {
                         let tools = Arc::new(tools);
                         let mut state = self.lock();
-                        if let Some(slot) = state.slots.get_mut(server) {
-                            if slot.epoch == epoch && slot.tools_epoch == tools_epoch {
-                                slot.tools = Some(Arc::clone(&tools));
-                            }
+                        if let Some(slot) = state.slots.get_mut(server)
+                            && slot.epoch == epoch
+                            && slot.tools_epoch == tools_epoch
+                        {
+                            slot.tools = Some(Arc::clone(&tools));
                         }
                         tools
                     }
@@ -555,13 +557,13 @@ impl RuntimeShared {
                         // A failed listing often means a dead session:
                         // start over with a fresh connection next time.
                         let mut state = self.lock();
-                        if let Some(slot) = state.slots.get_mut(server) {
-                            if slot.epoch == epoch {
-                                if let Some(old) = slot.connection.take() {
-                                    state.retired.push(old);
-                                }
-                                state.bump_epoch(server);
+                        if let Some(slot) = state.slots.get_mut(server)
+                            && slot.epoch == epoch
+                        {
+                            if let Some(old) = slot.connection.take() {
+                                state.retired.push(old);
                             }
+                            state.bump_epoch(server);
                         }
                         drop(state);
                         self.record_failure_any_epoch(server);
@@ -702,13 +704,13 @@ impl RuntimeShared {
     fn record(&self, server: &str, epoch: u64, ok: bool) {
         let now = self.clock.now();
         let mut state = self.lock();
-        if let Some(slot) = state.slots.get_mut(server) {
-            if slot.epoch == epoch {
-                if ok {
-                    slot.backoff.succeed();
-                } else {
-                    slot.backoff.fail(now, self.options.backoff);
-                }
+        if let Some(slot) = state.slots.get_mut(server)
+            && slot.epoch == epoch
+        {
+            if ok {
+                slot.backoff.succeed();
+            } else {
+                slot.backoff.fail(now, self.options.backoff);
             }
         }
     }

@@ -140,10 +140,10 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
     }
     map.remove("format");
 
-    if let Some(nullable) = map.remove("nullable") {
-        if nullable == Value::Bool(true) {
-            add_null(map);
-        }
+    if let Some(nullable) = map.remove("nullable")
+        && nullable == Value::Bool(true)
+    {
+        add_null(map);
     }
 
     if let Some(Value::Array(types)) = map.get("type") {
@@ -178,19 +178,20 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
         }
     }
 
-    if !map.contains_key("$ref") {
-        if let Some(dynamic) = map.remove("$dynamicRef") {
-            map.insert("$ref".into(), dynamic);
-        }
+    if !map.contains_key("$ref")
+        && let Some(dynamic) = map.remove("$dynamicRef")
+    {
+        map.insert("$ref".into(), dynamic);
     }
 
     let has_named_properties =
         map.contains_key("properties") || map.contains_key("patternProperties");
-    if !has_named_properties && matches!(map.get("additionalProperties"), Some(Value::Object(_))) {
-        if let Some(values) = map.remove("additionalProperties") {
-            map.insert("patternProperties".into(), json!({ ".*": values }));
-            map.insert("additionalProperties".into(), Value::Bool(false));
-        }
+    if !has_named_properties
+        && matches!(map.get("additionalProperties"), Some(Value::Object(_)))
+        && let Some(values) = map.remove("additionalProperties")
+    {
+        map.insert("patternProperties".into(), json!({ ".*": values }));
+        map.insert("additionalProperties".into(), Value::Bool(false));
     }
 
     if map.get("type") == Some(&json!("array"))
@@ -218,20 +219,19 @@ fn add_null(map: &mut Map<String, Value>) {
             }
         }
         _ => {
-            if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-                if !branches
+            if let Some(Value::Array(branches)) = map.get_mut("anyOf")
+                && !branches
                     .iter()
                     .any(|b| b.get("type") == Some(&json!("null")))
-                {
-                    branches.push(json!({"type": "null"}));
-                }
+            {
+                branches.push(json!({"type": "null"}));
             }
         }
     }
-    if let Some(Value::Array(values)) = map.get_mut("enum") {
-        if !values.contains(&Value::Null) {
-            values.push(Value::Null);
-        }
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
     }
 }
 
@@ -325,10 +325,10 @@ fn check_structure(schema: &Value, path: &str, depth: usize) -> Result<(), Schem
             ));
         }
     }
-    if let Some(values) = map.get("enum") {
-        if !values.is_array() {
-            return Err(schema_error(&format!("{path}/enum"), "enum is not a list"));
-        }
+    if let Some(values) = map.get("enum")
+        && !values.is_array()
+    {
+        return Err(schema_error(&format!("{path}/enum"), "enum is not a list"));
     }
     for keyword in MAP_KEYWORDS {
         match map.get(*keyword) {
@@ -695,13 +695,13 @@ fn openai_strict(
             map.insert(key, value);
         }
     }
-    if let Some(Value::Object(patterns)) = map.get("patternProperties") {
-        if !patterns.is_empty() {
-            return Err(schema_error(
-                &format!("{path}/patternProperties"),
-                "strict mode cannot express an object with free-form keys",
-            ));
-        }
+    if let Some(Value::Object(patterns)) = map.get("patternProperties")
+        && !patterns.is_empty()
+    {
+        return Err(schema_error(
+            &format!("{path}/patternProperties"),
+            "strict mode cannot express an object with free-form keys",
+        ));
     }
     map.retain(|key, _| OPENAI_KEYWORDS.contains(&key.as_str()));
     let constrained = ["type", "anyOf", "$ref", "enum", "const", "properties"]

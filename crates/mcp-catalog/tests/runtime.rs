@@ -2,6 +2,9 @@
 //! connect, shared in-flight builds, generations, `list_changed`, idle
 //! eviction, failure backoff, config changes and shutdown.
 
+// Helpers of the scripted server panic on a broken fixture, as tests do.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
