@@ -7,11 +7,14 @@
 //! It sits on `mcp-config` and `mcp-transport` and must not depend on
 //! `mcp-cli`. It never prints.
 
+pub mod backoff;
 pub mod catalog;
+pub mod clock;
 pub mod error;
 pub mod filter;
 pub mod naming;
 pub mod result;
+pub mod runtime;
 pub mod schema;
 
 pub use catalog::{
@@ -21,4 +24,8 @@ pub use catalog::{
 pub use error::CatalogError;
 pub use naming::NamingStyle;
 pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
+pub use runtime::{
+    Connection, Connector, RuntimeLease, RuntimeManager, RuntimeOptions, ServerEvents,
+    SessionRuntime,
+};
 pub use schema::ProviderProfile;

@@ -140,12 +140,11 @@ pub fn convert_result(result: &CallToolResult, max_bytes: usize) -> ModelResult 
     }
     for block in &result.content {
         let converted = convert_block(block);
-        if let (Some(structured), ModelBlock::Text { text }) = (structured, &converted) {
-            if block.get("type").and_then(Value::as_str) == Some("text")
-                && repeats(text, structured)
-            {
-                continue;
-            }
+        if let (Some(structured), ModelBlock::Text { text }) = (structured, &converted)
+            && block.get("type").and_then(Value::as_str) == Some("text")
+            && repeats(text, structured)
+        {
+            continue;
         }
         blocks.push(converted);
     }

@@ -140,10 +140,10 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
     }
     map.remove("format");
 
-    if let Some(nullable) = map.remove("nullable") {
-        if nullable == Value::Bool(true) {
-            add_null(map);
-        }
+    if let Some(nullable) = map.remove("nullable")
+        && nullable == Value::Bool(true)
+    {
+        add_null(map);
     }
 
     if let Some(Value::Array(types)) = map.get("type") {
@@ -178,19 +178,20 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
         }
     }
 
-    if !map.contains_key("$ref") {
-        if let Some(dynamic) = map.remove("$dynamicRef") {
-            map.insert("$ref".into(), dynamic);
-        }
+    if !map.contains_key("$ref")
+        && let Some(dynamic) = map.remove("$dynamicRef")
+    {
+        map.insert("$ref".into(), dynamic);
     }
 
     let has_named_properties =
         map.contains_key("properties") || map.contains_key("patternProperties");
-    if !has_named_properties && matches!(map.get("additionalProperties"), Some(Value::Object(_))) {
-        if let Some(values) = map.remove("additionalProperties") {
-            map.insert("patternProperties".into(), json!({ ".*": values }));
-            map.insert("additionalProperties".into(), Value::Bool(false));
-        }
+    if !has_named_properties
+        && matches!(map.get("additionalProperties"), Some(Value::Object(_)))
+        && let Some(values) = map.remove("additionalProperties")
+    {
+        map.insert("patternProperties".into(), json!({ ".*": values }));
+        map.insert("additionalProperties".into(), Value::Bool(false));
     }
 
     if map.get("type") == Some(&json!("array"))
@@ -218,20 +219,19 @@ fn add_null(map: &mut Map<String, Value>) {
             }
         }
         _ => {
-            if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-                if !branches
+            if let Some(Value::Array(branches)) = map.get_mut("anyOf")
+                && !branches
                     .iter()
                     .any(|b| b.get("type") == Some(&json!("null")))
-                {
-                    branches.push(json!({"type": "null"}));
-                }
+            {
+                branches.push(json!({"type": "null"}));
             }
         }
     }
-    if let Some(Value::Array(values)) = map.get_mut("enum") {
-        if !values.contains(&Value::Null) {
-            values.push(Value::Null);
-        }
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
     }
 }
 
@@ -259,6 +259,8 @@ fn for_each_subschema(map: &mut Map<String, Value>, mut f: impl FnMut(&mut Value
 
 /// Rewrites a normalised schema for `profile`.
 pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
+    check_structure(normalized, "", 0)?;
+    check_refs(normalized, normalized, "", 0)?;
     match profile {
         ProviderProfile::Generic => {
             // MCP requires an object at the top; combinators may stay.
@@ -284,6 +286,161 @@ pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value
             gemini(&mut inlined, "", 0)?;
             Ok(inlined)
         }
+    }
+}
+
+const TYPE_NAMES: &[&str] = &[
+    "null", "boolean", "object", "array", "number", "string", "integer",
+];
+
+/// Refuses a schema a validator would not compile: a subschema that is not
+/// an object or boolean, an unknown type, a malformed `required` or `enum`.
+fn check_structure(schema: &Value, path: &str, depth: usize) -> Result<(), SchemaError> {
+    if depth > MAX_DEPTH + 1 {
+        return Err(schema_error(path, "schema nests too deeply"));
+    }
+    let map = match schema {
+        Value::Bool(_) => return Ok(()),
+        Value::Object(map) => map,
+        other => return Err(schema_error(path, format!("{other} is not a schema"))),
+    };
+    match map.get("type") {
+        None => {}
+        Some(Value::String(t)) if TYPE_NAMES.contains(&t.as_str()) => {}
+        Some(other) => {
+            return Err(schema_error(
+                &format!("{path}/type"),
+                format!("{other} is not a type"),
+            ));
+        }
+    }
+    if let Some(required) = map.get("required") {
+        let names = required
+            .as_array()
+            .filter(|r| r.iter().all(Value::is_string));
+        if names.is_none() {
+            return Err(schema_error(
+                &format!("{path}/required"),
+                "required is not a list of names",
+            ));
+        }
+    }
+    if let Some(values) = map.get("enum")
+        && !values.is_array()
+    {
+        return Err(schema_error(&format!("{path}/enum"), "enum is not a list"));
+    }
+    for keyword in MAP_KEYWORDS {
+        match map.get(*keyword) {
+            None => {}
+            Some(Value::Object(children)) => {
+                for (name, child) in children {
+                    let child_path = format!("{path}/{keyword}/{}", escape_pointer(name));
+                    check_structure(child, &child_path, depth + 1)?;
+                }
+            }
+            Some(_) => {
+                return Err(schema_error(
+                    &format!("{path}/{keyword}"),
+                    format!("{keyword} is not an object"),
+                ));
+            }
+        }
+    }
+    for keyword in SINGLE_KEYWORDS {
+        match map.get(*keyword) {
+            None => {}
+            Some(Value::Array(children))
+                if *keyword == "items" || *keyword == "additionalItems" =>
+            {
+                for (i, child) in children.iter().enumerate() {
+                    check_structure(child, &format!("{path}/{keyword}/{i}"), depth + 1)?;
+                }
+            }
+            Some(child) => check_structure(child, &format!("{path}/{keyword}"), depth + 1)?,
+        }
+    }
+    for keyword in LIST_KEYWORDS {
+        match map.get(*keyword) {
+            None => {}
+            Some(Value::Array(children)) if !children.is_empty() => {
+                for (i, child) in children.iter().enumerate() {
+                    check_structure(child, &format!("{path}/{keyword}/{i}"), depth + 1)?;
+                }
+            }
+            Some(_) => {
+                return Err(schema_error(
+                    &format!("{path}/{keyword}"),
+                    format!("{keyword} is not a non-empty list"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a `$ref` that does not resolve inside the schema: a missing
+/// pointer or anchor, or a remote reference (never fetched).
+fn check_refs(root: &Value, schema: &Value, path: &str, depth: usize) -> Result<(), SchemaError> {
+    let Value::Object(map) = schema else {
+        return Ok(());
+    };
+    if depth > MAX_DEPTH + 1 {
+        return Ok(());
+    }
+    if let Some(reference) = map.get("$ref") {
+        let ok = match reference.as_str() {
+            Some(r) if r == "#" || r.starts_with("#/") => resolve_local(root, r).is_some(),
+            Some(r) if r.starts_with('#') => has_anchor(root, &r[1..], 0),
+            _ => false,
+        };
+        if !ok {
+            return Err(schema_error(
+                &format!("{path}/$ref"),
+                format!("{reference} does not resolve inside the schema"),
+            ));
+        }
+    }
+    for (key, value) in map {
+        let child_path = format!("{path}/{}", escape_pointer(key));
+        if MAP_KEYWORDS.contains(&key.as_str()) {
+            if let Value::Object(children) = value {
+                for (name, child) in children {
+                    check_refs(
+                        root,
+                        child,
+                        &format!("{child_path}/{}", escape_pointer(name)),
+                        depth + 1,
+                    )?;
+                }
+            }
+        } else if SINGLE_KEYWORDS.contains(&key.as_str()) || LIST_KEYWORDS.contains(&key.as_str()) {
+            match value {
+                Value::Array(children) => {
+                    for (i, child) in children.iter().enumerate() {
+                        check_refs(root, child, &format!("{child_path}/{i}"), depth + 1)?;
+                    }
+                }
+                child => check_refs(root, child, &child_path, depth + 1)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+fn has_anchor(schema: &Value, anchor: &str, depth: usize) -> bool {
+    if depth > MAX_DEPTH + 1 {
+        return false;
+    }
+    match schema {
+        Value::Object(map) => {
+            ["$anchor", "$dynamicAnchor"]
+                .iter()
+                .any(|k| map.get(*k).and_then(Value::as_str) == Some(anchor))
+                || map.values().any(|v| has_anchor(v, anchor, depth + 1))
+        }
+        Value::Array(values) => values.iter().any(|v| has_anchor(v, anchor, depth + 1)),
+        _ => false,
     }
 }
 
@@ -538,13 +695,13 @@ fn openai_strict(
             map.insert(key, value);
         }
     }
-    if let Some(Value::Object(patterns)) = map.get("patternProperties") {
-        if !patterns.is_empty() {
-            return Err(schema_error(
-                &format!("{path}/patternProperties"),
-                "strict mode cannot express an object with free-form keys",
-            ));
-        }
+    if let Some(Value::Object(patterns)) = map.get("patternProperties")
+        && !patterns.is_empty()
+    {
+        return Err(schema_error(
+            &format!("{path}/patternProperties"),
+            "strict mode cannot express an object with free-form keys",
+        ));
     }
     map.retain(|key, _| OPENAI_KEYWORDS.contains(&key.as_str()));
     let constrained = ["type", "anyOf", "$ref", "enum", "const", "properties"]
@@ -553,6 +710,7 @@ fn openai_strict(
     if !constrained {
         // Strict mode needs a type: an unconstrained value narrows to the
         // scalars, which the server's schema accepts all the same.
+        map.retain(|key, _| key == "description" || key == "title");
         map.insert("anyOf".into(), scalar_types());
         return Ok(());
     }

@@ -51,7 +51,7 @@ const GEMINI_KEYWORDS: &[&str] = &[
 ];
 
 /// Anthropic: the top level is an object schema without combinators.
-pub fn anthropic_problems(schema: &Value) -> Vec<String> {
+pub(crate) fn anthropic_problems(schema: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     if schema.get("type") != Some(&Value::String("object".into())) {
         problems.push("top-level type is not object".into());
@@ -65,7 +65,7 @@ pub fn anthropic_problems(schema: &Value) -> Vec<String> {
 }
 
 /// OpenAI strict mode.
-pub fn openai_strict_problems(schema: &Value) -> Vec<String> {
+pub(crate) fn openai_strict_problems(schema: &Value) -> Vec<String> {
     let mut problems = anthropic_problems(schema);
     openai_walk(schema, "", &mut problems);
     problems
@@ -126,7 +126,7 @@ fn openai_walk(schema: &Value, path: &str, problems: &mut Vec<String>) {
 }
 
 /// Gemini's OpenAPI subset.
-pub fn gemini_problems(schema: &Value) -> Vec<String> {
+pub(crate) fn gemini_problems(schema: &Value) -> Vec<String> {
     let mut problems = anthropic_problems(schema);
     gemini_walk(schema, "", &mut problems);
     problems
@@ -149,10 +149,10 @@ fn gemini_walk(schema: &Value, path: &str, problems: &mut Vec<String>) {
                 .contains(&t.as_str()) => {}
         Some(other) => problems.push(format!("{path}: type {other} is not a single OpenAPI type")),
     }
-    if let Some(Value::Array(values)) = map.get("enum") {
-        if !values.iter().all(Value::is_string) {
-            problems.push(format!("{path}: enum with non-string values"));
-        }
+    if let Some(Value::Array(values)) = map.get("enum")
+        && !values.iter().all(Value::is_string)
+    {
+        problems.push(format!("{path}: enum with non-string values"));
     }
     if let Some(Value::Object(properties)) = map.get("properties") {
         for (name, property) in properties {
@@ -170,7 +170,7 @@ fn gemini_walk(schema: &Value, path: &str, problems: &mut Vec<String>) {
 }
 
 /// The problems a produced schema has for `profile`.
-pub fn problems_for(profile: mcp_catalog::ProviderProfile, schema: &Value) -> Vec<String> {
+pub(crate) fn problems_for(profile: mcp_catalog::ProviderProfile, schema: &Value) -> Vec<String> {
     use mcp_catalog::ProviderProfile;
     match profile {
         ProviderProfile::Generic => {

@@ -1,0 +1,1160 @@
+//! Session runtimes (REFERENCE §3.1): the live connections behind one
+//! host session and the catalog built from them.
+//!
+//! Nothing connects until an attempt asks for the catalog. Then every
+//! enabled server connects at once (bounded by a limit), each within its
+//! connect timeout, and lists its tools. Callers that ask while a build
+//! runs share it. A generation counter, bumped by every invalidation, keeps
+//! a build that was overtaken from being cached. A server that failed is
+//! reported in the catalog's diagnostics and tried again on a later
+//! attempt, unless its failure backoff pauses it.
+//!
+//! The connection step sits behind [`Connector`], so the same runtime runs
+//! over real transports and over scripted servers in tests; time comes from
+//! a [`Clock`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::future::{BoxFuture, FutureExt, Shared};
+use mcp_config::{DEFAULT_SESSION_IDLE_TTL, Level, ServerConfig};
+use mcp_transport::protocol::{CallToolResult, Tool};
+use serde_json::{Map, Value, json};
+use tokio::sync::Semaphore;
+
+use crate::backoff::{Backoff, BackoffPolicy, Paused};
+use crate::catalog::{
+    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, ServerFeatures, ServerTools,
+    ToolTarget, UtilityTool, materialize,
+};
+use crate::clock::{Clock, SystemClock, rfc3339};
+use crate::error::CatalogError;
+use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result};
+
+/// Default number of servers one build connects at the same time.
+pub const DEFAULT_MAX_CONCURRENT_CONNECTS: usize = 32;
+
+/// A connected server, as the runtime uses it. Implementations enforce
+/// the timeouts they are given (a progress notification may extend a tool
+/// call's).
+#[async_trait]
+pub trait Connection: Send + Sync {
+    /// What the server announced in `initialize`.
+    fn features(&self) -> ServerFeatures;
+
+    /// Every tool, all pages.
+    async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError>;
+
+    /// `tools/call` with the raw tool name.
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Result<CallToolResult, CatalogError>;
+
+    /// `resources/list` (one page); the raw result.
+    async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CatalogError>;
+
+    /// `resources/read`; the raw result.
+    async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError>;
+
+    /// `prompts/list` (one page); the raw result.
+    async fn list_prompts(&self, cursor: Option<String>) -> Result<Value, CatalogError>;
+
+    /// `prompts/get`; the raw result.
+    async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, CatalogError>;
+
+    /// Closes the connection (for stdio: the whole shutdown sequence).
+    async fn close(&self);
+}
+
+/// Turns a server entry into a connected, initialised [`Connection`].
+#[async_trait]
+pub trait Connector: Send + Sync {
+    /// Connects to `server`. The connection reports `tools/list_changed`
+    /// and its own end through `events`.
+    async fn connect(
+        &self,
+        server: &ServerConfig,
+        events: ServerEvents,
+    ) -> Result<Arc<dyn Connection>, CatalogError>;
+}
+
+/// How a connection tells its runtime about server-side changes. Events
+/// from a connection the runtime already replaced are ignored.
+#[derive(Clone)]
+pub struct ServerEvents {
+    runtime: Weak<RuntimeShared>,
+    server: String,
+    epoch: u64,
+}
+
+impl fmt::Debug for ServerEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerEvents")
+            .field("server", &self.server)
+            .field("epoch", &self.epoch)
+            .finish()
+    }
+}
+
+impl ServerEvents {
+    /// The server sent `notifications/tools/list_changed`: its tools are
+    /// listed again and the catalog rebuilt on the next attempt.
+    pub fn tools_changed(&self) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            runtime.on_tools_changed(&self.server, self.epoch);
+        }
+    }
+
+    /// The connection ended: the next attempt reconnects.
+    pub fn closed(&self) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            runtime.on_closed(&self.server, self.epoch);
+        }
+    }
+
+    /// The server these events belong to.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+}
+
+/// Settings of a runtime.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    pub materialize: MaterializeOptions,
+    /// Servers one build connects at the same time.
+    pub max_concurrent_connects: usize,
+    /// A runtime unused this long is evicted; zero never evicts.
+    pub idle_ttl: Duration,
+    pub backoff: BackoffPolicy,
+    /// Cap on one converted tool result.
+    pub max_result_bytes: usize,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            materialize: MaterializeOptions::default(),
+            max_concurrent_connects: DEFAULT_MAX_CONCURRENT_CONNECTS,
+            idle_ttl: DEFAULT_SESSION_IDLE_TTL,
+            backoff: BackoffPolicy::default(),
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+        }
+    }
+}
+
+type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, CatalogError>>>;
+
+struct Slot {
+    config: ServerConfig,
+    /// Changes whenever the slot gets a new config or connection.
+    epoch: u64,
+    connection: Option<Arc<dyn Connection>>,
+    tools: Option<Arc<Vec<Tool>>>,
+    /// Bumped by `list_changed`; a listing that started before is stale.
+    tools_epoch: u64,
+    backoff: Backoff,
+}
+
+struct CachedCatalog {
+    catalog: Arc<Catalog>,
+    /// When a server that failed may be tried again; `None` when none
+    /// failed.
+    retry_at: Option<Instant>,
+}
+
+struct State {
+    slots: BTreeMap<String, Slot>,
+    generation: u64,
+    next_epoch: u64,
+    cached: Option<CachedCatalog>,
+    inflight: Option<(u64, SharedBuild)>,
+    last_used: Instant,
+    in_use: usize,
+    shut_down: bool,
+    /// Connections taken out of slots, waiting to be closed.
+    retired: Vec<Arc<dyn Connection>>,
+}
+
+struct RuntimeShared {
+    session_id: String,
+    connector: Arc<dyn Connector>,
+    clock: Arc<dyn Clock>,
+    options: RuntimeOptions,
+    connect_limit: Semaphore,
+    state: Mutex<State>,
+}
+
+/// The runtime of one host session.
+pub struct SessionRuntime {
+    shared: Arc<RuntimeShared>,
+}
+
+impl fmt::Debug for SessionRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionRuntime")
+            .field("session_id", &self.shared.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one build learned about one server.
+enum ServerOutcome {
+    Ready(ServerTools),
+    Failed {
+        reason: String,
+        /// Set when the server is paused; otherwise it may be retried on
+        /// the next attempt.
+        paused_until: Option<Instant>,
+    },
+}
+
+impl SessionRuntime {
+    /// A runtime over `servers` (disabled ones are ignored). Connects
+    /// nothing yet.
+    pub fn new(
+        session_id: impl Into<String>,
+        servers: impl IntoIterator<Item = ServerConfig>,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+    ) -> Self {
+        let mut state = State {
+            slots: BTreeMap::new(),
+            generation: 0,
+            next_epoch: 0,
+            cached: None,
+            inflight: None,
+            last_used: clock.now(),
+            in_use: 0,
+            shut_down: false,
+            retired: Vec::new(),
+        };
+        for server in servers.into_iter().filter(|s| s.enabled) {
+            let epoch = state.take_epoch();
+            state
+                .slots
+                .insert(server.name.clone(), Slot::new(server, epoch));
+        }
+        let connect_limit = Semaphore::new(options.max_concurrent_connects.max(1));
+        SessionRuntime {
+            shared: Arc::new(RuntimeShared {
+                session_id: session_id.into(),
+                connector,
+                clock,
+                options,
+                connect_limit,
+                state: Mutex::new(state),
+            }),
+        }
+    }
+
+    /// A runtime on the system clock with default options.
+    pub fn with_defaults(
+        session_id: impl Into<String>,
+        servers: impl IntoIterator<Item = ServerConfig>,
+        connector: Arc<dyn Connector>,
+    ) -> Self {
+        SessionRuntime::new(
+            session_id,
+            servers,
+            connector,
+            Arc::new(SystemClock),
+            RuntimeOptions::default(),
+        )
+    }
+
+    /// The session this runtime belongs to.
+    pub fn session_id(&self) -> &str {
+        &self.shared.session_id
+    }
+
+    /// The catalog: cached when still valid, else built (or joined, when a
+    /// build is already running).
+    pub async fn catalog(&self) -> Result<Arc<Catalog>, CatalogError> {
+        let build = {
+            let now = self.shared.clock.now();
+            let mut state = self.shared.lock();
+            if state.shut_down {
+                return Err(CatalogError::ShutDown {
+                    session: self.shared.session_id.clone(),
+                });
+            }
+            state.last_used = now;
+            if let Some(cached) = &state.cached
+                && cached.retry_at.is_none_or(|at| now < at)
+            {
+                return Ok(Arc::clone(&cached.catalog));
+            }
+            match &state.inflight {
+                Some((_, build)) => build.clone(),
+                None => {
+                    let generation = state.generation;
+                    let shared = Arc::clone(&self.shared);
+                    let task = tokio::spawn(async move { shared.build(generation).await });
+                    let build: SharedBuild = async move {
+                        task.await.unwrap_or_else(|error| {
+                            Err(CatalogError::Request {
+                                server: String::new(),
+                                operation: "catalog build".into(),
+                                reason: error.to_string(),
+                            })
+                        })
+                    }
+                    .boxed()
+                    .shared();
+                    state.inflight = Some((generation, build.clone()));
+                    build
+                }
+            }
+        };
+        let result = build.await;
+        self.shared.close_retired().await;
+        result
+    }
+
+    /// Calls a tool of the current catalog by the name the model used.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<ModelResult, CatalogError> {
+        let catalog = self.catalog().await?;
+        let tool = catalog
+            .get(name)
+            .ok_or_else(|| CatalogError::UnknownTool { name: name.into() })?;
+        self.call_tool(tool, arguments).await
+    }
+
+    /// Calls a materialised tool over its server's open session: arguments
+    /// are checked against the tool's schema, then the call goes out with
+    /// the server's tool-call timeout, subject to its backoff.
+    pub async fn call_tool(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+    ) -> Result<ModelResult, CatalogError> {
+        let arguments = tool.prepare_arguments(arguments)?;
+        let server = tool.origin().server.as_str();
+        let (connection, epoch, timeout) = self.shared.connection_for_call(server).await?;
+        let outcome = match &tool.origin().target {
+            ToolTarget::Tool { name } => connection.call_tool(name, arguments, timeout).await,
+            ToolTarget::Utility { utility } => {
+                call_utility(connection.as_ref(), *utility, arguments).await
+            }
+        };
+        self.shared.record(server, epoch, outcome.is_ok());
+        let result = outcome?;
+        Ok(convert_result(
+            &result,
+            self.shared.options.max_result_bytes,
+        ))
+    }
+
+    /// Drops the cached catalog; the next attempt rebuilds it (reusing
+    /// open connections and listings).
+    pub fn invalidate(&self) {
+        let mut state = self.shared.lock();
+        state.invalidate();
+    }
+
+    /// Applies a new server list: a server whose entry changed is
+    /// reconnected (on the next attempt), a removed one is closed, an
+    /// added one is connected on the next attempt, and every other keeps
+    /// its session. Returns the names of the servers that changed.
+    pub async fn update_servers(
+        &self,
+        servers: impl IntoIterator<Item = ServerConfig>,
+    ) -> Vec<String> {
+        let changed = self.shared.update_servers(servers);
+        self.shared.close_retired().await;
+        changed
+    }
+
+    /// Whether a server currently has an open connection.
+    pub fn is_connected(&self, server: &str) -> bool {
+        let state = self.shared.lock();
+        state
+            .slots
+            .get(server)
+            .is_some_and(|slot| slot.connection.is_some())
+    }
+
+    /// Closes every connection; later calls fail.
+    pub async fn shutdown(&self) {
+        self.shared.shutdown().await;
+    }
+}
+
+impl RuntimeShared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the state half
+        // written in a way later readers would misread, so go on.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn paused_error(&self, server: &str, paused: Paused) -> CatalogError {
+        let now = self.clock.now();
+        let retry_in = paused.until.saturating_duration_since(now);
+        CatalogError::Paused {
+            server: server.to_owned(),
+            failures: paused.failures,
+            retry_at: rfc3339(self.clock.wall_now() + retry_in),
+            retry_in,
+        }
+    }
+
+    async fn build(self: Arc<Self>, generation: u64) -> Result<Arc<Catalog>, CatalogError> {
+        let servers: Vec<String> = self.lock().slots.keys().cloned().collect();
+        let outcomes = futures::future::join_all(
+            servers
+                .iter()
+                .map(|server| Arc::clone(&self).prepare(server)),
+        )
+        .await;
+
+        let mut listings = Vec::new();
+        let mut diagnostics = Vec::new();
+        let mut retry_at: Option<Instant> = None;
+        let mut required_failure = None;
+        let now = self.clock.now();
+        for (server, outcome) in servers.iter().zip(outcomes) {
+            match outcome {
+                Some(ServerOutcome::Ready(listing)) => listings.push(listing),
+                Some(ServerOutcome::Failed {
+                    reason,
+                    paused_until,
+                }) => {
+                    let required = self
+                        .lock()
+                        .slots
+                        .get(server)
+                        .is_some_and(|slot| slot.config.required);
+                    if required && required_failure.is_none() {
+                        required_failure = Some(CatalogError::RequiredServerFailed {
+                            server: server.clone(),
+                            reason: reason.clone(),
+                        });
+                    }
+                    let at = paused_until.unwrap_or(now);
+                    retry_at = Some(retry_at.map_or(at, |r| r.min(at)));
+                    diagnostics.push(CatalogDiagnostic::server(
+                        Level::Error,
+                        server,
+                        format!("server {server:?} is unavailable: {reason}"),
+                    ));
+                }
+                // removed while the build ran
+                None => {}
+            }
+        }
+
+        let result = match required_failure {
+            Some(error) => Err(error),
+            None => {
+                let mut catalog = materialize(&listings, &self.options.materialize);
+                catalog.push_diagnostics(diagnostics);
+                Ok(Arc::new(catalog))
+            }
+        };
+
+        let mut state = self.lock();
+        if state
+            .inflight
+            .as_ref()
+            .is_some_and(|(g, _)| *g == generation)
+        {
+            state.inflight = None;
+        }
+        if let Ok(catalog) = &result
+            && state.generation == generation
+            && !state.shut_down
+        {
+            state.cached = Some(CachedCatalog {
+                catalog: Arc::clone(catalog),
+                retry_at,
+            });
+        }
+        result
+    }
+
+    /// Connects a server if needed and lists its tools if needed. `None`
+    /// when the server was removed meanwhile.
+    async fn prepare(self: Arc<Self>, server: &str) -> Option<ServerOutcome> {
+        let (config, epoch, connection, tools, tools_epoch) = {
+            let now = self.clock.now();
+            let mut state = self.lock();
+            let slot = state.slots.get_mut(server)?;
+            if let (Some(connection), Some(tools)) = (&slot.connection, &slot.tools) {
+                return Some(ServerOutcome::Ready(
+                    slot.listing(connection.features(), tools),
+                ));
+            }
+            if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
+                let until = slot.backoff.paused_until(now).unwrap_or(paused.until);
+                return Some(ServerOutcome::Failed {
+                    reason: self.paused_error(server, paused).to_string(),
+                    paused_until: Some(until),
+                });
+            }
+            (
+                slot.config.clone(),
+                slot.epoch,
+                slot.connection.clone(),
+                slot.tools.clone(),
+                slot.tools_epoch,
+            )
+        };
+
+        let connection = match connection {
+            Some(connection) => connection,
+            None => match self.connect(&config, epoch).await {
+                Ok(connection) => connection,
+                Err(error) => {
+                    self.record(server, epoch, false);
+                    return Some(self.failed(server, error));
+                }
+            },
+        };
+
+        let tools = match tools {
+            Some(tools) => tools,
+            None => {
+                let listed =
+                    match tokio::time::timeout(config.timeouts.request, connection.list_tools())
+                        .await
+                    {
+                        Ok(result) => result,
+                        Err(_) => Err(CatalogError::Request {
+                            server: server.to_owned(),
+                            operation: "tools/list".into(),
+                            reason: format!(
+                                "timed out after {} ms",
+                                config.timeouts.request.as_millis()
+                            ),
+                        }),
+                    };
+                match listed {
+                    Ok(tools) => {
+                        let tools = Arc::new(tools);
+                        let mut state = self.lock();
+                        if let Some(slot) = state.slots.get_mut(server)
+                            && slot.epoch == epoch
+                            && slot.tools_epoch == tools_epoch
+                        {
+                            slot.tools = Some(Arc::clone(&tools));
+                        }
+                        tools
+                    }
+                    Err(error) => {
+                        // A failed listing often means a dead session:
+                        // start over with a fresh connection next time.
+                        let mut state = self.lock();
+                        if let Some(slot) = state.slots.get_mut(server)
+                            && slot.epoch == epoch
+                        {
+                            if let Some(old) = slot.connection.take() {
+                                state.retired.push(old);
+                            }
+                            state.bump_epoch(server);
+                        }
+                        drop(state);
+                        self.record_failure_any_epoch(server);
+                        return Some(self.failed(server, error));
+                    }
+                }
+            }
+        };
+        self.record(server, epoch, true);
+        let state = self.lock();
+        let slot = state.slots.get(server)?;
+        Some(ServerOutcome::Ready(ServerTools {
+            server: server.to_owned(),
+            tools: tools.as_ref().clone(),
+            filter: slot.config.tool_filter.clone(),
+            features: connection.features(),
+        }))
+    }
+
+    fn failed(&self, server: &str, error: CatalogError) -> ServerOutcome {
+        let now = self.clock.now();
+        let state = self.lock();
+        let slot = state.slots.get(server);
+        let paused_until = slot.and_then(|slot| slot.backoff.paused_until(now));
+        let mut reason = error.to_string();
+        if let (Some(until), Some(slot)) = (paused_until, slot) {
+            let paused = Paused {
+                until,
+                failures: slot.backoff.failures(),
+            };
+            reason = format!("{reason}; {}", self.paused_error(server, paused));
+        }
+        ServerOutcome::Failed {
+            reason,
+            paused_until,
+        }
+    }
+
+    /// Opens a connection for the slot of `epoch` and stores it there.
+    async fn connect(
+        self: &Arc<Self>,
+        config: &ServerConfig,
+        epoch: u64,
+    ) -> Result<Arc<dyn Connection>, CatalogError> {
+        let server = config.name.as_str();
+        let _permit = self
+            .connect_limit
+            .acquire()
+            .await
+            .map_err(|_| CatalogError::ShutDown {
+                session: self.session_id.clone(),
+            })?;
+        let events = ServerEvents {
+            runtime: Arc::downgrade(self),
+            server: server.to_owned(),
+            epoch,
+        };
+        let timeout = config.timeouts.connect;
+        let connection =
+            match tokio::time::timeout(timeout, self.connector.connect(config, events)).await {
+                Ok(result) => result?,
+                Err(_) => {
+                    return Err(CatalogError::Connect {
+                        server: server.to_owned(),
+                        reason: format!("timed out after {} ms", timeout.as_millis()),
+                    });
+                }
+            };
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        let current = state
+            .slots
+            .get_mut(server)
+            .filter(|slot| slot.epoch == epoch && !state.shut_down);
+        match current {
+            Some(slot) => match &slot.connection {
+                // A call connected first; use its connection.
+                Some(existing) => {
+                    let existing = Arc::clone(existing);
+                    state.retired.push(connection);
+                    Ok(existing)
+                }
+                None => {
+                    slot.connection = Some(Arc::clone(&connection));
+                    Ok(connection)
+                }
+            },
+            None => {
+                state.retired.push(connection);
+                Err(CatalogError::Connect {
+                    server: server.to_owned(),
+                    reason: "the server entry changed while connecting".into(),
+                })
+            }
+        }
+    }
+
+    /// The open connection for a call, connecting first if needed.
+    async fn connection_for_call(
+        self: &Arc<Self>,
+        server: &str,
+    ) -> Result<(Arc<dyn Connection>, u64, Duration), CatalogError> {
+        let (config, epoch, connection) = {
+            let now = self.clock.now();
+            let mut state = self.lock();
+            if state.shut_down {
+                return Err(CatalogError::ShutDown {
+                    session: self.session_id.clone(),
+                });
+            }
+            state.last_used = now;
+            let slot = state
+                .slots
+                .get_mut(server)
+                .ok_or_else(|| CatalogError::UnknownServer {
+                    server: server.into(),
+                })?;
+            if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
+                return Err(self.paused_error(server, paused));
+            }
+            (slot.config.clone(), slot.epoch, slot.connection.clone())
+        };
+        let connection = match connection {
+            Some(connection) => connection,
+            None => match self.connect(&config, epoch).await {
+                Ok(connection) => connection,
+                Err(error) => {
+                    self.record(server, epoch, false);
+                    return Err(error);
+                }
+            },
+        };
+        Ok((connection, epoch, config.timeouts.tool_call))
+    }
+
+    /// Records the outcome of an attempt in the server's backoff, if the
+    /// slot is still the one the attempt used.
+    fn record(&self, server: &str, epoch: u64, ok: bool) {
+        let now = self.clock.now();
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(server)
+            && slot.epoch == epoch
+        {
+            if ok {
+                slot.backoff.succeed();
+            } else {
+                slot.backoff.fail(now, self.options.backoff);
+            }
+        }
+    }
+
+    fn record_failure_any_epoch(&self, server: &str) {
+        let now = self.clock.now();
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(server) {
+            slot.backoff.fail(now, self.options.backoff);
+        }
+    }
+
+    fn on_tools_changed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.slots.get_mut(server) else {
+            return;
+        };
+        if slot.epoch != epoch {
+            return;
+        }
+        slot.tools = None;
+        slot.tools_epoch += 1;
+        state.invalidate();
+    }
+
+    fn on_closed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.slots.get_mut(server) else {
+            return;
+        };
+        if slot.epoch != epoch {
+            return;
+        }
+        slot.connection = None;
+        slot.tools = None;
+        state.bump_epoch(server);
+        state.invalidate();
+    }
+
+    fn update_servers(&self, servers: impl IntoIterator<Item = ServerConfig>) -> Vec<String> {
+        let wanted: BTreeMap<String, ServerConfig> = servers
+            .into_iter()
+            .filter(|s| s.enabled)
+            .map(|s| (s.name.clone(), s))
+            .collect();
+        let mut state = self.lock();
+        let mut changed = Vec::new();
+        let removed: Vec<String> = state
+            .slots
+            .keys()
+            .filter(|name| !wanted.contains_key(*name))
+            .cloned()
+            .collect();
+        for name in removed {
+            if let Some(slot) = state.slots.remove(&name) {
+                state.retired.extend(slot.connection);
+            }
+            changed.push(name);
+        }
+        for (name, config) in wanted {
+            // Every field that changes behaviour is part of the entry, so
+            // entry equality is config-hash equality.
+            let same = state
+                .slots
+                .get(&name)
+                .is_some_and(|slot| slot.config == config);
+            if same {
+                continue;
+            }
+            let epoch = state.take_epoch();
+            if let Some(old) = state.slots.insert(name.clone(), Slot::new(config, epoch)) {
+                state.retired.extend(old.connection);
+            }
+            changed.push(name);
+        }
+        if !changed.is_empty() {
+            state.invalidate();
+        }
+        changed.sort();
+        changed
+    }
+
+    async fn close_retired(&self) {
+        let retired = std::mem::take(&mut self.lock().retired);
+        futures::future::join_all(retired.iter().map(|c| c.close())).await;
+    }
+
+    async fn shutdown(&self) {
+        let connections: Vec<Arc<dyn Connection>> = {
+            let mut state = self.lock();
+            state.shut_down = true;
+            state.cached = None;
+            state.inflight = None;
+            state.invalidate();
+            let mut all = std::mem::take(&mut state.retired);
+            for slot in state.slots.values_mut() {
+                slot.tools = None;
+                all.extend(slot.connection.take());
+            }
+            all
+        };
+        self.connect_limit.close();
+        futures::future::join_all(connections.iter().map(|c| c.close())).await;
+    }
+
+    fn is_idle(&self, now: Instant) -> bool {
+        let ttl = self.options.idle_ttl;
+        if ttl.is_zero() {
+            return false;
+        }
+        let state = self.lock();
+        state.in_use == 0
+            && state.inflight.is_none()
+            && now.saturating_duration_since(state.last_used) >= ttl
+    }
+}
+
+impl State {
+    fn take_epoch(&mut self) -> u64 {
+        self.next_epoch += 1;
+        self.next_epoch
+    }
+
+    fn bump_epoch(&mut self, server: &str) {
+        let epoch = self.take_epoch();
+        if let Some(slot) = self.slots.get_mut(server) {
+            slot.epoch = epoch;
+        }
+    }
+
+    fn invalidate(&mut self) {
+        self.generation += 1;
+        self.cached = None;
+        // A running build stays shared until it ends, but is not cached.
+        self.inflight = None;
+    }
+}
+
+impl Slot {
+    fn new(config: ServerConfig, epoch: u64) -> Self {
+        Slot {
+            config,
+            epoch,
+            connection: None,
+            tools: None,
+            tools_epoch: 0,
+            backoff: Backoff::default(),
+        }
+    }
+
+    fn listing(&self, features: ServerFeatures, tools: &Arc<Vec<Tool>>) -> ServerTools {
+        ServerTools {
+            server: self.config.name.clone(),
+            tools: tools.as_ref().clone(),
+            filter: self.config.tool_filter.clone(),
+            features,
+        }
+    }
+}
+
+async fn call_utility(
+    connection: &dyn Connection,
+    utility: UtilityTool,
+    arguments: Value,
+) -> Result<CallToolResult, CatalogError> {
+    let string_arg = |name: &str| {
+        arguments
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let content = match utility {
+        UtilityTool::ResourcesList => {
+            vec![json_text(
+                &connection.list_resources(string_arg("cursor")).await?,
+            )]
+        }
+        UtilityTool::PromptsList => {
+            vec![json_text(
+                &connection.list_prompts(string_arg("cursor")).await?,
+            )]
+        }
+        UtilityTool::ResourcesRead => {
+            let uri = string_arg("uri").unwrap_or_default();
+            let result = connection.read_resource(&uri).await?;
+            resource_contents(&result)
+        }
+        UtilityTool::PromptsGet => {
+            let name = string_arg("name").unwrap_or_default();
+            let arguments = prompt_arguments(arguments.get("arguments"));
+            let result = connection.get_prompt(&name, arguments).await?;
+            prompt_messages(&result)
+        }
+    };
+    Ok(CallToolResult {
+        content,
+        structured_content: None,
+        is_error: false,
+    })
+}
+
+fn json_text(value: &Value) -> Value {
+    json!({"type": "text", "text": serde_json::to_string_pretty(value).unwrap_or_default()})
+}
+
+/// `resources/read` contents as content blocks: text stays text, an image
+/// blob becomes an image, any other blob its uri.
+fn resource_contents(result: &Value) -> Vec<Value> {
+    let Some(contents) = result.get("contents").and_then(Value::as_array) else {
+        return vec![json_text(result)];
+    };
+    contents
+        .iter()
+        .map(|item| {
+            let mime = item.get("mimeType").and_then(Value::as_str).unwrap_or("");
+            match (item.get("text"), item.get("blob")) {
+                (Some(_), _) => json!({"type": "resource", "resource": item}),
+                (None, Some(blob)) if mime.starts_with("image/") => {
+                    json!({"type": "image", "data": blob, "mimeType": mime})
+                }
+                _ => json!({"type": "resource", "resource": item}),
+            }
+        })
+        .collect()
+}
+
+/// `prompts/get` messages as content blocks, text prefixed by the role.
+fn prompt_messages(result: &Value) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    if let Some(description) = result.get("description").and_then(Value::as_str) {
+        blocks.push(json!({"type": "text", "text": description}));
+    }
+    let Some(messages) = result.get("messages").and_then(Value::as_array) else {
+        return vec![json_text(result)];
+    };
+    for message in messages {
+        let role = message
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("user");
+        let mut content = message.get("content").cloned().unwrap_or(Value::Null);
+        if let Some(Value::String(text)) = content.get_mut("text") {
+            *text = format!("{role}: {text}");
+        }
+        blocks.push(content);
+    }
+    blocks
+}
+
+/// Prompt arguments from the `[{name, value}]` list the utility schema
+/// asks for (an object is accepted too).
+fn prompt_arguments(value: Option<&Value>) -> Map<String, Value> {
+    match value {
+        Some(Value::Object(map)) => map.clone(),
+        Some(Value::Array(pairs)) => pairs
+            .iter()
+            .filter_map(|pair| {
+                let name = pair.get("name")?.as_str()?;
+                let value = pair.get("value")?.clone();
+                Some((name.to_owned(), value))
+            })
+            .collect(),
+        _ => Map::new(),
+    }
+}
+
+struct ManagerShared {
+    connector: Arc<dyn Connector>,
+    clock: Arc<dyn Clock>,
+    options: RuntimeOptions,
+    servers: Mutex<Vec<ServerConfig>>,
+    runtimes: Mutex<HashMap<String, Arc<SessionRuntime>>>,
+}
+
+/// The runtimes of every session, keyed by session id.
+#[derive(Clone)]
+pub struct RuntimeManager {
+    shared: Arc<ManagerShared>,
+}
+
+impl fmt::Debug for RuntimeManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuntimeManager").finish_non_exhaustive()
+    }
+}
+
+/// A runtime in use. While a lease is alive its runtime is never evicted;
+/// dropping it counts as the runtime's last use.
+pub struct RuntimeLease {
+    runtime: Arc<SessionRuntime>,
+}
+
+impl fmt::Debug for RuntimeLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RuntimeLease").field(&self.runtime).finish()
+    }
+}
+
+impl Deref for RuntimeLease {
+    type Target = SessionRuntime;
+
+    fn deref(&self) -> &SessionRuntime {
+        &self.runtime
+    }
+}
+
+impl Drop for RuntimeLease {
+    fn drop(&mut self) {
+        let shared = &self.runtime.shared;
+        let now = shared.clock.now();
+        let mut state = shared.lock();
+        state.in_use = state.in_use.saturating_sub(1);
+        state.last_used = now;
+    }
+}
+
+impl RuntimeManager {
+    /// A manager whose sessions all use `servers`.
+    pub fn new(
+        servers: Vec<ServerConfig>,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+    ) -> Self {
+        RuntimeManager {
+            shared: Arc::new(ManagerShared {
+                connector,
+                clock,
+                options,
+                servers: Mutex::new(servers),
+                runtimes: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    fn runtimes(&self) -> MutexGuard<'_, HashMap<String, Arc<SessionRuntime>>> {
+        self.shared
+            .runtimes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The runtime of `session_id`, made on first use. Making one connects
+    /// nothing.
+    pub fn lease(&self, session_id: &str) -> RuntimeLease {
+        let runtime = {
+            let mut runtimes = self.runtimes();
+            let runtime = runtimes.entry(session_id.to_owned()).or_insert_with(|| {
+                let servers = self
+                    .shared
+                    .servers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                Arc::new(SessionRuntime::new(
+                    session_id,
+                    servers,
+                    Arc::clone(&self.shared.connector),
+                    Arc::clone(&self.shared.clock),
+                    self.shared.options.clone(),
+                ))
+            });
+            Arc::clone(runtime)
+        };
+        let now = self.shared.clock.now();
+        {
+            let mut state = runtime.shared.lock();
+            state.in_use += 1;
+            state.last_used = now;
+        }
+        RuntimeLease { runtime }
+    }
+
+    /// Ids of the live sessions, sorted.
+    pub fn session_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.runtimes().keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Evicts every runtime unused for the idle TTL and not in use, closing
+    /// its connections. Returns the evicted session ids, sorted.
+    pub async fn evict_idle(&self) -> Vec<String> {
+        let now = self.shared.clock.now();
+        let evicted: Vec<(String, Arc<SessionRuntime>)> = {
+            let mut runtimes = self.runtimes();
+            let idle: Vec<String> = runtimes
+                .iter()
+                .filter(|(_, runtime)| runtime.shared.is_idle(now))
+                .map(|(id, _)| id.clone())
+                .collect();
+            idle.into_iter()
+                .filter_map(|id| runtimes.remove(&id).map(|runtime| (id, runtime)))
+                .collect()
+        };
+        futures::future::join_all(evicted.iter().map(|(_, runtime)| runtime.shutdown())).await;
+        let mut ids: Vec<String> = evicted.into_iter().map(|(id, _)| id).collect();
+        ids.sort();
+        ids
+    }
+
+    /// Runs [`RuntimeManager::evict_idle`] every `every` until the manager
+    /// is dropped.
+    pub fn spawn_idle_sweeper(&self, every: Duration) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(&self.shared);
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(every);
+            interval.tick().await;
+            loop {
+                interval.tick().await;
+                let Some(shared) = weak.upgrade() else {
+                    return;
+                };
+                RuntimeManager { shared }.evict_idle().await;
+            }
+        })
+    }
+
+    /// Applies a new server list to every session: only servers whose
+    /// entry changed reconnect. Returns the changed names per session.
+    pub async fn update_servers(
+        &self,
+        servers: Vec<ServerConfig>,
+    ) -> BTreeMap<String, Vec<String>> {
+        *self
+            .shared
+            .servers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = servers.clone();
+        let runtimes: Vec<(String, Arc<SessionRuntime>)> = self
+            .runtimes()
+            .iter()
+            .map(|(id, runtime)| (id.clone(), Arc::clone(runtime)))
+            .collect();
+        let mut changed = BTreeMap::new();
+        for (id, runtime) in runtimes {
+            changed.insert(id, runtime.update_servers(servers.clone()).await);
+        }
+        changed
+    }
+
+    /// Closes every session.
+    pub async fn shutdown(&self) {
+        let runtimes: Vec<Arc<SessionRuntime>> = self.runtimes().drain().map(|(_, r)| r).collect();
+        futures::future::join_all(runtimes.iter().map(|runtime| runtime.shutdown())).await;
+    }
+}

@@ -1,0 +1,217 @@
+//! Properties of materialisation over arbitrary names and schemas.
+
+mod support;
+
+use std::collections::HashSet;
+
+use mcp_catalog::naming::is_valid_name;
+use mcp_catalog::schema::{ProviderProfile, normalize, prepare};
+use mcp_catalog::{MaterializeOptions, NamingStyle, ServerFeatures, ServerTools, materialize};
+use mcp_config::ToolFilter;
+use mcp_transport::protocol::Tool;
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+fn name_strategy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z]{1,8}",
+        "[A-Za-z0-9_.: -]{0,12}",
+        "\\PC{0,20}",
+        "[a-z]{60,90}",
+        Just("memory".to_owned()),
+        Just("status".to_owned()),
+        Just("claude.ai Example Server".to_owned()),
+        Just(String::new()),
+    ]
+}
+
+fn listings_strategy() -> impl Strategy<Value = Vec<ServerTools>> {
+    prop::collection::btree_map(
+        name_strategy(),
+        (
+            prop::collection::vec(name_strategy(), 0..6),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+        0..6,
+    )
+    .prop_map(|servers| {
+        servers
+            .into_iter()
+            .map(|(server, (tools, resources, prompts))| ServerTools {
+                server,
+                tools: tools
+                    .into_iter()
+                    .map(|name| Tool {
+                        name,
+                        title: None,
+                        description: None,
+                        input_schema: json!({"type": "object"}),
+                        output_schema: None,
+                        annotations: None,
+                    })
+                    .collect(),
+                filter: ToolFilter::default(),
+                features: ServerFeatures { resources, prompts },
+            })
+            .collect()
+    })
+}
+
+fn style_strategy() -> impl Strategy<Value = NamingStyle> {
+    prop_oneof![Just(NamingStyle::OpenClaw), Just(NamingStyle::Claw)]
+}
+
+fn options(style: NamingStyle) -> MaterializeOptions {
+    MaterializeOptions {
+        style,
+        reserved_names: ["memory__status", "read", "mcp__memory__status"]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        ..MaterializeOptions::default()
+    }
+}
+
+/// Arbitrary JSON-Schema-like values, hostile ones included.
+fn schema_strategy() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(json!({"type": "string", "format": "uri"})),
+        Just(json!({"type": ["string", "null"]})),
+        Just(json!({"type": "integer", "nullable": true})),
+        Just(json!({"type": "array"})),
+        Just(json!({"$dynamicRef": "#meta"})),
+        Just(json!({"enum": [1, "a", null]})),
+        Just(json!({"type": []})),
+        Just(json!(true)),
+        Just(json!(false)),
+        Just(json!({})),
+        Just(json!(null)),
+        Just(json!("string")),
+    ];
+    leaf.prop_recursive(4, 40, 4, |inner| {
+        let keywords = prop_oneof![
+            Just("properties"),
+            Just("items"),
+            Just("additionalProperties"),
+            Just("anyOf"),
+            Just("allOf"),
+            Just("oneOf"),
+            Just("$defs"),
+            Just("not"),
+            Just("prefixItems"),
+        ];
+        prop::collection::vec(
+            (keywords, prop::collection::vec(inner, 1..3), any::<bool>()),
+            1..4,
+        )
+        .prop_map(|entries| {
+            let mut map = Map::new();
+            for (keyword, children, nullable) in entries {
+                let value = match keyword {
+                    "properties" | "$defs" => Value::Object(
+                        children
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, c)| (format!("p{i}"), c))
+                            .collect(),
+                    ),
+                    "anyOf" | "allOf" | "oneOf" | "prefixItems" => Value::Array(children),
+                    _ => children.into_iter().next().unwrap_or(Value::Bool(true)),
+                };
+                map.insert(keyword.to_owned(), value);
+                if nullable {
+                    map.insert("nullable".into(), Value::Bool(true));
+                }
+            }
+            Value::Object(map)
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn names_are_valid_and_unique(listings in listings_strategy(), style in style_strategy()) {
+        let options = options(style);
+        let catalog = materialize(&listings, &options);
+        let mut seen = HashSet::new();
+        for tool in catalog.tools() {
+            prop_assert!(is_valid_name(tool.name()), "invalid name {:?}", tool.name());
+            let key = match style {
+                NamingStyle::OpenClaw => tool.name().to_ascii_lowercase(),
+                NamingStyle::Claw => tool.name().to_owned(),
+            };
+            prop_assert!(seen.insert(key), "duplicate name {:?}", tool.name());
+            let reserved = options.reserved_names.iter().any(|r| match style {
+                NamingStyle::OpenClaw => r.eq_ignore_ascii_case(tool.name()),
+                NamingStyle::Claw => r == tool.name(),
+            });
+            prop_assert!(!reserved, "reserved name {:?} handed out", tool.name());
+        }
+    }
+
+    #[test]
+    fn answer_order_does_not_matter(
+        listings in listings_strategy(),
+        style in style_strategy(),
+        seed in any::<u64>(),
+    ) {
+        let options = options(style);
+        let expected = serde_json::to_string(&materialize(&listings, &options).report()).unwrap();
+        let mut shuffled = listings.clone();
+        // a deterministic shuffle from the seed
+        let mut state = seed | 1;
+        for i in (1..shuffled.len()).rev() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let j = (state % (i as u64 + 1)) as usize;
+            shuffled.swap(i, j);
+        }
+        let actual = serde_json::to_string(&materialize(&shuffled, &options).report()).unwrap();
+        prop_assert_eq!(expected, actual);
+    }
+
+    #[test]
+    fn normalising_twice_changes_nothing(schema in schema_strategy()) {
+        let once = normalize(&schema);
+        prop_assert_eq!(normalize(&once), once.clone());
+    }
+
+    #[test]
+    fn every_produced_schema_is_accepted_by_its_provider(schema in schema_strategy()) {
+        for profile in ProviderProfile::ALL {
+            if let Ok(out) = prepare(&schema, profile) {
+                let problems = support::problems_for(profile, &out);
+                prop_assert!(problems.is_empty(), "{} produced {:#} from {:#}: {:?}", profile.as_str(), out, schema, problems);
+            }
+        }
+    }
+}
+
+#[test]
+fn duplicate_server_names_do_not_depend_on_order() {
+    let a = ServerTools {
+        server: "dup".into(),
+        tools: vec![],
+        filter: ToolFilter::default(),
+        features: ServerFeatures::default(),
+    };
+    let mut b = a.clone();
+    b.features.resources = true;
+    b.tools.push(Tool {
+        name: "x".into(),
+        title: None,
+        description: None,
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        annotations: None,
+    });
+    let options = MaterializeOptions::default();
+    let first =
+        serde_json::to_string(&materialize(&[a.clone(), b.clone()], &options).report()).unwrap();
+    let second = serde_json::to_string(&materialize(&[b, a], &options).report()).unwrap();
+    assert_eq!(first, second);
+}

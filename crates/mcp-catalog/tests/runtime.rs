@@ -1,0 +1,748 @@
+//! Session runtime behaviour against scripted servers: lazy concurrent
+//! connect, shared in-flight builds, generations, `list_changed`, idle
+//! eviction, failure backoff, config changes and shutdown.
+
+// Helpers of the scripted server panic on a broken fixture, as tests do.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_catalog::backoff::BackoffPolicy;
+use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
+use mcp_catalog::{
+    CatalogError, Connection, Connector, ModelBlock, RuntimeManager, RuntimeOptions, ServerEvents,
+    ServerFeatures, SessionRuntime,
+};
+use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_transport::protocol::{CallToolResult, Tool};
+use serde_json::{Map, Value, json};
+
+/// What one scripted server does.
+#[derive(Default)]
+struct Script {
+    connect_delay: Duration,
+    /// Connect attempts that fail before one succeeds (`usize::MAX`:
+    /// always).
+    failing_connects: usize,
+    tools: Vec<String>,
+    /// Tool calls fail while this is set.
+    calls_fail: bool,
+    features: ServerFeatures,
+}
+
+#[derive(Default)]
+struct Counters {
+    connects: AtomicUsize,
+    lists: AtomicUsize,
+    calls: AtomicUsize,
+    closes: AtomicUsize,
+}
+
+/// A connector over scripted in-memory servers.
+#[derive(Default)]
+struct FakeConnector {
+    scripts: Mutex<HashMap<String, Script>>,
+    counters: Mutex<HashMap<String, Arc<Counters>>>,
+    events: Mutex<HashMap<String, ServerEvents>>,
+    last_timeout: Mutex<Option<Duration>>,
+}
+
+impl FakeConnector {
+    fn with(servers: &[(&str, &[&str])]) -> Arc<Self> {
+        let fake = FakeConnector::default();
+        for (name, tools) in servers {
+            fake.scripts.lock().unwrap().insert(
+                name.to_string(),
+                Script {
+                    tools: tools.iter().map(|t| t.to_string()).collect(),
+                    ..Script::default()
+                },
+            );
+        }
+        Arc::new(fake)
+    }
+
+    fn script(&self, server: &str, edit: impl FnOnce(&mut Script)) {
+        edit(self.scripts.lock().unwrap().get_mut(server).unwrap());
+    }
+
+    fn counters(&self, server: &str) -> Arc<Counters> {
+        Arc::clone(
+            self.counters
+                .lock()
+                .unwrap()
+                .entry(server.to_owned())
+                .or_default(),
+        )
+    }
+
+    fn connects(&self, server: &str) -> usize {
+        self.counters(server).connects.load(Ordering::SeqCst)
+    }
+
+    fn lists(&self, server: &str) -> usize {
+        self.counters(server).lists.load(Ordering::SeqCst)
+    }
+
+    fn calls(&self, server: &str) -> usize {
+        self.counters(server).calls.load(Ordering::SeqCst)
+    }
+
+    fn closes(&self, server: &str) -> usize {
+        self.counters(server).closes.load(Ordering::SeqCst)
+    }
+
+    fn events(&self, server: &str) -> ServerEvents {
+        self.events.lock().unwrap().get(server).unwrap().clone()
+    }
+}
+
+struct FakeConnection {
+    server: String,
+    connector: Arc<FakeConnector>,
+    counters: Arc<Counters>,
+}
+
+/// The connector the runtime owns; the test keeps the same fake.
+struct FakeHandle(Arc<FakeConnector>);
+
+#[async_trait]
+impl Connector for FakeHandle {
+    async fn connect(
+        &self,
+        server: &ServerConfig,
+        events: ServerEvents,
+    ) -> Result<Arc<dyn Connection>, CatalogError> {
+        let this = &self.0;
+        let counters = this.counters(&server.name);
+        counters.connects.fetch_add(1, Ordering::SeqCst);
+        let delay = this.scripts.lock().unwrap()[&server.name].connect_delay;
+        tokio::time::sleep(delay).await;
+        let fail = {
+            let mut scripts = this.scripts.lock().unwrap();
+            let script = scripts.get_mut(&server.name).unwrap();
+            if script.failing_connects > 0 {
+                if script.failing_connects != usize::MAX {
+                    script.failing_connects -= 1;
+                }
+                true
+            } else {
+                false
+            }
+        };
+        if fail {
+            return Err(CatalogError::Connect {
+                server: server.name.clone(),
+                reason: "connection refused".into(),
+            });
+        }
+        this.events
+            .lock()
+            .unwrap()
+            .insert(server.name.clone(), events);
+        Ok(Arc::new(FakeConnection {
+            server: server.name.clone(),
+            connector: Arc::clone(this),
+            counters,
+        }))
+    }
+}
+
+#[async_trait]
+impl Connection for FakeConnection {
+    fn features(&self) -> ServerFeatures {
+        self.connector.scripts.lock().unwrap()[&self.server].features
+    }
+
+    async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError> {
+        self.counters.lists.fetch_add(1, Ordering::SeqCst);
+        tokio::task::yield_now().await;
+        let scripts = self.connector.scripts.lock().unwrap();
+        Ok(scripts[&self.server]
+            .tools
+            .iter()
+            .map(|name| Tool {
+                name: name.clone(),
+                title: None,
+                description: Some(format!("{name} of {}", self.server)),
+                input_schema: json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
+                output_schema: None,
+                annotations: None,
+            })
+            .collect())
+    }
+
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Result<CallToolResult, CatalogError> {
+        self.counters.calls.fetch_add(1, Ordering::SeqCst);
+        *self.connector.last_timeout.lock().unwrap() = Some(timeout);
+        if self.connector.scripts.lock().unwrap()[&self.server].calls_fail {
+            return Err(CatalogError::Request {
+                server: self.server.clone(),
+                operation: "tools/call".into(),
+                reason: "broken pipe".into(),
+            });
+        }
+        Ok(CallToolResult {
+            content: vec![json!({"type": "text", "text": format!("{name} {arguments}")})],
+            structured_content: None,
+            is_error: false,
+        })
+    }
+
+    async fn list_resources(&self, _cursor: Option<String>) -> Result<Value, CatalogError> {
+        Ok(json!({"resources": [{"uri": "test://a", "name": "a"}]}))
+    }
+
+    async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError> {
+        Ok(json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": "content of a"}]}))
+    }
+
+    async fn list_prompts(&self, _cursor: Option<String>) -> Result<Value, CatalogError> {
+        Ok(json!({"prompts": []}))
+    }
+
+    async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, CatalogError> {
+        Ok(
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": format!("{name} {}", Value::Object(arguments))}}]}),
+        )
+    }
+
+    async fn close(&self) {
+        self.counters.closes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn config(name: &str) -> ServerConfig {
+    ServerConfig {
+        name: name.to_owned(),
+        transport: TransportConfig::Sdk {
+            name: name.to_owned(),
+        },
+        enabled: true,
+        required: false,
+        tool_filter: ToolFilter::default(),
+        timeouts: Timeouts::default(),
+    }
+}
+
+fn runtime(
+    fake: &Arc<FakeConnector>,
+    servers: Vec<ServerConfig>,
+    clock: Arc<dyn Clock>,
+) -> SessionRuntime {
+    SessionRuntime::new(
+        "s1",
+        servers,
+        Arc::new(FakeHandle(Arc::clone(fake))),
+        clock,
+        RuntimeOptions::default(),
+    )
+}
+
+fn names(catalog: &mcp_catalog::Catalog) -> Vec<&str> {
+    catalog.tools().iter().map(|t| t.name()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn nothing_connects_until_asked_then_all_connect_concurrently() {
+    let fake = FakeConnector::with(&[("a", &["t1"]), ("b", &["t2"]), ("c", &["t3"])]);
+    for server in ["a", "b", "c"] {
+        fake.script(server, |s| s.connect_delay = Duration::from_millis(300));
+    }
+    let runtime = runtime(
+        &fake,
+        vec![config("a"), config("b"), config("c")],
+        Arc::new(SystemClock),
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        fake.connects("a") + fake.connects("b") + fake.connects("c"),
+        0
+    );
+
+    let start = tokio::time::Instant::now();
+    let catalog = runtime.catalog().await.unwrap();
+    let took = start.elapsed();
+    assert_eq!(names(&catalog), ["a__t1", "b__t2", "c__t3"]);
+    assert!(
+        took < Duration::from_millis(400),
+        "servers connected one after another: {took:?}"
+    );
+
+    // later attempts reuse it
+    let again = runtime.catalog().await.unwrap();
+    assert!(Arc::ptr_eq(&catalog, &again));
+    assert_eq!((fake.connects("a"), fake.lists("a")), (1, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_connect_limit_bounds_concurrency() {
+    let fake = FakeConnector::with(&[("a", &[]), ("b", &[]), ("c", &[]), ("d", &[])]);
+    for server in ["a", "b", "c", "d"] {
+        fake.script(server, |s| s.connect_delay = Duration::from_millis(100));
+    }
+    let options = RuntimeOptions {
+        max_concurrent_connects: 2,
+        ..RuntimeOptions::default()
+    };
+    let runtime = SessionRuntime::new(
+        "s",
+        ["a", "b", "c", "d"].map(config),
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+        Arc::new(SystemClock),
+        options,
+    );
+    let start = tokio::time::Instant::now();
+    runtime.catalog().await.unwrap();
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_millis(300),
+        "{took:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_callers_share_one_build() {
+    let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"])]);
+    fake.script("a", |s| s.connect_delay = Duration::from_millis(50));
+    let runtime = Arc::new(runtime(
+        &fake,
+        vec![config("a"), config("b")],
+        Arc::new(SystemClock),
+    ));
+    let callers: Vec<_> = (0..10)
+        .map(|_| {
+            let runtime = Arc::clone(&runtime);
+            tokio::spawn(async move { runtime.catalog().await.unwrap() })
+        })
+        .collect();
+    let catalogs: Vec<_> = futures::future::join_all(callers)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert!(catalogs.windows(2).all(|w| Arc::ptr_eq(&w[0], &w[1])));
+    assert_eq!((fake.connects("a"), fake.lists("a")), (1, 1));
+    assert_eq!((fake.connects("b"), fake.lists("b")), (1, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_build_invalidated_mid_flight_is_not_cached() {
+    let fake = FakeConnector::with(&[("a", &["old"])]);
+    fake.script("a", |s| s.connect_delay = Duration::from_millis(100));
+    let runtime = Arc::new(runtime(&fake, vec![config("a")], Arc::new(SystemClock)));
+    let first = {
+        let runtime = Arc::clone(&runtime);
+        tokio::spawn(async move { runtime.catalog().await.unwrap() })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    runtime.invalidate();
+    let first = first.await.unwrap();
+    assert_eq!(
+        names(&first),
+        ["a__old"],
+        "callers of the overtaken build still get its result"
+    );
+
+    fake.script("a", |s| s.tools = vec!["new".into()]);
+    fake.events("a").tools_changed();
+    let second = runtime.catalog().await.unwrap();
+    assert!(!Arc::ptr_eq(&first, &second));
+    assert_eq!(names(&second), ["a__new"]);
+    assert_eq!(fake.connects("a"), 1, "the open session is reused");
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_changed_relists_only_that_server() {
+    let fake = FakeConnector::with(&[("a", &["one"]), ("b", &["two"])]);
+    let runtime = runtime(&fake, vec![config("a"), config("b")], Arc::new(SystemClock));
+    let before = runtime.catalog().await.unwrap();
+    fake.script("a", |s| s.tools = vec!["one".into(), "uno".into()]);
+    fake.events("a").tools_changed();
+    let after = runtime.catalog().await.unwrap();
+    assert_eq!(names(&before), ["a__one", "b__two"]);
+    assert_eq!(names(&after), ["a__one", "a__uno", "b__two"]);
+    assert_eq!((fake.lists("a"), fake.lists("b")), (2, 1));
+    assert_eq!((fake.connects("a"), fake.connects("b")), (1, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_closed_connection_reconnects_on_the_next_attempt() {
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let runtime = runtime(&fake, vec![config("a")], Arc::new(SystemClock));
+    runtime.catalog().await.unwrap();
+    fake.events("a").closed();
+    assert!(!runtime.is_connected("a"));
+    runtime.catalog().await.unwrap();
+    assert_eq!(fake.connects("a"), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_server_is_reported_and_retried_later() {
+    let fake = FakeConnector::with(&[("good", &["t"]), ("flaky", &["f"])]);
+    fake.script("flaky", |s| s.failing_connects = 1);
+    let runtime = runtime(
+        &fake,
+        vec![config("good"), config("flaky")],
+        Arc::new(SystemClock),
+    );
+    let first = runtime.catalog().await.unwrap();
+    assert_eq!(names(&first), ["good__t"]);
+    let diagnostic = first
+        .diagnostics()
+        .iter()
+        .find(|d| d.server == "flaky")
+        .unwrap();
+    assert_eq!(diagnostic.level, Level::Error);
+    assert!(
+        diagnostic.message.contains("connection refused"),
+        "{}",
+        diagnostic.message
+    );
+
+    let second = runtime.catalog().await.unwrap();
+    assert_eq!(names(&second), ["flaky__f", "good__t"]);
+    assert_eq!((fake.connects("good"), fake.connects("flaky")), (1, 2));
+    let third = runtime.catalog().await.unwrap();
+    assert!(Arc::ptr_eq(&second, &third), "a complete catalog is cached");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_required_server_that_fails_fails_the_build() {
+    let fake = FakeConnector::with(&[("must", &["t"]), ("other", &["o"])]);
+    fake.script("must", |s| s.failing_connects = 1);
+    let mut must = config("must");
+    must.required = true;
+    let runtime = runtime(&fake, vec![must, config("other")], Arc::new(SystemClock));
+    let error = runtime.catalog().await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "required server \"must\" failed: server \"must\": connect failed: connection refused"
+    );
+    // not cached: the next attempt tries again and succeeds
+    assert_eq!(
+        names(&runtime.catalog().await.unwrap()),
+        ["must__t", "other__o"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn connect_timeout_bounds_each_server() {
+    let fake = FakeConnector::with(&[("slow", &["t"]), ("fast", &["f"])]);
+    fake.script("slow", |s| s.connect_delay = Duration::from_secs(3600));
+    let mut slow = config("slow");
+    slow.timeouts.connect = Duration::from_millis(500);
+    let runtime = runtime(&fake, vec![slow, config("fast")], Arc::new(SystemClock));
+    let start = tokio::time::Instant::now();
+    let catalog = runtime.catalog().await.unwrap();
+    assert!(start.elapsed() < Duration::from_secs(1));
+    assert_eq!(names(&catalog), ["fast__f"]);
+    let diagnostic = catalog
+        .diagnostics()
+        .iter()
+        .find(|d| d.server == "slow")
+        .unwrap();
+    assert!(
+        diagnostic.message.contains("timed out after 500 ms"),
+        "{}",
+        diagnostic.message
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_failures_pause_a_server_and_a_trial_recovers_it() {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("down", &["t"])]);
+    fake.script("down", |s| s.failing_connects = usize::MAX);
+    let runtime = runtime(&fake, vec![config("down")], clock.clone());
+    for attempt in 1..=3 {
+        runtime.catalog().await.unwrap();
+        assert_eq!(fake.connects("down"), attempt);
+    }
+    // paused: no new connect, the diagnostic names the retry time
+    let paused = runtime.catalog().await.unwrap();
+    assert_eq!(fake.connects("down"), 3);
+    let message = &paused.diagnostics()[0].message;
+    assert!(
+        message.contains(
+            "paused after 3 consecutive failures; next try at 2027-01-15T08:01:00Z (in 60 s)"
+        ),
+        "{message}"
+    );
+    clock.advance(Duration::from_secs(30));
+    runtime.catalog().await.unwrap();
+    assert_eq!(fake.connects("down"), 3, "still paused after 30 s");
+
+    clock.advance(Duration::from_secs(30));
+    fake.script("down", |s| s.failing_connects = 0);
+    let recovered = runtime.catalog().await.unwrap();
+    assert_eq!(fake.connects("down"), 4, "one trial after the pause");
+    assert_eq!(names(&recovered), ["down__t"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failing_calls_pause_the_server_and_calls_fail_at_once() {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("s", &["t"])]);
+    let runtime = runtime(&fake, vec![config("s")], clock.clone());
+    runtime.catalog().await.unwrap();
+    fake.script("s", |s| s.calls_fail = true);
+    for _ in 0..3 {
+        let error = runtime.call("s__t", json!({"x": 1})).await.unwrap_err();
+        assert!(error.to_string().contains("broken pipe"), "{error}");
+    }
+    let error = runtime.call("s__t", json!({"x": 1})).await.unwrap_err();
+    assert!(matches!(error, CatalogError::Paused { .. }), "{error}");
+    assert_eq!(
+        error.to_string(),
+        "server \"s\" is paused after 3 consecutive failures; next try at 2027-01-15T08:01:00Z (in 60 s)"
+    );
+    assert_eq!(fake.calls("s"), 3, "a paused call never reaches the server");
+
+    clock.advance(Duration::from_secs(60));
+    fake.script("s", |s| s.calls_fail = false);
+    let result = runtime.call("s__t", json!({"x": 2})).await.unwrap();
+    assert_eq!(
+        result.content,
+        vec![ModelBlock::Text {
+            text: "t {\"x\":2}".into()
+        }]
+    );
+    // success cleared the count: two more failures do not pause
+    fake.script("s", |s| s.calls_fail = true);
+    for _ in 0..2 {
+        runtime.call("s__t", json!({})).await.unwrap_err();
+    }
+    fake.script("s", |s| s.calls_fail = false);
+    assert!(runtime.call("s__t", json!({})).await.is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn calls_go_over_the_open_session_with_the_tool_call_timeout() {
+    let fake = FakeConnector::with(&[("s", &["t"])]);
+    let mut server = config("s");
+    server.timeouts.tool_call = Duration::from_millis(1234);
+    let runtime = runtime(&fake, vec![server], Arc::new(SystemClock));
+    let result = runtime.call("s__t", json!({"x": 5})).await.unwrap();
+    assert_eq!(
+        result.content,
+        vec![ModelBlock::Text {
+            text: "t {\"x\":5}".into()
+        }]
+    );
+    assert_eq!(fake.connects("s"), 1);
+    assert_eq!(
+        *fake.last_timeout.lock().unwrap(),
+        Some(Duration::from_millis(1234))
+    );
+
+    let error = runtime
+        .call("s__t", json!({"x": "five"}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, CatalogError::InvalidArguments { ref path, .. } if path == "/x"),
+        "{error}"
+    );
+    assert_eq!(
+        fake.calls("s"),
+        1,
+        "invalid arguments never reach the server"
+    );
+    let error = runtime.call("s__nope", json!({})).await.unwrap_err();
+    assert_eq!(error.to_string(), "unknown tool \"s__nope\"");
+}
+
+#[tokio::test(start_paused = true)]
+async fn utility_tools_reach_resources_and_prompts() {
+    let fake = FakeConnector::with(&[("docs", &[])]);
+    fake.script("docs", |s| {
+        s.features = ServerFeatures {
+            resources: true,
+            prompts: true,
+        }
+    });
+    let runtime = runtime(&fake, vec![config("docs")], Arc::new(SystemClock));
+    let catalog = runtime.catalog().await.unwrap();
+    assert_eq!(
+        names(&catalog),
+        [
+            "docs__prompts_get",
+            "docs__prompts_list",
+            "docs__resources_list",
+            "docs__resources_read"
+        ]
+    );
+    let read = runtime
+        .call("docs__resources_read", json!({"uri": "test://a"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        read.content,
+        vec![ModelBlock::Text {
+            text: "content of a".into()
+        }]
+    );
+    let prompt = runtime
+        .call(
+            "docs__prompts_get",
+            json!({"name": "greet", "arguments": [{"name": "who", "value": "ann"}]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        prompt.content,
+        vec![ModelBlock::Text {
+            text: "user: greet {\"who\":\"ann\"}".into()
+        }]
+    );
+    let error = runtime
+        .call("docs__resources_read", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, CatalogError::InvalidArguments { .. }),
+        "{error}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_changed_entry_reconnects_only_that_server() {
+    let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"])]);
+    let runtime = runtime(&fake, vec![config("a"), config("b")], Arc::new(SystemClock));
+    runtime.catalog().await.unwrap();
+    let mut changed_b = config("b");
+    changed_b.timeouts.request = Duration::from_secs(5);
+    assert_eq!(
+        runtime
+            .update_servers(vec![config("a"), changed_b.clone()])
+            .await,
+        ["b"]
+    );
+    assert_eq!(fake.closes("b"), 1, "the old session of b is closed");
+    runtime.catalog().await.unwrap();
+    assert_eq!((fake.connects("a"), fake.connects("b")), (1, 2));
+    assert_eq!(fake.closes("a"), 0);
+    // the same entries again change nothing
+    assert!(
+        runtime
+            .update_servers(vec![config("a"), changed_b])
+            .await
+            .is_empty()
+    );
+    // removing a server closes it and takes its tools out
+    assert_eq!(runtime.update_servers(vec![config("a")]).await, ["b"]);
+    assert_eq!(names(&runtime.catalog().await.unwrap()), ["a__t"]);
+    assert_eq!(fake.closes("b"), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_runtimes_are_evicted_after_the_ttl_unless_in_use() {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let manager = RuntimeManager::new(
+        vec![config("a")],
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+        clock.clone(),
+        RuntimeOptions::default(),
+    );
+    {
+        let lease = manager.lease("idle");
+        lease.catalog().await.unwrap();
+    }
+    let busy = manager.lease("busy");
+    busy.catalog().await.unwrap();
+    assert_eq!(manager.session_ids(), ["busy", "idle"]);
+
+    clock.advance(Duration::from_secs(9 * 60));
+    assert!(manager.evict_idle().await.is_empty());
+    clock.advance(Duration::from_secs(60));
+    assert_eq!(manager.evict_idle().await, ["idle"]);
+    assert_eq!(manager.session_ids(), ["busy"]);
+    assert_eq!(
+        fake.closes("a"),
+        1,
+        "the evicted runtime's session is closed"
+    );
+
+    drop(busy);
+    clock.advance(Duration::from_secs(600));
+    assert_eq!(manager.evict_idle().await, ["busy"]);
+    // a new lease starts over lazily
+    let fresh = manager.lease("idle");
+    assert_eq!(fake.connects("a"), 2);
+    fresh.catalog().await.unwrap();
+    assert_eq!(fake.connects("a"), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zero_ttl_never_evicts() {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let options = RuntimeOptions {
+        idle_ttl: Duration::ZERO,
+        ..RuntimeOptions::default()
+    };
+    let manager = RuntimeManager::new(
+        vec![config("a")],
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+        clock.clone(),
+        options,
+    );
+    manager.lease("s").catalog().await.unwrap();
+    clock.advance(Duration::from_secs(365 * 24 * 3600));
+    assert!(manager.evict_idle().await.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_closes_every_session() {
+    let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"])]);
+    let manager = RuntimeManager::new(
+        vec![config("a"), config("b")],
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+        Arc::new(SystemClock),
+        RuntimeOptions::default(),
+    );
+    let one = manager.lease("one");
+    one.catalog().await.unwrap();
+    manager.lease("two").catalog().await.unwrap();
+    manager.shutdown().await;
+    assert_eq!((fake.closes("a"), fake.closes("b")), (2, 2));
+    assert!(manager.session_ids().is_empty());
+    let error = one.catalog().await.unwrap_err();
+    assert_eq!(error.to_string(), "session runtime \"one\" is shut down");
+}
+
+#[tokio::test(start_paused = true)]
+async fn disabled_servers_never_connect() {
+    let fake = FakeConnector::with(&[("on", &["t"]), ("off", &["t"])]);
+    let mut off = config("off");
+    off.enabled = false;
+    let runtime = runtime(&fake, vec![config("on"), off], Arc::new(SystemClock));
+    assert_eq!(names(&runtime.catalog().await.unwrap()), ["on__t"]);
+    assert_eq!(fake.connects("off"), 0);
+}
+
+#[test]
+fn backoff_defaults_match_the_reference() {
+    let policy = BackoffPolicy::default();
+    assert_eq!(
+        (policy.threshold, policy.pause),
+        (3, Duration::from_secs(60))
+    );
+    assert_eq!(RuntimeOptions::default().idle_ttl, Duration::from_secs(600));
+    assert!(RuntimeOptions::default().max_concurrent_connects >= 20);
+}
