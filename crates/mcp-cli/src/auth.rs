@@ -40,7 +40,10 @@ pub(crate) fn oauth_settings(server: &ScopedServer) -> Option<OAuthSettings> {
     }
 }
 
-fn oauth_server<'a>(config: &'a LoadedConfig, name: &str) -> anyhow::Result<(&'a ScopedServer, OAuthSettings)> {
+fn oauth_server<'a>(
+    config: &'a LoadedConfig,
+    name: &str,
+) -> anyhow::Result<(&'a ScopedServer, OAuthSettings)> {
     let server = config
         .server(name)
         .ok_or_else(|| anyhow::anyhow!("{}", unknown_server(config, name)))?;
@@ -73,7 +76,11 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
             "credentials": path,
         }))?;
     } else {
-        outln!("signed in to `{}`; credentials saved in {}", args.name, path.display());
+        outln!(
+            "signed in to `{}`; credentials saved in {}",
+            args.name,
+            path.display()
+        );
     }
     Ok(Outcome::Ok)
 }
@@ -91,7 +98,11 @@ pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outco
     if context.json {
         output::print_json(&json!({ "action": "logout", "name": args.name, "removed": had }))?;
     } else if had {
-        outln!("signed out of `{}`: removed {}", args.name, store.path_for(&key).display());
+        outln!(
+            "signed out of `{}`: removed {}",
+            args.name,
+            store.path_for(&key).display()
+        );
     } else {
         outln!("no stored credentials for `{}`", args.name);
     }
@@ -109,7 +120,9 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
     let mut rows = Vec::new();
     let mut failed = false;
     for server in &config.servers {
-        let Some(settings) = oauth_settings(server) else { continue };
+        let Some(settings) = oauth_settings(server) else {
+            continue;
+        };
         let key = StoreKey::new(&settings.server_name, &settings.server_url);
         let (status, expires_at, detail) = match store.load(&key) {
             Err(err) => {
@@ -118,15 +131,25 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
             }
             Ok(None) => ("signed out", None, String::new()),
             Ok(Some(credentials)) => match credentials.tokens {
-                None => ("signed out", None, "client registered, no tokens".to_owned()),
+                None => (
+                    "signed out",
+                    None,
+                    "client registered, no tokens".to_owned(),
+                ),
                 Some(tokens) => {
                     let refreshable = tokens.refresh_token.is_some();
                     match tokens.expires_at {
                         Some(at) if at <= now && refreshable => {
                             ("expired", Some(at), "refreshes on next use".to_owned())
                         }
-                        Some(at) if at <= now => ("expired", Some(at), "run `mcp-cli login`".to_owned()),
-                        Some(at) => ("signed in", Some(at), format!("expires in {}", span(at - now))),
+                        Some(at) if at <= now => {
+                            ("expired", Some(at), "run `mcp-cli login`".to_owned())
+                        }
+                        Some(at) => (
+                            "signed in",
+                            Some(at),
+                            format!("expires in {}", span(at - now)),
+                        ),
                         None => ("signed in", None, "no expiry given".to_owned()),
                     }
                 }
@@ -189,7 +212,10 @@ struct TerminalPrompt {
 #[async_trait]
 impl AuthorizationPrompt for TerminalPrompt {
     async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError> {
-        eprintln!("to sign in to `{}`, open this url:\n\n  {authorization_url}\n", self.server);
+        eprintln!(
+            "to sign in to `{}`, open this url:\n\n  {authorization_url}\n",
+            self.server
+        );
         if self.open_browser {
             if open_in_browser(authorization_url.as_str()) {
                 eprintln!("(opened in your browser; waiting for the redirect)");

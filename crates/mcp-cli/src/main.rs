@@ -15,7 +15,10 @@
 mod cli;
 mod context;
 mod output;
+mod probe;
 mod read;
+mod session;
+mod tools;
 mod write;
 
 use std::process::ExitCode;
@@ -53,6 +56,9 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::List => read::list(context),
         Command::Get(args) => read::get(context, &args),
         Command::CheckConfig(args) => read::check_config(context, &args),
+        Command::Probe(args) => probe::probe(context, &args),
+        Command::Tools(args) => tools::tools(context, &args),
+        Command::Call(args) => tools::call(context, &args),
         Command::Add(args) => write::add(context, &args),
         Command::AddJson(args) => write::add_json(context, &args),
         Command::Remove(args) => write::remove(context, &args),

@@ -215,14 +215,18 @@ fn failed(mut report: ProbeReport, err: &TransportError) -> ProbeReport {
         .filter(|tail| !tail.is_empty())
         .map(str::to_owned);
     let mut message = err.to_string();
-    // The tail is shown on its own lines; keep the message to its first line.
-    if let Some(tail) = &tail {
-        if let Some(stripped) = message.find(tail.lines().next().unwrap_or_default()) {
-            message.truncate(stripped);
-        }
+    // The tail is shown on its own lines, so the message stops before it.
+    if let Some(at) = message.find("; stderr: ").filter(|_| tail.is_some()) {
+        message.truncate(at);
     }
-    let message = message.lines().next().unwrap_or_default().trim_end();
-    let message = message.trim_end_matches([':', ' ', '\n']).to_owned();
+    let prefix = format!("{}: ", report.name);
+    let message = message.strip_prefix(&prefix).unwrap_or(&message);
+    let message = message
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_end()
+        .to_owned();
     report.error = Some(message);
     report.stderr_tail = tail;
     report

@@ -15,18 +15,32 @@ fn example_server() -> &'static PathBuf {
     SERVER.get_or_init(|| {
         let exe = std::env::current_exe().expect("test exe");
         // target/<profile>/deps/<test> → target/<profile>
-        let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("profile dir");
+        let profile_dir = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("profile dir");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut build = std::process::Command::new(cargo);
-        build
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "--quiet", "-p", "mcp-integration-tests", "--bin", "mcp-example-server"]);
-        if profile_dir.file_name().is_some_and(|name| name == "release") {
+        build.current_dir(env!("CARGO_MANIFEST_DIR")).args([
+            "build",
+            "--quiet",
+            "-p",
+            "mcp-integration-tests",
+            "--bin",
+            "mcp-example-server",
+        ]);
+        if profile_dir
+            .file_name()
+            .is_some_and(|name| name == "release")
+        {
             build.arg("--release");
         }
         let status = build.status().expect("run cargo build");
         assert!(status.success(), "building mcp-example-server failed");
-        let server = profile_dir.join(format!("mcp-example-server{}", std::env::consts::EXE_SUFFIX));
+        let server = profile_dir.join(format!(
+            "mcp-example-server{}",
+            std::env::consts::EXE_SUFFIX
+        ));
         assert!(server.exists(), "{} missing after build", server.display());
         server
     })
@@ -42,8 +56,14 @@ fn project(servers: &[(&str, &str)]) -> Tree {
         .iter()
         .map(|(name, entry)| format!("\"{name}\": {}", entry.replace("SERVER", &server)))
         .collect();
-    tree.write("project/.mcp.json", &format!("{{\"mcpServers\": {{{}}}}}", entries.join(", ")));
-    tree.write("home/.claude/settings.json", r#"{"enableAllProjectMcpServers": true}"#);
+    tree.write(
+        "project/.mcp.json",
+        &format!("{{\"mcpServers\": {{{}}}}}", entries.join(", ")),
+    );
+    tree.write(
+        "home/.claude/settings.json",
+        r#"{"enableAllProjectMcpServers": true}"#,
+    );
     tree
 }
 
@@ -56,9 +76,15 @@ fn stable(text: &str) -> String {
         let words: Vec<String> = line
             .split(' ')
             .map(|word| {
-                if word.chars().all(|c| c.is_ascii_digit()) && !word.is_empty() && line.contains(&format!("{word} ms")) {
+                if word.chars().all(|c| c.is_ascii_digit())
+                    && !word.is_empty()
+                    && line.contains(&format!("{word} ms"))
+                {
                     "[MS]".to_owned()
-                } else if word.starts_with('(') && word[1..].chars().all(|c| c.is_ascii_digit()) && line.contains(&format!("{word} ms)")) {
+                } else if word.starts_with('(')
+                    && word[1..].chars().all(|c| c.is_ascii_digit())
+                    && line.contains(&format!("{word} ms)"))
+                {
                     "([MS]".to_owned()
                 } else {
                     word.to_owned()
@@ -75,12 +101,19 @@ fn stable(text: &str) -> String {
 fn probe_reports_each_server() {
     let tree = project(&[
         ("example", EXAMPLE),
-        ("broken", r#"{"command": "SERVER", "args": ["--exit-during-initialize"]}"#),
+        (
+            "broken",
+            r#"{"command": "SERVER", "args": ["--exit-during-initialize"]}"#,
+        ),
         ("missing", r#"{"command": "/nonexistent/mcp-server"}"#),
         ("off", r#"{"command": "SERVER", "enabled": false}"#),
     ]);
     let run = tree.run(&["probe"]);
-    assert_eq!(run.code, 1, "a failing server fails the probe\n{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 1,
+        "a failing server fails the probe\n{}{}",
+        run.stdout, run.stderr
+    );
     insta::assert_snapshot!(stable(&run.stdout));
 
     let run = tree.run(&["probe", "example", "--json"]);
@@ -90,6 +123,12 @@ fn probe_reports_each_server() {
     json["servers"][0]["connectMs"] = serde_json::json!("[MS]");
     json["servers"][0]["serverInfo"]["version"] = serde_json::json!("[VERSION]");
     insta::assert_json_snapshot!(json);
+
+    let run = tree.run(&["probe", "broken", "--json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let mut json = run.json();
+    json["servers"][0]["connectMs"] = serde_json::json!("[MS]");
+    insta::assert_json_snapshot!(json);
 }
 
 #[test]
@@ -97,7 +136,10 @@ fn probe_of_an_unknown_server_fails() {
     let tree = project(&[("example", EXAMPLE)]);
     let run = tree.run(&["probe", "nope"]);
     assert_eq!(run.code, 1);
-    assert_eq!(run.stderr, "error: no server named `nope` (configured: example)\n");
+    assert_eq!(
+        run.stderr,
+        "error: no server named `nope` (configured: example)\n"
+    );
 }
 
 #[test]
@@ -109,7 +151,14 @@ fn tools_prints_the_catalog_in_every_profile() {
     let run = tree.run(&["--json", "tools"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     insta::assert_json_snapshot!(run.json());
-    let run = tree.run(&["--json", "tools", "--naming", "openclaw", "--provider", "openai-strict"]);
+    let run = tree.run(&[
+        "--json",
+        "tools",
+        "--naming",
+        "openclaw",
+        "--provider",
+        "openai-strict",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let tools = run.json();
     let echo = tools
@@ -131,18 +180,49 @@ fn tools_prints_the_catalog_in_every_profile() {
 fn call_validates_calls_and_converts() {
     let tree = project(&[("example", EXAMPLE)]);
     let run = tree.run(&["call", "mcp__example__echo", "--arg", "text=hello there"]);
-    assert_eq!((run.code, run.stdout.as_str()), (0, "hello there\n"), "{}", run.stderr);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "hello there\n"),
+        "{}",
+        run.stderr
+    );
 
-    let run = tree.run(&["call", "mcp__example__add", "--arg", "a=2", "--arg", "b:=40"]);
+    let run = tree.run(&[
+        "call",
+        "mcp__example__add",
+        "--arg",
+        "a=2",
+        "--arg",
+        "b:=40",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     insta::assert_snapshot!(run.stdout);
 
-    let run = tree.run(&["--json", "call", "mcp__example__echo", "--args", r#"{"text":"hi"}"#, "--raw"]);
+    let run = tree.run(&[
+        "--json",
+        "call",
+        "mcp__example__echo",
+        "--args",
+        r#"{"text":"hi"}"#,
+        "--raw",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     insta::assert_json_snapshot!(run.json());
 
-    let run = tree.run(&["call", "example__echo", "--naming", "openclaw", "--arg", "text=x"]);
-    assert_eq!((run.code, run.stdout.as_str()), (0, "x\n"), "{}", run.stderr);
+    let run = tree.run(&[
+        "call",
+        "example__echo",
+        "--naming",
+        "openclaw",
+        "--arg",
+        "text=x",
+    ]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "x\n"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -150,28 +230,66 @@ fn call_refusals_and_tool_errors() {
     let tree = project(&[("example", EXAMPLE)]);
     let run = tree.run(&["call", "mcp__example__echo", "--args", r#"{"text": 5}"#]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("invalid arguments for tool \"mcp__example__echo\" at /text"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("invalid arguments for tool \"mcp__example__echo\" at /text"),
+        "{}",
+        run.stderr
+    );
 
     let run = tree.run(&["call", "mcp__example__echo", "--args", "[1]"]);
-    assert_eq!((run.code, run.stderr.as_str()), (2, "error: --args must be a JSON object\n"));
+    assert_eq!(
+        (run.code, run.stderr.as_str()),
+        (2, "error: --args must be a JSON object\n")
+    );
 
     let run = tree.run(&["call", "mcp__example__nope"]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.starts_with("error: no tool named `mcp__example__nope`"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("error: no tool named `mcp__example__nope`"),
+        "{}",
+        run.stderr
+    );
 
     let run = tree.run(&["call", "mcp__example__fail"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stderr.ends_with("error: tool `mcp__example__fail` reported an error\n"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .ends_with("error: tool `mcp__example__fail` reported an error\n"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn call_shows_progress_and_honours_the_timeout() {
     let tree = project(&[("example", EXAMPLE)]);
-    let run = tree.run(&["call", "mcp__example__slow", "--arg", "steps=3", "--arg", "step_ms=50"]);
+    let run = tree.run(&[
+        "call",
+        "mcp__example__slow",
+        "--arg",
+        "steps=3",
+        "--arg",
+        "step_ms=50",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("progress 1/3"), "no progress lines:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("progress 1/3"),
+        "no progress lines:\n{}",
+        run.stderr
+    );
 
-    let run = tree.run(&["call", "mcp__example__slow", "--arg", "steps=1", "--arg", "step_ms=5000", "--timeout", "0.3"]);
+    let run = tree.run(&[
+        "call",
+        "mcp__example__slow",
+        "--arg",
+        "steps=1",
+        "--arg",
+        "step_ms=5000",
+        "--timeout",
+        "0.3",
+    ]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("timed out"), "{}", run.stderr);
 }
