@@ -213,6 +213,20 @@ impl RequestHeaders {
     }
 }
 
+/// The start of every error message for a server that refused or never
+/// answered the TCP connection.
+const CANNOT_CONNECT: &str = "cannot connect";
+
+/// Whether `error` says the server could not be reached at all.
+pub(crate) fn is_unreachable(error: &TransportError) -> bool {
+    matches!(error, TransportError::Io { message, .. } if message.starts_with(CANNOT_CONNECT))
+}
+
+/// The message of `error` without the leading server name.
+pub(crate) fn strip(server: &str, error: &TransportError) -> String {
+    strip_server(server, &error.to_string())
+}
+
 /// `e.to_string()` of a helper error starts with the server name; the
 /// transport error adds it again.
 fn strip_server(server: &str, message: &str) -> String {
@@ -250,7 +264,7 @@ fn to_header_map(
 /// A reqwest error without the url's query (which may hold a token).
 pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
     let kind = if e.is_connect() {
-        "cannot connect"
+        CANNOT_CONNECT
     } else if e.is_timeout() {
         "timed out"
     } else if e.is_body() || e.is_decode() {
