@@ -30,6 +30,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(result) = run_network_task(&args) {
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                report_error(&err);
+                ExitCode::from(1)
+            }
+        };
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::CheckConfig(args) => check_config::run(args),
@@ -49,3 +59,17 @@ fn report_error(err: &anyhow::Error) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "error: {err:#}");
 }
+
+// --- network peers and the conformance suite (peers.rs, conformance.rs) ---
+mod conformance;
+mod peers;
+
+/// Runs `peers` or `conformance` if `args` names one; `None` otherwise.
+fn run_network_task(args: &[String]) -> Option<anyhow::Result<()>> {
+    match args.first().map(String::as_str) {
+        Some("peers") => Some(peers::run(&args[1..])),
+        Some("conformance") => Some(conformance::run(&args[1..])),
+        _ => None,
+    }
+}
+// --- end of network tasks ---

@@ -1,0 +1,443 @@
+//! What the HTTP-based transports (streamable HTTP, legacy SSE, the claude.ai
+//! proxy) share: the options a host passes, per-request headers (static
+//! headers, `headersHelper` output, bearer tokens from an
+//! [`AuthProvider`]) with the 401/403 challenge retry, and decoding of
+//! server-sent events into JSON-RPC messages.
+//!
+//! Header values are secrets: they are never logged and never appear in an
+//! error message.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures::{Stream, StreamExt};
+use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::Mutex;
+
+use crate::codec::Codec;
+use crate::headers_helper::run_headers_helper;
+use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
+use crate::transport::TransportError;
+
+/// JSON-RPC error code of answers the transport makes up itself when a request
+/// could not be delivered or its answer was lost (HTTP error, broken stream).
+pub const TRANSPORT_ERROR_CODE: i64 = -32000;
+
+/// Everything an HTTP-based transport needs to reach one server.
+#[derive(Clone)]
+pub struct HttpOptions {
+    /// The server's configured name, used in every error.
+    pub server: String,
+    /// The MCP endpoint (streamable HTTP) or the SSE url (legacy SSE).
+    pub url: String,
+    /// Static headers sent with every request; values are secrets.
+    pub headers: BTreeMap<String, String>,
+    /// A command whose stdout is a JSON object of extra headers.
+    pub headers_helper: Option<String>,
+    /// Supplies `Authorization` and handles 401/403 challenges.
+    pub auth: Option<Arc<dyn AuthProvider>>,
+    /// Limit for establishing a connection (TCP + TLS) and, for legacy SSE,
+    /// for the `endpoint` event.
+    pub connect_timeout: Duration,
+}
+
+impl HttpOptions {
+    /// Options with no headers, no helper, no auth and the default connect
+    /// timeout.
+    pub fn new(server: impl Into<String>, url: impl Into<String>) -> Self {
+        HttpOptions {
+            server: server.into(),
+            url: url.into(),
+            headers: BTreeMap::new(),
+            headers_helper: None,
+            auth: None,
+            connect_timeout: mcp_config::types::DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header values never reach a log: only the names.
+        f.debug_struct("HttpOptions")
+            .field("server", &self.server)
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("headers_helper", &self.headers_helper.is_some())
+            .field("auth", &self.auth.is_some())
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+/// Chooses the credentials for each remote server the host connects to
+/// (typically an OAuth client keyed by server name and url).
+pub trait AuthProviders: Send + Sync + std::fmt::Debug {
+    /// The provider for `server`, or `None` to send no `Authorization`.
+    fn provider_for(&self, server: &mcp_config::ServerConfig) -> Option<Arc<dyn AuthProvider>>;
+}
+
+pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportError {
+    TransportError::Io {
+        server: server.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Builds the HTTP client: rustls, connect timeout, no overall timeout (SSE
+/// streams live as long as the session).
+pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, TransportError> {
+    reqwest::Client::builder()
+        .connect_timeout(options.connect_timeout)
+        .build()
+        .map_err(|e| {
+            io_error(
+                &options.server,
+                format!("cannot build the HTTP client: {e}"),
+            )
+        })
+}
+
+/// Headers added to every request of one connection.
+#[derive(Debug)]
+pub(crate) struct RequestHeaders {
+    server: String,
+    url: String,
+    fixed: HeaderMap,
+    helper: Option<String>,
+    helper_headers: Mutex<HeaderMap>,
+    auth: Option<Arc<dyn AuthProvider>>,
+}
+
+impl RequestHeaders {
+    /// Validates static headers and runs the helper once.
+    pub(crate) async fn new(options: &HttpOptions) -> Result<Self, TransportError> {
+        let fixed = to_header_map(&options.server, "headers", &options.headers)?;
+        let headers = RequestHeaders {
+            server: options.server.clone(),
+            url: options.url.clone(),
+            fixed,
+            helper: options.headers_helper.clone(),
+            helper_headers: Mutex::new(HeaderMap::new()),
+            auth: options.auth.clone(),
+        };
+        headers.refresh_helper().await?;
+        Ok(headers)
+    }
+
+    /// Re-runs the helper (after a 401 its headers may be stale).
+    async fn refresh_helper(&self) -> Result<bool, TransportError> {
+        let Some(command) = &self.helper else {
+            return Ok(false);
+        };
+        let map = run_headers_helper(&self.server, &self.url, command)
+            .await
+            .map_err(|e| TransportError::Io {
+                server: self.server.clone(),
+                message: strip_server(&self.server, &e.to_string()),
+            })?;
+        *self.helper_headers.lock().await =
+            to_header_map(&self.server, "headersHelper output", &map)?;
+        Ok(true)
+    }
+
+    /// Adds static, helper and auth headers to a request.
+    async fn apply(
+        &self,
+        mut builder: reqwest::RequestBuilder,
+    ) -> Result<reqwest::RequestBuilder, TransportError> {
+        builder = builder.headers(self.fixed.clone());
+        builder = builder.headers(self.helper_headers.lock().await.clone());
+        if let Some(auth) = &self.auth {
+            let value = auth
+                .authorization()
+                .await
+                .map_err(|e| io_error(&self.server, e.to_string()))?;
+            if let Some(value) = value {
+                let mut v = HeaderValue::from_str(&value).map_err(|_| {
+                    io_error(
+                        &self.server,
+                        "the auth provider returned an invalid Authorization value",
+                    )
+                })?;
+                v.set_sensitive(true);
+                builder = builder.header(reqwest::header::AUTHORIZATION, v);
+            }
+        }
+        Ok(builder)
+    }
+
+    /// Sends the request `build` makes, with every header applied. On a 401
+    /// (or a 403 `insufficient_scope`) asks the auth provider and, if it has
+    /// new credentials (or the helper could be re-run), sends once more.
+    pub(crate) async fn send(
+        &self,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, TransportError> {
+        let mut retried = false;
+        loop {
+            let request = self.apply(build()).await?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| io_error(&self.server, describe_reqwest(&e)))?;
+            let status = response.status().as_u16();
+            let www_authenticate = response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let challenged = status == 401
+                || (status == 403
+                    && www_authenticate
+                        .as_deref()
+                        .is_some_and(|w| w.contains("insufficient_scope")));
+            if !challenged || retried {
+                return Ok(response);
+            }
+            retried = true;
+            let mut retry = false;
+            if let Some(auth) = &self.auth {
+                let challenge = Challenge {
+                    status,
+                    www_authenticate,
+                    url: self.url.clone(),
+                };
+                let outcome = auth
+                    .on_challenge(&challenge)
+                    .await
+                    .map_err(|e| io_error(&self.server, e.to_string()))?;
+                retry = outcome == ChallengeOutcome::Retry;
+            } else if self.helper.is_some() {
+                retry = self.refresh_helper().await?;
+            }
+            if !retry {
+                return Ok(response);
+            }
+        }
+    }
+}
+
+/// The start of every error message for a server that refused or never
+/// answered the TCP connection.
+const CANNOT_CONNECT: &str = "cannot connect";
+
+/// Whether `error` says the server could not be reached at all.
+pub(crate) fn is_unreachable(error: &TransportError) -> bool {
+    matches!(error, TransportError::Io { message, .. } if message.starts_with(CANNOT_CONNECT))
+}
+
+/// The message of `error` without the leading server name.
+pub(crate) fn strip(server: &str, error: &TransportError) -> String {
+    strip_server(server, &error.to_string())
+}
+
+/// `e.to_string()` of a helper error starts with the server name; the
+/// transport error adds it again.
+fn strip_server(server: &str, message: &str) -> String {
+    message
+        .strip_prefix(&format!("{server}: "))
+        .unwrap_or(message)
+        .to_owned()
+}
+
+fn to_header_map(
+    server: &str,
+    what: &str,
+    map: &BTreeMap<String, String>,
+) -> Result<HeaderMap, TransportError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in map {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            io_error(
+                server,
+                format!("{what}: `{name}` is not a valid header name"),
+            )
+        })?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            io_error(
+                server,
+                format!("{what}: the value of `{name}` is not a valid header value"),
+            )
+        })?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// A reqwest error without the url's query (which may hold a token).
+pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
+    let kind = if e.is_connect() {
+        CANNOT_CONNECT
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "broken response body"
+    } else {
+        "request failed"
+    };
+    let mut source = std::error::Error::source(e);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    if detail.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}: {detail}")
+    }
+}
+
+/// An HTTP status the transport did not expect, with a short body excerpt.
+pub(crate) async fn unexpected_status(
+    server: &str,
+    what: &str,
+    response: reqwest::Response,
+) -> TransportError {
+    let status = response.status();
+    let body = response.text().await.unwrap_or_default();
+    let excerpt: String = body.chars().take(200).collect();
+    let excerpt = excerpt.trim();
+    if excerpt.is_empty() {
+        io_error(server, format!("{what}: HTTP {status}"))
+    } else {
+        io_error(server, format!("{what}: HTTP {status}: {excerpt}"))
+    }
+}
+
+/// The `Content-Type` media type, lowercase, without parameters.
+pub(crate) fn media_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default()
+}
+
+/// The events of an SSE response body.
+pub(crate) fn sse_events(
+    response: reqwest::Response,
+) -> impl Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send + Unpin {
+    response.bytes_stream().eventsource()
+}
+
+/// Decodes one JSON text (a message or a batch) into messages.
+pub(crate) fn decode_payload(text: &str) -> Result<Vec<JsonRpcMessage>, String> {
+    Codec::default()
+        .decode(text.as_bytes())
+        .map(|decoded| decoded.into_iter().collect())
+        .map_err(|e| e.to_string())
+}
+
+/// Encodes a message as its JSON text.
+pub(crate) fn encode(message: &JsonRpcMessage) -> String {
+    String::from_utf8_lossy(&Codec::default().encode(message)).into_owned()
+}
+
+/// An answer the transport makes up for a request whose real answer is lost.
+pub(crate) fn synthetic_error(id: RequestId, message: String) -> JsonRpcMessage {
+    JsonRpcMessage::Response(Response {
+        id: Some(id),
+        outcome: Err(ErrorObject {
+            code: TRANSPORT_ERROR_CODE,
+            message,
+            data: None,
+        }),
+    })
+}
+
+/// Decodes SSE bytes (as one body) into the JSON-RPC messages its events
+/// carry, the way the HTTP transports read a stream: events named `message`
+/// (or unnamed) with non-empty data are decoded; other events are skipped.
+/// Public for the fuzz target and for tests; never panics.
+pub fn decode_sse_body(chunks: &[&[u8]]) -> Vec<Result<JsonRpcMessage, String>> {
+    let owned: Vec<Result<bytes::Bytes, std::convert::Infallible>> = chunks
+        .iter()
+        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+        .collect();
+    let stream = futures::stream::iter(owned).eventsource();
+    let events: Vec<_> = futures::executor::block_on(stream.collect());
+    let mut out = Vec::new();
+    for event in events {
+        match event {
+            Ok(event) => {
+                if is_message_event(&event) {
+                    match decode_payload(&event.data) {
+                        Ok(messages) => out.extend(messages.into_iter().map(Ok)),
+                        Err(e) => out.push(Err(e)),
+                    }
+                }
+            }
+            Err(e) => out.push(Err(e.to_string())),
+        }
+    }
+    out
+}
+
+/// Whether an SSE event carries a JSON-RPC message (priming events have an
+/// id, maybe a retry, and empty data).
+pub(crate) fn is_message_event(event: &Event) -> bool {
+    (event.event.is_empty() || event.event == "message") && !event.data.trim().is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Arbitrary bytes never panic the decoder, and where a chunk
+        /// boundary falls never changes what it decodes.
+        #[test]
+        fn chunk_boundaries_never_change_the_result(body in proptest::collection::vec(any::<u8>(), 0..400), at in any::<prop::sample::Index>()) {
+            let at = at.index(body.len() + 1);
+            let (a, b) = body.split_at(at);
+            prop_assert_eq!(format!("{:?}", decode_sse_body(&[a, b])), format!("{:?}", decode_sse_body(&[&body])));
+        }
+
+        /// Messages framed as SSE events come back as they were.
+        #[test]
+        fn framed_messages_round_trip(methods in proptest::collection::vec("[a-z/]{1,12}", 1..5), crlf in any::<bool>()) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let mut body = String::new();
+            for method in &methods {
+                body.push_str(&format!("event: message{eol}data: {{\"jsonrpc\":\"2.0\",\"method\":\"{method}\"}}{eol}{eol}"));
+            }
+            let got: Vec<String> = decode_sse_body(&[body.as_bytes()])
+                .into_iter()
+                .map(|m| match m {
+                    Ok(JsonRpcMessage::Notification(n)) => n.method,
+                    other => format!("{other:?}"),
+                })
+                .collect();
+            prop_assert_eq!(got, methods);
+        }
+    }
+
+    #[test]
+    fn sse_bodies_decode_to_messages_split_anywhere() {
+        let body = b"id: 1\nretry: 500\ndata: \n\n: comment\nevent: message\nid: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\nevent: ping\ndata: x\n\ndata: [{\"jsonrpc\":\"2.0\",\"method\":\"a\"},\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"b\"}]\n\n";
+        for split in 0..body.len() {
+            let (a, b) = body.split_at(split);
+            let got = decode_sse_body(&[a, b]);
+            assert_eq!(got.len(), 3, "split at {split}: {got:?}");
+            assert!(got.iter().all(Result::is_ok), "split at {split}: {got:?}");
+        }
+        let crlf = b"data: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n\r\n";
+        assert_eq!(decode_sse_body(&[crlf]).len(), 1);
+        assert!(decode_sse_body(&[b"data: nope\n\n"])[0].is_err());
+    }
+}
