@@ -16,6 +16,7 @@ pub mod transport;
 
 pub mod claudeai_proxy;
 pub mod headers_helper;
+pub mod http;
 pub mod sdk;
 pub mod sse;
 pub mod stdio;

@@ -1,1 +1,297 @@
-//! (to be written)
+//! Legacy HTTP+SSE (MCP 2024-11-05).
+//!
+//! The client GETs the SSE url and waits for the `endpoint` event, whose data
+//! is the url (often relative, with a session query) to POST messages to.
+//! The endpoint must have the SSE url's origin (scheme, host and port): a
+//! server must not be able to send our headers and tokens elsewhere. Every
+//! answer and server message arrives on the one SSE stream as a `message`
+//! event; the POSTs get 202 (any 2xx is accepted). When the stream ends
+//! the session is over: legacy servers tie the session to the stream, so
+//! there is nothing to resume.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::http::{
+    HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
+    media_type, sse_events, unexpected_status,
+};
+use crate::message::JsonRpcMessage;
+use crate::transport::{Transport, TransportError};
+
+/// A legacy HTTP+SSE connection to one server.
+#[derive(Debug)]
+pub struct SseTransport {
+    server: String,
+    client: reqwest::Client,
+    headers: Arc<RequestHeaders>,
+    endpoint: reqwest::Url,
+    incoming: mpsc::UnboundedReceiver<Result<JsonRpcMessage, TransportError>>,
+    reader: AbortHandle,
+    closed: bool,
+}
+
+impl SseTransport {
+    /// Opens the SSE stream and waits (up to the connect timeout) for the
+    /// `endpoint` event.
+    pub async fn connect(options: HttpOptions) -> Result<Self, TransportError> {
+        let server = options.server.clone();
+        let url = reqwest::Url::parse(&options.url)
+            .map_err(|e| io_error(&server, format!("invalid url: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(io_error(
+                &server,
+                format!("url scheme must be http or https, not {}", url.scheme()),
+            ));
+        }
+        let client = build_client(&options)?;
+        let headers = Arc::new(RequestHeaders::new(&options).await?);
+        let open = async {
+            let response = headers
+                .send(|| client.get(url.clone()).header(ACCEPT, "text/event-stream"))
+                .await?;
+            if !response.status().is_success() {
+                return Err(unexpected_status(&server, "opening the SSE stream", response).await);
+            }
+            if media_type(&response) != "text/event-stream" {
+                return Err(io_error(
+                    &server,
+                    format!(
+                        "opening the SSE stream: expected text/event-stream, got `{}`",
+                        media_type(&response)
+                    ),
+                ));
+            }
+            Ok(response)
+        };
+        let response = tokio::time::timeout(options.connect_timeout, open)
+            .await
+            .map_err(|_| io_error(&server, "timed out opening the SSE stream"))??;
+
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (endpoint_tx, endpoint_rx) = oneshot::channel();
+        let reader = tokio::spawn(read_stream(
+            server.clone(),
+            url.clone(),
+            response,
+            endpoint_tx,
+            tx,
+        ))
+        .abort_handle();
+        let endpoint = match tokio::time::timeout(options.connect_timeout, endpoint_rx).await {
+            Ok(Ok(Ok(endpoint))) => endpoint,
+            Ok(Ok(Err(e))) => {
+                reader.abort();
+                return Err(e);
+            }
+            Ok(Err(_)) => {
+                reader.abort();
+                return Err(io_error(
+                    &server,
+                    "the SSE stream ended before the endpoint event",
+                ));
+            }
+            Err(_) => {
+                reader.abort();
+                return Err(io_error(
+                    &server,
+                    "timed out waiting for the endpoint event",
+                ));
+            }
+        };
+        Ok(SseTransport {
+            server,
+            client,
+            headers,
+            endpoint,
+            incoming: rx,
+            reader,
+            closed: false,
+        })
+    }
+
+    /// The url messages are posted to.
+    pub fn endpoint(&self) -> &str {
+        self.endpoint.as_str()
+    }
+}
+
+/// Resolves the `endpoint` event's data against the SSE url and insists on
+/// the same origin.
+fn resolve_endpoint(
+    server: &str,
+    base: &reqwest::Url,
+    data: &str,
+) -> Result<reqwest::Url, TransportError> {
+    let endpoint = base.join(data.trim()).map_err(|e| {
+        io_error(
+            server,
+            format!("the endpoint event is not a valid url: {e}"),
+        )
+    })?;
+    if endpoint.origin() != base.origin() {
+        return Err(io_error(
+            server,
+            format!(
+                "the endpoint event points to another origin ({}), refusing to post there",
+                endpoint.origin().ascii_serialization()
+            ),
+        ));
+    }
+    Ok(endpoint)
+}
+
+async fn read_stream(
+    server: String,
+    base: reqwest::Url,
+    response: reqwest::Response,
+    endpoint_tx: oneshot::Sender<Result<reqwest::Url, TransportError>>,
+    tx: mpsc::UnboundedSender<Result<JsonRpcMessage, TransportError>>,
+) {
+    let mut endpoint_tx = Some(endpoint_tx);
+    let mut events = Box::pin(sse_events(response));
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                let _ = tx.send(Err(io_error(&server, format!("SSE stream broke: {e}"))));
+                return;
+            }
+        };
+        if event.event == "endpoint" {
+            if let Some(sender) = endpoint_tx.take() {
+                let _ = sender.send(resolve_endpoint(&server, &base, &event.data));
+            }
+            continue;
+        }
+        if !is_message_event(&event) {
+            continue;
+        }
+        match decode_payload(&event.data) {
+            Ok(messages) => {
+                for message in messages {
+                    if tx.send(Ok(message)).is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::debug!(server = %server, error = %e, "skipping an undecodable SSE event")
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Transport for SseTransport {
+    async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
+        if self.closed {
+            return Err(TransportError::Closed {
+                server: self.server.clone(),
+            });
+        }
+        let body = encode(&message);
+        let response = self
+            .headers
+            .send(|| {
+                self.client
+                    .post(self.endpoint.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone())
+            })
+            .await?;
+        if !response.status().is_success() {
+            return Err(unexpected_status(&self.server, "POST", response).await);
+        }
+        Ok(())
+    }
+
+    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
+        if self.closed {
+            return Ok(None);
+        }
+        match self.incoming.recv().await {
+            Some(Ok(message)) => Ok(Some(message)),
+            Some(Err(e)) => Err(e),
+            None => Ok(None),
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        self.closed = true;
+        self.reader.abort();
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        "sse"
+    }
+}
+
+impl Drop for SseTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(base: &str, data: &str, expect: Result<&str, &str>) {
+        let base = reqwest::Url::parse(base).unwrap();
+        let got = resolve_endpoint("files", &base, data)
+            .map(|u| u.to_string())
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            got.as_deref().map_err(String::as_str),
+            expect,
+            "{base} + {data}"
+        );
+    }
+
+    #[test]
+    fn endpoints_resolve_against_the_stream_url_and_stay_on_its_origin() {
+        check(
+            "http://127.0.0.1:8080/sse",
+            "/message?sessionId=abc",
+            Ok("http://127.0.0.1:8080/message?sessionId=abc"),
+        );
+        check(
+            "http://127.0.0.1:8080/mcp/sse",
+            "messages/?session_id=1",
+            Ok("http://127.0.0.1:8080/mcp/messages/?session_id=1"),
+        );
+        check(
+            "http://127.0.0.1:8080/sse",
+            "http://127.0.0.1:8080/m",
+            Ok("http://127.0.0.1:8080/m"),
+        );
+        check(
+            "http://127.0.0.1:8080/sse",
+            "http://evil.example/m",
+            Err(
+                "files: the endpoint event points to another origin (http://evil.example), refusing to post there",
+            ),
+        );
+        check(
+            "http://127.0.0.1:8080/sse",
+            "//127.0.0.1:9999/m",
+            Err(
+                "files: the endpoint event points to another origin (http://127.0.0.1:9999), refusing to post there",
+            ),
+        );
+        check(
+            "https://127.0.0.1/sse",
+            "http://127.0.0.1/m",
+            Err(
+                "files: the endpoint event points to another origin (http://127.0.0.1), refusing to post there",
+            ),
+        );
+    }
+}

@@ -1,1 +1,683 @@
-//! (to be written)
+//! Streamable HTTP (MCP 2025-03-26 and later).
+//!
+//! Every outgoing message is one POST to the endpoint with
+//! `Accept: application/json, text/event-stream`. A request's answer comes
+//! back as a JSON body or as an SSE stream that may carry server requests
+//! and notifications before the answer; notifications and responses get
+//! 202 (200 and 204 are tolerated). The transport keeps the
+//! `Mcp-Session-Id` the server assigns at initialize and, once it has seen
+//! the initialize answer, sends `MCP-Protocol-Version` with the negotiated
+//! version: it reads both from the exchange itself, so the session needs no
+//! extra hook.
+//!
+//! - **Concurrency:** requests are posted from background tasks, so a slow
+//!   tool call never holds up other messages. `initialize`, notifications
+//!   and responses are posted inline, which keeps `initialize` →
+//!   `notifications/initialized` → first request in order on the wire.
+//! - **Server stream:** after `notifications/initialized` the transport
+//!   opens the optional GET stream for server-initiated messages (405 means
+//!   the server offers none).
+//! - **Resumption:** when an SSE stream ends before the answer it carries,
+//!   the transport waits the server's `retry:` delay (1 s if none was sent)
+//!   and resumes with GET and `Last-Event-ID` (SEP-1699), up to five times.
+//! - **Expired session:** a 404 for a known session re-initializes once,
+//!   transparently: the same `initialize` and `notifications/initialized`
+//!   are sent again, then the failed message.
+//! - **Lost answers:** a request whose POST fails or whose stream breaks for
+//!   good gets an error response (code [`TRANSPORT_ERROR_CODE`]) so its
+//!   caller learns at once.
+//! - **Close:** DELETE with the session id (405 tolerated).
+//!
+//! [`TRANSPORT_ERROR_CODE`]: crate::http::TRANSPORT_ERROR_CODE
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use crate::http::{
+    HttpOptions, RequestHeaders, build_client, decode_payload, describe_reqwest, encode, io_error,
+    is_message_event, media_type, sse_events, synthetic_error, unexpected_status,
+};
+use crate::message::{JsonRpcMessage, Notification, Request, RequestId};
+use crate::transport::{Transport, TransportError};
+
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const LAST_EVENT_ID: &str = "last-event-id";
+/// Reconnection delay when the server sent no `retry:` field.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// Resumption attempts for one stream before its request is failed.
+const MAX_RESUMPTIONS: u32 = 5;
+/// Consecutive GET-stream failures before the transport stops reopening it.
+const MAX_GET_FAILURES: u32 = 3;
+
+/// A streamable HTTP connection to one server.
+#[derive(Debug)]
+pub struct StreamableHttpTransport {
+    shared: Arc<Shared>,
+    incoming: mpsc::UnboundedReceiver<JsonRpcMessage>,
+    closed: bool,
+}
+
+#[derive(Debug)]
+struct Shared {
+    server: String,
+    kind: &'static str,
+    url: reqwest::Url,
+    client: reqwest::Client,
+    headers: RequestHeaders,
+    state: Mutex<State>,
+    /// Serialises re-initialization after a 404.
+    reinit: tokio::sync::Mutex<()>,
+    incoming: mpsc::UnboundedSender<JsonRpcMessage>,
+    tasks: Mutex<Vec<AbortHandle>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    initialize: Option<Request>,
+    initialized: Option<Notification>,
+    /// Requests the client cancelled: their streams are not resumed.
+    cancelled: HashSet<RequestId>,
+}
+
+impl StreamableHttpTransport {
+    /// Prepares a connection (validates headers, runs the `headersHelper`).
+    /// Nothing is sent until the session's first message.
+    pub async fn connect(options: HttpOptions) -> Result<Self, TransportError> {
+        Self::connect_as(options, "http").await
+    }
+
+    /// [`connect`](Self::connect) with another kind name for errors and
+    /// logs (the claude.ai proxy reuses this transport).
+    pub(crate) async fn connect_as(
+        options: HttpOptions,
+        kind: &'static str,
+    ) -> Result<Self, TransportError> {
+        let url = reqwest::Url::parse(&options.url)
+            .map_err(|e| io_error(&options.server, format!("invalid url: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(io_error(
+                &options.server,
+                format!("url scheme must be http or https, not {}", url.scheme()),
+            ));
+        }
+        let client = build_client(&options)?;
+        let headers = RequestHeaders::new(&options).await?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            server: options.server.clone(),
+            kind,
+            url,
+            client,
+            headers,
+            state: Mutex::new(State::default()),
+            reinit: tokio::sync::Mutex::new(()),
+            incoming: tx,
+            tasks: Mutex::new(Vec::new()),
+        });
+        Ok(StreamableHttpTransport {
+            shared,
+            incoming: rx,
+            closed: false,
+        })
+    }
+
+    /// The session id the server assigned, if any.
+    pub fn session_id(&self) -> Option<String> {
+        lock(&self.shared.state).session_id.clone()
+    }
+
+    /// The protocol version negotiated at initialize, once known.
+    pub fn protocol_version(&self) -> Option<String> {
+        lock(&self.shared.state).protocol_version.clone()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    fn spawn(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+        let handle = tokio::spawn(fut).abort_handle();
+        let mut tasks = lock(&self.tasks);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(handle);
+    }
+
+    fn abort_all(&self) {
+        for task in lock(&self.tasks).drain(..) {
+            task.abort();
+        }
+    }
+
+    /// Hands a message to the session, noting the negotiated version when
+    /// it is the answer to `initialize`.
+    fn deliver(&self, message: JsonRpcMessage) {
+        if let JsonRpcMessage::Response(response) = &message {
+            let mut state = lock(&self.state);
+            let is_init = state
+                .initialize
+                .as_ref()
+                .is_some_and(|init| Some(&init.id) == response.id.as_ref());
+            if is_init {
+                if let Ok(result) = &response.outcome {
+                    if let Some(version) = result.get("protocolVersion").and_then(|v| v.as_str()) {
+                        state.protocol_version = Some(version.to_owned());
+                    }
+                }
+            }
+        }
+        // The receiver is gone only after the transport was dropped.
+        let _ = self.incoming.send(message);
+    }
+
+    fn session_headers(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let state = lock(&self.state);
+        if let Some(id) = &state.session_id {
+            builder = builder.header(SESSION_ID, id.as_str());
+        }
+        if let Some(version) = &state.protocol_version {
+            builder = builder.header(PROTOCOL_VERSION, version.as_str());
+        }
+        builder
+    }
+
+    fn remember_session(&self, response: &reqwest::Response) {
+        if let Some(id) = response
+            .headers()
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+        {
+            let mut state = lock(&self.state);
+            if state.session_id.is_none() {
+                state.session_id = Some(id.to_owned());
+            }
+        }
+    }
+
+    /// One POST of `body`; on 404 for a known session re-initializes once
+    /// and posts again.
+    async fn post(
+        self: &Arc<Self>,
+        body: &str,
+        may_reinit: bool,
+    ) -> Result<reqwest::Response, TransportError> {
+        let mut may_reinit = may_reinit;
+        loop {
+            let session = lock(&self.state).session_id.clone();
+            let response = self
+                .headers
+                .send(|| {
+                    let builder = self
+                        .client
+                        .post(self.url.clone())
+                        .header(ACCEPT, "application/json, text/event-stream")
+                        .header(CONTENT_TYPE, "application/json")
+                        .body(body.to_owned());
+                    self.session_headers(builder)
+                })
+                .await?;
+            if response.status() == reqwest::StatusCode::NOT_FOUND
+                && session.is_some()
+                && may_reinit
+            {
+                may_reinit = false;
+                tracing::debug!(server = %self.server, "session expired (404); re-initializing");
+                Box::pin(self.reinitialize(session)).await?;
+                continue;
+            }
+            self.remember_session(&response);
+            return Ok(response);
+        }
+    }
+
+    /// GET on the endpoint for an SSE stream, resuming after `last_event_id`.
+    async fn get(
+        self: &Arc<Self>,
+        last_event_id: Option<&str>,
+    ) -> Result<reqwest::Response, TransportError> {
+        self.headers
+            .send(|| {
+                let mut builder = self
+                    .client
+                    .get(self.url.clone())
+                    .header(ACCEPT, "text/event-stream");
+                if let Some(id) = last_event_id {
+                    builder = builder.header(LAST_EVENT_ID, id);
+                }
+                self.session_headers(builder)
+            })
+            .await
+    }
+
+    /// Reads a POST answer: nothing (202/204), JSON, or an SSE stream.
+    /// `expect` is the id of the request whose answer the body must carry.
+    async fn read_answer(
+        self: &Arc<Self>,
+        response: reqwest::Response,
+        expect: Option<&RequestId>,
+    ) -> Result<(), TransportError> {
+        let status = response.status();
+        if !status.is_success() {
+            return Err(unexpected_status(&self.server, "POST", response).await);
+        }
+        if status == reqwest::StatusCode::ACCEPTED || status == reqwest::StatusCode::NO_CONTENT {
+            return Ok(());
+        }
+        match media_type(&response).as_str() {
+            "text/event-stream" => self.read_stream(response, expect).await,
+            kind => {
+                let bytes = response
+                    .bytes()
+                    .await
+                    .map_err(|e| io_error(&self.server, describe_reqwest(&e)))?;
+                let text = String::from_utf8_lossy(&bytes);
+                if text.trim().is_empty() {
+                    return match expect {
+                        Some(_) => Err(io_error(&self.server, "POST: HTTP 200 with an empty body")),
+                        None => Ok(()),
+                    };
+                }
+                if kind != "application/json" {
+                    tracing::debug!(server = %self.server, content_type = kind, "unexpected content type; reading as JSON");
+                }
+                let messages = decode_payload(&text)
+                    .map_err(|e| io_error(&self.server, format!("POST answer: {e}")))?;
+                for message in messages {
+                    self.deliver(message);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Delivers the messages of an SSE stream; when it ends before the answer
+    /// to `expect`, resumes it with GET + `Last-Event-ID` after the server's
+    /// retry delay.
+    async fn read_stream(
+        self: &Arc<Self>,
+        response: reqwest::Response,
+        expect: Option<&RequestId>,
+    ) -> Result<(), TransportError> {
+        let mut last_event_id: Option<String> = None;
+        let mut retry = DEFAULT_RETRY;
+        let mut resumptions = 0;
+        let mut events = Box::pin(sse_events(response));
+        loop {
+            let mut answered = false;
+            while let Some(event) = events.next().await {
+                let event = match event {
+                    Ok(event) => event,
+                    Err(e) => {
+                        tracing::debug!(server = %self.server, error = %e, "SSE stream broke");
+                        break;
+                    }
+                };
+                if !event.id.is_empty() {
+                    last_event_id = Some(event.id.clone());
+                }
+                if let Some(delay) = event.retry {
+                    retry = delay;
+                }
+                if !is_message_event(&event) {
+                    continue;
+                }
+                match decode_payload(&event.data) {
+                    Ok(messages) => {
+                        for message in messages {
+                            if let (JsonRpcMessage::Response(r), Some(want)) = (&message, expect) {
+                                answered |= r.id.as_ref() == Some(want);
+                            }
+                            self.deliver(message);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::debug!(server = %self.server, error = %e, "skipping an undecodable SSE event")
+                    }
+                }
+                if answered {
+                    return Ok(());
+                }
+            }
+            let Some(want) = expect else { return Ok(()) };
+            if lock(&self.state).cancelled.remove(want) {
+                return Ok(());
+            }
+            let Some(last) = last_event_id.clone() else {
+                return Err(io_error(
+                    &self.server,
+                    "the response stream ended before the answer",
+                ));
+            };
+            resumptions += 1;
+            if resumptions > MAX_RESUMPTIONS {
+                return Err(io_error(
+                    &self.server,
+                    "the response stream ended before the answer and could not be resumed",
+                ));
+            }
+            tokio::time::sleep(retry).await;
+            let response = self.get(Some(&last)).await?;
+            if !response.status().is_success() || media_type(&response) != "text/event-stream" {
+                return Err(unexpected_status(
+                    &self.server,
+                    "resuming the response stream",
+                    response,
+                )
+                .await);
+            }
+            events = Box::pin(sse_events(response));
+        }
+    }
+
+    /// Runs the optional server-to-client GET stream, reopening it (with
+    /// `Last-Event-ID`) when the server ends it.
+    async fn run_get_stream(self: Arc<Self>) {
+        let mut last_event_id: Option<String> = None;
+        let mut retry = DEFAULT_RETRY;
+        let mut failures = 0;
+        loop {
+            let response = match self.get(last_event_id.as_deref()).await {
+                Ok(response) => response,
+                Err(e) => {
+                    tracing::debug!(server = %self.server, error = %e, "GET stream failed");
+                    failures += 1;
+                    if failures >= MAX_GET_FAILURES {
+                        return;
+                    }
+                    tokio::time::sleep(retry).await;
+                    continue;
+                }
+            };
+            let status = response.status();
+            if !status.is_success() || media_type(&response) != "text/event-stream" {
+                // 405: the server offers no GET stream; anything else: it
+                // does not want one now. Server messages then come on POSTs.
+                tracing::debug!(server = %self.server, %status, "no GET stream");
+                return;
+            }
+            let mut events = Box::pin(sse_events(response));
+            let mut got_any = false;
+            while let Some(event) = events.next().await {
+                let Ok(event) = event else { break };
+                got_any = true;
+                if !event.id.is_empty() {
+                    last_event_id = Some(event.id.clone());
+                }
+                if let Some(delay) = event.retry {
+                    retry = delay;
+                }
+                if is_message_event(&event) {
+                    match decode_payload(&event.data) {
+                        Ok(messages) => messages.into_iter().for_each(|m| self.deliver(m)),
+                        Err(e) => {
+                            tracing::debug!(server = %self.server, error = %e, "skipping an undecodable SSE event")
+                        }
+                    }
+                }
+            }
+            failures = if got_any { 0 } else { failures + 1 };
+            if failures >= MAX_GET_FAILURES {
+                return;
+            }
+            tokio::time::sleep(retry).await;
+        }
+    }
+
+    /// After a 404 for `expired`: initializes a new session with the same
+    /// `initialize` request, then reopens the GET stream.
+    async fn reinitialize(self: &Arc<Self>, expired: Option<String>) -> Result<(), TransportError> {
+        let _guard = self.reinit.lock().await;
+        let (init, initialized) = {
+            let mut state = lock(&self.state);
+            if state.session_id != expired {
+                // Another task already re-initialized.
+                return Ok(());
+            }
+            state.session_id = None;
+            (state.initialize.clone(), state.initialized.clone())
+        };
+        let Some(init) = init else {
+            return Err(io_error(
+                &self.server,
+                "session expired (HTTP 404) before initialize",
+            ));
+        };
+        let response = self
+            .post(&encode(&JsonRpcMessage::Request(init.clone())), false)
+            .await?;
+        if !response.status().is_success() {
+            return Err(unexpected_status(
+                &self.server,
+                "re-initializing after the session expired",
+                response,
+            )
+            .await);
+        }
+        // Read the new initialize answer here: the session already has one.
+        let messages = read_all(self, response).await?;
+        let mut ok = false;
+        for message in messages {
+            match message {
+                JsonRpcMessage::Response(r) if r.id.as_ref() == Some(&init.id) => {
+                    if let Err(e) = r.outcome {
+                        return Err(io_error(
+                            &self.server,
+                            format!("re-initializing failed: {}", e.message),
+                        ));
+                    }
+                    ok = true;
+                }
+                other => self.deliver(other),
+            }
+        }
+        if !ok {
+            return Err(io_error(
+                &self.server,
+                "re-initializing failed: no answer to initialize",
+            ));
+        }
+        if let Some(note) = initialized {
+            let response = self
+                .post(&encode(&JsonRpcMessage::Notification(note)), false)
+                .await?;
+            if !response.status().is_success() {
+                return Err(unexpected_status(
+                    &self.server,
+                    "re-initializing after the session expired",
+                    response,
+                )
+                .await);
+            }
+            let this = Arc::clone(self);
+            self.spawn(this.run_get_stream());
+        }
+        Ok(())
+    }
+}
+
+/// Every message of a JSON or SSE body, read to its end.
+async fn read_all(
+    shared: &Arc<Shared>,
+    response: reqwest::Response,
+) -> Result<Vec<JsonRpcMessage>, TransportError> {
+    if media_type(&response) == "text/event-stream" {
+        let mut out = Vec::new();
+        let mut events = Box::pin(sse_events(response));
+        while let Some(event) = events.next().await {
+            let event =
+                event.map_err(|e| io_error(&shared.server, format!("SSE stream broke: {e}")))?;
+            if is_message_event(&event) {
+                let messages =
+                    decode_payload(&event.data).map_err(|e| io_error(&shared.server, e))?;
+                let done = messages
+                    .iter()
+                    .any(|m| matches!(m, JsonRpcMessage::Response(_)));
+                out.extend(messages);
+                if done {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    } else {
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| io_error(&shared.server, describe_reqwest(&e)))?;
+        decode_payload(&String::from_utf8_lossy(&bytes)).map_err(|e| io_error(&shared.server, e))
+    }
+}
+
+#[async_trait]
+impl Transport for StreamableHttpTransport {
+    async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
+        if self.closed {
+            return Err(TransportError::Closed {
+                server: self.shared.server.clone(),
+            });
+        }
+        let body = encode(&message);
+        let shared = Arc::clone(&self.shared);
+        match message {
+            JsonRpcMessage::Request(request) if request.method == "initialize" => {
+                lock(&shared.state).initialize = Some(request.clone());
+                let response = shared.post(&body, false).await?;
+                if !response.status().is_success() {
+                    return Err(unexpected_status(&shared.server, "initialize", response).await);
+                }
+                let task = Arc::clone(&shared);
+                shared.spawn(async move {
+                    if let Err(e) = task.read_answer(response, Some(&request.id)).await {
+                        task.deliver(synthetic_error(request.id, e.to_string()));
+                    }
+                });
+                Ok(())
+            }
+            JsonRpcMessage::Request(request) => {
+                let task = Arc::clone(&shared);
+                shared.spawn(async move {
+                    let result = match task.post(&body, true).await {
+                        Ok(response) => task.read_answer(response, Some(&request.id)).await,
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = result {
+                        task.deliver(synthetic_error(request.id, e.to_string()));
+                    }
+                });
+                Ok(())
+            }
+            JsonRpcMessage::Notification(note) => {
+                if note.method == "notifications/cancelled" {
+                    if let Some(id) = note
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("requestId"))
+                        .cloned()
+                    {
+                        if let Ok(id) = serde_json::from_value::<RequestId>(id) {
+                            lock(&shared.state).cancelled.insert(id);
+                        }
+                    }
+                }
+                let initialized = note.method == "notifications/initialized";
+                if initialized {
+                    lock(&shared.state).initialized = Some(note.clone());
+                }
+                let response = shared.post(&body, true).await?;
+                self.finish_one_way(response, "notification").await?;
+                if initialized {
+                    let task = Arc::clone(&shared);
+                    shared.spawn(task.run_get_stream());
+                }
+                Ok(())
+            }
+            JsonRpcMessage::Response(_) => {
+                let response = shared.post(&body, true).await?;
+                self.finish_one_way(response, "response").await
+            }
+        }
+    }
+
+    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
+        if self.closed {
+            return Ok(None);
+        }
+        Ok(self.incoming.recv().await)
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        self.shared.abort_all();
+        let session = lock(&self.shared.state).session_id.clone();
+        if let Some(session) = session {
+            let shared = &self.shared;
+            let result = shared
+                .headers
+                .send(|| shared.session_headers(shared.client.delete(shared.url.clone())))
+                .await;
+            match result {
+                Ok(response) if response.status().is_success() => {}
+                // 405: the server does not let clients end sessions.
+                Ok(response) if response.status() == reqwest::StatusCode::METHOD_NOT_ALLOWED => {}
+                Ok(response) => {
+                    tracing::debug!(server = %shared.server, status = %response.status(), session = %session, "DELETE refused");
+                }
+                Err(e) => tracing::debug!(server = %shared.server, error = %e, "DELETE failed"),
+            }
+        }
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        self.shared.kind
+    }
+}
+
+impl StreamableHttpTransport {
+    /// Checks the answer to a notification or response POST; a body, if the
+    /// server sent one anyway, is read in the background.
+    async fn finish_one_way(
+        &self,
+        response: reqwest::Response,
+        what: &str,
+    ) -> Result<(), TransportError> {
+        let status = response.status();
+        if !status.is_success() {
+            return Err(unexpected_status(
+                &self.shared.server,
+                &format!("POST of a {what}"),
+                response,
+            )
+            .await);
+        }
+        if status == reqwest::StatusCode::OK && response.content_length() != Some(0) {
+            let task = Arc::clone(&self.shared);
+            self.shared.spawn(async move {
+                if let Err(e) = task.read_answer(response, None).await {
+                    tracing::debug!(server = %task.server, error = %e, "ignoring the body of a one-way POST");
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for StreamableHttpTransport {
+    fn drop(&mut self) {
+        self.shared.abort_all();
+    }
+}

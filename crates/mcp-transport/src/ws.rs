@@ -1,1 +1,256 @@
-//! (to be written)
+//! WebSocket transport.
+//!
+//! The handshake asks for the subprotocol `mcp` (`Sec-WebSocket-Protocol`)
+//! and carries the entry's static headers and `headersHelper` output. Each
+//! JSON-RPC message is one text frame (a binary frame holding UTF-8 JSON is
+//! accepted too). Pings are answered with pongs. `close` performs the close
+//! handshake: a Close frame, then up to two seconds for the server's.
+//!
+//! One task owns the socket: it writes what `send` hands it (and reports
+//! the write's result back) and reads frames into a channel, which keeps
+//! `receive` cancel-safe.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::{SinkExt, StreamExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{self, Message};
+
+use crate::headers_helper::run_headers_helper;
+use crate::http::{HttpOptions, decode_payload, encode, io_error};
+use crate::message::JsonRpcMessage;
+use crate::transport::{Transport, TransportError};
+
+/// How long `close` waits for the server's Close frame.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+enum Command {
+    Send(String, oneshot::Sender<Result<(), String>>),
+    Close(oneshot::Sender<()>),
+}
+
+/// A WebSocket connection to one server.
+#[derive(Debug)]
+pub struct WsTransport {
+    server: String,
+    commands: mpsc::UnboundedSender<Command>,
+    incoming: mpsc::UnboundedReceiver<Result<JsonRpcMessage, TransportError>>,
+    task: JoinHandle<()>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::Send(..) => f.write_str("Send"),
+            Command::Close(_) => f.write_str("Close"),
+        }
+    }
+}
+
+impl WsTransport {
+    /// Opens the connection (handshake within the connect timeout). `auth`
+    /// in the options is ignored: WebSocket entries carry no OAuth.
+    pub async fn connect(options: HttpOptions) -> Result<Self, TransportError> {
+        let server = options.server.clone();
+        let mut request = options
+            .url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| io_error(&server, format!("invalid url: {e}")))?;
+        let mut extra = options.headers.clone();
+        if let Some(command) = &options.headers_helper {
+            let helper = run_headers_helper(&server, &options.url, command)
+                .await
+                .map_err(|e| {
+                    io_error(
+                        &server,
+                        e.to_string()
+                            .trim_start_matches(&format!("{server}: "))
+                            .to_owned(),
+                    )
+                })?;
+            extra.extend(helper);
+        }
+        for (name, value) in &extra {
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                io_error(
+                    &server,
+                    format!("headers: `{name}` is not a valid header name"),
+                )
+            })?;
+            let mut value = HeaderValue::from_str(value).map_err(|_| {
+                io_error(
+                    &server,
+                    format!("headers: the value of `{name}` is not a valid header value"),
+                )
+            })?;
+            value.set_sensitive(true);
+            request.headers_mut().insert(name, value);
+        }
+        request
+            .headers_mut()
+            .insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
+
+        let (stream, _response) = tokio::time::timeout(
+            options.connect_timeout,
+            tokio_tungstenite::connect_async(request),
+        )
+        .await
+        .map_err(|_| io_error(&server, "timed out opening the WebSocket"))?
+        .map_err(|e| io_error(&server, describe_ws(&e)))?;
+
+        let (command_tx, command_rx) = mpsc::unbounded_channel();
+        let (incoming_tx, incoming_rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(drive(server.clone(), stream, command_rx, incoming_tx));
+        Ok(WsTransport {
+            server,
+            commands: command_tx,
+            incoming: incoming_rx,
+            task,
+            closed: false,
+        })
+    }
+}
+
+fn describe_ws(e: &tungstenite::Error) -> String {
+    match e {
+        tungstenite::Error::Http(response) => {
+            format!("WebSocket handshake refused: HTTP {}", response.status())
+        }
+        tungstenite::Error::Protocol(p) => format!("WebSocket handshake failed: {p}"),
+        other => format!("cannot open the WebSocket: {other}"),
+    }
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn drive(
+    server: String,
+    mut socket: Socket,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    incoming: mpsc::UnboundedSender<Result<JsonRpcMessage, TransportError>>,
+) {
+    loop {
+        tokio::select! {
+            command = commands.recv() => match command {
+                Some(Command::Send(text, ack)) => {
+                    let result = socket.send(Message::text(text)).await.map_err(|e| e.to_string());
+                    let _ = ack.send(result);
+                }
+                Some(Command::Close(done)) => {
+                    let frame = CloseFrame { code: CloseCode::Normal, reason: "".into() };
+                    if socket.send(Message::Close(Some(frame))).await.is_ok() {
+                        // Wait for the server's Close (tungstenite answers
+                        // and ends the stream once it arrives).
+                        let _ = tokio::time::timeout(CLOSE_GRACE, async {
+                            while let Some(Ok(_)) = socket.next().await {}
+                        })
+                        .await;
+                    }
+                    let _ = done.send(());
+                    return;
+                }
+                None => {
+                    let _ = socket.close(None).await;
+                    return;
+                }
+            },
+            frame = socket.next() => match frame {
+                Some(Ok(Message::Text(text))) => deliver(&server, text.as_str(), &incoming),
+                Some(Ok(Message::Binary(data))) => match std::str::from_utf8(&data) {
+                    Ok(text) => deliver(&server, text, &incoming),
+                    Err(_) => tracing::debug!(server = %server, "skipping a binary frame that is not UTF-8"),
+                },
+                // tungstenite queues the pong itself and flushes it with the
+                // next read or write.
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
+                Some(Ok(Message::Close(_))) | None => return,
+                Some(Err(e)) => {
+                    let _ = incoming.send(Err(io_error(&server, format!("WebSocket broke: {e}"))));
+                    return;
+                }
+            },
+        }
+    }
+}
+
+fn deliver(
+    server: &str,
+    text: &str,
+    incoming: &mpsc::UnboundedSender<Result<JsonRpcMessage, TransportError>>,
+) {
+    match decode_payload(text) {
+        Ok(messages) => {
+            for message in messages {
+                let _ = incoming.send(Ok(message));
+            }
+        }
+        Err(e) => tracing::debug!(server = %server, error = %e, "skipping an undecodable frame"),
+    }
+}
+
+#[async_trait]
+impl Transport for WsTransport {
+    async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
+        let closed = || TransportError::Closed {
+            server: self.server.clone(),
+        };
+        if self.closed {
+            return Err(closed());
+        }
+        let (ack_tx, ack_rx) = oneshot::channel();
+        self.commands
+            .send(Command::Send(encode(&message), ack_tx))
+            .map_err(|_| closed())?;
+        match ack_rx.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(io_error(
+                &self.server,
+                format!("WebSocket write failed: {e}"),
+            )),
+            Err(_) => Err(closed()),
+        }
+    }
+
+    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
+        if self.closed {
+            return Ok(None);
+        }
+        match self.incoming.recv().await {
+            Some(Ok(message)) => Ok(Some(message)),
+            Some(Err(e)) => Err(e),
+            None => Ok(None),
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        let (done_tx, done_rx) = oneshot::channel();
+        if self.commands.send(Command::Close(done_tx)).is_ok() {
+            let _ = tokio::time::timeout(CLOSE_GRACE + Duration::from_secs(1), done_rx).await;
+        }
+        self.task.abort();
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        "ws"
+    }
+}
+
+impl Drop for WsTransport {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

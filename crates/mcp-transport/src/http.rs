@@ -1,0 +1,454 @@
+//! What the HTTP-based transports (streamable HTTP, legacy SSE, the claude.ai
+//! proxy) share: the options a host passes, per-request headers (static
+//! headers, `headersHelper` output, bearer tokens from an
+//! [`AuthProvider`]) with the 401/403 challenge retry, and decoding of
+//! server-sent events into JSON-RPC messages.
+//!
+//! Header values are secrets: they are never logged and never appear in an
+//! error message.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures::{Stream, StreamExt};
+use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::Mutex;
+
+use crate::headers_helper::run_headers_helper;
+use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
+use crate::transport::TransportError;
+
+/// JSON-RPC error code of answers the transport makes up itself when a request
+/// could not be delivered or its answer was lost (HTTP error, broken stream).
+pub const TRANSPORT_ERROR_CODE: i64 = -32000;
+
+/// Everything an HTTP-based transport needs to reach one server.
+#[derive(Clone)]
+pub struct HttpOptions {
+    /// The server's configured name, used in every error.
+    pub server: String,
+    /// The MCP endpoint (streamable HTTP) or the SSE url (legacy SSE).
+    pub url: String,
+    /// Static headers sent with every request; values are secrets.
+    pub headers: BTreeMap<String, String>,
+    /// A command whose stdout is a JSON object of extra headers.
+    pub headers_helper: Option<String>,
+    /// Supplies `Authorization` and handles 401/403 challenges.
+    pub auth: Option<Arc<dyn AuthProvider>>,
+    /// Limit for establishing a connection (TCP + TLS) and, for legacy SSE,
+    /// for the `endpoint` event.
+    pub connect_timeout: Duration,
+}
+
+impl HttpOptions {
+    /// Options with no headers, no helper, no auth and the default connect
+    /// timeout.
+    pub fn new(server: impl Into<String>, url: impl Into<String>) -> Self {
+        HttpOptions {
+            server: server.into(),
+            url: url.into(),
+            headers: BTreeMap::new(),
+            headers_helper: None,
+            auth: None,
+            connect_timeout: mcp_config::types::DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header values never reach a log: only the names.
+        f.debug_struct("HttpOptions")
+            .field("server", &self.server)
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("headers_helper", &self.headers_helper.is_some())
+            .field("auth", &self.auth.is_some())
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportError {
+    TransportError::Io {
+        server: server.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Builds the HTTP client: rustls, connect timeout, no overall timeout (SSE
+/// streams live as long as the session).
+pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, TransportError> {
+    reqwest::Client::builder()
+        .connect_timeout(options.connect_timeout)
+        .build()
+        .map_err(|e| {
+            io_error(
+                &options.server,
+                format!("cannot build the HTTP client: {e}"),
+            )
+        })
+}
+
+/// Headers added to every request of one connection.
+#[derive(Debug)]
+pub(crate) struct RequestHeaders {
+    server: String,
+    url: String,
+    fixed: HeaderMap,
+    helper: Option<String>,
+    helper_headers: Mutex<HeaderMap>,
+    auth: Option<Arc<dyn AuthProvider>>,
+}
+
+impl RequestHeaders {
+    /// Validates static headers and runs the helper once.
+    pub(crate) async fn new(options: &HttpOptions) -> Result<Self, TransportError> {
+        let fixed = to_header_map(&options.server, "headers", &options.headers)?;
+        let headers = RequestHeaders {
+            server: options.server.clone(),
+            url: options.url.clone(),
+            fixed,
+            helper: options.headers_helper.clone(),
+            helper_headers: Mutex::new(HeaderMap::new()),
+            auth: options.auth.clone(),
+        };
+        headers.refresh_helper().await?;
+        Ok(headers)
+    }
+
+    /// Re-runs the helper (after a 401 its headers may be stale).
+    async fn refresh_helper(&self) -> Result<bool, TransportError> {
+        let Some(command) = &self.helper else {
+            return Ok(false);
+        };
+        let map = run_headers_helper(&self.server, &self.url, command)
+            .await
+            .map_err(|e| TransportError::Io {
+                server: self.server.clone(),
+                message: strip_server(&self.server, &e.to_string()),
+            })?;
+        *self.helper_headers.lock().await =
+            to_header_map(&self.server, "headersHelper output", &map)?;
+        Ok(true)
+    }
+
+    /// Adds static, helper and auth headers to a request.
+    async fn apply(
+        &self,
+        mut builder: reqwest::RequestBuilder,
+    ) -> Result<reqwest::RequestBuilder, TransportError> {
+        builder = builder.headers(self.fixed.clone());
+        builder = builder.headers(self.helper_headers.lock().await.clone());
+        if let Some(auth) = &self.auth {
+            let value = auth
+                .authorization()
+                .await
+                .map_err(|e| io_error(&self.server, e.to_string()))?;
+            if let Some(value) = value {
+                let mut v = HeaderValue::from_str(&value).map_err(|_| {
+                    io_error(
+                        &self.server,
+                        "the auth provider returned an invalid Authorization value",
+                    )
+                })?;
+                v.set_sensitive(true);
+                builder = builder.header(reqwest::header::AUTHORIZATION, v);
+            }
+        }
+        Ok(builder)
+    }
+
+    /// Sends the request `build` makes, with every header applied. On a 401
+    /// (or a 403 `insufficient_scope`) asks the auth provider and, if it has
+    /// new credentials (or the helper could be re-run), sends once more.
+    pub(crate) async fn send(
+        &self,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, TransportError> {
+        let mut retried = false;
+        loop {
+            let request = self.apply(build()).await?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| io_error(&self.server, describe_reqwest(&e)))?;
+            let status = response.status().as_u16();
+            let www_authenticate = response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let challenged = status == 401
+                || (status == 403
+                    && www_authenticate
+                        .as_deref()
+                        .is_some_and(|w| w.contains("insufficient_scope")));
+            if !challenged || retried {
+                return Ok(response);
+            }
+            retried = true;
+            let mut retry = false;
+            if let Some(auth) = &self.auth {
+                let challenge = Challenge {
+                    status,
+                    www_authenticate,
+                    url: self.url.clone(),
+                };
+                let outcome = auth
+                    .on_challenge(&challenge)
+                    .await
+                    .map_err(|e| io_error(&self.server, e.to_string()))?;
+                retry = outcome == ChallengeOutcome::Retry;
+            } else if self.helper.is_some() {
+                retry = self.refresh_helper().await?;
+            }
+            if !retry {
+                return Ok(response);
+            }
+        }
+    }
+}
+
+/// `e.to_string()` of a helper error starts with the server name; the
+/// transport error adds it again.
+fn strip_server(server: &str, message: &str) -> String {
+    message
+        .strip_prefix(&format!("{server}: "))
+        .unwrap_or(message)
+        .to_owned()
+}
+
+fn to_header_map(
+    server: &str,
+    what: &str,
+    map: &BTreeMap<String, String>,
+) -> Result<HeaderMap, TransportError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in map {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            io_error(
+                server,
+                format!("{what}: `{name}` is not a valid header name"),
+            )
+        })?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            io_error(
+                server,
+                format!("{what}: the value of `{name}` is not a valid header value"),
+            )
+        })?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// A reqwest error without the url's query (which may hold a token).
+pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
+    let kind = if e.is_connect() {
+        "cannot connect"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "broken response body"
+    } else {
+        "request failed"
+    };
+    let mut source = std::error::Error::source(e);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    if detail.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}: {detail}")
+    }
+}
+
+/// An HTTP status the transport did not expect, with a short body excerpt.
+pub(crate) async fn unexpected_status(
+    server: &str,
+    what: &str,
+    response: reqwest::Response,
+) -> TransportError {
+    let status = response.status();
+    let body = response.text().await.unwrap_or_default();
+    let excerpt: String = body.chars().take(200).collect();
+    let excerpt = excerpt.trim();
+    if excerpt.is_empty() {
+        io_error(server, format!("{what}: HTTP {status}"))
+    } else {
+        io_error(server, format!("{what}: HTTP {status}: {excerpt}"))
+    }
+}
+
+/// The `Content-Type` media type, lowercase, without parameters.
+pub(crate) fn media_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default()
+}
+
+/// The events of an SSE response body.
+pub(crate) fn sse_events(
+    response: reqwest::Response,
+) -> impl Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send + Unpin {
+    response.bytes_stream().eventsource()
+}
+
+/// Decodes one JSON text (a message or a batch) into messages.
+pub(crate) fn decode_payload(text: &str) -> Result<Vec<JsonRpcMessage>, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    match value {
+        serde_json::Value::Array(items) => items.into_iter().map(message_from_value).collect(),
+        other => Ok(vec![message_from_value(other)?]),
+    }
+}
+
+/// Encodes a message as its JSON text.
+pub(crate) fn encode(message: &JsonRpcMessage) -> String {
+    message_to_value(message).to_string()
+}
+
+/// An answer the transport makes up for a request whose real answer is lost.
+pub(crate) fn synthetic_error(id: RequestId, message: String) -> JsonRpcMessage {
+    JsonRpcMessage::Response(Response {
+        id: Some(id),
+        outcome: Err(ErrorObject {
+            code: TRANSPORT_ERROR_CODE,
+            message,
+            data: None,
+        }),
+    })
+}
+
+/// Decodes SSE bytes (as one body) into the JSON-RPC messages its events
+/// carry, the way the HTTP transports read a stream: events named `message`
+/// (or unnamed) with non-empty data are decoded; other events are skipped.
+/// Public for the fuzz target and for tests; never panics.
+pub fn decode_sse_body(chunks: &[&[u8]]) -> Vec<Result<JsonRpcMessage, String>> {
+    let owned: Vec<Result<bytes::Bytes, std::convert::Infallible>> = chunks
+        .iter()
+        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+        .collect();
+    let stream = futures::stream::iter(owned).eventsource();
+    let events: Vec<_> = futures::executor::block_on(stream.collect());
+    let mut out = Vec::new();
+    for event in events {
+        match event {
+            Ok(event) => {
+                if is_message_event(&event) {
+                    match decode_payload(&event.data) {
+                        Ok(messages) => out.extend(messages.into_iter().map(Ok)),
+                        Err(e) => out.push(Err(e)),
+                    }
+                }
+            }
+            Err(e) => out.push(Err(e.to_string())),
+        }
+    }
+    out
+}
+
+/// Whether an SSE event carries a JSON-RPC message (priming events have an
+/// id, maybe a retry, and empty data).
+pub(crate) fn is_message_event(event: &Event) -> bool {
+    (event.event.is_empty() || event.event == "message") && !event.data.trim().is_empty()
+}
+
+fn message_to_value(message: &JsonRpcMessage) -> serde_json::Value {
+    use serde_json::json;
+    match message {
+        JsonRpcMessage::Request(r) => {
+            let mut v = json!({"jsonrpc": "2.0", "id": r.id, "method": r.method});
+            if let Some(p) = &r.params {
+                v["params"] = p.clone();
+            }
+            v
+        }
+        JsonRpcMessage::Notification(n) => {
+            let mut v = json!({"jsonrpc": "2.0", "method": n.method});
+            if let Some(p) = &n.params {
+                v["params"] = p.clone();
+            }
+            v
+        }
+        JsonRpcMessage::Response(r) => match &r.outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": r.id, "result": result}),
+            Err(error) => json!({"jsonrpc": "2.0", "id": r.id, "error": error}),
+        },
+    }
+}
+
+fn message_from_value(value: serde_json::Value) -> Result<JsonRpcMessage, String> {
+    use crate::message::{Notification, Request};
+    let serde_json::Value::Object(mut map) = value else {
+        return Err("a JSON-RPC message must be an object".to_owned());
+    };
+    let id = match map.remove("id") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(v) => {
+            Some(serde_json::from_value::<RequestId>(v).map_err(|_| "invalid id".to_owned())?)
+        }
+    };
+    let params = map.remove("params");
+    if let Some(method) = map.remove("method") {
+        let serde_json::Value::String(method) = method else {
+            return Err("method must be a string".to_owned());
+        };
+        return Ok(match id {
+            Some(id) => JsonRpcMessage::Request(Request { id, method, params }),
+            None => JsonRpcMessage::Notification(Notification { method, params }),
+        });
+    }
+    if let Some(error) = map.remove("error") {
+        let error: ErrorObject =
+            serde_json::from_value(error).map_err(|e| format!("invalid error object: {e}"))?;
+        return Ok(JsonRpcMessage::Response(Response {
+            id,
+            outcome: Err(error),
+        }));
+    }
+    if let Some(result) = map.remove("result") {
+        return Ok(JsonRpcMessage::Response(Response {
+            id,
+            outcome: Ok(result),
+        }));
+    }
+    Err("not a request, notification or response".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_bodies_decode_to_messages_split_anywhere() {
+        let body = b"id: 1\nretry: 500\ndata: \n\n: comment\nevent: message\nid: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\nevent: ping\ndata: x\n\ndata: [{\"jsonrpc\":\"2.0\",\"method\":\"a\"},\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"b\"}]\n\n";
+        for split in 0..body.len() {
+            let (a, b) = body.split_at(split);
+            let got = decode_sse_body(&[a, b]);
+            assert_eq!(got.len(), 3, "split at {split}: {got:?}");
+            assert!(got.iter().all(Result::is_ok), "split at {split}: {got:?}");
+        }
+        let crlf = b"data: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n\r\n";
+        assert_eq!(decode_sse_body(&[crlf]).len(), 1);
+        assert!(decode_sse_body(&[b"data: nope\n\n"])[0].is_err());
+    }
+}
