@@ -18,7 +18,8 @@ pub mod token;
 pub mod user_agent;
 
 pub use oauth::{
-    CrossAppAccess, Grant, MAX_STEP_UPS, OAuthConfigExt, OAuthProvider, OAuthSettings, PrivateKey,
+    CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS, OAuthConfigExt, OAuthProvider,
+    OAuthSettings, PrivateKey,
 };
 pub use provider::{AuthError, AuthProvider, Challenge, ChallengeOutcome};
 pub use secret::Secret;

@@ -20,8 +20,8 @@ use crate::token::{ClientAuth, TokenResponse, method_name, now_secs, request_tok
 use crate::user_agent::{AuthorizationPrompt, CallbackListener, code_from_redirect};
 use crate::{AuthError, AuthProvider, Challenge, ChallengeOutcome, Secret};
 
-/// Refresh this many seconds before the access token expires.
-const EXPIRY_MARGIN_SECS: u64 = 60;
+/// By default, refresh this long before the access token expires.
+pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);
 /// Step-up re-authorizations allowed before a 403 is surfaced, so a server
 /// that never accepts any scope cannot loop us forever.
 pub const MAX_STEP_UPS: u32 = 2;
@@ -99,6 +99,8 @@ pub struct OAuthSettings {
     pub client_name: String,
     /// How tokens are obtained.
     pub grant: Grant,
+    /// Refresh this long before the access token expires.
+    pub refresh_margin: Duration,
 }
 
 impl OAuthSettings {
@@ -116,6 +118,7 @@ impl OAuthSettings {
             client_metadata_url: None,
             client_name: "mcp-client-toolkit".into(),
             grant: Grant::AuthorizationCode,
+            refresh_margin: DEFAULT_REFRESH_MARGIN,
         }
     }
 
@@ -263,6 +266,10 @@ impl OAuthProvider {
         Ok(st.creds.tokens.clone())
     }
 
+    fn margin(&self) -> u64 {
+        self.settings.refresh_margin.as_secs()
+    }
+
     fn fail(&self, message: impl Into<String>) -> AuthError {
         AuthError::Failed {
             server: self.settings.server_name.clone(),
@@ -318,7 +325,7 @@ impl OAuthProvider {
             st.creds = creds;
             return Ok(false);
         };
-        if &tokens.access_token != stale && !tokens.expires_within(now, EXPIRY_MARGIN_SECS) {
+        if &tokens.access_token != stale && !tokens.expires_within(now, self.margin()) {
             tracing::debug!(server = %self.settings.server_name, "adopted tokens refreshed elsewhere");
             st.creds = creds;
             return Ok(true);
@@ -974,7 +981,7 @@ impl AuthProvider for OAuthProvider {
         let Some(tokens) = st.creds.tokens.clone() else {
             return Ok(None);
         };
-        if tokens.expires_within(now_secs(), EXPIRY_MARGIN_SECS)
+        if tokens.expires_within(now_secs(), self.margin())
             && !self.refresh(&mut st, &tokens.access_token).await?
         {
             return Ok(None);

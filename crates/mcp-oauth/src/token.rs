@@ -192,6 +192,9 @@ pub async fn request_token(
                 reqwest::header::AUTHORIZATION,
                 format!("Basic {}", STANDARD.encode(pair)),
             );
+            // RFC 6749 3.2.1 lets a client name itself in the body too, and
+            // some servers (the Python MCP SDK) look for it only there.
+            params.push(("client_id", client_id.clone()));
         }
         ClientAuth::Post {
             client_id,
