@@ -169,12 +169,12 @@ impl Shared {
                 .initialize
                 .as_ref()
                 .is_some_and(|init| Some(&init.id) == response.id.as_ref());
-            if is_init {
-                if let Ok(result) = &response.outcome {
-                    if let Some(version) = result.get("protocolVersion").and_then(|v| v.as_str()) {
-                        state.protocol_version = Some(version.to_owned());
-                    }
-                }
+            let version = match &response.outcome {
+                Ok(result) if is_init => result.get("protocolVersion").and_then(|v| v.as_str()),
+                _ => None,
+            };
+            if let Some(version) = version {
+                state.protocol_version = Some(version.to_owned());
             }
         }
         // The receiver is gone only after the transport was dropped.
@@ -578,17 +578,12 @@ impl Transport for StreamableHttpTransport {
                 Ok(())
             }
             JsonRpcMessage::Notification(note) => {
-                if note.method == "notifications/cancelled" {
-                    if let Some(id) = note
-                        .params
-                        .as_ref()
-                        .and_then(|p| p.get("requestId"))
-                        .cloned()
-                    {
-                        if let Ok(id) = serde_json::from_value::<RequestId>(id) {
-                            lock(&shared.state).cancelled.insert(id);
-                        }
-                    }
+                let cancelled = (note.method == "notifications/cancelled")
+                    .then(|| note.params.as_ref()?.get("requestId").cloned())
+                    .flatten()
+                    .and_then(|id| serde_json::from_value::<RequestId>(id).ok());
+                if let Some(id) = cancelled {
+                    lock(&shared.state).cancelled.insert(id);
                 }
                 let initialized = note.method == "notifications/initialized";
                 if initialized {

@@ -8,6 +8,8 @@
 //! Every peer is a child process on a free loopback port, killed when its
 //! guard drops.
 
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
