@@ -45,13 +45,10 @@ pub fn auth_provider(
         ..McpOAuthConfig::default()
     };
     let grant = if scenario.starts_with("auth/client-credentials") {
-        let private_key = match field("private_key_pem") {
-            Some(pem) => Some(PrivateKey {
-                pem: Secret::new(pem),
-                algorithm: field("signing_algorithm").unwrap_or_else(|| "ES256".into()),
-            }),
-            None => None,
-        };
+        let private_key = field("private_key_pem").map(|pem| PrivateKey {
+            pem: Secret::new(pem),
+            algorithm: field("signing_algorithm").unwrap_or_else(|| "ES256".into()),
+        });
         Grant::ClientCredentials { private_key }
     } else if field("idp_id_token").is_some() {
         config.xaa = true;
