@@ -27,4 +27,4 @@ pub use store::{
     ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore, StoreKey,
     StoredCredentials, TokenSet,
 };
-pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt};
+pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, InteractivePrompt};

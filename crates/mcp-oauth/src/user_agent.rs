@@ -6,7 +6,7 @@
 use std::fmt::Debug;
 
 use async_trait::async_trait;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 use url::Url;
 
@@ -78,6 +78,94 @@ impl AuthorizationPrompt for HeadlessPrompt {
             .map_err(|e| fail(format!("Location is not a url: {e}")))?;
         Ok(Some(url))
     }
+}
+
+/// Shows the authorization URL through a host callback (open a browser,
+/// print it) and, for `--no-browser`, reads the redirect URL the user pastes
+/// from an input. Without an input it waits for the loopback listener.
+pub struct InteractivePrompt {
+    show: Box<dyn Fn(&Url) -> Result<(), String> + Send + Sync>,
+    pasted: Option<tokio::sync::Mutex<Box<dyn AsyncBufRead + Send + Unpin>>>,
+}
+
+impl std::fmt::Debug for InteractivePrompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InteractivePrompt")
+            .field("reads_pasted_redirect", &self.pasted.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl InteractivePrompt {
+    /// A prompt that hands the URL to `show` (which opens a browser or
+    /// prints; an `Err` message fails the login).
+    pub fn new(show: impl Fn(&Url) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        Self {
+            show: Box::new(show),
+            pasted: None,
+        }
+    }
+
+    /// Also reads a pasted redirect URL (one line) from `input`. The
+    /// loopback listener keeps listening meanwhile; whichever answers first
+    /// wins.
+    pub fn with_pasted_input(mut self, input: impl AsyncBufRead + Send + Unpin + 'static) -> Self {
+        self.pasted = Some(tokio::sync::Mutex::new(Box::new(input)));
+        self
+    }
+}
+
+#[async_trait]
+impl AuthorizationPrompt for InteractivePrompt {
+    async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError> {
+        (self.show)(authorization_url).map_err(|message| AuthError::Failed {
+            server: "authorization prompt".into(),
+            message,
+        })?;
+        let Some(input) = &self.pasted else {
+            return Ok(None);
+        };
+        let mut input = input.lock().await;
+        loop {
+            let mut line = String::new();
+            let read = input
+                .read_line(&mut line)
+                .await
+                .map_err(|e| AuthError::Failed {
+                    server: "authorization prompt".into(),
+                    message: format!("cannot read the pasted redirect url: {e}"),
+                })?;
+            if read == 0 {
+                // End of input: only the listener can complete the login.
+                return Ok(None);
+            }
+            if !line.trim().is_empty() {
+                return parse_pasted_redirect(&line).map(Some);
+            }
+        }
+    }
+}
+
+/// Reads a pasted redirect: the full URL the browser showed, or just its
+/// query (`code=…&state=…`, with or without the `?`).
+pub fn parse_pasted_redirect(text: &str) -> Result<Url, AuthError> {
+    let text = text.trim();
+    let fail = || AuthError::Failed {
+        server: "authorization prompt".into(),
+        message: "the pasted text is not a redirect url with a code and state".into(),
+    };
+    let url = if text.contains("://") {
+        Url::parse(text).map_err(|_| fail())?
+    } else {
+        let query = text.trim_start_matches('?');
+        let mut url = Url::parse("http://127.0.0.1/callback").map_err(|_| fail())?;
+        url.set_query(Some(query));
+        url
+    };
+    if !url.query_pairs().any(|(k, _)| k == "code" || k == "error") {
+        return Err(fail());
+    }
+    Ok(url)
 }
 
 /// The authorization endpoint without its query, for error messages.
@@ -260,6 +348,54 @@ mod tests {
             "state=st8",
             Err("authorization for srv failed: the redirect carries no authorization code"),
         );
+    }
+
+    #[tokio::test]
+    async fn pasted_redirects_are_read_line_by_line() {
+        let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = shown.clone();
+        let prompt = InteractivePrompt::new(move |url| {
+            seen.lock().unwrap().push(url.to_string());
+            Ok(())
+        })
+        .with_pasted_input(std::io::Cursor::new(
+            b"\n  http://127.0.0.1:5/callback?code=abc&state=s1  \n".to_vec(),
+        ));
+        let auth = Url::parse("http://as/authorize?x=1").unwrap();
+        let got = prompt.present(&auth).await.unwrap().unwrap();
+        assert_eq!(
+            code_from_redirect("srv", &got, "s1").unwrap().expose(),
+            "abc"
+        );
+        assert_eq!(*shown.lock().unwrap(), ["http://as/authorize?x=1"]);
+        // Input exhausted: wait for the listener instead.
+        assert_eq!(prompt.present(&auth).await.unwrap(), None);
+        let browser_only = InteractivePrompt::new(|_| Ok(()));
+        assert_eq!(browser_only.present(&auth).await.unwrap(), None);
+        let failing = InteractivePrompt::new(|_| Err("no browser found".into()));
+        assert_eq!(
+            failing.present(&auth).await.unwrap_err().to_string(),
+            "authorization for authorization prompt failed: no browser found"
+        );
+    }
+
+    #[test]
+    fn pasted_forms() {
+        for ok in [
+            "code=a&state=b",
+            "?code=a&state=b",
+            "http://127.0.0.1:9/callback?code=a&state=b",
+        ] {
+            let url = parse_pasted_redirect(ok).unwrap();
+            assert_eq!(
+                code_from_redirect("s", &url, "b").unwrap().expose(),
+                "a",
+                "{ok}"
+            );
+        }
+        for bad in ["hello", "http://127.0.0.1:9/callback", "::::"] {
+            assert!(parse_pasted_redirect(bad).is_err(), "{bad}");
+        }
     }
 
     #[tokio::test]
