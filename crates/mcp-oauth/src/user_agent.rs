@@ -80,11 +80,14 @@ impl AuthorizationPrompt for HeadlessPrompt {
     }
 }
 
+/// The host's way of showing the URL; an `Err` message fails the login.
+pub type ShowUrl = dyn Fn(&Url) -> Result<(), String> + Send + Sync;
+
 /// Shows the authorization URL through a host callback (open a browser,
 /// print it) and, for `--no-browser`, reads the redirect URL the user pastes
 /// from an input. Without an input it waits for the loopback listener.
 pub struct InteractivePrompt {
-    show: Box<dyn Fn(&Url) -> Result<(), String> + Send + Sync>,
+    show: Box<ShowUrl>,
     pasted: Option<tokio::sync::Mutex<Box<dyn AsyncBufRead + Send + Unpin>>>,
 }
 
