@@ -390,6 +390,30 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn www_authenticate_never_panics(header in "\\PC{0,80}") {
+            let _ = parse_www_authenticate(&header);
+        }
+
+        #[test]
+        fn quoted_parameters_round_trip(
+            scope in "[ -~]{0,30}",
+            resource in "[!#-~]{1,30}",
+            error in "[a-z_]{1,20}",
+        ) {
+            let quote = |v: &str| v.replace('\\', "\\\\").replace('"', "\\\"");
+            let header = format!(
+                r#"Bearer error="{}", scope="{}", resource_metadata="{}""#,
+                quote(&error), quote(&scope), quote(&resource)
+            );
+            let got = parse_www_authenticate(&header);
+            proptest::prop_assert_eq!(got.scope.as_deref(), Some(scope.as_str()));
+            proptest::prop_assert_eq!(got.resource_metadata.as_deref(), Some(resource.as_str()));
+            proptest::prop_assert_eq!(got.error.as_deref(), Some(error.as_str()));
+        }
+    }
+
     #[test]
     fn fallback_endpoints_sit_at_the_origin_root() {
         let meta = AuthServerMetadata::fallback_for(&Url::parse("http://localhost:3/mcp").unwrap());

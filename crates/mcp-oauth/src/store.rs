@@ -367,6 +367,21 @@ mod tests {
     }
 
     #[test]
+    fn credential_file_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileCredentialStore::new(dir.path());
+        let key = StoreKey::new("srv", "https://mcp.example.com/mcp");
+        store.save(&key, &sample()).unwrap();
+        let text = fs::read_to_string(store.path_for(&key)).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        insta::assert_json_snapshot!(value);
+        assert_eq!(
+            store.path_for(&key).file_name().unwrap().to_string_lossy(),
+            format!("{}.json", key.file_stem())
+        );
+    }
+
+    #[test]
     fn keys_separate_servers_by_name_and_url() {
         let a = StoreKey::new("srv", "https://a.example.com/mcp").file_stem();
         let b = StoreKey::new("srv", "https://b.example.com/mcp").file_stem();
