@@ -22,8 +22,9 @@ use crate::{AuthError, AuthProvider, Challenge, ChallengeOutcome, Secret};
 
 /// By default, refresh this long before the access token expires.
 pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);
-/// Step-up re-authorizations allowed before a 403 is surfaced, so a server
-/// that never accepts any scope cannot loop us forever.
+/// Step-up re-authorizations allowed for one scope set before a 403 is
+/// surfaced, so a server that never accepts any scope cannot loop us
+/// forever; a challenge for new scopes starts a fresh count.
 pub const MAX_STEP_UPS: u32 = 2;
 /// How long an interactive login may take.
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
@@ -141,7 +142,8 @@ struct State {
     loaded: bool,
     creds: StoredCredentials,
     discovery: Option<Discovery>,
-    step_ups: u32,
+    /// The scope set of the last step-up and how often it was tried.
+    step_up: Option<(String, u32)>,
     /// The token already refreshed after a 401, so a second 401 for the same
     /// token goes straight to a new authorization.
     refreshed_after_401: Option<Secret>,
@@ -1015,13 +1017,19 @@ impl AuthProvider for OAuthProvider {
                 Ok(ChallengeOutcome::Retry)
             }
             403 if bearer.error.as_deref() == Some("insufficient_scope") => {
-                if st.step_ups >= MAX_STEP_UPS {
-                    tracing::debug!(server = %self.settings.server_name, "step-up limit reached");
-                    return Ok(ChallengeOutcome::GiveUp);
-                }
-                st.step_ups += 1;
                 let current = st.creds.tokens.as_ref().and_then(|t| t.scope.clone());
                 let wanted = scope_union(current.as_deref(), bearer.scope.as_deref());
+                let key = wanted.clone().unwrap_or_default();
+                match &mut st.step_up {
+                    Some((scopes, tries)) if *scopes == key => {
+                        if *tries >= MAX_STEP_UPS {
+                            tracing::debug!(server = %self.settings.server_name, "step-up limit reached");
+                            return Ok(ChallengeOutcome::GiveUp);
+                        }
+                        *tries += 1;
+                    }
+                    _ => st.step_up = Some((key, 1)),
+                }
                 self.authorize(&mut st, &bearer, wanted).await?;
                 Ok(ChallengeOutcome::Retry)
             }
