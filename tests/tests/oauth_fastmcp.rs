@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use mcp_config::McpOAuthConfig;
 use mcp_oauth::{
-    AuthProvider, CredentialStore, FileCredentialStore, HeadlessPrompt, OAuthProvider,
+    AuthProvider, CredentialStore, FileCredentialStore, InteractivePrompt, OAuthProvider,
     OAuthSettings,
 };
 use mcp_transport::http::HttpOptions;
@@ -184,18 +184,22 @@ async fn login_call_expiry_refresh_logout_against_fastmcp() {
     let store = Arc::new(FileCredentialStore::new(dir.path().join("credentials")));
     let mut settings = OAuthSettings::new("py-oauth", &url, McpOAuthConfig::default());
     settings.refresh_margin = Duration::from_secs(1);
-    let provider = Arc::new(
-        OAuthProvider::new(
-            settings,
-            store.clone(),
-            Arc::new(HeadlessPrompt::new().unwrap()),
-        )
-        .unwrap(),
-    );
+    // The "browser": follows the authorization URL and its redirects, so
+    // the code arrives through the loopback callback listener.
+    let browser = InteractivePrompt::new(|url| {
+        let url = url.clone();
+        tokio::spawn(async move {
+            let _ = reqwest::get(url).await;
+        });
+        Ok(())
+    });
+    let provider =
+        Arc::new(OAuthProvider::new(settings, store.clone(), Arc::new(browser)).unwrap());
     assert_eq!(provider.authorization().await.unwrap(), None);
 
     // Login happens on the server's first 401: discovery, dynamic
-    // registration, authorization code + PKCE, token.
+    // registration, authorization code + PKCE through the loopback
+    // listener, token.
     let mut client = Client::connect(&url, provider.clone()).await;
     assert_eq!(client.echo("one").await, "Echo: one");
     let first = provider
