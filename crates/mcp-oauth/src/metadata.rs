@@ -168,13 +168,13 @@ impl AuthServerMetadata {
 }
 
 /// Where protected-resource metadata may live, best first: the
-/// challenge's `resource_metadata`, else the path-based RFC 9728 location,
-/// else the root one.
+/// challenge's `resource_metadata`, then the path-based RFC 9728 location,
+/// then the root one. The later ones are only tried when the earlier ones
+/// have nothing.
 pub fn protected_resource_candidates(server_url: &Url, hint: Option<&str>) -> Vec<Url> {
     let mut out = Vec::new();
     if let Some(hint) = hint.and_then(|h| server_url.join(h).ok()) {
         out.push(hint);
-        return out;
     }
     let path = server_url.path().trim_end_matches('/');
     if !path.is_empty()
@@ -185,6 +185,12 @@ pub fn protected_resource_candidates(server_url: &Url, hint: Option<&str>) -> Ve
     if let Ok(u) = server_url.join("/.well-known/oauth-protected-resource") {
         out.push(u);
     }
+    let mut seen = Vec::new();
+    out.retain(|u| {
+        let fresh = !seen.contains(u);
+        seen.push(u.clone());
+        fresh
+    });
     out
 }
 
@@ -328,7 +334,21 @@ mod tests {
                 &server,
                 Some("http://localhost:9/custom/metadata/location.json")
             )),
-            ["http://localhost:9/custom/metadata/location.json"]
+            [
+                "http://localhost:9/custom/metadata/location.json",
+                "http://localhost:9/.well-known/oauth-protected-resource/mcp",
+                "http://localhost:9/.well-known/oauth-protected-resource"
+            ]
+        );
+        assert_eq!(
+            urls(protected_resource_candidates(
+                &server,
+                Some("http://localhost:9/.well-known/oauth-protected-resource/mcp")
+            )),
+            [
+                "http://localhost:9/.well-known/oauth-protected-resource/mcp",
+                "http://localhost:9/.well-known/oauth-protected-resource"
+            ]
         );
         let root = Url::parse("http://localhost:9/").unwrap();
         assert_eq!(
