@@ -122,6 +122,7 @@ async fn two_processes_refresh_a_rotating_token_once() {
                 .env("RACE_DIR", dir.path())
                 .env("RACE_URL", &url)
                 .env("RACE_OUT", dir.path().join(format!("out-{i}")))
+                .stdout(std::process::Stdio::null())
                 .spawn()
                 .unwrap()
         })
