@@ -238,14 +238,40 @@ impl OAuthProvider {
         &self.key
     }
 
-    /// Signs in now (discovery without waiting for a 401), replacing any
-    /// stored tokens.
+    /// Signs in now, replacing any stored tokens. The server is asked once
+    /// without credentials so its 401 can name its metadata, as it would on
+    /// first use.
     pub async fn login(&self) -> Result<(), AuthError> {
         let mut st = self.state.lock().await;
         self.ensure_loaded(&mut st).await?;
         st.discovery = None;
-        self.authorize(&mut st, &BearerChallenge::default(), None)
-            .await
+        let challenge = self.probe().await;
+        self.authorize(&mut st, &challenge, None).await
+    }
+
+    /// The server's `Bearer` challenge to an unauthenticated request, or
+    /// the empty challenge when it sends none (or cannot be reached: the
+    /// well-known locations are tried next anyway).
+    async fn probe(&self) -> BearerChallenge {
+        let answer = self
+            .http
+            .post(self.server_url.clone())
+            .header(
+                reqwest::header::ACCEPT,
+                "application/json, text/event-stream",
+            )
+            .json(&serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"}))
+            .send()
+            .await;
+        match answer {
+            Ok(response) if response.status().as_u16() == 401 => response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(parse_www_authenticate)
+                .unwrap_or_default(),
+            _ => BearerChallenge::default(),
+        }
     }
 
     /// Removes this server's stored credentials and forgets them here.

@@ -92,6 +92,21 @@ async fn mismatched_resource_is_refused_before_authorizing() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn login_finds_metadata_named_only_by_the_401() {
+    let f = fixture(McpOAuthConfig::default()).await;
+    lock(&f.server).prm_only_at_custom_path = true;
+    f.provider.login().await.unwrap();
+    // The scope comes from the metadata the 401 pointed at.
+    assert_eq!(
+        lock(&f.server).authorize_scopes,
+        [Some("read offline_access".to_owned())]
+    );
+    assert_eq!(call(&f).await.unwrap(), 200);
+    let stored = f.store.load(f.provider.store_key()).unwrap().unwrap();
+    assert_eq!(stored.resource.as_deref(), Some(f.url.as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn metadata_override_is_used() {
     let (base, server) = serve().await;
     lock(&server).metadata_only_at_custom_path = true;

@@ -29,7 +29,9 @@ pub struct Behaviour {
     pub always_insufficient_scope: bool,
     pub wrong_state: bool,
     pub metadata_only_at_custom_path: bool,
+    pub prm_only_at_custom_path: bool,
     pub authorize_requests: usize,
+    pub authorize_scopes: Vec<Option<String>>,
     pub token_requests: Vec<String>,
     pub challenge: Option<String>,
     pub live_access: Vec<String>,
@@ -47,6 +49,17 @@ pub fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Behaviour> {
 
 async fn prm(State(s): State<Shared>) -> Response {
     let b = lock(&s);
+    if b.prm_only_at_custom_path {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    prm_document(&b)
+}
+
+async fn custom_prm(State(s): State<Shared>) -> Response {
+    prm_document(&lock(&s))
+}
+
+fn prm_document(b: &Behaviour) -> Response {
     Json(json!({
         "resource": b.prm_resource.clone().unwrap_or(format!("{}/mcp", b.base)),
         "authorization_servers": [b.base],
@@ -97,6 +110,7 @@ async fn register(State(s): State<Shared>) -> Response {
 async fn authorize(State(s): State<Shared>, Query(q): Query<HashMap<String, String>>) -> Response {
     let mut b = lock(&s);
     b.authorize_requests += 1;
+    b.authorize_scopes.push(q.get("scope").cloned());
     let code = format!("code-{}-c0ffee", b.authorize_requests);
     b.secrets.push(code.clone());
     // The code carries the challenge, so the token endpoint can check PKCE.
@@ -186,10 +200,12 @@ async fn token(
 
 async fn mcp(State(s): State<Shared>, headers: HeaderMap) -> Response {
     let b = lock(&s);
-    let www = format!(
-        r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
-        b.base
-    );
+    let prm_path = if b.prm_only_at_custom_path {
+        "/custom/prm"
+    } else {
+        "/.well-known/oauth-protected-resource/mcp"
+    };
+    let www = format!(r#"Bearer resource_metadata="{}{prm_path}""#, b.base);
     let token = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -220,6 +236,7 @@ pub async fn serve() -> (String, Shared) {
             get(well_known_as),
         )
         .route("/custom/as-metadata", get(custom_as))
+        .route("/custom/prm", get(custom_prm))
         .route("/register", post(register))
         .route("/authorize", get(authorize))
         .route("/token", post(token))
