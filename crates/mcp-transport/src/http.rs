@@ -213,6 +213,20 @@ impl RequestHeaders {
     }
 }
 
+/// The start of every error message for a server that refused or never
+/// answered the TCP connection.
+const CANNOT_CONNECT: &str = "cannot connect";
+
+/// Whether `error` says the server could not be reached at all.
+pub(crate) fn is_unreachable(error: &TransportError) -> bool {
+    matches!(error, TransportError::Io { message, .. } if message.starts_with(CANNOT_CONNECT))
+}
+
+/// The message of `error` without the leading server name.
+pub(crate) fn strip(server: &str, error: &TransportError) -> String {
+    strip_server(server, &error.to_string())
+}
+
 /// `e.to_string()` of a helper error starts with the server name; the
 /// transport error adds it again.
 fn strip_server(server: &str, message: &str) -> String {
@@ -250,7 +264,7 @@ fn to_header_map(
 /// A reqwest error without the url's query (which may hold a token).
 pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
     let kind = if e.is_connect() {
-        "cannot connect"
+        CANNOT_CONNECT
     } else if e.is_timeout() {
         "timed out"
     } else if e.is_body() || e.is_decode() {
@@ -436,7 +450,38 @@ fn message_from_value(value: serde_json::Value) -> Result<JsonRpcMessage, String
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// Arbitrary bytes never panic the decoder, and where a chunk
+        /// boundary falls never changes what it decodes.
+        #[test]
+        fn chunk_boundaries_never_change_the_result(body in proptest::collection::vec(any::<u8>(), 0..400), at in any::<prop::sample::Index>()) {
+            let at = at.index(body.len() + 1);
+            let (a, b) = body.split_at(at);
+            prop_assert_eq!(format!("{:?}", decode_sse_body(&[a, b])), format!("{:?}", decode_sse_body(&[&body])));
+        }
+
+        /// Messages framed as SSE events come back as they were.
+        #[test]
+        fn framed_messages_round_trip(methods in proptest::collection::vec("[a-z/]{1,12}", 1..5), crlf in any::<bool>()) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let mut body = String::new();
+            for method in &methods {
+                body.push_str(&format!("event: message{eol}data: {{\"jsonrpc\":\"2.0\",\"method\":\"{method}\"}}{eol}{eol}"));
+            }
+            let got: Vec<String> = decode_sse_body(&[body.as_bytes()])
+                .into_iter()
+                .map(|m| match m {
+                    Ok(JsonRpcMessage::Notification(n)) => n.method,
+                    other => format!("{other:?}"),
+                })
+                .collect();
+            prop_assert_eq!(got, methods);
+        }
+    }
 
     #[test]
     fn sse_bodies_decode_to_messages_split_anywhere() {

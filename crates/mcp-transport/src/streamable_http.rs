@@ -42,7 +42,8 @@ use tokio::task::AbortHandle;
 
 use crate::http::{
     HttpOptions, RequestHeaders, build_client, decode_payload, describe_reqwest, encode, io_error,
-    is_message_event, media_type, sse_events, synthetic_error, unexpected_status,
+    is_message_event, is_unreachable, media_type, sse_events, strip, synthetic_error,
+    unexpected_status,
 };
 use crate::message::{JsonRpcMessage, Notification, Request, RequestId};
 use crate::transport::{Transport, TransportError};
@@ -61,8 +62,16 @@ const MAX_GET_FAILURES: u32 = 3;
 #[derive(Debug)]
 pub struct StreamableHttpTransport {
     shared: Arc<Shared>,
-    incoming: mpsc::UnboundedReceiver<JsonRpcMessage>,
+    incoming: mpsc::UnboundedReceiver<Inbound>,
     closed: bool,
+}
+
+/// What background tasks hand to `receive`.
+#[derive(Debug)]
+enum Inbound {
+    Message(JsonRpcMessage),
+    /// The server is gone (connection refused or cut mid-answer).
+    Lost(TransportError),
 }
 
 #[derive(Debug)]
@@ -75,7 +84,7 @@ struct Shared {
     state: Mutex<State>,
     /// Serialises re-initialization after a 404.
     reinit: tokio::sync::Mutex<()>,
-    incoming: mpsc::UnboundedSender<JsonRpcMessage>,
+    incoming: mpsc::UnboundedSender<Inbound>,
     tasks: Mutex<Vec<AbortHandle>>,
 }
 
@@ -178,7 +187,24 @@ impl Shared {
             }
         }
         // The receiver is gone only after the transport was dropped.
-        let _ = self.incoming.send(message);
+        let _ = self.incoming.send(Inbound::Message(message));
+    }
+
+    /// Ends the connection: the server cannot be reached any more.
+    fn lost(&self, error: TransportError) {
+        let _ = self.incoming.send(Inbound::Lost(error));
+    }
+
+    /// Reports `error` as the end of the connection when it says the server
+    /// is unreachable; hands it back either way.
+    fn check_reachable(&self, error: TransportError) -> TransportError {
+        if is_unreachable(&error) {
+            self.lost(io_error(
+                &self.server,
+                format!("connection lost: {}", strip(&self.server, &error)),
+            ));
+        }
+        error
     }
 
     fn session_headers(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -315,11 +341,13 @@ impl Shared {
         let mut events = Box::pin(sse_events(response));
         loop {
             let mut answered = false;
+            let mut broken = None;
             while let Some(event) = events.next().await {
                 let event = match event {
                     Ok(event) => event,
                     Err(e) => {
                         tracing::debug!(server = %self.server, error = %e, "SSE stream broke");
+                        broken = Some(e.to_string());
                         break;
                     }
                 };
@@ -354,6 +382,12 @@ impl Shared {
                 return Ok(());
             }
             let Some(last) = last_event_id.clone() else {
+                if let Some(cause) = broken {
+                    // Cut mid-answer with no way to resume: the server died.
+                    let message = format!("connection lost while waiting for the answer: {cause}");
+                    self.lost(io_error(&self.server, message.clone()));
+                    return Err(io_error(&self.server, message));
+                }
                 return Err(io_error(
                     &self.server,
                     "the response stream ended before the answer",
@@ -367,7 +401,10 @@ impl Shared {
                 ));
             }
             tokio::time::sleep(retry).await;
-            let response = self.get(Some(&last)).await?;
+            let response = self
+                .get(Some(&last))
+                .await
+                .map_err(|e| self.check_reachable(e))?;
             if !response.status().is_success() || media_type(&response) != "text/event-stream" {
                 return Err(unexpected_status(
                     &self.server,
@@ -393,6 +430,8 @@ impl Shared {
                     tracing::debug!(server = %self.server, error = %e, "GET stream failed");
                     failures += 1;
                     if failures >= MAX_GET_FAILURES {
+                        // Unreachable several times in a row: it is gone.
+                        self.check_reachable(e);
                         return;
                     }
                     tokio::time::sleep(retry).await;
@@ -569,7 +608,7 @@ impl Transport for StreamableHttpTransport {
                 shared.spawn(async move {
                     let result = match task.post(&body, true).await {
                         Ok(response) => task.read_answer(response, Some(&request.id)).await,
-                        Err(e) => Err(e),
+                        Err(e) => Err(task.check_reachable(e)),
                     };
                     if let Err(e) = result {
                         task.deliver(synthetic_error(request.id, e.to_string()));
@@ -608,7 +647,15 @@ impl Transport for StreamableHttpTransport {
         if self.closed {
             return Ok(None);
         }
-        Ok(self.incoming.recv().await)
+        match self.incoming.recv().await {
+            Some(Inbound::Message(message)) => Ok(Some(message)),
+            Some(Inbound::Lost(error)) => {
+                self.closed = true;
+                self.shared.abort_all();
+                Err(error)
+            }
+            None => Ok(None),
+        }
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {

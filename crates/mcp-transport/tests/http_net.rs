@@ -1,0 +1,426 @@
+//! Streamable HTTP details no public peer lets us provoke on demand: what
+//! every request carries (static headers, `headersHelper` output, session
+//! id, negotiated protocol version), the 401/403 challenge retry through an
+//! `AuthProvider`, resumption after the server's `retry:` delay, and the
+//! DELETE on close. The server is a scripted HTTP/1.1 responder on
+//! 127.0.0.1 that records each request; one request per connection.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use mcp_oauth::{AuthError, AuthProvider, Challenge, ChallengeOutcome};
+use mcp_transport::http::HttpOptions;
+use mcp_transport::streamable_http::StreamableHttpTransport;
+use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Transport};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// One request as the server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    headers: BTreeMap<String, String>,
+    body: Value,
+    at: Instant,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+
+    fn rpc_method(&self) -> &str {
+        self.body["method"].as_str().unwrap_or("")
+    }
+}
+
+/// A canned answer: status, headers, body; the body is written in parts
+/// with the given pause between them, then the connection closes.
+struct Answer {
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    parts: Vec<String>,
+    pause: Duration,
+}
+
+fn json_answer(status: u16, body: Value) -> Answer {
+    Answer {
+        status,
+        headers: vec![("content-type", "application/json".into())],
+        parts: vec![body.to_string()],
+        pause: Duration::ZERO,
+    }
+}
+
+fn empty(status: u16) -> Answer {
+    Answer {
+        status,
+        headers: vec![],
+        parts: vec![],
+        pause: Duration::ZERO,
+    }
+}
+
+type Script = Arc<dyn Fn(&Seen) -> Answer + Send + Sync>;
+
+async fn server(script: Script) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let script = Arc::clone(&script);
+            let log = Arc::clone(&log);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let head_end = loop {
+                    let n = stream.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break at + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                let mut lines = head.split("\r\n");
+                let method = lines
+                    .next()
+                    .unwrap_or("")
+                    .split(' ')
+                    .next()
+                    .unwrap_or("")
+                    .to_owned();
+                let headers: BTreeMap<String, String> = lines
+                    .filter_map(|l| l.split_once(':'))
+                    .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+                    .collect();
+                let length: usize = headers
+                    .get("content-length")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                while buf.len() < head_end + length {
+                    let n = stream.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        break;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let body = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+                let request = Seen {
+                    method,
+                    headers,
+                    body,
+                    at: Instant::now(),
+                };
+                let answer = script(&request);
+                log.lock().unwrap().push(request);
+                let mut head = format!("HTTP/1.1 {} X\r\nconnection: close\r\n", answer.status);
+                for (k, v) in &answer.headers {
+                    head.push_str(&format!("{k}: {v}\r\n"));
+                }
+                if answer.parts.is_empty() {
+                    head.push_str("content-length: 0\r\n");
+                }
+                head.push_str("\r\n");
+                let _ = stream.write_all(head.as_bytes()).await;
+                for part in &answer.parts {
+                    let _ = stream.write_all(part.as_bytes()).await;
+                    let _ = stream.flush().await;
+                    tokio::time::sleep(answer.pause).await;
+                }
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    (url, seen)
+}
+
+/// Answers initialize with a session and version, tools/list with no tools,
+/// 202 to the rest, 405 to GET, 200 to DELETE.
+fn basic(seen: &Seen) -> Answer {
+    match (seen.method.as_str(), seen.rpc_method()) {
+        ("POST", "initialize") => {
+            let mut answer = json_answer(
+                200,
+                json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": {
+                    "protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}}),
+            );
+            answer.headers.push(("mcp-session-id", "s-1".into()));
+            answer
+        }
+        ("POST", "tools/list") => json_answer(
+            200,
+            json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": {"tools": []}}),
+        ),
+        ("POST", _) => empty(202),
+        ("GET", _) => empty(405),
+        ("DELETE", _) => empty(200),
+        _ => empty(400),
+    }
+}
+
+fn request(id: i64, method: &str) -> JsonRpcMessage {
+    JsonRpcMessage::Request(Request {
+        id: RequestId::Number(id),
+        method: method.into(),
+        params: Some(json!({})),
+    })
+}
+
+async fn next_response<T: Transport>(transport: &mut T) -> mcp_transport::Response {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), transport.receive())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        if let JsonRpcMessage::Response(r) = message {
+            return r;
+        }
+    }
+}
+
+async fn handshake(transport: &mut StreamableHttpTransport) {
+    transport.send(request(1, "initialize")).await.unwrap();
+    assert!(next_response(transport).await.outcome.is_ok());
+    transport
+        .send(JsonRpcMessage::Notification(Notification {
+            method: "notifications/initialized".into(),
+            params: None,
+        }))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn every_request_carries_headers_helper_output_session_and_version() {
+    let (url, seen) = server(Arc::new(basic)).await;
+    let mut options = HttpOptions::new("files", &url);
+    options
+        .headers
+        .insert("X-Static".into(), "static-value".into());
+    options.headers_helper = Some(r#"printf '{"X-Helper":"helper-value"}'"#.into());
+    let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+    handshake(&mut transport).await;
+    transport.send(request(2, "tools/list")).await.unwrap();
+    assert!(next_response(&mut transport).await.outcome.is_ok());
+    // Let the GET stream attempt land.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    transport.close().await.unwrap();
+
+    let seen = seen.lock().unwrap().clone();
+    let summary: Vec<String> = seen
+        .iter()
+        .map(|s| format!("{} {}", s.method, s.rpc_method()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "POST initialize",
+            "POST notifications/initialized",
+            "GET ",
+            "POST tools/list",
+            "DELETE "
+        ]
+    );
+    for s in &seen {
+        assert_eq!(s.header("x-static"), Some("static-value"), "{s:?}");
+        assert_eq!(s.header("x-helper"), Some("helper-value"), "{s:?}");
+    }
+    let init = &seen[0];
+    assert_eq!(
+        init.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(init.header("content-type"), Some("application/json"));
+    assert_eq!(init.header("mcp-session-id"), None);
+    assert_eq!(init.header("mcp-protocol-version"), None);
+    for s in &seen[1..] {
+        assert_eq!(s.header("mcp-session-id"), Some("s-1"), "{s:?}");
+        assert_eq!(
+            s.header("mcp-protocol-version"),
+            Some("2025-06-18"),
+            "{s:?}"
+        );
+    }
+    assert_eq!(seen[2].header("accept"), Some("text/event-stream"));
+}
+
+/// Hands out `Bearer t<N>`; each challenge moves to the next token.
+#[derive(Debug, Default)]
+struct Rotating {
+    generation: AtomicUsize,
+    challenges: Mutex<Vec<Challenge>>,
+    give_up: bool,
+}
+
+#[async_trait]
+impl AuthProvider for Rotating {
+    async fn authorization(&self) -> Result<Option<String>, AuthError> {
+        Ok(Some(format!(
+            "Bearer t{}",
+            self.generation.load(Ordering::SeqCst)
+        )))
+    }
+
+    async fn on_challenge(&self, challenge: &Challenge) -> Result<ChallengeOutcome, AuthError> {
+        self.challenges.lock().unwrap().push(challenge.clone());
+        if self.give_up {
+            return Ok(ChallengeOutcome::GiveUp);
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Ok(ChallengeOutcome::Retry)
+    }
+}
+
+/// Refuses `Bearer t0` with `status` and `www`, accepts later tokens.
+fn guarded(status: u16, www: &'static str) -> Script {
+    Arc::new(move |seen: &Seen| {
+        if seen.header("authorization") == Some("Bearer t0") {
+            let mut answer = empty(status);
+            answer.headers.push(("www-authenticate", www.into()));
+            return answer;
+        }
+        basic(seen)
+    })
+}
+
+#[tokio::test]
+async fn a_401_asks_the_provider_once_and_retries_with_the_new_token() {
+    let www = r#"Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource""#;
+    for (status, www) in [
+        (401, www),
+        (
+            403,
+            r#"Bearer error="insufficient_scope", scope="files:write""#,
+        ),
+    ] {
+        let (url, seen) = server(guarded(status, www)).await;
+        let auth = Arc::new(Rotating::default());
+        let mut options = HttpOptions::new("files", &url);
+        options.auth = Some(auth.clone());
+        let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+        handshake(&mut transport).await;
+        let challenges = auth.challenges.lock().unwrap().clone();
+        assert_eq!(challenges.len(), 1, "{challenges:?}");
+        assert_eq!(challenges[0].status, status);
+        assert_eq!(challenges[0].www_authenticate.as_deref(), Some(www));
+        assert_eq!(challenges[0].url, url);
+        let tokens: Vec<_> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| s.header("authorization").unwrap_or("").to_owned())
+            .collect();
+        assert_eq!(tokens[..3], ["Bearer t0", "Bearer t1", "Bearer t1"]);
+    }
+}
+
+#[tokio::test]
+async fn a_provider_that_gives_up_surfaces_the_refusal() {
+    let (url, _seen) = server(guarded(401, "Bearer")).await;
+    let auth = Arc::new(Rotating {
+        give_up: true,
+        ..Rotating::default()
+    });
+    let mut options = HttpOptions::new("files", &url);
+    options.auth = Some(auth.clone());
+    let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+    let err = transport
+        .send(request(1, "initialize"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "files: initialize: HTTP 401 Unauthorized");
+    assert_eq!(auth.challenges.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_broken_stream_resumes_with_last_event_id_after_the_retry_delay() {
+    let script: Script = Arc::new(
+        |seen: &Seen| match (seen.method.as_str(), seen.rpc_method()) {
+            ("POST", "tools/call") => Answer {
+                status: 200,
+                headers: vec![
+                    ("content-type", "text/event-stream".into()),
+                    ("mcp-session-id", "s-1".into()),
+                ],
+                parts: vec!["id: e-1\nretry: 400\ndata: \n\n".into()],
+                pause: Duration::ZERO,
+            },
+            ("GET", _) if seen.header("last-event-id") == Some("e-1") => Answer {
+                status: 200,
+                headers: vec![("content-type", "text/event-stream".into())],
+                parts: vec![format!(
+                    "id: e-2\ndata: {}\n\n",
+                    json!({"jsonrpc": "2.0", "id": 7, "result": {"content": []}})
+                )],
+                pause: Duration::ZERO,
+            },
+            _ => basic(seen),
+        },
+    );
+    let (url, seen) = server(script).await;
+    let mut transport = StreamableHttpTransport::connect(HttpOptions::new("files", &url))
+        .await
+        .unwrap();
+    handshake(&mut transport).await;
+    transport.send(request(7, "tools/call")).await.unwrap();
+    let answer = next_response(&mut transport).await;
+    assert_eq!(answer.id, Some(RequestId::Number(7)));
+    assert!(answer.outcome.is_ok());
+    let seen = seen.lock().unwrap().clone();
+    let call = seen
+        .iter()
+        .find(|s| s.rpc_method() == "tools/call")
+        .unwrap();
+    let resume = seen
+        .iter()
+        .find(|s| s.header("last-event-id").is_some())
+        .unwrap();
+    assert_eq!(resume.method, "GET");
+    // The server asked for 400 ms between the stream's end and the retry.
+    assert!(
+        resume.at.duration_since(call.at) >= Duration::from_millis(400),
+        "{:?}",
+        resume.at.duration_since(call.at)
+    );
+}
+
+#[tokio::test]
+async fn a_failed_request_gets_an_error_answer_naming_the_server() {
+    let script: Script = Arc::new(|seen: &Seen| match seen.rpc_method() {
+        "tools/call" => json_answer(500, json!({"error": "boom"})),
+        _ => basic(seen),
+    });
+    let (url, _seen) = server(script).await;
+    let mut transport = StreamableHttpTransport::connect(HttpOptions::new("files", &url))
+        .await
+        .unwrap();
+    handshake(&mut transport).await;
+    transport.send(request(3, "tools/call")).await.unwrap();
+    let answer = next_response(&mut transport).await;
+    assert_eq!(answer.id, Some(RequestId::Number(3)));
+    let error = answer.outcome.unwrap_err();
+    assert_eq!(error.code, mcp_transport::http::TRANSPORT_ERROR_CODE);
+    assert_eq!(
+        error.message,
+        r#"files: POST: HTTP 500 Internal Server Error: {"error":"boom"}"#
+    );
+}
