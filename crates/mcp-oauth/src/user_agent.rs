@@ -1,0 +1,432 @@
+//! The user's side of the authorization-code flow: the loopback redirect
+//! listener, the [`AuthorizationPrompt`] a host implements (open a browser,
+//! or print the URL and read a pasted redirect), and a headless prompt that
+//! follows the authorization URL itself.
+
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpListener;
+use url::Url;
+
+use crate::{AuthError, Secret};
+
+/// Shows the authorization URL to the user. The library never prints: the
+/// host decides how (browser, terminal, a UI).
+#[async_trait]
+pub trait AuthorizationPrompt: Send + Sync + Debug {
+    /// Presents `authorization_url`. Returns the redirect URL when the prompt
+    /// obtained it itself (a pasted URL, or a headless fetch); returns
+    /// `Ok(None)` to wait for the browser to reach the loopback listener.
+    /// The flow races this against the listener, so a prompt may also wait
+    /// for input that never comes.
+    async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError>;
+}
+
+/// Follows the authorization URL with redirects off and returns the
+/// `Location` it answers with: for servers that approve at once (test
+/// servers, pre-approved clients). Never involves a person.
+#[derive(Debug, Clone)]
+pub struct HeadlessPrompt {
+    http: reqwest::Client,
+}
+
+impl HeadlessPrompt {
+    /// A headless prompt with its own no-redirect client.
+    pub fn new() -> Result<Self, AuthError> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(30))
+            .build()
+            .map_err(|e| AuthError::Failed {
+                server: "headless prompt".into(),
+                message: format!("cannot build http client: {e}"),
+            })?;
+        Ok(Self { http })
+    }
+}
+
+#[async_trait]
+impl AuthorizationPrompt for HeadlessPrompt {
+    async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError> {
+        let endpoint = endpoint_only(authorization_url);
+        let fail = |message: String| AuthError::Http {
+            server: "authorization endpoint".into(),
+            url: endpoint.clone(),
+            message,
+        };
+        let response = self
+            .http
+            .get(authorization_url.clone())
+            .send()
+            .await
+            .map_err(|e| fail(e.without_url().to_string()))?;
+        if !response.status().is_redirection() {
+            return Err(fail(format!(
+                "expected a redirect, got status {}",
+                response.status().as_u16()
+            )));
+        }
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| fail("redirect without a Location header".into()))?;
+        let url = authorization_url
+            .join(location)
+            .map_err(|e| fail(format!("Location is not a url: {e}")))?;
+        Ok(Some(url))
+    }
+}
+
+/// The host's way of showing the URL; an `Err` message fails the login.
+pub type ShowUrl = dyn Fn(&Url) -> Result<(), String> + Send + Sync;
+
+/// Shows the authorization URL through a host callback (open a browser,
+/// print it) and, for `--no-browser`, reads the redirect URL the user pastes
+/// from an input. Without an input it waits for the loopback listener.
+pub struct InteractivePrompt {
+    show: Box<ShowUrl>,
+    pasted: Option<tokio::sync::Mutex<Box<dyn AsyncBufRead + Send + Unpin>>>,
+}
+
+impl std::fmt::Debug for InteractivePrompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InteractivePrompt")
+            .field("reads_pasted_redirect", &self.pasted.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl InteractivePrompt {
+    /// A prompt that hands the URL to `show` (which opens a browser or
+    /// prints; an `Err` message fails the login).
+    pub fn new(show: impl Fn(&Url) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        Self {
+            show: Box::new(show),
+            pasted: None,
+        }
+    }
+
+    /// Also reads a pasted redirect URL (one line) from `input`. The
+    /// loopback listener keeps listening meanwhile; whichever answers first
+    /// wins.
+    pub fn with_pasted_input(mut self, input: impl AsyncBufRead + Send + Unpin + 'static) -> Self {
+        self.pasted = Some(tokio::sync::Mutex::new(Box::new(input)));
+        self
+    }
+}
+
+#[async_trait]
+impl AuthorizationPrompt for InteractivePrompt {
+    async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError> {
+        (self.show)(authorization_url).map_err(|message| AuthError::Failed {
+            server: "authorization prompt".into(),
+            message,
+        })?;
+        let Some(input) = &self.pasted else {
+            return Ok(None);
+        };
+        let mut input = input.lock().await;
+        loop {
+            let mut line = String::new();
+            let read = input
+                .read_line(&mut line)
+                .await
+                .map_err(|e| AuthError::Failed {
+                    server: "authorization prompt".into(),
+                    message: format!("cannot read the pasted redirect url: {e}"),
+                })?;
+            if read == 0 {
+                // End of input: only the listener can complete the login.
+                return Ok(None);
+            }
+            if !line.trim().is_empty() {
+                return parse_pasted_redirect(&line).map(Some);
+            }
+        }
+    }
+}
+
+/// Reads a pasted redirect: the full URL the browser showed, or just its
+/// query (`code=…&state=…`, with or without the `?`).
+pub fn parse_pasted_redirect(text: &str) -> Result<Url, AuthError> {
+    let text = text.trim();
+    let fail = || AuthError::Failed {
+        server: "authorization prompt".into(),
+        message: "the pasted text is not a redirect url with a code and state".into(),
+    };
+    let url = if text.contains("://") {
+        Url::parse(text).map_err(|_| fail())?
+    } else {
+        let query = text.trim_start_matches('?');
+        let mut url = Url::parse("http://127.0.0.1/callback").map_err(|_| fail())?;
+        url.set_query(Some(query));
+        url
+    };
+    if !url.query_pairs().any(|(k, _)| k == "code" || k == "error") {
+        return Err(fail());
+    }
+    Ok(url)
+}
+
+/// The authorization endpoint without its query, for error messages.
+pub(crate) fn endpoint_only(url: &Url) -> String {
+    let mut u = url.clone();
+    u.set_query(None);
+    u.set_fragment(None);
+    u.to_string()
+}
+
+/// A loopback listener for the authorization redirect, on
+/// `127.0.0.1:<port>` (a random port when none is configured).
+#[derive(Debug)]
+pub struct CallbackListener {
+    listener: TcpListener,
+    redirect_uri: Url,
+}
+
+const CALLBACK_PATH: &str = "/callback";
+
+impl CallbackListener {
+    /// Binds `127.0.0.1:port` (`None` or 0: any free port).
+    pub async fn bind(server: &str, port: Option<u16>) -> Result<Self, AuthError> {
+        let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0)))
+            .await
+            .map_err(|e| AuthError::Config {
+                server: server.to_owned(),
+                field: "oauth.callbackPort".into(),
+                message: format!("cannot listen on 127.0.0.1:{}: {e}", port.unwrap_or(0)),
+            })?;
+        let bound = listener.local_addr().map_err(|e| AuthError::Failed {
+            server: server.to_owned(),
+            message: format!("callback listener has no address: {e}"),
+        })?;
+        let redirect_uri = Url::parse(&format!("http://127.0.0.1:{}{CALLBACK_PATH}", bound.port()))
+            .map_err(|e| AuthError::Failed {
+                server: server.to_owned(),
+                message: format!("callback url: {e}"),
+            })?;
+        Ok(Self {
+            listener,
+            redirect_uri,
+        })
+    }
+
+    /// The `redirect_uri` to register and send.
+    pub fn redirect_uri(&self) -> &Url {
+        &self.redirect_uri
+    }
+
+    /// Waits for the browser to arrive at the callback path and returns the
+    /// full redirect URL. Other paths (favicon, probes) get a 404 and the
+    /// wait goes on.
+    pub async fn wait(&self) -> Result<Url, AuthError> {
+        loop {
+            let Ok((mut stream, _)) = self.listener.accept().await else {
+                continue;
+            };
+            let mut buf = Vec::with_capacity(2048);
+            let mut chunk = [0u8; 1024];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+                match stream.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&buf);
+            let target = head
+                .lines()
+                .next()
+                .and_then(|line| {
+                    let mut parts = line.split(' ');
+                    (parts.next() == Some("GET"))
+                        .then(|| parts.next())
+                        .flatten()
+                })
+                .unwrap_or("");
+            let Ok(url) = self.redirect_uri.join(target) else {
+                continue;
+            };
+            if url.path() != CALLBACK_PATH {
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    )
+                    .await;
+                continue;
+            }
+            let body = "<!doctype html><title>Signed in</title><p>Authorization complete. You can close this window.</p>";
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes()).await;
+            let _ = stream.shutdown().await;
+            return Ok(url);
+        }
+    }
+}
+
+/// Reads the code from the redirect, after checking `state` and any
+/// `error` the server sent. Messages never include the code.
+pub fn code_from_redirect(
+    server: &str,
+    redirect: &Url,
+    expected_state: &str,
+) -> Result<Secret, AuthError> {
+    let fail = |message: String| AuthError::Failed {
+        server: server.to_owned(),
+        message,
+    };
+    let mut code = None;
+    let mut state = None;
+    let mut error = None;
+    let mut description = None;
+    for (k, v) in redirect.query_pairs() {
+        match k.as_ref() {
+            "code" => code = Some(v.into_owned()),
+            "state" => state = Some(v.into_owned()),
+            "error" => error = Some(v.into_owned()),
+            "error_description" => description = Some(v.into_owned()),
+            _ => {}
+        }
+    }
+    if let Some(error) = error {
+        let detail = description.map(|d| format!(": {d}")).unwrap_or_default();
+        return Err(fail(format!(
+            "authorization server refused: {error}{detail}"
+        )));
+    }
+    if state.as_deref() != Some(expected_state) {
+        return Err(fail(
+            "the redirect's state does not match the request (possible forgery)".into(),
+        ));
+    }
+    code.map(Secret::new)
+        .ok_or_else(|| fail("the redirect carries no authorization code".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(query: &str, expect: Result<&str, &str>) {
+        let url = Url::parse(&format!("http://127.0.0.1:1/callback?{query}")).unwrap();
+        let got = code_from_redirect("srv", &url, "st8");
+        match (got, expect) {
+            (Ok(code), Ok(want)) => assert_eq!(code.expose(), want),
+            (Err(e), Err(want)) => {
+                let text = e.to_string();
+                assert_eq!(text, want);
+                assert!(!text.contains("c0de"), "{text}");
+            }
+            (got, want) => panic!("{query}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn redirect_parsing() {
+        check("code=c0de&state=st8", Ok("c0de"));
+        check(
+            "code=c0de&state=other",
+            Err(
+                "authorization for srv failed: the redirect's state does not match the request (possible forgery)",
+            ),
+        );
+        check(
+            "code=c0de",
+            Err(
+                "authorization for srv failed: the redirect's state does not match the request (possible forgery)",
+            ),
+        );
+        check(
+            "error=access_denied&error_description=user+said+no&state=st8",
+            Err(
+                "authorization for srv failed: authorization server refused: access_denied: user said no",
+            ),
+        );
+        check(
+            "state=st8",
+            Err("authorization for srv failed: the redirect carries no authorization code"),
+        );
+    }
+
+    #[tokio::test]
+    async fn pasted_redirects_are_read_line_by_line() {
+        let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = shown.clone();
+        let prompt = InteractivePrompt::new(move |url| {
+            seen.lock().unwrap().push(url.to_string());
+            Ok(())
+        })
+        .with_pasted_input(std::io::Cursor::new(
+            b"\n  http://127.0.0.1:5/callback?code=abc&state=s1  \n".to_vec(),
+        ));
+        let auth = Url::parse("http://as/authorize?x=1").unwrap();
+        let got = prompt.present(&auth).await.unwrap().unwrap();
+        assert_eq!(
+            code_from_redirect("srv", &got, "s1").unwrap().expose(),
+            "abc"
+        );
+        assert_eq!(*shown.lock().unwrap(), ["http://as/authorize?x=1"]);
+        // Input exhausted: wait for the listener instead.
+        assert_eq!(prompt.present(&auth).await.unwrap(), None);
+        let browser_only = InteractivePrompt::new(|_| Ok(()));
+        assert_eq!(browser_only.present(&auth).await.unwrap(), None);
+        let failing = InteractivePrompt::new(|_| Err("no browser found".into()));
+        assert_eq!(
+            failing.present(&auth).await.unwrap_err().to_string(),
+            "authorization for authorization prompt failed: no browser found"
+        );
+    }
+
+    #[test]
+    fn pasted_forms() {
+        for ok in [
+            "code=a&state=b",
+            "?code=a&state=b",
+            "http://127.0.0.1:9/callback?code=a&state=b",
+        ] {
+            let url = parse_pasted_redirect(ok).unwrap();
+            assert_eq!(
+                code_from_redirect("s", &url, "b").unwrap().expose(),
+                "a",
+                "{ok}"
+            );
+        }
+        for bad in ["hello", "http://127.0.0.1:9/callback", "::::"] {
+            assert!(parse_pasted_redirect(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn loopback_listener_returns_the_callback_url() {
+        let listener = CallbackListener::bind("srv", None).await.unwrap();
+        let redirect = listener.redirect_uri().clone();
+        assert_eq!(redirect.host_str(), Some("127.0.0.1"));
+        let client = reqwest::Client::new();
+        let base = redirect.clone();
+        let browser = tokio::spawn(async move {
+            let miss = client
+                .get(base.join("/favicon.ico").unwrap())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(miss.status(), 404);
+            let hit = client
+                .get(format!("{base}?code=abc&state=xyz"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(hit.status(), 200);
+        });
+        let got = listener.wait().await.unwrap();
+        browser.await.unwrap();
+        assert_eq!(
+            code_from_redirect("srv", &got, "xyz").unwrap().expose(),
+            "abc"
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! OAuth end to end against a real authorization server no one on this
+//! project wrote: a Python `fastmcp` server with its `InMemoryOAuthProvider`
+//! (dynamic registration, PKCE S256, rotating refresh tokens), reached
+//! through the streamable HTTP transport with `mcp_oauth::OAuthProvider` as
+//! its auth provider: login, tool call, real expiry, refresh, logout.
+//!
+//! The peer comes from `cargo xtask peers` (`.peers/venv`). When it is
+//! missing the test says why and passes locally, but fails when `CI=true`.
+
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_config::McpOAuthConfig;
+use mcp_oauth::{
+    AuthProvider, CredentialStore, FileCredentialStore, InteractivePrompt, OAuthProvider,
+    OAuthSettings,
+};
+use mcp_transport::http::HttpOptions;
+use mcp_transport::streamable_http::StreamableHttpTransport;
+use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Transport};
+use serde_json::{Value, json};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The path if it exists; otherwise skip (locally) or fail (in CI).
+fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
+    if path.exists() {
+        return Some(path);
+    }
+    let why = format!(
+        "{what} is not installed at {}; run `cargo xtask peers`",
+        path.display()
+    );
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{why}");
+    }
+    eprintln!("skipping: {why}");
+    None
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The peer process, killed on drop.
+struct Peer(Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn fastmcp_peer(port: u16, access_token_secs: u64) -> Option<Peer> {
+    let python = require(repo().join(".peers/venv/bin/python"), "the Python venv")?;
+    let child = Command::new(python)
+        .arg(repo().join("peers/py_oauth_server.py"))
+        .arg(port.to_string())
+        .arg(access_token_secs.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starting the fastmcp peer");
+    let peer = Peer(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "fastmcp peer did not listen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some(peer)
+}
+
+/// Just enough of an MCP client over one transport for this test.
+struct Client {
+    transport: StreamableHttpTransport,
+    next_id: i64,
+}
+
+impl Client {
+    async fn connect(url: &str, auth: Arc<dyn AuthProvider>) -> Client {
+        let mut options = HttpOptions::new("py-oauth", url);
+        options.auth = Some(auth);
+        let transport = StreamableHttpTransport::connect(options).await.unwrap();
+        let mut client = Client {
+            transport,
+            next_id: 1,
+        };
+        client
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "mcp-oauth-e2e", "version": "0"}
+                }),
+            )
+            .await;
+        client
+            .transport
+            .send(JsonRpcMessage::Notification(Notification {
+                method: "notifications/initialized".into(),
+                params: None,
+            }))
+            .await
+            .unwrap();
+        client
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = RequestId::Number(self.next_id);
+        self.next_id += 1;
+        self.transport
+            .send(JsonRpcMessage::Request(Request {
+                id: id.clone(),
+                method: method.into(),
+                params: Some(params),
+            }))
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e}"));
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(30), self.transport.receive())
+                .await
+                .unwrap_or_else(|_| panic!("no answer to {method}"))
+                .unwrap_or_else(|e| panic!("{method}: {e}"))
+                .unwrap_or_else(|| panic!("closed while waiting for {method}"));
+            if let JsonRpcMessage::Response(r) = message
+                && r.id.as_ref() == Some(&id)
+            {
+                return r.outcome.unwrap_or_else(|e| panic!("{method}: {e:?}"));
+            }
+        }
+    }
+
+    async fn echo(&mut self, message: &str) -> String {
+        let result = self
+            .request(
+                "tools/call",
+                json!({"name": "echo", "arguments": {"message": message}}),
+            )
+            .await;
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+/// Status of an MCP POST made with `token`, bypassing the provider.
+async fn status_with(url: &str, token: &str) -> u16 {
+    reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn login_call_expiry_refresh_logout_against_fastmcp() {
+    let port = free_port();
+    let access_token_secs = 5;
+    let Some(_peer) = fastmcp_peer(port, access_token_secs) else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(FileCredentialStore::new(dir.path().join("credentials")));
+    let mut settings = OAuthSettings::new("py-oauth", &url, McpOAuthConfig::default());
+    settings.refresh_margin = Duration::from_secs(1);
+    // The "browser": follows the authorization URL and its redirects, so
+    // the code arrives through the loopback callback listener.
+    let browser = InteractivePrompt::new(|url| {
+        let url = url.clone();
+        tokio::spawn(async move {
+            let _ = reqwest::get(url).await;
+        });
+        Ok(())
+    });
+    let provider =
+        Arc::new(OAuthProvider::new(settings, store.clone(), Arc::new(browser)).unwrap());
+    assert_eq!(provider.authorization().await.unwrap(), None);
+
+    // Login happens on the server's first 401: discovery, dynamic
+    // registration, authorization code + PKCE through the loopback
+    // listener, token.
+    let mut client = Client::connect(&url, provider.clone()).await;
+    assert_eq!(client.echo("one").await, "Echo: one");
+    let first = provider
+        .tokens()
+        .await
+        .unwrap()
+        .expect("tokens after login");
+    let first_access = first.access_token.expose().to_owned();
+    let first_refresh = first.refresh_token.clone().expect("a refresh token");
+    assert_eq!(first.scope.as_deref(), Some("mcp:tools"));
+    let path = store.path_for(provider.store_key());
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    let stored = store.load(provider.store_key()).unwrap().unwrap();
+    let client_reg = stored.client.clone().expect("registered client");
+    assert_eq!(stored.resource.as_deref(), Some(url.as_str()));
+
+    // Real expiry: wait until the server itself refuses the token.
+    let expires_at = first.expires_at.expect("expiry");
+    let now = mcp_oauth::token::now_secs();
+    tokio::time::sleep(Duration::from_secs(expires_at.saturating_sub(now) + 1)).await;
+    assert_eq!(status_with(&url, &first_access).await, 401, "expired token");
+
+    // The next call refreshes first, then succeeds.
+    assert_eq!(client.echo("two").await, "Echo: two");
+    let second = provider
+        .tokens()
+        .await
+        .unwrap()
+        .expect("tokens after refresh");
+    assert_ne!(second.access_token.expose(), first_access);
+    assert_ne!(
+        second.refresh_token.as_ref(),
+        Some(&first_refresh),
+        "rotated"
+    );
+    assert_eq!(
+        store.load(provider.store_key()).unwrap().unwrap().tokens,
+        Some(second.clone()),
+        "refreshed tokens are persisted"
+    );
+    // Rotation: the old refresh token is dead at the server.
+    let reused = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/token"))
+        .basic_auth(
+            &client_reg.client_id,
+            client_reg.client_secret.as_ref().map(|s| s.expose()),
+        )
+        .form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", first_refresh.expose()),
+            ("client_id", client_reg.client_id.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert!(reused.status().is_client_error());
+    let body: Value = reused.json().await.unwrap();
+    assert_eq!(body["error"], "invalid_grant", "{body}");
+
+    // Logout removes the stored credentials.
+    provider.logout().await.unwrap();
+    assert!(!path.exists(), "credentials file removed");
+    assert_eq!(provider.tokens().await.unwrap(), None);
+    assert_eq!(provider.authorization().await.unwrap(), None);
+    assert_eq!(store.load(provider.store_key()).unwrap(), None);
+    let _ = client.transport.close().await;
+}
