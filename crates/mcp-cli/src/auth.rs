@@ -5,14 +5,13 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use async_trait::async_trait;
-use mcp_config::{LoadedConfig, ScopedServer, TransportConfig, load};
+use mcp_config::{LoadedConfig, ScopedServer, ServerConfig, TransportConfig, load};
 use mcp_oauth::{
-    AuthError, AuthorizationPrompt, CredentialStore, FileCredentialStore, OAuthProvider,
-    OAuthSettings, StoreKey,
+    AuthError, AuthProvider, AuthorizationPrompt, CredentialStore, FileCredentialStore,
+    InteractivePrompt, OAuthProvider, OAuthSettings, StoreKey,
 };
+use mcp_transport::http::AuthProviders;
 use serde_json::{Value, json};
-use url::Url;
 
 use crate::cli::{LoginArgs, NameArgs};
 use crate::context::Context;
@@ -30,13 +29,51 @@ pub(crate) fn store(context: &Context) -> Arc<FileCredentialStore> {
 
 /// The url and OAuth settings of a server that signs in with OAuth.
 pub(crate) fn oauth_settings(server: &ScopedServer) -> Option<OAuthSettings> {
-    match &server.config.transport {
+    settings_for(&server.config)
+}
+
+fn settings_for(config: &ServerConfig) -> Option<OAuthSettings> {
+    match &config.transport {
         TransportConfig::Http(remote) | TransportConfig::Sse(remote) => Some(OAuthSettings::new(
-            server.config.name.clone(),
+            config.name.clone(),
             remote.url.clone(),
             remote.oauth.clone().unwrap_or_default(),
         )),
         _ => None,
+    }
+}
+
+/// Credentials for connecting verbs (`probe`, `tools`, `call`): every http
+/// and sse server gets an OAuth provider over the stored credentials, which
+/// sends a stored token, refreshes it, and never opens a browser: a server
+/// that needs a new sign-in fails with a message saying how to sign in.
+#[derive(Debug)]
+pub(crate) struct StoredCredentials {
+    store: Arc<FileCredentialStore>,
+}
+
+impl StoredCredentials {
+    pub(crate) fn new(context: &Context) -> Self {
+        StoredCredentials {
+            store: store(context),
+        }
+    }
+}
+
+impl AuthProviders for StoredCredentials {
+    fn provider_for(&self, server: &ServerConfig) -> Option<Arc<dyn AuthProvider>> {
+        let settings = settings_for(server)?;
+        let prompt = SignInFirst {
+            server: server.name.clone(),
+        };
+        let provider = OAuthProvider::new(settings, self.store.clone(), Arc::new(prompt));
+        match provider {
+            Ok(provider) => Some(Arc::new(provider)),
+            Err(err) => {
+                tracing::warn!(server = %server.name, %err, "no OAuth for this server");
+                None
+            }
+        }
     }
 }
 
@@ -56,17 +93,49 @@ fn oauth_server<'a>(
     Ok((server, settings))
 }
 
+/// The prompt of connecting verbs: a sign-in needs `mcp-cli login`.
+#[derive(Debug)]
+struct SignInFirst {
+    server: String,
+}
+
+#[async_trait::async_trait]
+impl AuthorizationPrompt for SignInFirst {
+    async fn present(&self, _: &url::Url) -> Result<Option<url::Url>, AuthError> {
+        Err(AuthError::Failed {
+            server: self.server.clone(),
+            message: format!("no valid sign-in; run `mcp-cli login {}`", self.server),
+        })
+    }
+}
+
 /// `login NAME [--no-browser]`.
 pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
     let (_, settings) = oauth_server(&config, &args.name)?;
     let store = store(context);
     let key = StoreKey::new(&settings.server_name, &settings.server_url);
-    let prompt = Arc::new(TerminalPrompt {
-        server: args.name.clone(),
-        open_browser: !args.no_browser,
+    let open_browser = !args.no_browser;
+    let name = args.name.clone();
+    let prompt = InteractivePrompt::new(move |url| {
+        eprintln!("to sign in to `{name}`, open this url:\n\n  {url}\n");
+        if !open_browser {
+            eprintln!(
+                "after approving, your browser is sent to a 127.0.0.1 address; if that page does not load, paste its url here:"
+            );
+        } else if open_in_browser(url.as_str()) {
+            eprintln!("(opened in your browser; waiting for the redirect)");
+        } else {
+            eprintln!("(could not open a browser; open the url yourself)");
+        }
+        Ok(())
     });
-    let provider = OAuthProvider::new(settings, store.clone(), prompt)?;
+    let prompt = if args.no_browser {
+        prompt.with_pasted_input(tokio::io::BufReader::new(tokio::io::stdin()))
+    } else {
+        prompt
+    };
+    let provider = OAuthProvider::new(settings, store.clone(), Arc::new(prompt))?;
     session::runtime()?.block_on(provider.login())?;
     let path = store.path_for(&key);
     if context.json {
@@ -197,52 +266,6 @@ fn span(seconds: u64) -> String {
         120..=7199 => format!("{} min", seconds / 60),
         7200..=172_799 => format!("{} h", seconds / 3600),
         _ => format!("{} days", seconds / 86_400),
-    }
-}
-
-/// Shows the authorization URL on stderr and opens a browser; with
-/// `--no-browser` it also accepts the redirect URL pasted on stdin, for
-/// machines whose browser cannot reach the loopback listener.
-#[derive(Debug)]
-struct TerminalPrompt {
-    server: String,
-    open_browser: bool,
-}
-
-#[async_trait]
-impl AuthorizationPrompt for TerminalPrompt {
-    async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError> {
-        eprintln!(
-            "to sign in to `{}`, open this url:\n\n  {authorization_url}\n",
-            self.server
-        );
-        if self.open_browser {
-            if open_in_browser(authorization_url.as_str()) {
-                eprintln!("(opened in your browser; waiting for the redirect)");
-            } else {
-                eprintln!("(could not open a browser; open the url yourself)");
-            }
-            return Ok(None);
-        }
-        eprintln!(
-            "after approving, the browser is sent to a 127.0.0.1 address; if that page does not load, paste its url here:"
-        );
-        let line = tokio::task::spawn_blocking(|| {
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).map(|_| line)
-        })
-        .await;
-        match line {
-            Ok(Ok(line)) if !line.trim().is_empty() => match Url::parse(line.trim()) {
-                Ok(url) => Ok(Some(url)),
-                Err(err) => Err(AuthError::Failed {
-                    server: self.server.clone(),
-                    message: format!("the pasted text is not a url: {err}"),
-                }),
-            },
-            // No input: keep waiting for the loopback listener.
-            _ => std::future::pending().await,
-        }
     }
 }
 

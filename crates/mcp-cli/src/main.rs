@@ -12,6 +12,7 @@
 // This binary is where the workspace talks to the terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod auth;
 mod cli;
 mod context;
 mod output;
@@ -59,34 +60,14 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::Probe(args) => probe::probe(context, &args),
         Command::Tools(args) => tools::tools(context, &args),
         Command::Call(args) => tools::call(context, &args),
+        Command::Login(args) => auth::login(context, &args),
+        Command::Logout(args) => auth::logout(context, &args),
+        Command::AuthStatus => auth::auth_status(context),
         Command::Add(args) => write::add(context, &args),
         Command::AddJson(args) => write::add_json(context, &args),
         Command::Remove(args) => write::remove(context, &args),
         Command::Enable(args) => write::set_enabled(context, &args, true),
         Command::Disable(args) => write::set_enabled(context, &args, false),
-        other => Err(output::usage(format!(
-            "`{}` is not available in this build",
-            verb_name(&other)
-        ))),
-    }
-}
-
-fn verb_name(command: &Command) -> &'static str {
-    match command {
-        Command::List => "list",
-        Command::Get(_) => "get",
-        Command::Add(_) => "add",
-        Command::AddJson(_) => "add-json",
-        Command::Remove(_) => "remove",
-        Command::Enable(_) => "enable",
-        Command::Disable(_) => "disable",
-        Command::Probe(_) => "probe",
-        Command::Tools(_) => "tools",
-        Command::Call(_) => "call",
-        Command::Login(_) => "login",
-        Command::Logout(_) => "logout",
-        Command::AuthStatus => "auth-status",
-        Command::CheckConfig(_) => "check-config",
     }
 }
 

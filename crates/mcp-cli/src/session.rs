@@ -14,10 +14,13 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// What a connection needs from outside: the environment stdio children
-/// draw their allow-listed variables from.
+/// draw their allow-listed variables from, and stored OAuth credentials.
 pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
     mcp_transport::ConnectOptions {
         env: Some(context.env.clone()),
+        auth: Some(std::sync::Arc::new(crate::auth::StoredCredentials::new(
+            context,
+        ))),
         ..mcp_transport::ConnectOptions::default()
     }
 }
