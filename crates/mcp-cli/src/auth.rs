@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{LoginArgs, NameArgs};
 use crate::context::Context;
-use crate::output::{self, Outcome, outln};
+use crate::output::{self, Outcome, errln, outln};
 use crate::read::unknown_server;
 use crate::session;
 
@@ -118,15 +118,15 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
     let open_browser = !args.no_browser;
     let name = args.name.clone();
     let prompt = InteractivePrompt::new(move |url| {
-        eprintln!("to sign in to `{name}`, open this url:\n\n  {url}\n");
+        errln!("to sign in to `{name}`, open this url:\n\n  {url}\n");
         if !open_browser {
-            eprintln!(
+            errln!(
                 "after approving, your browser is sent to a 127.0.0.1 address; if that page does not load, paste its url here:"
             );
         } else if open_in_browser(url.as_str()) {
-            eprintln!("(opened in your browser; waiting for the redirect)");
+            errln!("(opened in your browser; waiting for the redirect)");
         } else {
-            eprintln!("(could not open a browser; open the url yourself)");
+            errln!("(could not open a browser; open the url yourself)");
         }
         Ok(())
     });

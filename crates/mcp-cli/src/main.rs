@@ -28,7 +28,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::context::Context;
-use crate::output::Outcome;
+use crate::output::{Outcome, errln};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -46,7 +46,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(1),
         Err(err) => {
-            eprintln!("error: {}", output::error_chain(&err));
+            errln!("error: {}", output::error_chain(&err));
             ExitCode::from(output::exit_status(&err))
         }
     }

@@ -82,7 +82,7 @@ fn exit_on_write_error(err: &std::io::Error) -> ! {
     if err.kind() == std::io::ErrorKind::BrokenPipe {
         std::process::exit(0);
     }
-    eprintln!("error: cannot write to stdout: {err}");
+    write_stderr(format_args!("error: cannot write to stdout: {err}"));
     std::process::exit(1);
 }
 
@@ -93,3 +93,19 @@ macro_rules! outln {
     };
 }
 pub(crate) use outln;
+
+/// Writes one line on stderr; a closed stderr is ignored rather than fatal.
+pub(crate) fn write_stderr(text: std::fmt::Arguments<'_>) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_fmt(text)
+        .and_then(|()| stderr.write_all(b"\n"));
+}
+
+/// `eprintln!` that never panics; see [`write_stderr`].
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::output::write_stderr(format_args!($($arg)*))
+    };
+}
+pub(crate) use errln;

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};
 use crate::context::Context;
-use crate::output::{self, Outcome, outln, usage};
+use crate::output::{self, Outcome, errln, outln, usage};
 use crate::session;
 
 /// Converted results larger than this are cut with a note.
@@ -49,7 +49,7 @@ impl Connected {
     /// Prints connect failures and catalog problems on stderr.
     fn report_problems(&self) {
         for (_, err) in &self.failures {
-            eprintln!("error: {}", first_line(&err.to_string()));
+            errln!("error: {}", first_line(&err.to_string()));
         }
         for diagnostic in self.catalog.diagnostics() {
             let level = match diagnostic.level {
@@ -57,9 +57,10 @@ impl Connected {
                 Level::Warning => "warning",
                 Level::Info => continue,
             };
-            eprintln!(
+            errln!(
                 "{level}: server `{}`: {}",
-                diagnostic.server, diagnostic.message
+                diagnostic.server,
+                diagnostic.message
             );
         }
     }
@@ -308,7 +309,7 @@ async fn call_in(
     } else {
         print_blocks(&converted.content);
         if converted.truncated {
-            eprintln!("warning: the result was cut at {MAX_RESULT_BYTES} bytes");
+            errln!("warning: the result was cut at {MAX_RESULT_BYTES} bytes");
         }
         if args.raw {
             outln!("--- raw result");
@@ -316,7 +317,7 @@ async fn call_in(
         }
     }
     if converted.is_error() {
-        eprintln!("error: tool `{}` reported an error", args.tool);
+        errln!("error: tool `{}` reported an error", args.tool);
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Ok)
@@ -527,7 +528,7 @@ impl ProgressLine {
             line.latest = Some(text);
             line.draw();
         } else if !line.quiet {
-            eprintln!("progress {text}");
+            errln!("progress {text}");
         }
     }
 

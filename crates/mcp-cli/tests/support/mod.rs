@@ -67,7 +67,13 @@ impl Tree {
     /// The binary with the tree's directories as its global options, run
     /// from the project directory with a minimal environment.
     pub fn command(&self) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-cli"));
+        Command::from_std(self.std_command())
+    }
+
+    /// [`Tree::command`] as a plain process command, for runs that read
+    /// the output while the process is running.
+    pub fn std_command(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-cli"));
         command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
