@@ -129,7 +129,7 @@ pub fn load_plugin(
     if auto.is_file() {
         listed.push(auto);
     }
-    let mut inline = None;
+    let mut inline = false;
     if let Some(doc) = &manifest {
         match doc.value.get("mcpServers") {
             None => {}
@@ -153,7 +153,7 @@ pub fn load_plugin(
                     }
                 }
             }
-            Some(Value::Object(_)) => inline = Some(doc.clone()),
+            Some(Value::Object(_)) => inline = true,
             Some(_) => diagnostics.push(
                 doc.diagnostic(
                     Level::Error,
@@ -202,7 +202,7 @@ pub fn load_plugin(
             base,
         });
     }
-    if let Some(doc) = inline {
+    if let Some(doc) = manifest.filter(|_| inline) {
         sources.push(Source {
             doc,
             pointer: "/mcpServers".into(),
