@@ -93,6 +93,16 @@ pub fn load_plugin(
     let mut manifest = None;
     for (rel, format) in MANIFEST_PATHS {
         let path = root.join(rel);
+        if path.symlink_metadata().is_err() {
+            continue;
+        }
+        if !stays_inside(&path, &root) {
+            diagnostics.push(plain(
+                &path,
+                "plugin manifest leaves the plugin root".into(),
+            ));
+            break;
+        }
         match read_text(&path) {
             Ok(None) => continue,
             Ok(Some(text)) => {
@@ -126,8 +136,15 @@ pub fn load_plugin(
     let mut sources = Vec::new();
     let auto = root.join(".mcp.json");
     let mut listed: Vec<PathBuf> = Vec::new();
-    if auto.is_file() {
-        listed.push(auto);
+    if auto.symlink_metadata().is_ok() {
+        if stays_inside(&auto, &root) {
+            listed.push(auto);
+        } else {
+            diagnostics.push(plain(
+                &auto,
+                "plugin MCP file leaves the plugin root".into(),
+            ));
+        }
     }
     let mut inline = false;
     if let Some(doc) = &manifest {
