@@ -258,7 +258,7 @@ pub fn load_plugin(
     }
     let mut entries = Vec::with_capacity(merged.len());
     for (name, value) in &merged {
-        let Some(source) = origin.get(name).map(|&i| &sources[i]) else {
+        let Some(source) = origin.get(name).and_then(|&i| sources.get(i)) else {
             continue;
         };
         let pointer = child_pointer(&source.pointer, name);
