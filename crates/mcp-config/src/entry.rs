@@ -34,7 +34,7 @@ pub enum EntryOutcome {
 /// Paths a plugin entry is resolved against.
 #[derive(Debug, Clone, Copy)]
 pub struct PluginPaths<'a> {
-    /// The plugin root (every path must stay inside it).
+    /// The plugin root, canonical (every path must stay inside it).
     pub root: &'a Path,
     /// The folder relative paths resolve against.
     pub base: &'a Path,
@@ -373,14 +373,10 @@ impl<'a> EntryParser<'a, '_> {
         plugin_vars: bool,
         tilde: bool,
     ) -> String {
-        let root = self
-            .cx
-            .plugin
-            .filter(|_| plugin_vars)
-            .map(|p| p.root.display().to_string());
+        let root = self.cx.plugin.filter(|_| plugin_vars).map(|p| p.root);
         let env = self.cx.env;
-        let expanded = expand_vars(text, |name| match (&root, name) {
-            (Some(root), "CLAUDE_PLUGIN_ROOT" | "PLUGIN_ROOT") => Some(root.clone()),
+        let expanded = expand_vars(text, |name| match (root, name) {
+            (Some(root), "CLAUDE_PLUGIN_ROOT" | "PLUGIN_ROOT") => Some(root.display().to_string()),
             _ => env.get(name).cloned(),
         });
         for var in &expanded.unset {
@@ -791,16 +787,20 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Whether `path` (already normalised) is inside `root`, also after
-/// following symlinks when the path exists.
+/// Whether `path` (already normalised) is inside the canonical `root`,
+/// also after following symlinks when the path exists.
 pub(crate) fn stays_inside(path: &Path, root: &Path) -> bool {
-    let root = normalize(root);
-    if !path.starts_with(&root) {
+    if !path.starts_with(root) {
         return false;
     }
-    match (path.canonicalize(), root.canonicalize()) {
-        (Ok(real), Ok(real_root)) => real.starts_with(real_root),
+    // One lstat first: most named paths do not exist yet (data folders,
+    // files a build makes), and the full walk is only needed for those that do.
+    if path.symlink_metadata().is_err() {
+        return true;
+    }
+    match path.canonicalize() {
+        Ok(real) => real.starts_with(root),
         // A path that does not exist cannot escape through a symlink.
-        _ => true,
+        Err(_) => true,
     }
 }

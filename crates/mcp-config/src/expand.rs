@@ -21,6 +21,12 @@ pub struct Expanded {
 /// `:-` follows the shell: an empty variable also takes the default. A `$`
 /// not followed by `{`, or a `${` without a closing `}`, stays as written.
 pub fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Expanded {
+    if !text.contains("${") {
+        return Expanded {
+            value: text.to_owned(),
+            unset: Vec::new(),
+        };
+    }
     let mut value = String::with_capacity(text.len());
     let mut unset = Vec::new();
     let mut rest = text;

@@ -45,7 +45,7 @@ impl Document {
         let value = match parsed.value {
             Some(v) => {
                 positions.insert(String::new(), range_of(&v).start);
-                convert(&v, String::new(), &mut positions)
+                convert(&v, "", &mut positions)
             }
             None => Value::Null,
         };
@@ -117,13 +117,22 @@ impl Document {
 }
 
 /// Escapes one JSON pointer reference token (RFC 6901).
-pub fn escape_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+pub fn escape_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains(['~', '/']) {
+        token.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        token.into()
+    }
 }
 
 /// Joins a pointer and one reference token.
 pub fn child_pointer(parent: &str, token: &str) -> String {
-    format!("{parent}/{}", escape_token(token))
+    let token = escape_token(token);
+    let mut pointer = String::with_capacity(parent.len() + 1 + token.len());
+    pointer.push_str(parent);
+    pointer.push('/');
+    pointer.push_str(&token);
+    pointer
 }
 
 fn lowercase_first(s: &str) -> String {
@@ -145,7 +154,7 @@ fn range_of(v: &ast::Value<'_>) -> jsonc_parser::common::Range {
     }
 }
 
-fn convert(v: &ast::Value<'_>, pointer: String, positions: &mut HashMap<String, usize>) -> Value {
+fn convert(v: &ast::Value<'_>, pointer: &str, positions: &mut HashMap<String, usize>) -> Value {
     match v {
         ast::Value::StringLit(s) => Value::String(s.value.to_string()),
         ast::Value::NumberLit(n) => parse_number(n.value),
@@ -157,8 +166,9 @@ fn convert(v: &ast::Value<'_>, pointer: String, positions: &mut HashMap<String, 
                 .enumerate()
                 .map(|(i, e)| {
                     let p = format!("{pointer}/{i}");
-                    positions.insert(p.clone(), range_of(e).start);
-                    convert(e, p, positions)
+                    let value = convert(e, &p, positions);
+                    positions.insert(p, range_of(e).start);
+                    value
                 })
                 .collect(),
         ),
@@ -166,9 +176,9 @@ fn convert(v: &ast::Value<'_>, pointer: String, positions: &mut HashMap<String, 
             let mut map = Map::new();
             for prop in &o.properties {
                 let name = prop.name.as_str();
-                let p = child_pointer(&pointer, name);
-                positions.insert(p.clone(), prop.range.start);
-                let value = convert(&prop.value, p, positions);
+                let p = child_pointer(pointer, name);
+                let value = convert(&prop.value, &p, positions);
+                positions.insert(p, prop.range.start);
                 // A repeated key: the last one wins, as in JSON.parse.
                 map.remove(name);
                 map.insert(name.to_owned(), value);

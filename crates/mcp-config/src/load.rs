@@ -257,7 +257,14 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
     }
 
     // Plugins: explicit roots, then those the settings enable.
-    let mut roots: Vec<PathBuf> = options.plugin_roots.clone();
+    // The same folder given twice is one plugin.
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for root in &options.plugin_roots {
+        let real = root.canonicalize().ok();
+        if real.is_none() || !roots.iter().any(|r| r.canonicalize().ok() == real) {
+            roots.push(root.clone());
+        }
+    }
     if let Some(home) = &options.home {
         let mut settings = Value::Object(Default::default());
         let mut ordered: Vec<&Contribution> = loader.contributions.iter().collect();

@@ -93,6 +93,16 @@ pub fn load_plugin(
     let mut manifest = None;
     for (rel, format) in MANIFEST_PATHS {
         let path = root.join(rel);
+        if path.symlink_metadata().is_err() {
+            continue;
+        }
+        if !stays_inside(&path, &root) {
+            diagnostics.push(plain(
+                &path,
+                "plugin manifest leaves the plugin root".into(),
+            ));
+            break;
+        }
         match read_text(&path) {
             Ok(None) => continue,
             Ok(Some(text)) => {
@@ -126,10 +136,17 @@ pub fn load_plugin(
     let mut sources = Vec::new();
     let auto = root.join(".mcp.json");
     let mut listed: Vec<PathBuf> = Vec::new();
-    if auto.is_file() {
-        listed.push(auto);
+    if auto.symlink_metadata().is_ok() {
+        if stays_inside(&auto, &root) {
+            listed.push(auto);
+        } else {
+            diagnostics.push(plain(
+                &auto,
+                "plugin MCP file leaves the plugin root".into(),
+            ));
+        }
     }
-    let mut inline = None;
+    let mut inline = false;
     if let Some(doc) = &manifest {
         match doc.value.get("mcpServers") {
             None => {}
@@ -153,7 +170,7 @@ pub fn load_plugin(
                     }
                 }
             }
-            Some(Value::Object(_)) => inline = Some(doc.clone()),
+            Some(Value::Object(_)) => inline = true,
             Some(_) => diagnostics.push(
                 doc.diagnostic(
                     Level::Error,
@@ -202,7 +219,7 @@ pub fn load_plugin(
             base,
         });
     }
-    if let Some(doc) = inline {
+    if let Some(doc) = manifest.filter(|_| inline) {
         sources.push(Source {
             doc,
             pointer: "/mcpServers".into(),
@@ -241,7 +258,7 @@ pub fn load_plugin(
     }
     let mut entries = Vec::with_capacity(merged.len());
     for (name, value) in &merged {
-        let Some(source) = origin.get(name).map(|&i| &sources[i]) else {
+        let Some(source) = origin.get(name).and_then(|&i| sources.get(i)) else {
             continue;
         };
         let pointer = child_pointer(&source.pointer, name);

@@ -149,3 +149,101 @@ fn symlinks_leaving_the_plugin_root_are_refused() {
         loaded.diagnostics
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn plugin_files_that_are_symlinks_out_of_the_root_are_refused() {
+    let fixture = common::Fixture::new();
+    let outside = fixture.root.join("outside");
+    std::fs::create_dir_all(outside.join(".claude-plugin")).unwrap();
+    std::fs::write(
+        outside.join("mcp.json"),
+        r#"{"mcpServers": {"stolen": {"command": "x"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        outside.join(".claude-plugin/plugin.json"),
+        r#"{"mcpServers": {"stolen-too": {"command": "y"}}}"#,
+    )
+    .unwrap();
+    let plugin = fixture.root.join("plugins/sneaky");
+    std::fs::create_dir_all(&plugin).unwrap();
+    std::os::unix::fs::symlink(outside.join("mcp.json"), plugin.join(".mcp.json")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join(".claude-plugin"),
+        plugin.join(".claude-plugin"),
+    )
+    .unwrap();
+    let mut options = fixture.options();
+    options.plugin_roots = vec![plugin];
+    let loaded = load(&options);
+    assert!(loaded.server("stolen").is_none());
+    assert!(loaded.server("stolen-too").is_none());
+    let refused = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| {
+            d.level == mcp_config::Level::Error && d.message.contains("leaves the plugin root")
+        })
+        .count();
+    assert_eq!(refused, 2, "{:#?}", loaded.diagnostics);
+}
+
+#[test]
+fn plugin_root_is_not_expanded_in_urls_or_headers() {
+    let fixture = common::Fixture::new();
+    let plugin = fixture.root.join("plugins/remote");
+    std::fs::create_dir_all(&plugin).unwrap();
+    std::fs::write(
+        plugin.join(".mcp.json"),
+        r#"{"mcpServers": {"r": {"type": "http", "url": "https://x.example/${CLAUDE_PLUGIN_ROOT}", "headers": {"X": "${PLUGIN_ROOT}"}}}}"#,
+    )
+    .unwrap();
+    let mut options = fixture.options();
+    options.plugin_roots = vec![plugin];
+    let loaded = load(&options);
+    let Some(TransportConfig::Http(remote)) = loaded.server("r").map(|s| &s.config.transport)
+    else {
+        panic!("server r must load: {:#?}", loaded.diagnostics);
+    };
+    assert_eq!(remote.url, "https://x.example/${CLAUDE_PLUGIN_ROOT}");
+    assert_eq!(remote.headers["X"], "${PLUGIN_ROOT}");
+    let fields: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.server.as_deref() == Some("r") && d.level == mcp_config::Level::Warning)
+        .filter_map(|d| d.field.as_deref())
+        .collect();
+    assert_eq!(fields, ["url", "headers"]);
+}
+
+#[test]
+fn openclaw_session_ttl_defaults_and_is_validated() {
+    let fixture = common::Fixture::new();
+    assert_eq!(
+        load(&fixture.options()).session_idle_ttl,
+        std::time::Duration::ZERO
+    );
+    let mut options = fixture.options();
+    options.openclaw_home = None;
+    assert_eq!(
+        load(&options).session_idle_ttl,
+        mcp_config::DEFAULT_SESSION_IDLE_TTL
+    );
+    std::fs::write(
+        fixture.root.join("openclaw/openclaw.json"),
+        r#"{"mcp": {"sessionIdleTtlMs": "soon", "servers": {}}}"#,
+    )
+    .unwrap();
+    let loaded = load(&fixture.options());
+    assert_eq!(
+        loaded.session_idle_ttl,
+        mcp_config::DEFAULT_SESSION_IDLE_TTL
+    );
+    assert!(
+        loaded
+            .diagnostics
+            .iter()
+            .any(|d| d.field.as_deref() == Some("sessionIdleTtlMs") && d.line == Some(1))
+    );
+}
