@@ -3,7 +3,7 @@
 //! for pings, and the close handshake. The server is a tokio-tungstenite
 //! acceptor on 127.0.0.1 that records what it saw.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::result_large_err)]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
