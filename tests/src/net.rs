@@ -12,6 +12,10 @@
 //! a server "crash" (the `crash` tool) or a drop kills them all at once,
 //! the way a dying process would.
 
+// Early-return HTTP responses travel as `Err`; their size is irrelevant in
+// a test server.
+#![allow(clippy::result_large_err)]
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
@@ -514,7 +518,6 @@ pub async fn serve_ws(server: Arc<ExampleServer>) -> Loopback {
                     let server = Arc::clone(&server);
                     let kill = kill_on_crash.clone();
                     connections.spawn(async move {
-                        #[allow(clippy::result_large_err)]
                         let check = |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
                             let offers_mcp = request
                                 .headers()

@@ -490,3 +490,100 @@ async fn websocket_against_supergateway() {
     .await;
     raw.transport.close().await.unwrap();
 }
+
+/// The whole stack a host uses: a config entry through `connect`, the
+/// session, progress callbacks, and server requests answered by a handler.
+#[tokio::test]
+async fn session_over_http_and_sse_against_server_everything() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use mcp_config::{RemoteConfig, ServerConfig, Timeouts, ToolFilter, TransportConfig};
+    use mcp_transport::{CallOptions, ClientHandler, ConnectOptions, ErrorObject, SessionOptions};
+
+    #[derive(Debug)]
+    struct Roots(AtomicUsize);
+
+    #[async_trait::async_trait]
+    impl ClientHandler for Roots {
+        fn capabilities(&self) -> Value {
+            json!({"roots": {"listChanged": false}})
+        }
+
+        async fn list_roots(&self, _: Option<Value>) -> Result<Value, ErrorObject> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(json!({"roots": [{"uri": "file:///work", "name": "work"}]}))
+        }
+    }
+
+    for (mode, path) in [("streamableHttp", "mcp"), ("sse", "sse")] {
+        let port = free_port();
+        let Some(_peer) = everything(mode, port) else {
+            return;
+        };
+        let remote = RemoteConfig {
+            url: format!("http://127.0.0.1:{port}/{path}"),
+            headers: Default::default(),
+            headers_helper: None,
+            oauth: None,
+        };
+        let transport = if mode == "sse" {
+            TransportConfig::Sse(remote)
+        } else {
+            TransportConfig::Http(remote)
+        };
+        let config = ServerConfig {
+            name: format!("everything-{mode}"),
+            transport,
+            enabled: true,
+            required: false,
+            tool_filter: ToolFilter::default(),
+            timeouts: Timeouts::default(),
+        };
+        let roots = Arc::new(Roots(AtomicUsize::new(0)));
+        let options = ConnectOptions {
+            session: SessionOptions {
+                handler: Some(roots.clone()),
+                ..SessionOptions::default()
+            },
+            ..ConnectOptions::default()
+        };
+        let session = mcp_transport::connect(&config, &options).await.unwrap();
+        let tools = session.list_tools().await.unwrap();
+        assert!(
+            tools
+                .iter()
+                .any(|t| t.name == "trigger-long-running-operation"),
+            "{mode}: {tools:?}"
+        );
+        let steps = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&steps);
+        let call = CallOptions::with_progress(move |_| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        });
+        let result = session
+            .call_tool_with(
+                "trigger-long-running-operation",
+                Some(json!({"duration": 1, "steps": 4})),
+                &call,
+            )
+            .await
+            .unwrap();
+        assert!(!result.is_error, "{mode}: {result:?}");
+        assert_eq!(steps.load(Ordering::SeqCst), 4, "{mode}");
+        let echo = session
+            .call_tool("echo", Some(json!({"message": "via connect"})))
+            .await
+            .unwrap();
+        assert_eq!(
+            echo.content[0]["text"],
+            json!("Echo: via connect"),
+            "{mode}"
+        );
+        assert!(
+            roots.0.load(Ordering::SeqCst) >= 1,
+            "{mode}: the server's roots/list was not answered"
+        );
+        session.close().await.unwrap();
+    }
+}
