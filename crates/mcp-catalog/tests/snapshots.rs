@@ -42,7 +42,9 @@ fn hostile() -> (Vec<String>, Vec<ServerTools>) {
             };
             ServerTools {
                 server: entry["server"].as_str().expect("server").to_owned(),
-                tools: serde_json::from_value::<Vec<Tool>>(entry["tools"].clone()).expect("tools"),
+                tools: serde_json::from_value::<Vec<Tool>>(entry["tools"].clone())
+                    .expect("tools")
+                    .into(),
                 filter: ToolFilter {
                     include: strings(&entry["filter"]["include"]),
                     exclude: strings(&entry["filter"]["exclude"]),
