@@ -78,11 +78,7 @@ fn check(style: NamingStyle, profile: ProviderProfile) {
             tool.name()
         );
     }
-    let name = format!(
-        "hostile_{}_{}",
-        serde_json::to_value(style).unwrap().as_str().unwrap(),
-        profile.as_str()
-    );
+    let name = format!("hostile_{}_{}", style.as_str(), profile.as_str());
     insta::assert_json_snapshot!(name, catalog.report());
 }
 
