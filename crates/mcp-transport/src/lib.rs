@@ -9,6 +9,7 @@
 //! must not depend on `mcp-catalog` or `mcp-cli`, and it never prints.
 
 pub mod codec;
+pub mod connect;
 pub mod message;
 pub mod protocol;
 pub mod session;
@@ -22,5 +23,12 @@ pub mod stdio;
 pub mod streamable_http;
 pub mod ws;
 
+pub use codec::{Codec, DecodeError};
+pub use connect::{ConnectOptions, connect, open_transport};
 pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
-pub use transport::{Transport, TransportError};
+pub use sdk::{SdkRegistry, SdkServer, SdkServerConnection};
+pub use session::{
+    CallOptions, ClientHandler, ClientSession, ListKind, ListLimits, Progress, ServerEvent,
+    SessionOptions,
+};
+pub use transport::{StderrTail, Transport, TransportError};

@@ -1,9 +1,12 @@
 //! JSON-RPC 2.0 messages as MCP uses them.
 //!
 //! Unknown fields are ignored everywhere: a server that adds a field must
-//! never make a message unreadable.
+//! never make a message unreadable. [`JsonRpcMessage`] serialises to and
+//! from the wire shape directly (`serde`); the [`crate::codec`] adds size
+//! limits, batches and error messages that name the problem.
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 /// A request id: MCP allows numbers and strings.
@@ -11,6 +14,7 @@ use serde_json::Value;
 #[serde(untagged)]
 pub enum RequestId {
     Number(i64),
+    /// A string id (some servers use UUIDs).
     String(String),
 }
 
@@ -26,25 +30,67 @@ impl std::fmt::Display for RequestId {
 /// A request that expects an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
+    /// Correlates the answer.
     pub id: RequestId,
+    /// The method name, e.g. `tools/call`.
     pub method: String,
+    /// The parameters, usually an object.
     pub params: Option<Value>,
 }
 
 /// A one-way message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notification {
+    /// The method name, e.g. `notifications/progress`.
     pub method: String,
+    /// The parameters, usually an object.
     pub params: Option<Value>,
 }
 
 /// The JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorObject {
+    /// The error code (`-32601` method not found, ...).
     pub code: i64,
+    /// A short human description.
     pub message: String,
+    /// Anything else the peer attached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
+}
+
+/// Standard JSON-RPC error codes.
+pub mod error_codes {
+    /// The message was not valid JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The message was not a valid request.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal error.
+    pub const INTERNAL_ERROR: i64 = -32603;
+}
+
+impl ErrorObject {
+    /// A `-32601 method not found` error naming the method.
+    pub fn method_not_found(method: &str) -> Self {
+        ErrorObject {
+            code: error_codes::METHOD_NOT_FOUND,
+            message: format!("method not found: {method}"),
+            data: None,
+        }
+    }
+
+    /// An error with the given code and message.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
 }
 
 /// An answer to a request: a result or an error.
@@ -52,13 +98,193 @@ pub struct ErrorObject {
 pub struct Response {
     /// `None` only for errors the peer could not attribute to a request.
     pub id: Option<RequestId>,
+    /// The `result` or the `error`.
     pub outcome: Result<Value, ErrorObject>,
 }
 
 /// Any message on the wire.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JsonRpcMessage {
+    /// Expects a [`Response`] with the same id.
     Request(Request),
+    /// One-way.
     Notification(Notification),
+    /// Answers a [`Request`].
     Response(Response),
+}
+
+impl JsonRpcMessage {
+    /// A request.
+    pub fn request(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
+        JsonRpcMessage::Request(Request {
+            id,
+            method: method.into(),
+            params,
+        })
+    }
+
+    /// A notification.
+    pub fn notification(method: impl Into<String>, params: Option<Value>) -> Self {
+        JsonRpcMessage::Notification(Notification {
+            method: method.into(),
+            params,
+        })
+    }
+
+    /// A successful response.
+    pub fn result(id: RequestId, result: Value) -> Self {
+        JsonRpcMessage::Response(Response {
+            id: Some(id),
+            outcome: Ok(result),
+        })
+    }
+
+    /// An error response.
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        JsonRpcMessage::Response(Response {
+            id,
+            outcome: Err(error),
+        })
+    }
+
+    /// The method of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            JsonRpcMessage::Request(r) => Some(&r.method),
+            JsonRpcMessage::Notification(n) => Some(&n.method),
+            JsonRpcMessage::Response(_) => None,
+        }
+    }
+}
+
+impl Serialize for JsonRpcMessage {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        match self {
+            JsonRpcMessage::Request(r) => {
+                map.serialize_entry("id", &r.id)?;
+                map.serialize_entry("method", &r.method)?;
+                if let Some(params) = &r.params {
+                    map.serialize_entry("params", params)?;
+                }
+            }
+            JsonRpcMessage::Notification(n) => {
+                map.serialize_entry("method", &n.method)?;
+                if let Some(params) = &n.params {
+                    map.serialize_entry("params", params)?;
+                }
+            }
+            JsonRpcMessage::Response(r) => {
+                map.serialize_entry("id", &r.id)?;
+                match &r.outcome {
+                    Ok(result) => map.serialize_entry("result", result)?,
+                    Err(error) => map.serialize_entry("error", error)?,
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+/// The wire shape before validation: every member optional, unknown members
+/// ignored.
+#[derive(Deserialize)]
+pub(crate) struct RawMessage {
+    #[serde(default)]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+/// Distinguishes a member that is `null` (`Some(Null)`) from one that is absent (`None`).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+fn parse_id(id: Value) -> Result<Option<RequestId>, String> {
+    match id {
+        Value::Null => Ok(None),
+        Value::String(s) => Ok(Some(RequestId::String(s))),
+        Value::Number(n) => match n.as_i64() {
+            Some(n) => Ok(Some(RequestId::Number(n))),
+            None => Err(format!("id {n} is not an integer")),
+        },
+        other => Err(format!(
+            "id must be a string or an integer, not {}",
+            json_type(&other)
+        )),
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl RawMessage {
+    /// Validates the JSON-RPC shape; the error names the problem.
+    pub(crate) fn into_message(self) -> Result<JsonRpcMessage, String> {
+        let raw = self;
+        match raw.jsonrpc {
+            Some(Value::String(v)) if v == "2.0" => {}
+            Some(other) => return Err(format!("jsonrpc must be \"2.0\", not {other}")),
+            None => return Err("missing \"jsonrpc\": \"2.0\"".to_string()),
+        }
+        if let Some(method) = raw.method {
+            let Value::String(method) = method else {
+                return Err(format!(
+                    "method must be a string, not {}",
+                    json_type(&method)
+                ));
+            };
+            let params = raw.params.filter(|p| !p.is_null());
+            return match raw.id {
+                None => Ok(JsonRpcMessage::Notification(Notification {
+                    method,
+                    params,
+                })),
+                Some(id) => match parse_id(id)? {
+                    Some(id) => Ok(JsonRpcMessage::Request(Request { id, method, params })),
+                    None => Err(format!("request {method:?} has a null id")),
+                },
+            };
+        }
+        let id = match raw.id {
+            Some(id) => parse_id(id)?,
+            None => return Err("message has neither a method nor an id".to_string()),
+        };
+        let outcome = match (raw.result, raw.error) {
+            (Some(_), Some(_)) => return Err("response has both result and error".to_string()),
+            (Some(result), None) => Ok(result),
+            (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error)
+                .map_err(|e| format!("invalid error object: {e}"))?),
+            (None, None) => return Err("response has neither result nor error".to_string()),
+        };
+        if id.is_none() && outcome.is_ok() {
+            return Err("successful response has a null id".to_string());
+        }
+        Ok(JsonRpcMessage::Response(Response { id, outcome }))
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = RawMessage::deserialize(deserializer)?;
+        raw.into_message().map_err(serde::de::Error::custom)
+    }
 }

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Protocol versions this client knows, newest first.
-pub const KNOWN_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub const KNOWN_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The version sent in `initialize`.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
@@ -96,4 +97,36 @@ pub struct Prompt {
     pub description: Option<String>,
     #[serde(default)]
     pub arguments: Vec<Value>,
+}
+
+/// One entry of `resources/templates/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplate {
+    /// An RFC 6570 URI template.
+    pub uri_template: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// The answer to `resources/read`; contents stay raw JSON (text or blob).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ReadResourceResult {
+    #[serde(default)]
+    pub contents: Vec<Value>,
+}
+
+/// The answer to `prompts/get`; messages stay raw JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct GetPromptResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub messages: Vec<Value>,
 }

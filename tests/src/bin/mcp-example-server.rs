@@ -1,0 +1,180 @@
+//! `mcp-example-server`: the example MCP server over stdio (newline-delimited
+//! JSON on stdin/stdout, diagnostics on stderr).
+//!
+//! With no flags it is a small demo server named `example` (tools `echo`,
+//! `add`, ..., a resource and a prompt). The flags script misbehaviour for
+//! tests and benchmarks; see `--help`.
+//!
+//! Stdin and stdout are served by two plain threads (blocking reads and
+//! buffered writes) so the server adds as little latency as possible to
+//! round-trip benchmarks.
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use mcp_integration_tests::server::{ExampleServer, Exit, ProcessInfo, ServerOptions};
+use mcp_transport::{Codec, DecodeError, JsonRpcMessage};
+use tokio::sync::mpsc;
+
+/// An example MCP server over stdio.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-example-server", version, about)]
+struct Cli {
+    #[command(flatten)]
+    options: ServerOptions,
+}
+
+fn log(message: &str) {
+    let _ = writeln!(std::io::stderr(), "mcp-example-server: {message}");
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            log(&format!("cannot start the runtime: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(serve(cli.options))
+}
+
+async fn serve(options: ServerOptions) -> ExitCode {
+    let mut process = ProcessInfo::default();
+    // Kept alive for the process's lifetime; it shares our process group.
+    let _grandchild = if options.spawn_grandchild {
+        match std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        {
+            Ok(child) => {
+                process.grandchild_pid = Some(child.id());
+                Some(child)
+            }
+            Err(e) => {
+                log(&format!("cannot start the grandchild: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if options.ignore_sigterm {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sigterm) => {
+                tokio::spawn(async move {
+                    while sigterm.recv().await.is_some() {
+                        log("ignoring SIGTERM");
+                    }
+                });
+            }
+            Err(e) => log(&format!("cannot install the SIGTERM handler: {e}")),
+        }
+    }
+    log(&format!(
+        "serving {:?} on stdio (pid {})",
+        options.name,
+        std::process::id()
+    ));
+
+    let (incoming_tx, incoming_rx) = mpsc::unbounded_channel();
+    let (outgoing_tx, outgoing_rx) = mpsc::channel(256);
+    let keep_stdin_open = options.ignore_stdin_close;
+    std::thread::spawn(move || read_stdin(incoming_tx, keep_stdin_open));
+    let garbage = options.garbage_lines;
+    let writer = std::thread::spawn(move || write_stdout(outgoing_rx, garbage));
+
+    let server = Arc::new(ExampleServer::with_process(options, process));
+    let exit = server.run(incoming_rx, outgoing_tx).await;
+    match exit {
+        Exit::ClientClosed => {
+            // Join off the runtime thread so aborted tasks can drop their
+            // senders and the writer can finish.
+            let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+            ExitCode::SUCCESS
+        }
+        Exit::Crash => {
+            log("crash requested: exiting with status 3");
+            ExitCode::from(3)
+        }
+        Exit::ExitDuringInitialize => {
+            log("fatal: exiting during initialize as asked");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn read_stdin(incoming: mpsc::UnboundedSender<JsonRpcMessage>, keep_open: bool) {
+    let codec = Codec::new(usize::MAX);
+    let stdin = std::io::stdin();
+    let mut stdin = stdin.lock();
+    let mut line = Vec::with_capacity(8 * 1024);
+    loop {
+        line.clear();
+        match stdin.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match codec.decode(&line) {
+            Ok(decoded) => {
+                for message in decoded {
+                    if incoming.send(message).is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(DecodeError::NotJson(reason)) => {
+                log(&format!("skipping a line that is not JSON: {reason}"))
+            }
+            Err(e) => log(&format!("skipping an invalid message: {e}")),
+        }
+    }
+    if keep_open {
+        log("stdin closed; staying up as asked");
+        // Holding the sender keeps the server running.
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+fn write_stdout(mut outgoing: mpsc::Receiver<JsonRpcMessage>, garbage: bool) {
+    let codec = Codec::default();
+    let stdout = std::io::stdout();
+    let mut stdout = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut buffer = Vec::with_capacity(8 * 1024);
+    while let Some(message) = outgoing.blocking_recv() {
+        let mut next = Some(message);
+        while let Some(message) = next.take() {
+            buffer.clear();
+            if garbage {
+                buffer.extend_from_slice(b"this line is not json\n");
+            }
+            codec.encode_into(&message, &mut buffer);
+            buffer.push(b'\n');
+            if garbage {
+                buffer.extend_from_slice(b"{not json either\n\n");
+            }
+            if stdout.write_all(&buffer).is_err() {
+                return;
+            }
+            next = outgoing.try_recv().ok();
+        }
+        if stdout.flush().is_err() {
+            return;
+        }
+    }
+    let _ = stdout.flush();
+}

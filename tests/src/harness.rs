@@ -1,0 +1,168 @@
+//! One way to reach the example server per transport kind, so the
+//! behaviour suite (`tests/transport_suite.rs`) runs the same test bodies
+//! against every kind.
+//!
+//! A kind implements [`Harness`]: given the server's [`ServerOptions`] and the
+//! client's [`SessionOptions`], start a fresh example server reachable over
+//! that kind and return an initialized session.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_transport::sdk::SdkOptions;
+use mcp_transport::{ClientSession, ConnectOptions, SdkRegistry, SessionOptions, TransportError};
+
+use crate::server::{ExampleServer, ServerOptions};
+
+/// Starts an example server over one transport kind and connects to it.
+#[async_trait]
+pub trait Harness: Send + Sync {
+    /// The kind's name (`stdio`, `sdk`, `http`, ...).
+    fn kind(&self) -> &'static str;
+
+    /// A session with a fresh server.
+    async fn connect(
+        &self,
+        server: &ServerOptions,
+        session: SessionOptions,
+    ) -> Result<ClientSession, TransportError>;
+
+    /// Whether errors about a dead server carry its stderr (stdio only).
+    fn captures_stderr(&self) -> bool {
+        false
+    }
+}
+
+/// The config entry name the harnesses give their server.
+pub fn server_name(kind: &str) -> String {
+    format!("example-{kind}")
+}
+
+/// Timeouts taken from session options, for a config entry.
+pub fn timeouts_of(session: &SessionOptions) -> Timeouts {
+    Timeouts {
+        connect: session.connect_timeout,
+        request: session.request_timeout,
+        tool_call: session.tool_call_timeout,
+    }
+}
+
+/// A server config entry with defaults for everything but the transport.
+pub fn entry(name: &str, transport: TransportConfig, timeouts: Timeouts) -> ServerConfig {
+    ServerConfig {
+        name: name.to_string(),
+        transport,
+        enabled: true,
+        required: false,
+        tool_filter: ToolFilter::default(),
+        timeouts,
+    }
+}
+
+/// The environment tests hand to stdio children: only `PATH`.
+pub fn test_env() -> BTreeMap<String, String> {
+    std::env::var("PATH")
+        .map(|path| BTreeMap::from([("PATH".to_string(), path)]))
+        .unwrap_or_default()
+}
+
+/// `mcp-example-server` as a child process.
+#[derive(Debug, Clone)]
+pub struct StdioHarness {
+    /// Path of the `mcp-example-server` binary.
+    pub binary: PathBuf,
+}
+
+impl StdioHarness {
+    /// A harness running `binary`.
+    pub fn new(binary: impl Into<PathBuf>) -> Self {
+        StdioHarness {
+            binary: binary.into(),
+        }
+    }
+
+    /// The config entry that starts the server with `server` options.
+    pub fn config(&self, server: &ServerOptions, timeouts: Timeouts) -> ServerConfig {
+        entry(
+            &server_name("stdio"),
+            TransportConfig::Stdio(StdioConfig {
+                command: self.binary.to_string_lossy().into_owned(),
+                args: server.to_args(),
+                env: BTreeMap::new(),
+                cwd: None,
+            }),
+            timeouts,
+        )
+    }
+}
+
+#[async_trait]
+impl Harness for StdioHarness {
+    fn kind(&self) -> &'static str {
+        "stdio"
+    }
+
+    async fn connect(
+        &self,
+        server: &ServerOptions,
+        session: SessionOptions,
+    ) -> Result<ClientSession, TransportError> {
+        let config = self.config(server, timeouts_of(&session));
+        let options = ConnectOptions {
+            session,
+            env: Some(test_env()),
+            ..ConnectOptions::default()
+        };
+        mcp_transport::connect(&config, &options).await
+    }
+
+    fn captures_stderr(&self) -> bool {
+        true
+    }
+}
+
+/// The example server in-process, through the `sdk` transport.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SdkHarness {
+    /// Round-trip every message through the codec (wire parity).
+    pub roundtrip_through_codec: bool,
+}
+
+#[async_trait]
+impl Harness for SdkHarness {
+    fn kind(&self) -> &'static str {
+        "sdk"
+    }
+
+    async fn connect(
+        &self,
+        server: &ServerOptions,
+        session: SessionOptions,
+    ) -> Result<ClientSession, TransportError> {
+        let mut registry = SdkRegistry::new();
+        registry.register(
+            "example",
+            Arc::new(ExampleServer::new(server.clone())) as Arc<dyn mcp_transport::SdkServer>,
+        );
+        let config = entry(
+            &server_name("sdk"),
+            TransportConfig::Sdk {
+                name: "example".to_string(),
+            },
+            timeouts_of(&session),
+        );
+        let options = ConnectOptions {
+            session,
+            sdk_servers: Arc::new(registry),
+            sdk: SdkOptions {
+                roundtrip_through_codec: self.roundtrip_through_codec,
+                ..SdkOptions::default()
+            },
+            ..ConnectOptions::default()
+        };
+        mcp_transport::connect(&config, &options).await
+    }
+}
