@@ -47,7 +47,8 @@ impl ServerFeatures {
 pub struct ServerTools {
     /// The configured server name.
     pub server: String,
-    pub tools: Vec<Tool>,
+    /// Shared, so the catalog refers to the schemas instead of copying.
+    pub tools: Arc<[Tool]>,
     pub filter: ToolFilter,
     pub features: ServerFeatures,
 }
@@ -198,7 +199,7 @@ pub struct CatalogTool {
     profile: ProviderProfile,
     origin: ToolOrigin,
     /// The schema the server sent; arguments are validated against it.
-    original_schema: Arc<Value>,
+    original_schema: OriginalSchema,
     /// Compiled on first call; `None` when the server's schema does not
     /// compile (the server then validates alone).
     validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
@@ -227,7 +228,7 @@ impl CatalogTool {
 
     /// The server's own schema, as sent.
     pub fn original_schema(&self) -> &Value {
-        &self.original_schema
+        self.original_schema.get()
     }
 
     /// Turns the model's arguments into the server's: `null` for an
@@ -240,7 +241,7 @@ impl CatalogTool {
             other => other,
         };
         if self.profile == ProviderProfile::OpenAiStrict {
-            let normalized = schema::normalize(&self.original_schema);
+            let normalized = schema::normalize(self.original_schema.get());
             schema::strip_optional_nulls(&normalized, &mut arguments);
         }
         self.validate(&arguments)?;
@@ -251,7 +252,7 @@ impl CatalogTool {
     /// path.
     pub fn validate(&self, arguments: &Value) -> Result<(), CatalogError> {
         let validator = self.validator.get_or_init(|| {
-            match jsonschema::validator_for(&self.original_schema) {
+            match jsonschema::validator_for(self.original_schema.get()) {
                 Ok(validator) => Some(Arc::new(validator)),
                 Err(error) => {
                     tracing::warn!(tool = %self.name, %error, "input schema does not compile; arguments go unchecked");
@@ -286,7 +287,7 @@ impl Clone for CatalogTool {
             input_schema: self.input_schema.clone(),
             profile: self.profile,
             origin: self.origin.clone(),
-            original_schema: Arc::clone(&self.original_schema),
+            original_schema: self.original_schema.clone(),
             validator: OnceLock::new(),
         }
     }
@@ -479,11 +480,29 @@ pub fn describe(description: Option<&str>, tool: &str, server: &str, max_chars: 
     }
 }
 
+/// Where a tool's original schema lives.
+#[derive(Debug, Clone)]
+enum OriginalSchema {
+    /// In the server's listing, at this index.
+    Listed { tools: Arc<[Tool]>, index: usize },
+    /// Made here (utility tools).
+    Own(Arc<Value>),
+}
+
+impl OriginalSchema {
+    fn get(&self) -> &Value {
+        match self {
+            OriginalSchema::Listed { tools, index } => &tools[*index].input_schema,
+            OriginalSchema::Own(schema) => schema,
+        }
+    }
+}
+
 /// One tool waiting for its name.
 struct Pending<'a> {
     raw_name: &'a str,
     description: String,
-    original: Arc<Value>,
+    original: OriginalSchema,
     target: ToolTarget,
 }
 
@@ -495,8 +514,8 @@ pub fn materialize(servers: &[ServerTools], options: &MaterializeOptions) -> Cat
         a.server.cmp(&b.server).then_with(|| {
             // Equal names only happen with bad input; order them by content
             // so even then the outcome does not depend on answer order.
-            let a = serde_json::to_string(&a.tools).unwrap_or_default();
-            let b = serde_json::to_string(&b.tools).unwrap_or_default();
+            let a = serde_json::to_string(&a.tools[..]).unwrap_or_default();
+            let b = serde_json::to_string(&b.tools[..]).unwrap_or_default();
             a.cmp(&b)
         })
     });
@@ -538,7 +557,7 @@ pub fn materialize(servers: &[ServerTools], options: &MaterializeOptions) -> Cat
         pending.sort_by(|a, b| a.raw_name.cmp(b.raw_name));
 
         for item in pending {
-            let input_schema = match schema::prepare(&item.original, options.profile) {
+            let input_schema = match schema::prepare(item.original.get(), options.profile) {
                 Ok(schema) => schema,
                 Err(error) => {
                     diagnostics.push(CatalogDiagnostic::tool(
@@ -606,7 +625,7 @@ fn pending_tools<'a>(
     let mut pending = Vec::with_capacity(listing.tools.len());
     let mut raw_names = BTreeSet::new();
     let mut hidden = 0usize;
-    for tool in &listing.tools {
+    for (index, tool) in listing.tools.iter().enumerate() {
         if !raw_names.insert(tool.name.as_str()) {
             diagnostics.push(CatalogDiagnostic::tool(
                 Level::Warning,
@@ -631,7 +650,10 @@ fn pending_tools<'a>(
                 server,
                 options.max_description_chars,
             ),
-            original: Arc::new(tool.input_schema.clone()),
+            original: OriginalSchema::Listed {
+                tools: Arc::clone(&listing.tools),
+                index,
+            },
             target: ToolTarget::Tool {
                 name: tool.name.clone(),
             },
@@ -656,7 +678,7 @@ fn pending_tools<'a>(
             pending.push(Pending {
                 raw_name: raw,
                 description: utility.description(server),
-                original: Arc::new(utility.input_schema()),
+                original: OriginalSchema::Own(Arc::new(utility.input_schema())),
                 target: ToolTarget::Utility { utility },
             });
         }

@@ -35,6 +35,14 @@ pub enum NamingStyle {
 }
 
 impl NamingStyle {
+    /// The name [`NamingStyle::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NamingStyle::OpenClaw => "openclaw",
+            NamingStyle::Claw => "claw",
+        }
+    }
+
     /// Parses `openclaw` or `claw`.
     pub fn parse(text: &str) -> Option<NamingStyle> {
         match text {

@@ -161,7 +161,7 @@ struct Slot {
     /// Changes whenever the slot gets a new config or connection.
     epoch: u64,
     connection: Option<Arc<dyn Connection>>,
-    tools: Option<Arc<Vec<Tool>>>,
+    tools: Option<Arc<[Tool]>>,
     /// Bumped by `list_changed`; a listing that started before is stale.
     tools_epoch: u64,
     backoff: Backoff,
@@ -543,7 +543,7 @@ impl RuntimeShared {
                     };
                 match listed {
                     Ok(tools) => {
-                        let tools = Arc::new(tools);
+                        let tools: Arc<[Tool]> = Arc::from(tools);
                         let mut state = self.lock();
                         if let Some(slot) = state.slots.get_mut(server)
                             && slot.epoch == epoch
@@ -577,7 +577,7 @@ impl RuntimeShared {
         let slot = state.slots.get(server)?;
         Some(ServerOutcome::Ready(ServerTools {
             server: server.to_owned(),
-            tools: tools.as_ref().clone(),
+            tools,
             filter: slot.config.tool_filter.clone(),
             features: connection.features(),
         }))
@@ -861,10 +861,10 @@ impl Slot {
         }
     }
 
-    fn listing(&self, features: ServerFeatures, tools: &Arc<Vec<Tool>>) -> ServerTools {
+    fn listing(&self, features: ServerFeatures, tools: &Arc<[Tool]>) -> ServerTools {
         ServerTools {
             server: self.config.name.clone(),
-            tools: tools.as_ref().clone(),
+            tools: Arc::clone(tools),
             filter: self.config.tool_filter.clone(),
             features,
         }

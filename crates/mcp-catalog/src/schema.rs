@@ -138,6 +138,24 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
         map.clear();
         return;
     }
+    if needs_rewrite(map) {
+        rewrite(map);
+    }
+    for_each_subschema(map, |sub| normalize_in_place(sub, depth + 1));
+}
+
+/// Whether any normalisation rule applies to this schema object itself.
+/// A linear scan: schema objects are small, and most need nothing.
+fn needs_rewrite(map: &Map<String, Value>) -> bool {
+    map.iter().any(|(key, value)| match key.as_str() {
+        "format" | "nullable" | "$dynamicRef" => true,
+        "type" => value.is_array() || value.as_str() == Some("array"),
+        "additionalProperties" => value.is_object(),
+        _ => false,
+    })
+}
+
+fn rewrite(map: &mut Map<String, Value>) {
     map.remove("format");
 
     if let Some(nullable) = map.remove("nullable")
@@ -194,14 +212,12 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
         map.insert("additionalProperties".into(), Value::Bool(false));
     }
 
-    if map.get("type") == Some(&json!("array"))
+    if map.get("type").and_then(Value::as_str) == Some("array")
         && !map.contains_key("items")
         && !map.contains_key("prefixItems")
     {
         map.insert("items".into(), json!({}));
     }
-
-    for_each_subschema(map, |sub| normalize_in_place(sub, depth + 1));
 }
 
 /// Adds `null` to what a schema accepts (`nullable: true`).
@@ -235,37 +251,114 @@ fn add_null(map: &mut Map<String, Value>) {
     }
 }
 
+/// Where a keyword keeps its subschemas.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keyword {
+    /// name → subschema
+    Map,
+    /// one subschema (or, for `items`, a draft 4-7 tuple)
+    Single,
+    /// a list of subschemas
+    List,
+}
+
+fn keyword(key: &str) -> Option<Keyword> {
+    if MAP_KEYWORDS.contains(&key) {
+        Some(Keyword::Map)
+    } else if SINGLE_KEYWORDS.contains(&key) {
+        Some(Keyword::Single)
+    } else if LIST_KEYWORDS.contains(&key) {
+        Some(Keyword::List)
+    } else {
+        None
+    }
+}
+
 /// Calls `f` on every direct subschema of a schema object.
 fn for_each_subschema(map: &mut Map<String, Value>, mut f: impl FnMut(&mut Value)) {
-    for keyword in MAP_KEYWORDS {
-        if let Some(Value::Object(children)) = map.get_mut(*keyword) {
-            children.values_mut().for_each(&mut f);
+    for (key, value) in map.iter_mut() {
+        match (keyword(key), value) {
+            (Some(Keyword::Map), Value::Object(children)) => children.values_mut().for_each(&mut f),
+            (Some(Keyword::Single), Value::Array(items)) => items.iter_mut().for_each(&mut f),
+            (Some(Keyword::Single), child) => f(child),
+            (Some(Keyword::List), Value::Array(children)) => children.iter_mut().for_each(&mut f),
+            _ => {}
         }
     }
-    for keyword in SINGLE_KEYWORDS {
-        match map.get_mut(*keyword) {
-            // draft 4-7 tuple `items`
-            Some(Value::Array(items)) => items.iter_mut().for_each(&mut f),
-            Some(child) => f(child),
-            None => {}
+}
+
+/// A JSON pointer built only when an error needs it.
+#[derive(Clone, Copy)]
+struct Path<'a> {
+    parent: Option<&'a Path<'a>>,
+    segment: Segment<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Segment<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> Path<'a> {
+    const ROOT: Path<'static> = Path {
+        parent: None,
+        segment: Segment::Root,
+    };
+
+    fn key(&'a self, key: &'a str) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            segment: Segment::Key(key),
         }
     }
-    for keyword in LIST_KEYWORDS {
-        if let Some(Value::Array(children)) = map.get_mut(*keyword) {
-            children.iter_mut().for_each(&mut f);
+
+    fn index(&'a self, index: usize) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            segment: Segment::Index(index),
         }
+    }
+
+    fn render(&self) -> String {
+        let mut segments = Vec::new();
+        let mut node = Some(self);
+        while let Some(current) = node {
+            segments.push(current.segment);
+            node = current.parent;
+        }
+        let mut out = String::new();
+        for segment in segments.iter().rev() {
+            match segment {
+                Segment::Root => {}
+                Segment::Key(key) => {
+                    out.push('/');
+                    out.push_str(&escape_pointer(key));
+                }
+                Segment::Index(index) => {
+                    out.push('/');
+                    out.push_str(&index.to_string());
+                }
+            }
+        }
+        out
     }
 }
 
 /// Rewrites a normalised schema for `profile`.
 pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
-    check_structure(normalized, "", 0)?;
-    check_refs(normalized, normalized, "", 0)?;
+    for_profile_owned(normalized.clone(), profile)
+}
+
+fn for_profile_owned(normalized: Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
+    check_structure(&normalized, &Path::ROOT, 0)?;
+    check_refs(&normalized, &normalized, &Path::ROOT, 0)?;
     match profile {
         ProviderProfile::Generic => {
             // MCP requires an object at the top; combinators may stay.
             match normalized.get("type") {
-                Some(Value::String(t)) if t == "object" => Ok(normalized.clone()),
+                Some(Value::String(t)) if t == "object" => Ok(normalized),
                 Some(other) => Err(schema_error(
                     "/type",
                     format!("the input schema must describe an object, not {other}"),
@@ -282,7 +375,11 @@ pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value
         }
         ProviderProfile::Gemini => {
             let flat = flatten_top_level(normalized)?;
-            let mut inlined = inline_refs(&flat, &flat, "", &mut Vec::new(), 0)?;
+            let mut inlined = if contains_ref(&flat, 0) {
+                inline_refs(&flat, &flat, "", &mut Vec::new(), 0)?
+            } else {
+                flat
+            };
             gemini(&mut inlined, "", 0)?;
             Ok(inlined)
         }
@@ -295,85 +392,81 @@ const TYPE_NAMES: &[&str] = &[
 
 /// Refuses a schema a validator would not compile: a subschema that is not
 /// an object or boolean, an unknown type, a malformed `required` or `enum`.
-fn check_structure(schema: &Value, path: &str, depth: usize) -> Result<(), SchemaError> {
+fn check_structure(schema: &Value, path: &Path<'_>, depth: usize) -> Result<(), SchemaError> {
     if depth > MAX_DEPTH + 1 {
-        return Err(schema_error(path, "schema nests too deeply"));
+        return Err(schema_error(&path.render(), "schema nests too deeply"));
     }
     let map = match schema {
         Value::Bool(_) => return Ok(()),
         Value::Object(map) => map,
-        other => return Err(schema_error(path, format!("{other} is not a schema"))),
+        other => {
+            return Err(schema_error(
+                &path.render(),
+                format!("{other} is not a schema"),
+            ));
+        }
     };
-    match map.get("type") {
-        None => {}
-        Some(Value::String(t)) if TYPE_NAMES.contains(&t.as_str()) => {}
-        Some(other) => {
-            return Err(schema_error(
-                &format!("{path}/type"),
-                format!("{other} is not a type"),
-            ));
-        }
-    }
-    if let Some(required) = map.get("required") {
-        let names = required
-            .as_array()
-            .filter(|r| r.iter().all(Value::is_string));
-        if names.is_none() {
-            return Err(schema_error(
-                &format!("{path}/required"),
-                "required is not a list of names",
-            ));
-        }
-    }
-    if let Some(values) = map.get("enum")
-        && !values.is_array()
-    {
-        return Err(schema_error(&format!("{path}/enum"), "enum is not a list"));
-    }
-    for keyword in MAP_KEYWORDS {
-        match map.get(*keyword) {
-            None => {}
-            Some(Value::Object(children)) => {
-                for (name, child) in children {
-                    let child_path = format!("{path}/{keyword}/{}", escape_pointer(name));
-                    check_structure(child, &child_path, depth + 1)?;
+    for (key, value) in map {
+        let here = path.key(key);
+        match key.as_str() {
+            "type" => match value {
+                Value::String(t) if TYPE_NAMES.contains(&t.as_str()) => {}
+                other => {
+                    return Err(schema_error(
+                        &here.render(),
+                        format!("{other} is not a type"),
+                    ));
+                }
+            },
+            "required" => {
+                if !value
+                    .as_array()
+                    .is_some_and(|r| r.iter().all(Value::is_string))
+                {
+                    return Err(schema_error(
+                        &here.render(),
+                        "required is not a list of names",
+                    ));
                 }
             }
-            Some(_) => {
-                return Err(schema_error(
-                    &format!("{path}/{keyword}"),
-                    format!("{keyword} is not an object"),
-                ));
-            }
-        }
-    }
-    for keyword in SINGLE_KEYWORDS {
-        match map.get(*keyword) {
-            None => {}
-            Some(Value::Array(children))
-                if *keyword == "items" || *keyword == "additionalItems" =>
-            {
-                for (i, child) in children.iter().enumerate() {
-                    check_structure(child, &format!("{path}/{keyword}/{i}"), depth + 1)?;
+            "enum" => {
+                if !value.is_array() {
+                    return Err(schema_error(&here.render(), "enum is not a list"));
                 }
             }
-            Some(child) => check_structure(child, &format!("{path}/{keyword}"), depth + 1)?,
-        }
-    }
-    for keyword in LIST_KEYWORDS {
-        match map.get(*keyword) {
-            None => {}
-            Some(Value::Array(children)) if !children.is_empty() => {
-                for (i, child) in children.iter().enumerate() {
-                    check_structure(child, &format!("{path}/{keyword}/{i}"), depth + 1)?;
+            _ => match (keyword(key), value) {
+                (Some(Keyword::Map), Value::Object(children)) => {
+                    for (name, child) in children {
+                        check_structure(child, &here.key(name), depth + 1)?;
+                    }
                 }
-            }
-            Some(_) => {
-                return Err(schema_error(
-                    &format!("{path}/{keyword}"),
-                    format!("{keyword} is not a non-empty list"),
-                ));
-            }
+                (Some(Keyword::Map), _) => {
+                    return Err(schema_error(
+                        &here.render(),
+                        format!("{key} is not an object"),
+                    ));
+                }
+                (Some(Keyword::Single), Value::Array(children))
+                    if key == "items" || key == "additionalItems" =>
+                {
+                    for (i, child) in children.iter().enumerate() {
+                        check_structure(child, &here.index(i), depth + 1)?;
+                    }
+                }
+                (Some(Keyword::Single), child) => check_structure(child, &here, depth + 1)?,
+                (Some(Keyword::List), Value::Array(children)) if !children.is_empty() => {
+                    for (i, child) in children.iter().enumerate() {
+                        check_structure(child, &here.index(i), depth + 1)?;
+                    }
+                }
+                (Some(Keyword::List), _) => {
+                    return Err(schema_error(
+                        &here.render(),
+                        format!("{key} is not a non-empty list"),
+                    ));
+                }
+                (None, _) => {}
+            },
         }
     }
     Ok(())
@@ -381,48 +474,47 @@ fn check_structure(schema: &Value, path: &str, depth: usize) -> Result<(), Schem
 
 /// Refuses a `$ref` that does not resolve inside the schema: a missing
 /// pointer or anchor, or a remote reference (never fetched).
-fn check_refs(root: &Value, schema: &Value, path: &str, depth: usize) -> Result<(), SchemaError> {
+fn check_refs(
+    root: &Value,
+    schema: &Value,
+    path: &Path<'_>,
+    depth: usize,
+) -> Result<(), SchemaError> {
     let Value::Object(map) = schema else {
         return Ok(());
     };
     if depth > MAX_DEPTH + 1 {
         return Ok(());
     }
-    if let Some(reference) = map.get("$ref") {
-        let ok = match reference.as_str() {
-            Some(r) if r == "#" || r.starts_with("#/") => resolve_local(root, r).is_some(),
-            Some(r) if r.starts_with('#') => has_anchor(root, &r[1..], 0),
-            _ => false,
-        };
-        if !ok {
-            return Err(schema_error(
-                &format!("{path}/$ref"),
-                format!("{reference} does not resolve inside the schema"),
-            ));
-        }
-    }
     for (key, value) in map {
-        let child_path = format!("{path}/{}", escape_pointer(key));
-        if MAP_KEYWORDS.contains(&key.as_str()) {
-            if let Value::Object(children) = value {
+        let here = path.key(key);
+        if key == "$ref" {
+            let ok = match value.as_str() {
+                Some(r) if r == "#" || r.starts_with("#/") => resolve_local(root, r).is_some(),
+                Some(r) if r.starts_with('#') => has_anchor(root, &r[1..], 0),
+                _ => false,
+            };
+            if !ok {
+                return Err(schema_error(
+                    &here.render(),
+                    format!("{value} does not resolve inside the schema"),
+                ));
+            }
+            continue;
+        }
+        match (keyword(key), value) {
+            (Some(Keyword::Map), Value::Object(children)) => {
                 for (name, child) in children {
-                    check_refs(
-                        root,
-                        child,
-                        &format!("{child_path}/{}", escape_pointer(name)),
-                        depth + 1,
-                    )?;
+                    check_refs(root, child, &here.key(name), depth + 1)?;
                 }
             }
-        } else if SINGLE_KEYWORDS.contains(&key.as_str()) || LIST_KEYWORDS.contains(&key.as_str()) {
-            match value {
-                Value::Array(children) => {
-                    for (i, child) in children.iter().enumerate() {
-                        check_refs(root, child, &format!("{child_path}/{i}"), depth + 1)?;
-                    }
+            (Some(_), Value::Array(children)) => {
+                for (i, child) in children.iter().enumerate() {
+                    check_refs(root, child, &here.index(i), depth + 1)?;
                 }
-                child => check_refs(root, child, &child_path, depth + 1)?,
             }
+            (Some(Keyword::Single), child) => check_refs(root, child, &here, depth + 1)?,
+            _ => {}
         }
     }
     Ok(())
@@ -444,9 +536,22 @@ fn has_anchor(schema: &Value, anchor: &str, depth: usize) -> bool {
     }
 }
 
+fn contains_ref(schema: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH + 1 {
+        return false;
+    }
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, value)| key == "$ref" || contains_ref(value, depth + 1)),
+        Value::Array(values) => values.iter().any(|v| contains_ref(v, depth + 1)),
+        _ => false,
+    }
+}
+
 /// Normalises `schema` and rewrites it for `profile`.
 pub fn prepare(schema: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
-    for_profile(&normalize(schema), profile)
+    for_profile_owned(normalize(schema), profile)
 }
 
 /// Resolves a local `$ref` (`#`, `#/$defs/…`, `#/definitions/…`).
@@ -554,11 +659,10 @@ fn merge_objects(branches: &[Value], all: bool) -> Map<String, Value> {
 
 /// The top level as one object schema: `anyOf`/`oneOf`/`allOf` at the top
 /// are merged into the root's properties.
-fn flatten_top_level(schema: &Value) -> Result<Value, SchemaError> {
-    let Value::Object(root) = schema else {
+fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
+    let Value::Object(mut root) = schema else {
         return Err(schema_error("", "the input schema is not an object schema"));
     };
-    let mut root = root.clone();
     match root.get("type") {
         Some(Value::String(t)) if t == "object" => {}
         None => {
@@ -571,7 +675,21 @@ fn flatten_top_level(schema: &Value) -> Result<Value, SchemaError> {
             ));
         }
     }
+    let combined = ["allOf", "anyOf", "oneOf"]
+        .iter()
+        .any(|k| root.contains_key(*k));
+    // Branches may point into the root's `$defs`; resolve against a copy
+    // taken before the root changes (only for schemas that need it).
+    let original = if combined {
+        Value::Object(root.clone())
+    } else {
+        Value::Null
+    };
+    let schema = &original;
     for keyword in ["allOf", "anyOf", "oneOf"] {
+        if !combined {
+            break;
+        }
         let Some(Value::Array(branches)) = root.remove(keyword) else {
             continue;
         };

@@ -195,20 +195,21 @@ proptest! {
 fn duplicate_server_names_do_not_depend_on_order() {
     let a = ServerTools {
         server: "dup".into(),
-        tools: vec![],
+        tools: Vec::new().into(),
         filter: ToolFilter::default(),
         features: ServerFeatures::default(),
     };
     let mut b = a.clone();
     b.features.resources = true;
-    b.tools.push(Tool {
+    b.tools = vec![Tool {
         name: "x".into(),
         title: None,
         description: None,
         input_schema: json!({"type": "object"}),
         output_schema: None,
         annotations: None,
-    });
+    }]
+    .into();
     let options = MaterializeOptions::default();
     let first =
         serde_json::to_string(&materialize(&[a.clone(), b.clone()], &options).report()).unwrap();

@@ -323,7 +323,8 @@ fn tool_with_schema(schema: Value) -> ServerTools {
             input_schema: schema,
             output_schema: None,
             annotations: None,
-        }],
+        }]
+        .into(),
         filter: ToolFilter::default(),
         features: Default::default(),
     }

@@ -42,7 +42,9 @@ fn hostile() -> (Vec<String>, Vec<ServerTools>) {
             };
             ServerTools {
                 server: entry["server"].as_str().expect("server").to_owned(),
-                tools: serde_json::from_value::<Vec<Tool>>(entry["tools"].clone()).expect("tools"),
+                tools: serde_json::from_value::<Vec<Tool>>(entry["tools"].clone())
+                    .expect("tools")
+                    .into(),
                 filter: ToolFilter {
                     include: strings(&entry["filter"]["include"]),
                     exclude: strings(&entry["filter"]["exclude"]),
@@ -76,11 +78,7 @@ fn check(style: NamingStyle, profile: ProviderProfile) {
             tool.name()
         );
     }
-    let name = format!(
-        "hostile_{}_{}",
-        serde_json::to_value(style).unwrap().as_str().unwrap(),
-        profile.as_str()
-    );
+    let name = format!("hostile_{}_{}", style.as_str(), profile.as_str());
     insta::assert_json_snapshot!(name, catalog.report());
 }
 

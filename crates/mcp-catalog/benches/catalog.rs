@@ -1,0 +1,214 @@
+//! Catalog benchmarks: (a) materialising 10,000 tools with realistic
+//! schemas, (b) a warm catalog fetch for a session with 1,000 tools, (c) a
+//! cold catalog over 10 servers that each take 300 ms to initialise.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use mcp_catalog::clock::SystemClock;
+use mcp_catalog::{
+    CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, RuntimeOptions,
+    ServerEvents, ServerFeatures, ServerTools, SessionRuntime, materialize,
+};
+use mcp_config::{ServerConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_transport::protocol::{CallToolResult, Tool};
+use serde_json::{Map, Value, json};
+
+/// A schema like the ones real servers send: nested objects, enums,
+/// arrays, formats, nullable fields, descriptions.
+fn realistic_schema(i: usize) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": format!("Search query number {i}"), "minLength": 1},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+            "since": {"type": "string", "format": "date-time", "nullable": true},
+            "sort": {"type": "string", "enum": ["asc", "desc", "relevance"]},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "owner": {
+                "type": "object",
+                "properties": {
+                    "login": {"type": "string"},
+                    "id": {"type": ["integer", "string"]}
+                },
+                "required": ["login"]
+            },
+            "options": {"$ref": "#/$defs/options"}
+        },
+        "required": ["query"],
+        "$defs": {
+            "options": {
+                "type": "object",
+                "properties": {"verbose": {"type": "boolean"}, "depth": {"type": "integer"}}
+            }
+        }
+    })
+}
+
+fn listings(servers: usize, tools_per_server: usize) -> Vec<ServerTools> {
+    (0..servers)
+        .map(|s| ServerTools {
+            server: format!("server-{s:03}"),
+            tools: (0..tools_per_server)
+                .map(|t| Tool {
+                    name: format!("tool_{t:03}"),
+                    title: None,
+                    description: Some(format!(
+                        "  Does thing {t} on server {s}; returns a list of results.  "
+                    )),
+                    input_schema: realistic_schema(t),
+                    output_schema: None,
+                    annotations: None,
+                })
+                .collect(),
+            filter: ToolFilter::default(),
+            features: ServerFeatures::default(),
+        })
+        .collect()
+}
+
+fn materialise_10k(c: &mut Criterion) {
+    let input = listings(100, 100);
+    let mut group = c.benchmark_group("materialise_10k_tools");
+    group.sample_size(20);
+    // Baseline for the ratio: one deep copy of every input schema, the
+    // least any materialisation that outputs new schemas must do.
+    let schemas: Vec<&Value> = input
+        .iter()
+        .flat_map(|l| l.tools.iter().map(|t| &t.input_schema))
+        .collect();
+    group.bench_function("baseline_clone_schemas", |b| {
+        b.iter_with_large_drop(|| schemas.iter().map(|s| (*s).clone()).collect::<Vec<Value>>())
+    });
+    for profile in ProviderProfile::ALL {
+        let options = MaterializeOptions {
+            profile,
+            ..MaterializeOptions::default()
+        };
+        // The old catalog is freed when the last holder lets go of it,
+        // outside the build: leave deallocation out of the timing.
+        group.bench_function(profile.as_str(), |b| {
+            b.iter_with_large_drop(|| materialize(&input, &options))
+        });
+    }
+    group.finish();
+}
+
+struct BenchConnection {
+    tools: Vec<Tool>,
+}
+
+#[async_trait]
+impl Connection for BenchConnection {
+    fn features(&self) -> ServerFeatures {
+        ServerFeatures::default()
+    }
+    async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError> {
+        Ok(self.tools.clone())
+    }
+    async fn call_tool(
+        &self,
+        _: &str,
+        _: Value,
+        _: Duration,
+    ) -> Result<CallToolResult, CatalogError> {
+        Ok(CallToolResult::default())
+    }
+    async fn list_resources(&self, _: Option<String>) -> Result<Value, CatalogError> {
+        Ok(Value::Null)
+    }
+    async fn read_resource(&self, _: &str) -> Result<Value, CatalogError> {
+        Ok(Value::Null)
+    }
+    async fn list_prompts(&self, _: Option<String>) -> Result<Value, CatalogError> {
+        Ok(Value::Null)
+    }
+    async fn get_prompt(&self, _: &str, _: Map<String, Value>) -> Result<Value, CatalogError> {
+        Ok(Value::Null)
+    }
+    async fn close(&self) {}
+}
+
+/// In-memory servers with a fixed init delay.
+struct BenchConnector {
+    tools_per_server: usize,
+    init_delay: Duration,
+}
+
+#[async_trait]
+impl Connector for BenchConnector {
+    async fn connect(
+        &self,
+        _: &ServerConfig,
+        _: ServerEvents,
+    ) -> Result<Arc<dyn Connection>, CatalogError> {
+        tokio::time::sleep(self.init_delay).await;
+        let tools = listings(1, self.tools_per_server).remove(0).tools;
+        Ok(Arc::new(BenchConnection {
+            tools: tools.to_vec(),
+        }))
+    }
+}
+
+fn config(name: String) -> ServerConfig {
+    ServerConfig {
+        name: name.clone(),
+        transport: TransportConfig::Sdk { name },
+        enabled: true,
+        required: false,
+        tool_filter: ToolFilter::default(),
+        timeouts: Timeouts::default(),
+    }
+}
+
+fn warm_fetch(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let runtime = SessionRuntime::new(
+        "bench",
+        (0..10).map(|i| config(format!("server-{i}"))),
+        Arc::new(BenchConnector {
+            tools_per_server: 100,
+            init_delay: Duration::ZERO,
+        }),
+        Arc::new(SystemClock),
+        RuntimeOptions::default(),
+    );
+    let catalog = rt.block_on(runtime.catalog()).expect("catalog");
+    assert_eq!(catalog.tools().len(), 1000);
+    c.bench_function("warm_catalog_fetch_1000_tools", |b| {
+        b.to_async(&rt)
+            .iter(|| async { runtime.catalog().await.expect("catalog") })
+    });
+}
+
+fn cold_in_memory(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let mut group = c.benchmark_group("cold_catalog_in_memory_300ms_init");
+    group.sample_size(10);
+    for servers in [1usize, 10] {
+        group.bench_function(format!("{servers}_servers"), |b| {
+            b.to_async(&rt).iter_batched(
+                || {
+                    SessionRuntime::new(
+                        "bench",
+                        (0..servers).map(|i| config(format!("server-{i}"))),
+                        Arc::new(BenchConnector {
+                            tools_per_server: 20,
+                            init_delay: Duration::from_millis(300),
+                        }),
+                        Arc::new(SystemClock),
+                        RuntimeOptions::default(),
+                    )
+                },
+                |runtime| async move { runtime.catalog().await.expect("catalog") },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, materialise_10k, warm_fetch, cold_in_memory);
+criterion_main!(benches);
