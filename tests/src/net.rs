@@ -12,6 +12,10 @@
 //! a server "crash" (the `crash` tool) or a drop kills them all at once,
 //! the way a dying process would.
 
+// Early-return HTTP responses travel as `Err`; their size is irrelevant in
+// a test server.
+#![allow(clippy::result_large_err)]
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
@@ -29,7 +33,9 @@ use hyper::{Method, Request as HttpRequest, Response as HttpResponse, StatusCode
 use hyper_util::rt::TokioIo;
 use mcp_config::{ProxyConfig, RemoteConfig, TransportConfig};
 use mcp_transport::codec::Codec;
-use mcp_transport::{ClientSession, ConnectOptions, JsonRpcMessage, RequestId, SessionOptions, TransportError};
+use mcp_transport::{
+    ClientSession, ConnectOptions, JsonRpcMessage, RequestId, SessionOptions, TransportError,
+};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
@@ -73,7 +79,11 @@ impl Drop for Loopback {
 }
 
 fn full(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse<Body> {
-    let mut response = HttpResponse::new(Full::new(body.into()).map_err(|never: Infallible| match never {}).boxed_unsync());
+    let mut response = HttpResponse::new(
+        Full::new(body.into())
+            .map_err(|never: Infallible| match never {})
+            .boxed_unsync(),
+    );
     *response.status_mut() = status;
     response
 }
@@ -88,10 +98,18 @@ fn sse_body(rx: mpsc::UnboundedReceiver<Bytes>) -> Body {
 
 fn sse_response(rx: mpsc::UnboundedReceiver<Bytes>, session: Option<&str>) -> HttpResponse<Body> {
     let mut response = HttpResponse::new(sse_body(rx));
-    response.headers_mut().insert("content-type", "text/event-stream".parse().expect("static header"));
-    response.headers_mut().insert("cache-control", "no-cache".parse().expect("static header"));
+    response.headers_mut().insert(
+        "content-type",
+        "text/event-stream".parse().expect("static header"),
+    );
+    response
+        .headers_mut()
+        .insert("cache-control", "no-cache".parse().expect("static header"));
     if let Some(session) = session {
-        response.headers_mut().insert("mcp-session-id", session.parse().expect("session ids are ascii"));
+        response.headers_mut().insert(
+            "mcp-session-id",
+            session.parse().expect("session ids are ascii"),
+        );
     }
     response
 }
@@ -142,7 +160,9 @@ fn serve(listener: TcpListener, handler: Handler, mut kill: watch::Receiver<bool
 }
 
 async fn bind() -> (TcpListener, u16) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind a loopback port");
     let port = listener.local_addr().expect("local address").port();
     (listener, port)
 }
@@ -152,7 +172,10 @@ async fn bind() -> (TcpListener, u16) {
 fn start_connection(
     server: &Arc<ExampleServer>,
     kill: &watch::Sender<bool>,
-) -> (mpsc::UnboundedSender<JsonRpcMessage>, mpsc::Receiver<JsonRpcMessage>) {
+) -> (
+    mpsc::UnboundedSender<JsonRpcMessage>,
+    mpsc::Receiver<JsonRpcMessage>,
+) {
     let (to_server, from_client) = mpsc::unbounded_channel();
     let (to_client, from_server) = mpsc::channel(256);
     let server = Arc::clone(server);
@@ -184,7 +207,11 @@ impl Routes {
         let event = sse_event("message", &encode(message));
         match message {
             JsonRpcMessage::Response(response) => {
-                if let Some(at) = self.posts.iter().position(|(id, _, _)| Some(id) == response.id.as_ref()) {
+                if let Some(at) = self
+                    .posts
+                    .iter()
+                    .position(|(id, _, _)| Some(id) == response.id.as_ref())
+                {
                     let (_, _, stream) = self.posts.remove(at);
                     let _ = stream.send(event);
                     return;
@@ -192,7 +219,9 @@ impl Routes {
             }
             JsonRpcMessage::Notification(note) if note.method == "notifications/progress" => {
                 let token = note.params.as_ref().and_then(|p| p.get("progressToken"));
-                if let Some((_, _, stream)) = self.posts.iter().find(|(_, t, _)| t.as_ref() == token) {
+                if let Some((_, _, stream)) =
+                    self.posts.iter().find(|(_, t, _)| t.as_ref() == token)
+                {
                     let _ = stream.send(event);
                     return;
                 }
@@ -240,8 +269,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl HttpApp {
-    fn session_of(&self, request: &HttpRequest<Incoming>) -> Result<Option<(String, Arc<HttpSession>)>, HttpResponse<Body>> {
-        let Some(id) = request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+    fn session_of(
+        &self,
+        request: &HttpRequest<Incoming>,
+    ) -> Result<Option<(String, Arc<HttpSession>)>, HttpResponse<Body>> {
+        let Some(id) = request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        else {
             return Ok(None);
         };
         match lock(&self.sessions).get(id) {
@@ -251,10 +287,16 @@ impl HttpApp {
     }
 
     fn new_session(&self) -> (String, Arc<HttpSession>) {
-        let id = format!("session-{}", self.next_session.fetch_add(1, Ordering::SeqCst) + 1);
+        let id = format!(
+            "session-{}",
+            self.next_session.fetch_add(1, Ordering::SeqCst) + 1
+        );
         let (to_server, mut from_server) = start_connection(&self.server, &self.kill);
         let routes = Arc::new(Mutex::new(Routes::default()));
-        let session = Arc::new(HttpSession { to_server, routes: Arc::clone(&routes) });
+        let session = Arc::new(HttpSession {
+            to_server,
+            routes: Arc::clone(&routes),
+        });
         tokio::spawn(async move {
             while let Some(message) = from_server.recv().await {
                 lock(&routes).route(&message);
@@ -323,7 +365,11 @@ impl HttpApp {
             .iter()
             .filter_map(|m| match m {
                 JsonRpcMessage::Request(r) => {
-                    let token = r.params.as_ref().and_then(|p| p.pointer("/_meta/progressToken")).cloned();
+                    let token = r
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.pointer("/_meta/progressToken"))
+                        .cloned();
                     Some((r.id.clone(), token))
                 }
                 _ => None,
@@ -334,7 +380,9 @@ impl HttpApp {
                 let _ = session.to_server.send(message);
             }
             let mut response = full(StatusCode::ACCEPTED, "");
-            response.headers_mut().insert("mcp-session-id", id.parse().expect("session ids are ascii"));
+            response
+                .headers_mut()
+                .insert("mcp-session-id", id.parse().expect("session ids are ascii"));
             return response;
         }
         let (tx, rx) = mpsc::unbounded_channel();
@@ -357,10 +405,18 @@ impl HttpApp {
 pub async fn serve_streamable_http(server: Arc<ExampleServer>) -> Loopback {
     let (listener, port) = bind().await;
     let (kill, killed) = watch::channel(false);
-    let app = Arc::new(HttpApp { server, sessions: Mutex::new(HashMap::new()), next_session: AtomicU64::new(0), kill: kill.clone() });
+    let app = Arc::new(HttpApp {
+        server,
+        sessions: Mutex::new(HashMap::new()),
+        next_session: AtomicU64::new(0),
+        kill: kill.clone(),
+    });
     let handler: Handler = Arc::new(move |request| Box::pin(Arc::clone(&app).handle(request)));
     serve(listener, handler, killed);
-    Loopback { url: format!("http://127.0.0.1:{port}/mcp"), kill }
+    Loopback {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        kill,
+    }
 }
 
 // ---------------------------------------------------------------- legacy SSE
@@ -380,7 +436,9 @@ impl SseApp {
                 let (to_server, mut from_server) = start_connection(&self.server, &self.kill);
                 lock(&self.sessions).insert(id.clone(), to_server);
                 let (tx, rx) = mpsc::unbounded_channel();
-                let _ = tx.send(Bytes::from(format!("event: endpoint\ndata: /message?sessionId={id}\n\n")));
+                let _ = tx.send(Bytes::from(format!(
+                    "event: endpoint\ndata: /message?sessionId={id}\n\n"
+                )));
                 let app = Arc::clone(&self);
                 tokio::spawn(async move {
                     loop {
@@ -426,10 +484,18 @@ impl SseApp {
 pub async fn serve_legacy_sse(server: Arc<ExampleServer>) -> Loopback {
     let (listener, port) = bind().await;
     let (kill, killed) = watch::channel(false);
-    let app = Arc::new(SseApp { server, sessions: Mutex::new(HashMap::new()), next_session: AtomicU64::new(0), kill: kill.clone() });
+    let app = Arc::new(SseApp {
+        server,
+        sessions: Mutex::new(HashMap::new()),
+        next_session: AtomicU64::new(0),
+        kill: kill.clone(),
+    });
     let handler: Handler = Arc::new(move |request| Box::pin(Arc::clone(&app).handle(request)));
     serve(listener, handler, killed);
-    Loopback { url: format!("http://127.0.0.1:{port}/sse"), kill }
+    Loopback {
+        url: format!("http://127.0.0.1:{port}/sse"),
+        kill,
+    }
 }
 
 // ---------------------------------------------------------------- WebSocket
@@ -452,7 +518,6 @@ pub async fn serve_ws(server: Arc<ExampleServer>) -> Loopback {
                     let server = Arc::clone(&server);
                     let kill = kill_on_crash.clone();
                     connections.spawn(async move {
-                        #[allow(clippy::result_large_err)]
                         let check = |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
                             let offers_mcp = request
                                 .headers()
@@ -502,7 +567,10 @@ pub async fn serve_ws(server: Arc<ExampleServer>) -> Loopback {
         }
         connections.abort_all();
     });
-    Loopback { url: format!("ws://127.0.0.1:{port}/ws"), kill }
+    Loopback {
+        url: format!("ws://127.0.0.1:{port}/ws"),
+        kill,
+    }
 }
 
 // ---------------------------------------------------------------- claude.ai proxy
@@ -529,10 +597,21 @@ pub async fn serve_proxy(upstream: String, expect: ProxyExpectations) -> Loopbac
         let upstream = upstream.clone();
         let expect = expect.clone();
         Box::pin(async move {
-            let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let header = |name: &str| {
+                request
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
             if header("authorization").as_deref() != Some(expect.authorization.as_str()) {
-                let mut response = full(StatusCode::UNAUTHORIZED, "missing or wrong proxy credentials");
-                response.headers_mut().insert("www-authenticate", "Bearer".parse().expect("static header"));
+                let mut response = full(
+                    StatusCode::UNAUTHORIZED,
+                    "missing or wrong proxy credentials",
+                );
+                response
+                    .headers_mut()
+                    .insert("www-authenticate", "Bearer".parse().expect("static header"));
                 return response;
             }
             if header("x-mcp-server-id").as_deref() != Some(expect.server_id.as_str()) {
@@ -540,7 +619,13 @@ pub async fn serve_proxy(upstream: String, expect: ProxyExpectations) -> Loopbac
             }
             let method = request.method().clone();
             let mut forward = client.request(method, &upstream);
-            for name in ["accept", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id"] {
+            for name in [
+                "accept",
+                "content-type",
+                "mcp-session-id",
+                "mcp-protocol-version",
+                "last-event-id",
+            ] {
                 if let Some(value) = header(name) {
                     forward = forward.header(name, value);
                 }
@@ -553,12 +638,15 @@ pub async fn serve_proxy(upstream: String, expect: ProxyExpectations) -> Loopbac
                 Ok(answer) => answer,
                 Err(e) => return full(StatusCode::BAD_GATEWAY, format!("upstream: {e}")),
             };
-            let status = StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+            let status =
+                StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
             let copied: Vec<_> = ["content-type", "mcp-session-id", "cache-control"]
                 .into_iter()
                 .filter_map(|name| Some((name, answer.headers().get(name)?.clone())))
                 .collect();
-            let stream = answer.bytes_stream().map(|chunk| chunk.map_err(std::io::Error::other).map(Frame::data));
+            let stream = answer
+                .bytes_stream()
+                .map(|chunk| chunk.map_err(std::io::Error::other).map(Frame::data));
             let mut response = HttpResponse::new(StreamBody::new(stream).boxed_unsync());
             *response.status_mut() = status;
             for (name, value) in copied {
@@ -568,7 +656,10 @@ pub async fn serve_proxy(upstream: String, expect: ProxyExpectations) -> Loopbac
         })
     });
     serve(listener, handler, killed);
-    Loopback { url: format!("http://127.0.0.1:{port}/v1/mcp"), kill }
+    Loopback {
+        url: format!("http://127.0.0.1:{port}/v1/mcp"),
+        kill,
+    }
 }
 
 // ---------------------------------------------------------------- harnesses
@@ -601,7 +692,10 @@ impl mcp_oauth::AuthProvider for StaticToken {
         Ok(Some(self.0.clone()))
     }
 
-    async fn on_challenge(&self, _: &mcp_oauth::Challenge) -> Result<mcp_oauth::ChallengeOutcome, mcp_oauth::AuthError> {
+    async fn on_challenge(
+        &self,
+        _: &mcp_oauth::Challenge,
+    ) -> Result<mcp_oauth::ChallengeOutcome, mcp_oauth::AuthError> {
         Ok(mcp_oauth::ChallengeOutcome::GiveUp)
     }
 }
@@ -617,7 +711,11 @@ impl Harness for NetHarness {
         }
     }
 
-    async fn connect(&self, server: &ServerOptions, session: SessionOptions) -> Result<ClientSession, TransportError> {
+    async fn connect(
+        &self,
+        server: &ServerOptions,
+        session: SessionOptions,
+    ) -> Result<ClientSession, TransportError> {
         let core = Arc::new(ExampleServer::new(server.clone()));
         let remote = |url: &str| RemoteConfig {
             url: url.to_owned(),
@@ -625,7 +723,10 @@ impl Harness for NetHarness {
             headers_helper: None,
             oauth: None,
         };
-        let mut options = ConnectOptions { session: session.clone(), ..ConnectOptions::default() };
+        let mut options = ConnectOptions {
+            session: session.clone(),
+            ..ConnectOptions::default()
+        };
         let (loopback, transport) = match self.0 {
             NetKind::Http => {
                 let loopback = serve_streamable_http(core).await;
@@ -647,11 +748,17 @@ impl Harness for NetHarness {
                 let token = "Bearer proxy-test-token".to_owned();
                 let proxy = serve_proxy(
                     upstream.url.clone(),
-                    ProxyExpectations { server_id: "srv_example".to_owned(), authorization: token.clone() },
+                    ProxyExpectations {
+                        server_id: "srv_example".to_owned(),
+                        authorization: token.clone(),
+                    },
                 )
                 .await;
                 options.claudeai_credentials = Some(Arc::new(StaticToken(token)));
-                let transport = TransportConfig::ClaudeAiProxy(ProxyConfig { url: proxy.url.clone(), id: "srv_example".to_owned() });
+                let transport = TransportConfig::ClaudeAiProxy(ProxyConfig {
+                    url: proxy.url.clone(),
+                    id: "srv_example".to_owned(),
+                });
                 (vec![upstream, proxy], transport)
             }
         };

@@ -269,6 +269,10 @@ impl ExampleServer {
                    "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}}}),
             json!({"name": "cancelled", "description": "How many requests the client cancelled",
                    "inputSchema": {"type": "object"}}),
+            json!({"name": "pid", "description": "The server's process id",
+                   "inputSchema": {"type": "object"}}),
+            json!({"name": "environment", "description": "The server's working directory and environment variable names",
+                   "inputSchema": {"type": "object"}}),
             json!({"name": "grandchild_pid", "description": "Pid of the grandchild process, if any",
                    "inputSchema": {"type": "object"}}),
         ];
@@ -589,6 +593,19 @@ impl Connection {
                 Ok(text(format!("sent {total} notifications")))
             }
             "cancelled" => Ok(text(self.server.cancelled_count().to_string())),
+            "pid" => Ok(text(std::process::id().to_string())),
+            "environment" => {
+                let mut names: Vec<String> = std::env::vars_os()
+                    .map(|(name, _)| name.to_string_lossy().into_owned())
+                    .collect();
+                names.sort();
+                let cwd = std::env::current_dir()
+                    .map(|dir| dir.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let mut result = text(names.join(","));
+                result["structuredContent"] = json!({"cwd": cwd, "names": names});
+                Ok(result)
+            }
             "grandchild_pid" => match self.server.process.grandchild_pid {
                 Some(pid) => Ok(text(pid.to_string())),
                 None => Ok(

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mcp_integration_tests::harness::{Harness, SdkHarness, StdioHarness};
+use mcp_integration_tests::net::{NetHarness, NetKind};
 use mcp_integration_tests::server::ServerOptions;
 use mcp_transport::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_transport::{
@@ -442,4 +443,8 @@ transport_suite! {
     stdio => StdioHarness::new(env!("CARGO_BIN_EXE_mcp-example-server"));
     sdk => SdkHarness::default();
     sdk_codec_roundtrip => SdkHarness { roundtrip_through_codec: true };
+    http => NetHarness(NetKind::Http);
+    sse => NetHarness(NetKind::Sse);
+    ws => NetHarness(NetKind::Ws);
+    claudeai_proxy => NetHarness(NetKind::Proxy);
 }

@@ -10,7 +10,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_config::{ServerConfig, TransportConfig};
+use mcp_config::{RemoteConfig, ServerConfig, TransportConfig};
+use mcp_oauth::AuthProvider;
+
+use crate::claudeai_proxy::ClaudeAiProxyTransport;
+use crate::http::{AuthProviders, HttpOptions};
+use crate::sse::SseTransport;
+use crate::streamable_http::StreamableHttpTransport;
+use crate::ws::WsTransport;
 
 use crate::sdk::{SdkOptions, SdkRegistry, SdkTransport};
 use crate::session::{ClientSession, SessionOptions};
@@ -31,6 +38,11 @@ pub struct ConnectOptions {
     pub sdk_servers: Arc<SdkRegistry>,
     /// In-process transport options.
     pub sdk: SdkOptions,
+    /// Credentials for remote servers (streamable HTTP and legacy SSE), per
+    /// server; `None` sends no `Authorization`.
+    pub auth: Option<Arc<dyn AuthProviders>>,
+    /// The host's claude.ai credentials, for `claudeai-proxy` entries.
+    pub claudeai_credentials: Option<Arc<dyn AuthProvider>>,
 }
 
 /// Builds the transport for `config`'s kind without initializing it.
@@ -58,12 +70,48 @@ pub async fn open_transport(
             &options.sdk_servers,
             options.sdk,
         )?)),
-        // The network kinds (http, sse, ws, claudeai-proxy) are built here
-        // by their own modules.
-        other => Err(TransportError::Unsupported {
-            server,
-            kind: other.kind().to_string(),
-        }),
+        TransportConfig::Http(remote) => Ok(Box::new(
+            StreamableHttpTransport::connect(remote_options(config, remote, options)).await?,
+        )),
+        TransportConfig::Sse(remote) => Ok(Box::new(
+            SseTransport::connect(remote_options(config, remote, options)).await?,
+        )),
+        TransportConfig::Ws(remote) => {
+            // WebSocket entries carry no OAuth.
+            let mut ws = remote_options(config, remote, options);
+            ws.auth = None;
+            Ok(Box::new(WsTransport::connect(ws).await?))
+        }
+        TransportConfig::ClaudeAiProxy(proxy) => Ok(Box::new(
+            ClaudeAiProxyTransport::connect(
+                &server,
+                &proxy.url,
+                &proxy.id,
+                options.claudeai_credentials.clone(),
+                config.timeouts.connect,
+            )
+            .await?,
+        )),
+    }
+}
+
+/// The HTTP options of a remote entry: its url, headers, helper, connect
+/// timeout and the host's credentials for it.
+fn remote_options(
+    config: &ServerConfig,
+    remote: &RemoteConfig,
+    options: &ConnectOptions,
+) -> HttpOptions {
+    HttpOptions {
+        server: config.name.clone(),
+        url: remote.url.clone(),
+        headers: remote.headers.clone(),
+        headers_helper: remote.headers_helper.clone(),
+        auth: options
+            .auth
+            .as_ref()
+            .and_then(|auth| auth.provider_for(config)),
+        connect_timeout: config.timeouts.connect,
     }
 }
 

@@ -17,6 +17,7 @@ use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Mutex;
 
+use crate::codec::Codec;
 use crate::headers_helper::run_headers_helper;
 use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
 use crate::transport::TransportError;
@@ -70,6 +71,13 @@ impl std::fmt::Debug for HttpOptions {
             .field("connect_timeout", &self.connect_timeout)
             .finish()
     }
+}
+
+/// Chooses the credentials for each remote server the host connects to
+/// (typically an OAuth client keyed by server name and url).
+pub trait AuthProviders: Send + Sync + std::fmt::Debug {
+    /// The provider for `server`, or `None` to send no `Authorization`.
+    fn provider_for(&self, server: &mcp_config::ServerConfig) -> Option<Arc<dyn AuthProvider>>;
 }
 
 pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportError {
@@ -327,17 +335,15 @@ pub(crate) fn sse_events(
 
 /// Decodes one JSON text (a message or a batch) into messages.
 pub(crate) fn decode_payload(text: &str) -> Result<Vec<JsonRpcMessage>, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-    match value {
-        serde_json::Value::Array(items) => items.into_iter().map(message_from_value).collect(),
-        other => Ok(vec![message_from_value(other)?]),
-    }
+    Codec::default()
+        .decode(text.as_bytes())
+        .map(|decoded| decoded.into_iter().collect())
+        .map_err(|e| e.to_string())
 }
 
 /// Encodes a message as its JSON text.
 pub(crate) fn encode(message: &JsonRpcMessage) -> String {
-    message_to_value(message).to_string()
+    String::from_utf8_lossy(&Codec::default().encode(message)).into_owned()
 }
 
 /// An answer the transport makes up for a request whose real answer is lost.
@@ -384,68 +390,6 @@ pub fn decode_sse_body(chunks: &[&[u8]]) -> Vec<Result<JsonRpcMessage, String>> 
 /// id, maybe a retry, and empty data).
 pub(crate) fn is_message_event(event: &Event) -> bool {
     (event.event.is_empty() || event.event == "message") && !event.data.trim().is_empty()
-}
-
-fn message_to_value(message: &JsonRpcMessage) -> serde_json::Value {
-    use serde_json::json;
-    match message {
-        JsonRpcMessage::Request(r) => {
-            let mut v = json!({"jsonrpc": "2.0", "id": r.id, "method": r.method});
-            if let Some(p) = &r.params {
-                v["params"] = p.clone();
-            }
-            v
-        }
-        JsonRpcMessage::Notification(n) => {
-            let mut v = json!({"jsonrpc": "2.0", "method": n.method});
-            if let Some(p) = &n.params {
-                v["params"] = p.clone();
-            }
-            v
-        }
-        JsonRpcMessage::Response(r) => match &r.outcome {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": r.id, "result": result}),
-            Err(error) => json!({"jsonrpc": "2.0", "id": r.id, "error": error}),
-        },
-    }
-}
-
-fn message_from_value(value: serde_json::Value) -> Result<JsonRpcMessage, String> {
-    use crate::message::{Notification, Request};
-    let serde_json::Value::Object(mut map) = value else {
-        return Err("a JSON-RPC message must be an object".to_owned());
-    };
-    let id = match map.remove("id") {
-        None | Some(serde_json::Value::Null) => None,
-        Some(v) => {
-            Some(serde_json::from_value::<RequestId>(v).map_err(|_| "invalid id".to_owned())?)
-        }
-    };
-    let params = map.remove("params");
-    if let Some(method) = map.remove("method") {
-        let serde_json::Value::String(method) = method else {
-            return Err("method must be a string".to_owned());
-        };
-        return Ok(match id {
-            Some(id) => JsonRpcMessage::Request(Request { id, method, params }),
-            None => JsonRpcMessage::Notification(Notification { method, params }),
-        });
-    }
-    if let Some(error) = map.remove("error") {
-        let error: ErrorObject =
-            serde_json::from_value(error).map_err(|e| format!("invalid error object: {e}"))?;
-        return Ok(JsonRpcMessage::Response(Response {
-            id,
-            outcome: Err(error),
-        }));
-    }
-    if let Some(result) = map.remove("result") {
-        return Ok(JsonRpcMessage::Response(Response {
-            id,
-            outcome: Ok(result),
-        }));
-    }
-    Err("not a request, notification or response".to_owned())
 }
 
 #[cfg(test)]

