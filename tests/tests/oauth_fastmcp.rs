@@ -21,8 +21,8 @@ use mcp_oauth::{
     OAuthSettings,
 };
 use mcp_transport::http::HttpOptions;
+use mcp_transport::session::{ClientSession, SessionOptions};
 use mcp_transport::streamable_http::StreamableHttpTransport;
-use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Transport};
 use serde_json::{Value, json};
 
 fn repo() -> PathBuf {
@@ -83,79 +83,25 @@ fn fastmcp_peer(port: u16, access_token_secs: u64) -> Option<Peer> {
     Some(peer)
 }
 
-/// Just enough of an MCP client over one transport for this test.
-struct Client {
-    transport: StreamableHttpTransport,
-    next_id: i64,
+/// A client session over streamable HTTP with `auth` as its provider.
+async fn connect(url: &str, auth: Arc<dyn AuthProvider>) -> ClientSession {
+    let mut options = HttpOptions::new("py-oauth", url);
+    options.auth = Some(auth);
+    let transport = StreamableHttpTransport::connect(options).await.unwrap();
+    ClientSession::initialize(Box::new(transport), "py-oauth", SessionOptions::default())
+        .await
+        .unwrap()
 }
 
-impl Client {
-    async fn connect(url: &str, auth: Arc<dyn AuthProvider>) -> Client {
-        let mut options = HttpOptions::new("py-oauth", url);
-        options.auth = Some(auth);
-        let transport = StreamableHttpTransport::connect(options).await.unwrap();
-        let mut client = Client {
-            transport,
-            next_id: 1,
-        };
-        client
-            .request(
-                "initialize",
-                json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "mcp-oauth-e2e", "version": "0"}
-                }),
-            )
-            .await;
-        client
-            .transport
-            .send(JsonRpcMessage::Notification(Notification {
-                method: "notifications/initialized".into(),
-                params: None,
-            }))
-            .await
-            .unwrap();
-        client
-    }
-
-    async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = RequestId::Number(self.next_id);
-        self.next_id += 1;
-        self.transport
-            .send(JsonRpcMessage::Request(Request {
-                id: id.clone(),
-                method: method.into(),
-                params: Some(params),
-            }))
-            .await
-            .unwrap_or_else(|e| panic!("{method}: {e}"));
-        loop {
-            let message = tokio::time::timeout(Duration::from_secs(30), self.transport.receive())
-                .await
-                .unwrap_or_else(|_| panic!("no answer to {method}"))
-                .unwrap_or_else(|e| panic!("{method}: {e}"))
-                .unwrap_or_else(|| panic!("closed while waiting for {method}"));
-            if let JsonRpcMessage::Response(r) = message
-                && r.id.as_ref() == Some(&id)
-            {
-                return r.outcome.unwrap_or_else(|e| panic!("{method}: {e:?}"));
-            }
-        }
-    }
-
-    async fn echo(&mut self, message: &str) -> String {
-        let result = self
-            .request(
-                "tools/call",
-                json!({"name": "echo", "arguments": {"message": message}}),
-            )
-            .await;
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
+async fn echo(session: &ClientSession, message: &str) -> String {
+    let result = session
+        .call_tool("echo", Some(json!({"message": message})))
+        .await
+        .unwrap();
+    result.content[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Status of an MCP POST made with `token`, bypassing the provider.
@@ -200,8 +146,8 @@ async fn login_call_expiry_refresh_logout_against_fastmcp() {
     // Login happens on the server's first 401: discovery, dynamic
     // registration, authorization code + PKCE through the loopback
     // listener, token.
-    let mut client = Client::connect(&url, provider.clone()).await;
-    assert_eq!(client.echo("one").await, "Echo: one");
+    let session = connect(&url, provider.clone()).await;
+    assert_eq!(echo(&session, "one").await, "Echo: one");
     let first = provider
         .tokens()
         .await
@@ -227,7 +173,7 @@ async fn login_call_expiry_refresh_logout_against_fastmcp() {
     assert_eq!(status_with(&url, &first_access).await, 401, "expired token");
 
     // The next call refreshes first, then succeeds.
-    assert_eq!(client.echo("two").await, "Echo: two");
+    assert_eq!(echo(&session, "two").await, "Echo: two");
     let second = provider
         .tokens()
         .await
@@ -263,11 +209,12 @@ async fn login_call_expiry_refresh_logout_against_fastmcp() {
     let body: Value = reused.json().await.unwrap();
     assert_eq!(body["error"], "invalid_grant", "{body}");
 
+    session.close().await.unwrap();
+
     // Logout removes the stored credentials.
     provider.logout().await.unwrap();
     assert!(!path.exists(), "credentials file removed");
     assert_eq!(provider.tokens().await.unwrap(), None);
     assert_eq!(provider.authorization().await.unwrap(), None);
     assert_eq!(store.load(provider.store_key()).unwrap(), None);
-    let _ = client.transport.close().await;
 }

@@ -327,6 +327,25 @@ impl OAuthProvider {
         Ok(())
     }
 
+    /// Re-reads the store when no tokens are held here: another process
+    /// (a `login` command) may have signed in since. Returns whether tokens
+    /// were found.
+    async fn adopt_stored_login(&self, st: &mut State) -> Result<bool, AuthError> {
+        if st.creds.tokens.is_some() {
+            return Ok(false);
+        }
+        let store = self.store.clone();
+        let key = self.key.clone();
+        let stored = self.blocking(move || store.load(&key)).await?;
+        match stored {
+            Some(creds) if creds.tokens.is_some() => {
+                st.creds = creds;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     async fn save(&self, creds: &StoredCredentials) -> Result<(), AuthError> {
         let store = self.store.clone();
         let key = self.key.clone();
@@ -1006,6 +1025,7 @@ impl AuthProvider for OAuthProvider {
     async fn authorization(&self) -> Result<Option<String>, AuthError> {
         let mut st = self.state.lock().await;
         self.ensure_loaded(&mut st).await?;
+        self.adopt_stored_login(&mut st).await?;
         let Some(tokens) = st.creds.tokens.clone() else {
             return Ok(None);
         };
@@ -1031,6 +1051,10 @@ impl AuthProvider for OAuthProvider {
         self.ensure_loaded(&mut st).await?;
         match challenge.status {
             401 => {
+                // Signed in elsewhere (a `login` command) since: use that.
+                if self.adopt_stored_login(&mut st).await? {
+                    return Ok(ChallengeOutcome::Retry);
+                }
                 if let Some(tokens) = st.creds.tokens.clone()
                     && st.refreshed_after_401.as_ref() != Some(&tokens.access_token)
                 {

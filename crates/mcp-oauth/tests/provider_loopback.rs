@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use mcp_config::McpOAuthConfig;
 use mcp_oauth::{
-    CredentialStore, MAX_STEP_UPS, MemoryCredentialStore, OAuthProvider, OAuthSettings,
+    AuthProvider, CredentialStore, MAX_STEP_UPS, MemoryCredentialStore, OAuthProvider,
+    OAuthSettings,
 };
 use support::{browser, call, fixture, lock, serve};
 
@@ -104,6 +105,25 @@ async fn login_finds_metadata_named_only_by_the_401() {
     assert_eq!(call(&f).await.unwrap(), 200);
     let stored = f.store.load(f.provider.store_key()).unwrap().unwrap();
     assert_eq!(stored.resource.as_deref(), Some(f.url.as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_login_elsewhere_is_picked_up_without_a_new_one() {
+    let f = fixture(McpOAuthConfig::default()).await;
+    let host = OAuthProvider::new(
+        OAuthSettings::new("loopback", &f.url, McpOAuthConfig::default()),
+        Arc::new(f.store.clone()),
+        Arc::new(browser()),
+    )
+    .unwrap();
+    assert_eq!(host.authorization().await.unwrap(), None);
+    // A `login` command signs in through its own provider and store handle.
+    f.provider.login().await.unwrap();
+    assert_eq!(
+        host.authorization().await.unwrap().as_deref(),
+        Some("Bearer access-1-beef")
+    );
+    assert_eq!(lock(&f.server).authorize_requests, 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -96,15 +96,20 @@ fn sample_value(property: &Value, index: usize) -> Value {
     }
 }
 
-/// Credentials for the scenario, if it needs any. No non-auth scenario does;
-/// the OAuth client plugs in here.
-fn auth_provider(_scenario: &str) -> Option<Arc<dyn mcp_oauth::AuthProvider>> {
-    None
+/// Credentials for the scenario, if it needs any: an `mcp_oauth` provider
+/// for the `auth/*` scenarios, built from `MCP_CONFORMANCE_CONTEXT`
+/// ([`mcp_integration_tests::conformance_auth`]); none otherwise.
+fn auth_provider(
+    scenario: &str,
+    url: &str,
+) -> Result<Option<Arc<dyn mcp_oauth::AuthProvider>>, String> {
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT").ok();
+    mcp_integration_tests::conformance_auth::auth_provider(scenario, url, context.as_deref())
 }
 
 async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let mut options = HttpOptions::new("conformance", url);
-    options.auth = auth_provider(scenario);
+    options.auth = auth_provider(scenario, url)?;
     let transport = StreamableHttpTransport::connect(options)
         .await
         .map_err(|e| e.to_string())?;
