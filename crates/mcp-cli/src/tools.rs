@@ -102,7 +102,7 @@ async fn connect_all(context: &Context, naming: NamingArg, provider: ProviderArg
             Ok((session, tools)) => {
                 listings.push(ServerTools {
                     server: name.clone(),
-                    tools,
+                    tools: tools.into(),
                     filter: server.config.tool_filter.clone(),
                     features: ServerFeatures::from_capabilities(session.server_capabilities()),
                 });

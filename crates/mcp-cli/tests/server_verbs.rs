@@ -94,7 +94,27 @@ fn stable(text: &str) -> String {
         out.push_str(&words.join(" "));
         out.push('\n');
     }
-    out.replace(env!("CARGO_PKG_VERSION"), "[VERSION]")
+    without_pids(&out.replace(env!("CARGO_PKG_VERSION"), "[VERSION]"))
+}
+
+/// `(pid 1234)` → `(pid [PID])`.
+fn without_pids(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("(pid ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 5..];
+        let digits = after.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && after[digits..].starts_with(')') {
+            out.push_str("(pid [PID])");
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str("(pid ");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[test]
@@ -128,6 +148,8 @@ fn probe_reports_each_server() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     let mut json = run.json();
     json["servers"][0]["connectMs"] = serde_json::json!("[MS]");
+    let tail = json["servers"][0]["stderrTail"].as_str().map(without_pids);
+    json["servers"][0]["stderrTail"] = serde_json::json!(tail);
     insta::assert_json_snapshot!(json);
 }
 
