@@ -651,7 +651,14 @@ pub fn validate_entry(
     let errors: Vec<String> = diagnostics
         .into_iter()
         .filter(|d| d.level == Level::Error)
-        .map(|d| d.message)
+        .map(|d| {
+            // The error already names the server; keep its message bare.
+            let prefix = format!("server `{name}`: ");
+            d.message
+                .strip_prefix(&prefix)
+                .map(str::to_owned)
+                .unwrap_or(d.message)
+        })
         .collect();
     if !errors.is_empty() || outcome == EntryOutcome::Invalid {
         return Err(invalid(if errors.is_empty() {
