@@ -76,7 +76,7 @@ pub(crate) enum Command {
     Tools(ToolsArgs),
     /// Call one tool by its catalog name and print the result
     #[command(
-        after_help = "Arguments:\n  --args '{\"text\":\"hi\"}'   the whole argument object as JSON\n  --arg text=hi            one string argument (a number, boolean, array or object\n                           when the tool's schema says so)\n  --arg count:=3           one argument given as raw JSON"
+        after_help = "Giving the arguments:\n  --args '{\"text\":\"hi\"}'   the whole argument object as JSON\n  --arg text=hi            one string argument (a number, boolean, array or object\n                           when the tool's schema says so)\n  --arg count:=3           one argument given as raw JSON"
     )]
     Call(CallArgs),
     /// Sign in to a remote server with OAuth

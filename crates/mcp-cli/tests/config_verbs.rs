@@ -524,3 +524,24 @@ fn usage_errors_exit_2_and_help_exits_0() {
         );
     }
 }
+
+#[test]
+fn trust_project_approves_pending_servers_for_one_run() {
+    let tree = tree();
+    let approval = |args: &[&str]| -> String {
+        let run = check(&tree, args, 0);
+        let json = run.json();
+        let servers = json["servers"].as_array().expect("servers").clone();
+        let unapproved = servers
+            .iter()
+            .find(|s| s["name"] == "unapproved")
+            .expect("listed");
+        unapproved["approval"]
+            .as_str()
+            .expect("approval")
+            .to_owned()
+    };
+    assert_eq!(approval(&["--json", "list"]), "pending");
+    assert_eq!(approval(&["--json", "--trust-project", "list"]), "approved");
+    assert_eq!(approval(&["--json", "list"]), "pending");
+}
