@@ -1,5 +1,6 @@
 //! Discovery + merge of a large tree: user, project and local scopes plus
-//! 200 plugins of 5 servers each (target: under 20 ms per load).
+//! 200 plugins of 5 servers each (target: under 20 ms per load), next to a
+//! baseline that only reads and parses the same files.
 
 // Benchmark set-up unwraps: a broken fixture should stop the run loudly.
 #![allow(clippy::unwrap_used, missing_docs)]
@@ -93,6 +94,20 @@ fn discovery_and_merge(c: &mut Criterion) {
     );
     c.bench_function("load 3 scopes + 200 plugins x 5 servers", |b| {
         b.iter(|| load(&options))
+    });
+    // Baseline for a ratio measured in the same run (the machine is shared
+    // and noisy): only reading and parsing the same files with serde_json.
+    let files = loaded.files.clone();
+    c.bench_function("baseline: read + serde_json parse of the same files", |b| {
+        b.iter(|| {
+            files
+                .iter()
+                .map(|f| {
+                    let text = std::fs::read_to_string(f).unwrap();
+                    serde_json::from_str::<serde_json::Value>(&text).unwrap()
+                })
+                .count()
+        })
     });
 }
 

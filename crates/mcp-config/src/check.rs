@@ -161,3 +161,94 @@ pub fn diagnostic_line(d: &Diagnostic) -> String {
     }
     format!("{location}: {level}: {}", d.message)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::load::LoadedConfig;
+
+    fn diagnostic(level: Level, line: Option<u32>, column: Option<u32>) -> Diagnostic {
+        Diagnostic {
+            level,
+            message: "something is off".into(),
+            file: Some(PathBuf::from("/p/.mcp.json")),
+            line,
+            column,
+            server: Some("s".into()),
+            field: None,
+        }
+    }
+
+    fn report(levels: &[Level]) -> CheckReport {
+        CheckReport {
+            config: LoadedConfig {
+                servers: Vec::new(),
+                raw_entries: Default::default(),
+                settings: Value::Null,
+                session_idle_ttl: crate::types::DEFAULT_SESSION_IDLE_TTL,
+                plugins: Vec::new(),
+                files: Vec::new(),
+                diagnostics: levels
+                    .iter()
+                    .map(|l| diagnostic(*l, Some(1), Some(2)))
+                    .collect(),
+            },
+        }
+    }
+
+    #[test]
+    fn diagnostic_lines_leave_out_unknown_positions() {
+        let check = |d: Diagnostic, expect: &str| assert_eq!(diagnostic_line(&d), expect);
+        check(
+            diagnostic(Level::Error, Some(3), Some(7)),
+            "/p/.mcp.json:3:7: error: something is off",
+        );
+        check(
+            diagnostic(Level::Warning, Some(3), None),
+            "/p/.mcp.json:3: warning: something is off",
+        );
+        check(
+            diagnostic(Level::Info, None, None),
+            "/p/.mcp.json: info: something is off",
+        );
+        let mut no_file = diagnostic(Level::Info, None, None);
+        no_file.file = None;
+        check(no_file, "<input>: info: something is off");
+    }
+
+    #[test]
+    fn exit_code_depends_on_levels_and_strictness() {
+        let check = |levels: &[Level], normal: i32, strict: i32| {
+            let r = report(levels);
+            assert_eq!(
+                (r.exit_code(false), r.exit_code(true)),
+                (normal, strict),
+                "{levels:?}"
+            );
+        };
+        check(&[], 0, 0);
+        check(&[Level::Info], 0, 0);
+        check(&[Level::Info, Level::Warning], 0, 1);
+        check(&[Level::Error], 1, 1);
+    }
+
+    #[test]
+    fn json_has_the_documented_keys_even_when_empty() {
+        let json = report(&[Level::Warning]).to_json();
+        assert_eq!(json["servers"], Value::Array(Vec::new()));
+        let d = &json["diagnostics"][0];
+        let keys: Vec<&str> = d
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                "level", "message", "file", "line", "column", "server", "field"
+            ]
+        );
+        assert_eq!(d["level"], "warning");
+    }
+}

@@ -259,9 +259,12 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
     // Plugins: explicit roots, then those the settings enable.
     // The same folder given twice is one plugin.
     let mut roots: Vec<PathBuf> = Vec::new();
+    let mut seen_roots = std::collections::BTreeSet::new();
     for root in &options.plugin_roots {
-        let real = root.canonicalize().ok();
-        if real.is_none() || !roots.iter().any(|r| r.canonicalize().ok() == real) {
+        if root
+            .canonicalize()
+            .map_or(true, |real| seen_roots.insert(real))
+        {
             roots.push(root.clone());
         }
     }
@@ -296,8 +299,10 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
                     });
                     continue;
                 }
-                let same = |r: &PathBuf| r.canonicalize().ok() == root.canonicalize().ok();
-                if !roots.iter().any(same) {
+                if root
+                    .canonicalize()
+                    .map_or(true, |real| seen_roots.insert(real))
+                {
                     roots.push(root);
                 }
             }

@@ -201,7 +201,7 @@ pub fn merge(mut contributions: Vec<Contribution>, trust_project_servers: bool) 
         } else {
             Approval::Approved
         };
-        if approval != Approval::Approved {
+        if approval != Approval::Approved && config.enabled {
             let message = match approval {
                 Approval::Denied => {
                     format!("project server `{name}` is denied by disabledMcpjsonServers")
