@@ -5,18 +5,23 @@
 //! `add`, ..., a resource and a prompt). The flags script misbehaviour for
 //! tests and benchmarks; see `--help`.
 //!
-//! Stdin is read by a plain thread (blocking reads); answers are written
-//! to stdout straight from the runtime thread, batching whatever is queued
-//! into one write. Fewer thread hops keep the server's share of round-trip
-//! benchmarks small.
+//! Everything runs on one runtime thread: a stdin pipe is read without
+//! blocking through the runtime's reactor, and answers are written to
+//! stdout from the same thread, batching whatever is queued into one write.
+//! Without thread hops the server's share of round-trip benchmarks stays
+//! small. (A stdin that is not a pipe, such as a terminal, is read by a
+//! plain thread instead, so its flags are never changed.)
 
 use std::io::{BufRead, Write};
+use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
 use mcp_integration_tests::server::{ExampleServer, Exit, ProcessInfo, ServerOptions};
 use mcp_transport::{Codec, DecodeError, JsonRpcMessage};
+use tokio::io::AsyncBufReadExt;
+use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 
 /// An example MCP server over stdio.
@@ -90,7 +95,14 @@ async fn serve(options: ServerOptions) -> ExitCode {
     let (incoming_tx, incoming_rx) = mpsc::unbounded_channel();
     let (outgoing_tx, outgoing_rx) = mpsc::channel(256);
     let keep_stdin_open = options.ignore_stdin_close;
-    std::thread::spawn(move || read_stdin(incoming_tx, keep_stdin_open));
+    match nonblocking_stdin_pipe() {
+        Some(stdin) => {
+            tokio::spawn(read_stdin_pipe(stdin, incoming_tx, keep_stdin_open));
+        }
+        None => {
+            std::thread::spawn(move || read_stdin(incoming_tx, keep_stdin_open));
+        }
+    }
     let garbage = options.garbage_lines;
     let writer = tokio::spawn(write_stdout(outgoing_rx, garbage));
 
@@ -114,6 +126,63 @@ async fn serve(options: ServerOptions) -> ExitCode {
     }
 }
 
+/// Stdin as a non-blocking pipe driven by the runtime, when it is a pipe.
+fn nonblocking_stdin_pipe() -> Option<pipe::Receiver> {
+    let owned = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    // Checks that it is a FIFO and sets O_NONBLOCK.
+    pipe::Receiver::from_owned_fd(owned).ok()
+}
+
+/// Decodes one line and queues its messages; false once the server stopped.
+fn decode_line(
+    codec: &Codec,
+    line: &[u8],
+    incoming: &mpsc::UnboundedSender<JsonRpcMessage>,
+) -> bool {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return true;
+    }
+    match codec.decode(line) {
+        Ok(decoded) => {
+            for message in decoded {
+                if incoming.send(message).is_err() {
+                    return false;
+                }
+            }
+        }
+        Err(DecodeError::NotJson(reason)) => {
+            log(&format!("skipping a line that is not JSON: {reason}"))
+        }
+        Err(e) => log(&format!("skipping an invalid message: {e}")),
+    }
+    true
+}
+
+async fn read_stdin_pipe(
+    stdin: pipe::Receiver,
+    incoming: mpsc::UnboundedSender<JsonRpcMessage>,
+    keep_open: bool,
+) {
+    let codec = Codec::new(usize::MAX);
+    let mut stdin = tokio::io::BufReader::with_capacity(64 * 1024, stdin);
+    let mut line = Vec::with_capacity(8 * 1024);
+    loop {
+        line.clear();
+        match stdin.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if !decode_line(&codec, &line, &incoming) {
+            return;
+        }
+    }
+    if keep_open {
+        log("stdin closed; staying up as asked");
+        // Holding the sender keeps the server running.
+        std::future::pending::<()>().await;
+    }
+}
+
 fn read_stdin(incoming: mpsc::UnboundedSender<JsonRpcMessage>, keep_open: bool) {
     let codec = Codec::new(usize::MAX);
     let stdin = std::io::stdin();
@@ -125,21 +194,8 @@ fn read_stdin(incoming: mpsc::UnboundedSender<JsonRpcMessage>, keep_open: bool) 
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match codec.decode(&line) {
-            Ok(decoded) => {
-                for message in decoded {
-                    if incoming.send(message).is_err() {
-                        return;
-                    }
-                }
-            }
-            Err(DecodeError::NotJson(reason)) => {
-                log(&format!("skipping a line that is not JSON: {reason}"))
-            }
-            Err(e) => log(&format!("skipping an invalid message: {e}")),
+        if !decode_line(&codec, &line, &incoming) {
+            return;
         }
     }
     if keep_open {
