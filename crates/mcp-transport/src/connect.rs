@@ -122,9 +122,32 @@ pub async fn connect(
     options: &ConnectOptions,
 ) -> Result<ClientSession, TransportError> {
     let mut session_options = options.session.clone();
-    session_options.connect_timeout = config.timeouts.connect;
+    let connect_timeout = config.timeouts.connect;
+    session_options.connect_timeout = connect_timeout;
     session_options.request_timeout = config.timeouts.request;
     session_options.tool_call_timeout = config.timeouts.tool_call;
-    let transport = open_transport(config, options).await?;
-    ClientSession::initialize(transport, config.name.clone(), session_options).await
+    let started = tokio::time::Instant::now();
+    let transport = tokio::time::timeout(connect_timeout, open_transport(config, options))
+        .await
+        .map_err(|_| TransportError::ConnectTimeout {
+            server: config.name.clone(),
+            after: connect_timeout,
+            stderr_tail: String::new(),
+        })??;
+    // The handshake gets what is left of the connect timeout.
+    session_options.connect_timeout = connect_timeout.saturating_sub(started.elapsed());
+    ClientSession::initialize(transport, config.name.clone(), session_options)
+        .await
+        .map_err(|error| match error {
+            TransportError::ConnectTimeout {
+                server,
+                stderr_tail,
+                ..
+            } => TransportError::ConnectTimeout {
+                server,
+                after: connect_timeout,
+                stderr_tail,
+            },
+            other => other,
+        })
 }
