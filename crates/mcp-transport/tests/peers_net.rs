@@ -161,15 +161,16 @@ fn everything(mode: &str, port: u16) -> Option<Peer> {
 }
 
 fn python_peer(venv: &str, script: &str, port: u16) -> Option<Peer> {
+    python_peer_with(venv, script, port, &[])
+}
+
+fn python_peer_with(venv: &str, script: &str, port: u16, extra: &[&str]) -> Option<Peer> {
     let python = require(peers_dir().join(venv).join("bin/python"), venv)?;
     let script = repo_peers().join(script);
-    Some(Peer::start(
-        "python peer",
-        &python,
-        &[script.to_str()?, &port.to_string()],
-        &[],
-        port,
-    ))
+    let port_arg = port.to_string();
+    let mut args = vec![script.to_str()?, port_arg.as_str()];
+    args.extend_from_slice(extra);
+    Some(Peer::start("python peer", &python, &args, &[], port))
 }
 
 /// A raw JSON-RPC client over one transport: numeric ids, answers the
@@ -448,6 +449,34 @@ async fn streamable_http_against_python_mcp_2() {
     .await;
     let result = raw.call("add", json!({"a": 2, "b": 3})).await;
     assert_eq!(text_of(&result), "5", "{result}");
+    raw.transport.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn legacy_sse_against_python_mcp_2() {
+    let port = free_port();
+    let Some(_peer) = python_peer_with("venv", "py_http_server.py", port, &["sse"]) else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let transport = SseTransport::connect(HttpOptions::new("py-sse", &url))
+        .await
+        .unwrap();
+    assert!(
+        transport
+            .endpoint()
+            .starts_with(&format!("http://127.0.0.1:{port}/")),
+        "{}",
+        transport.endpoint()
+    );
+    let mut raw = Raw::new(transport);
+    exercise(
+        &mut raw,
+        "2024-11-05",
+        "echo",
+        ("count", json!({"steps": 3})),
+    )
+    .await;
     raw.transport.close().await.unwrap();
 }
 
