@@ -1,6 +1,46 @@
 //! The workspace's task runner: `cargo xtask check-config`, peer set-up,
 //! conformance runs and benchmarks.
+//!
+//! Each subcommand lives in its own module (`src/<name>.rs`) with a clap
+//! `Args` struct and a `run` function returning the process exit status;
+//! adding one is a new variant in [`Command`] and a match arm in [`main`].
 
-fn main() -> anyhow::Result<()> {
-    Ok(())
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod check_config;
+
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", about = "Workspace tasks", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Load every MCP config source, list the merged servers and report
+    /// every problem with its position.
+    CheckConfig(check_config::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::CheckConfig(args) => check_config::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            report_error(&err);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints an error (with its causes) on stderr.
+fn report_error(err: &anyhow::Error) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "error: {err:#}");
 }

@@ -10,7 +10,31 @@
 //! `$HOME`, the current directory or the process environment on its own:
 //! every directory and every environment variable comes in through the
 //! caller's inputs, so the core is pure and testable.
+//!
+//! The core parses from text ([`parse_file`]) and returns entries *and*
+//! diagnostics: a bad entry never stops the others, a bad file never stops
+//! the other files. [`load`] is the thin layer that reads the files a
+//! [`LoadOptions`] names and hands them to [`merge()`]; [`check`] renders the
+//! result for `check-config` front ends.
 
+pub mod check;
+pub mod entry;
+pub mod env_safety;
+pub mod expand;
+pub mod identity;
+pub mod json;
+pub mod load;
+pub mod merge;
+pub mod parse;
+pub mod plugin;
 pub mod types;
 
+pub use check::CheckReport;
+pub use entry::EntryOutcome;
+pub use env_safety::{child_env, inherited_env_names, is_dangerous_env_key};
+pub use identity::{config_hash, signature, unwrap_ccr_proxy_url};
+pub use load::{LoadOptions, LoadedConfig, load};
+pub use merge::{Contribution, Merged, merge};
+pub use parse::{ParseEnv, ParsedEntry, ParsedFile, parse_file};
+pub use plugin::{PluginFormat, PluginInfo};
 pub use types::*;

@@ -1,0 +1,806 @@
+//! One server entry: from its JSON object (either dialect) to a typed
+//! [`ServerConfig`], a tombstone, or an invalid entry, with a positioned
+//! diagnostic for every problem found (REFERENCE §1.1, §1.2, §1.4, §1.6).
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::env_safety::is_dangerous_env_key;
+use crate::expand::{expand_tilde, expand_vars};
+use crate::json::{Document, child_pointer};
+use crate::types::{
+    Diagnostic, Level, McpOAuthConfig, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig,
+    Timeouts, ToolFilter, TransportConfig, TransportKind,
+};
+
+/// What one entry turned out to be.
+// Nearly every entry is a server, so boxing it would only add allocations.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryOutcome {
+    /// A usable entry (possibly `enabled: false`).
+    Server(ServerConfig),
+    /// A bare `{"enabled": false}`: removes same-named lower entries and
+    /// adds nothing.
+    Tombstone,
+    /// An entry with at least one error: it removes same-named lower entries
+    /// (a broken override must not silently fall back) and adds nothing.
+    Invalid,
+}
+
+/// Paths a plugin entry is resolved against.
+#[derive(Debug, Clone, Copy)]
+pub struct PluginPaths<'a> {
+    /// The plugin root, canonical (every path must stay inside it).
+    pub root: &'a Path,
+    /// The folder relative paths resolve against.
+    pub base: &'a Path,
+}
+
+/// Everything an entry is parsed against.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryContext<'a> {
+    /// The document the entry's fields are positioned in.
+    pub doc: &'a Document,
+    /// JSON pointer of the entry inside `doc`.
+    pub pointer: &'a str,
+    /// The server name (the key of the entry).
+    pub name: &'a str,
+    /// Variables for `${VAR}` expansion.
+    pub env: &'a BTreeMap<String, String>,
+    /// The directory `~` stands for.
+    pub home: Option<&'a Path>,
+    /// Set for entries that come from a plugin bundle.
+    pub plugin: Option<PluginPaths<'a>>,
+}
+
+/// Canonical field names with their accepted aliases.
+const FIELDS: &[(&str, &[&str])] = &[
+    ("type", &[]),
+    ("transport", &[]),
+    ("command", &[]),
+    ("args", &[]),
+    ("env", &[]),
+    ("cwd", &["workingDirectory", "working_directory"]),
+    ("url", &[]),
+    ("headers", &[]),
+    ("headersHelper", &["headers_helper"]),
+    ("oauth", &[]),
+    ("name", &[]),
+    ("id", &[]),
+    ("enabled", &[]),
+    ("required", &[]),
+    ("toolFilter", &["tool_filter"]),
+    ("connectionTimeoutMs", &["connection_timeout_ms"]),
+    ("connectTimeout", &["connect_timeout"]),
+    ("requestTimeoutMs", &["request_timeout_ms"]),
+    ("timeout", &[]),
+    ("toolCallTimeoutMs", &["tool_call_timeout_ms"]),
+];
+
+const COMMON_FIELDS: &[&str] = &[
+    "type",
+    "transport",
+    "enabled",
+    "required",
+    "toolFilter",
+    "connectionTimeoutMs",
+    "connectTimeout",
+    "requestTimeoutMs",
+    "timeout",
+    "toolCallTimeoutMs",
+];
+
+fn kind_fields(kind: TransportKind) -> &'static [&'static str] {
+    match kind {
+        TransportKind::Stdio => &["command", "args", "env", "cwd"],
+        TransportKind::Sse | TransportKind::Http => &["url", "headers", "headersHelper", "oauth"],
+        TransportKind::Ws => &["url", "headers", "headersHelper"],
+        TransportKind::Sdk => &["name"],
+        TransportKind::ClaudeAiProxy => &["url", "id"],
+    }
+}
+
+fn parse_kind(text: &str) -> Option<TransportKind> {
+    Some(match text {
+        "stdio" => TransportKind::Stdio,
+        "sse" => TransportKind::Sse,
+        "http" | "streamable-http" | "streamableHttp" | "streamable_http" => TransportKind::Http,
+        "ws" | "websocket" => TransportKind::Ws,
+        "sdk" => TransportKind::Sdk,
+        "claudeai-proxy" => TransportKind::ClaudeAiProxy,
+        _ => return None,
+    })
+}
+
+/// Parses one entry, pushing every problem onto `diagnostics`.
+pub fn parse_entry(
+    value: &Value,
+    cx: &EntryContext<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> EntryOutcome {
+    let mut p = EntryParser {
+        cx,
+        diagnostics,
+        invalid: false,
+        fields: BTreeMap::new(),
+    };
+    let Some(object) = value.as_object() else {
+        p.error(None, "entry must be an object".into());
+        return EntryOutcome::Invalid;
+    };
+    p.collect_fields(object);
+    p.finish()
+}
+
+struct EntryParser<'a, 'd> {
+    cx: &'a EntryContext<'a>,
+    diagnostics: &'d mut Vec<Diagnostic>,
+    invalid: bool,
+    /// canonical name -> (key as written, value)
+    fields: BTreeMap<&'static str, (&'a str, &'a Value)>,
+}
+
+impl<'a> EntryParser<'a, '_> {
+    fn pointer(&self, field: Option<&str>) -> String {
+        match field {
+            Some(f) => {
+                let key = self.fields.get(f).map_or(f, |(k, _)| k);
+                child_pointer(self.cx.pointer, key)
+            }
+            None => self.cx.pointer.to_owned(),
+        }
+    }
+
+    fn push_at(&mut self, level: Level, pointer: &str, field: Option<&str>, message: String) {
+        if level == Level::Error {
+            self.invalid = true;
+        }
+        let message = format!("server `{}`: {message}", self.cx.name);
+        let d = self
+            .cx
+            .doc
+            .diagnostic(level, pointer, message, Some(self.cx.name), field);
+        self.diagnostics.push(d);
+    }
+
+    fn push(&mut self, level: Level, field: Option<&str>, message: String) {
+        let pointer = self.pointer(field);
+        self.push_at(level, &pointer, field, message);
+    }
+
+    fn error(&mut self, field: Option<&str>, message: String) {
+        self.push(Level::Error, field, message);
+    }
+
+    fn warning(&mut self, field: Option<&str>, message: String) {
+        self.push(Level::Warning, field, message);
+    }
+
+    fn collect_fields(&mut self, object: &'a Map<String, Value>) {
+        for (key, value) in object {
+            let canonical = FIELDS
+                .iter()
+                .find(|(c, aliases)| *c == key || aliases.contains(&key.as_str()))
+                .map(|(c, _)| *c);
+            match canonical {
+                Some(c) => {
+                    if let Some((first, _)) = self.fields.get(c) {
+                        let message = format!("`{key}` repeats `{first}`; the first one is used");
+                        let pointer = child_pointer(self.cx.pointer, key);
+                        self.push_at(Level::Warning, &pointer, Some(c), message);
+                    } else {
+                        self.fields.insert(c, (key.as_str(), value));
+                    }
+                }
+                None => {
+                    let pointer = child_pointer(self.cx.pointer, key);
+                    self.push_at(
+                        Level::Warning,
+                        &pointer,
+                        Some(key),
+                        format!("unknown field `{key}`"),
+                    );
+                }
+            }
+        }
+    }
+
+    fn get(&self, field: &str) -> Option<&'a Value> {
+        self.fields.get(field).map(|(_, v)| *v)
+    }
+
+    fn kind(&mut self) -> Result<Option<TransportKind>, ()> {
+        let mut named = None;
+        for field in ["type", "transport"] {
+            let Some(value) = self.get(field) else {
+                continue;
+            };
+            let Some(text) = value.as_str() else {
+                self.error(Some(field), format!("`{field}` must be a string"));
+                return Err(());
+            };
+            let Some(kind) = parse_kind(text) else {
+                self.error(
+                    Some(field),
+                    format!(
+                        "unknown {field} `{text}` (expected stdio, sse, http, streamable-http, ws, sdk or claudeai-proxy)"
+                    ),
+                );
+                return Err(());
+            };
+            match named {
+                Some(first) if first != kind => {
+                    self.error(
+                        Some(field),
+                        format!("`type` and `transport` disagree ({first} vs {kind})"),
+                    );
+                    return Err(());
+                }
+                _ => named = Some(kind),
+            }
+        }
+        if named.is_some() {
+            return Ok(named);
+        }
+        if self.get("command").is_some() {
+            return Ok(Some(TransportKind::Stdio));
+        }
+        if self.get("url").is_some() {
+            self.push(
+                Level::Info,
+                Some("url"),
+                "no `type` given; a url-only entry is streamable http".into(),
+            );
+            return Ok(Some(TransportKind::Http));
+        }
+        Ok(None)
+    }
+
+    fn finish(mut self) -> EntryOutcome {
+        let enabled = self.bool_field("enabled").unwrap_or(true);
+        let kind = match self.kind() {
+            Ok(Some(kind)) => kind,
+            Ok(None) => {
+                let only_enabled = self.fields.keys().all(|k| *k == "enabled");
+                if !enabled && only_enabled {
+                    return EntryOutcome::Tombstone;
+                }
+                self.error(
+                    Some("command"),
+                    "missing `command` (stdio) or `url` (remote)".into(),
+                );
+                return EntryOutcome::Invalid;
+            }
+            Err(()) => return EntryOutcome::Invalid,
+        };
+        let allowed = kind_fields(kind);
+        let unused: Vec<&'static str> = self
+            .fields
+            .keys()
+            .copied()
+            .filter(|k| !COMMON_FIELDS.contains(k) && !allowed.contains(k))
+            .collect();
+        for field in unused {
+            self.warning(
+                Some(field),
+                format!("`{field}` is not used by {kind} servers"),
+            );
+        }
+        let required = self.bool_field("required").unwrap_or(false);
+        let tool_filter = self.tool_filter();
+        let timeouts = self.timeouts();
+        let transport = match kind {
+            TransportKind::Stdio => self.stdio().map(TransportConfig::Stdio),
+            TransportKind::Sse => self.remote(kind).map(TransportConfig::Sse),
+            TransportKind::Http => self.remote(kind).map(TransportConfig::Http),
+            TransportKind::Ws => self.remote(kind).map(TransportConfig::Ws),
+            TransportKind::Sdk => self.sdk(),
+            TransportKind::ClaudeAiProxy => self.proxy().map(TransportConfig::ClaudeAiProxy),
+        };
+        match transport {
+            Some(transport) if !self.invalid => EntryOutcome::Server(ServerConfig {
+                name: self.cx.name.to_owned(),
+                transport,
+                enabled,
+                required,
+                tool_filter,
+                timeouts,
+            }),
+            _ => EntryOutcome::Invalid,
+        }
+    }
+
+    fn bool_field(&mut self, field: &str) -> Option<bool> {
+        let value = self.get(field)?;
+        match value.as_bool() {
+            Some(b) => Some(b),
+            None => {
+                self.error(Some(field), format!("`{field}` must be true or false"));
+                None
+            }
+        }
+    }
+
+    fn string_field(&mut self, field: &str) -> Option<&'a str> {
+        let value = self.get(field)?;
+        match value.as_str() {
+            Some(s) => Some(s),
+            None => {
+                self.error(Some(field), format!("`{field}` must be a string"));
+                None
+            }
+        }
+    }
+
+    fn string_list(&mut self, field: &str, value: &'a Value, pointer: &str) -> Vec<&'a str> {
+        let Some(items) = value.as_array() else {
+            self.push_at(
+                Level::Error,
+                pointer,
+                Some(field),
+                format!("`{field}` must be an array of strings"),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match item.as_str() {
+                Some(s) => out.push(s),
+                None => {
+                    let p = format!("{pointer}/{i}");
+                    self.push_at(
+                        Level::Error,
+                        &p,
+                        Some(field),
+                        format!("`{field}[{i}]` must be a string"),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// Expands `${VAR}` (and, for plugins, the plugin root) in one value.
+    fn expand(
+        &mut self,
+        field: &str,
+        pointer: &str,
+        text: &str,
+        plugin_vars: bool,
+        tilde: bool,
+    ) -> String {
+        let root = self.cx.plugin.filter(|_| plugin_vars).map(|p| p.root);
+        let env = self.cx.env;
+        let expanded = expand_vars(text, |name| match (root, name) {
+            (Some(root), "CLAUDE_PLUGIN_ROOT" | "PLUGIN_ROOT") => Some(root.display().to_string()),
+            _ => env.get(name).cloned(),
+        });
+        for var in &expanded.unset {
+            self.push_at(
+                Level::Warning,
+                pointer,
+                Some(field),
+                format!(
+                    "`{field}` uses `${{{var}}}`, which is not set; the text is kept as written"
+                ),
+            );
+        }
+        if tilde {
+            expand_tilde(&expanded.value, self.cx.home)
+        } else {
+            expanded.value
+        }
+    }
+
+    /// Resolves a plugin path: explicitly relative paths join the base
+    /// folder; anything that names the plugin root must stay inside it.
+    /// With `any_relative` (for `cwd`) every relative path joins the base.
+    fn plugin_path(
+        &mut self,
+        field: &str,
+        pointer: &str,
+        raw: &str,
+        expanded: String,
+        any_relative: bool,
+    ) -> String {
+        let Some(plugin) = self.cx.plugin else {
+            return expanded;
+        };
+        let names_root = raw.contains("${CLAUDE_PLUGIN_ROOT}") || raw.contains("${PLUGIN_ROOT}");
+        let relative = if any_relative {
+            Path::new(&expanded).is_relative()
+        } else {
+            is_explicitly_relative(&expanded)
+        };
+        let path = if relative {
+            plugin.base.join(&expanded)
+        } else if names_root {
+            PathBuf::from(&expanded)
+        } else {
+            return expanded;
+        };
+        let normal = normalize(&path);
+        if !stays_inside(&normal, plugin.root) {
+            self.push_at(
+                Level::Error,
+                pointer,
+                Some(field),
+                format!("`{field}` path `{raw}` leaves the plugin root"),
+            );
+            return expanded;
+        }
+        normal.display().to_string()
+    }
+
+    fn stdio(&mut self) -> Option<StdioConfig> {
+        let command = match self.get("command") {
+            None => {
+                self.error(Some("command"), "missing `command`".into());
+                None
+            }
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                self.error(Some("command"), "`command` must not be empty".into());
+                None
+            }
+            Some(Value::String(s)) => {
+                let pointer = self.pointer(Some("command"));
+                let expanded = self.expand("command", &pointer, s, true, true);
+                Some(self.plugin_path("command", &pointer, s, expanded, false))
+            }
+            Some(_) => {
+                self.error(Some("command"), "`command` must be a string".into());
+                None
+            }
+        };
+        let mut args = Vec::new();
+        if let Some(value) = self.get("args") {
+            let pointer = self.pointer(Some("args"));
+            for (i, arg) in self
+                .string_list("args", value, &pointer)
+                .into_iter()
+                .enumerate()
+            {
+                let p = format!("{pointer}/{i}");
+                let expanded = self.expand("args", &p, arg, true, true);
+                args.push(self.plugin_path("args", &p, arg, expanded, false));
+            }
+        }
+        let env = self.stdio_env();
+        let cwd = match self.string_field("cwd") {
+            Some(raw) => {
+                let pointer = self.pointer(Some("cwd"));
+                let expanded = self.expand("cwd", &pointer, raw, true, true);
+                Some(PathBuf::from(
+                    self.plugin_path("cwd", &pointer, raw, expanded, true),
+                ))
+            }
+            None => self.cx.plugin.map(|p| p.base.to_path_buf()),
+        };
+        Some(StdioConfig {
+            command: command?,
+            args,
+            env,
+            cwd,
+        })
+    }
+
+    fn stdio_env(&mut self) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        let Some(value) = self.get("env") else {
+            return env;
+        };
+        let pointer = self.pointer(Some("env"));
+        let Some(map) = value.as_object() else {
+            self.error(Some("env"), "`env` must be an object".into());
+            return env;
+        };
+        for (key, value) in map {
+            let p = child_pointer(&pointer, key);
+            let text = match value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                _ => {
+                    self.push_at(
+                        Level::Error,
+                        &p,
+                        Some("env"),
+                        format!("`env.{key}` must be a string, number or boolean"),
+                    );
+                    continue;
+                }
+            };
+            if is_dangerous_env_key(key) {
+                // Reported as an error so checks fail, but the entry stays
+                // usable: the key is dropped and never reaches a child.
+                self.diagnostics.push(self.cx.doc.diagnostic(
+                    Level::Error,
+                    &p,
+                    format!(
+                        "server `{}`: `env.{key}` can change how the server's interpreter starts and is refused",
+                        self.cx.name
+                    ),
+                    Some(self.cx.name),
+                    Some("env"),
+                ));
+                continue;
+            }
+            let expanded = self.expand("env", &p, &text, true, false);
+            env.insert(key.trim().to_owned(), expanded);
+        }
+        env
+    }
+
+    fn remote(&mut self, kind: TransportKind) -> Option<RemoteConfig> {
+        let url = self.url(kind);
+        let mut headers = BTreeMap::new();
+        if let Some(value) = self.get("headers") {
+            let pointer = self.pointer(Some("headers"));
+            match value.as_object() {
+                Some(map) => {
+                    for (key, value) in map {
+                        let p = child_pointer(&pointer, key);
+                        match value.as_str() {
+                            Some(v) => {
+                                let expanded = self.expand("headers", &p, v, false, false);
+                                headers.insert(key.clone(), expanded);
+                            }
+                            None => self.push_at(
+                                Level::Error,
+                                &p,
+                                Some("headers"),
+                                format!("`headers.{key}` must be a string"),
+                            ),
+                        }
+                    }
+                }
+                None => self.error(Some("headers"), "`headers` must be an object".into()),
+            }
+        }
+        let headers_helper = self.string_field("headersHelper").map(str::to_owned);
+        let oauth = if kind == TransportKind::Ws {
+            None
+        } else {
+            self.oauth()
+        };
+        Some(RemoteConfig {
+            url: url?,
+            headers,
+            headers_helper,
+            oauth,
+        })
+    }
+
+    fn url(&mut self, kind: TransportKind) -> Option<String> {
+        let Some(raw) = self.get("url") else {
+            self.error(Some("url"), "missing `url`".into());
+            return None;
+        };
+        let Some(raw) = raw.as_str() else {
+            self.error(Some("url"), "`url` must be a string".into());
+            return None;
+        };
+        let pointer = self.pointer(Some("url"));
+        let expanded = self.expand("url", &pointer, raw, false, false);
+        if expanded.contains("${") {
+            // Already reported as unset; do not pile a parse error on top.
+            return Some(expanded);
+        }
+        let schemes: &[&str] = match kind {
+            TransportKind::Ws => &["ws", "wss", "http", "https"],
+            _ => &["http", "https"],
+        };
+        match url::Url::parse(&expanded) {
+            Ok(u) if schemes.contains(&u.scheme()) => Some(expanded),
+            Ok(u) => {
+                self.error(
+                    Some("url"),
+                    format!(
+                        "`url` scheme `{}` is not valid for {kind} servers",
+                        u.scheme()
+                    ),
+                );
+                None
+            }
+            Err(e) => {
+                self.error(Some("url"), format!("`url` is not a valid url: {e}"));
+                None
+            }
+        }
+    }
+
+    fn oauth(&mut self) -> Option<McpOAuthConfig> {
+        let value = self.get("oauth")?;
+        let pointer = self.pointer(Some("oauth"));
+        let Some(map) = value.as_object() else {
+            self.error(Some("oauth"), "`oauth` must be an object".into());
+            return None;
+        };
+        let mut oauth = McpOAuthConfig::default();
+        for (key, value) in map {
+            let p = child_pointer(&pointer, key);
+            let ok = match key.as_str() {
+                "clientId" | "client_id" => {
+                    value.as_str().map(|s| oauth.client_id = Some(s.to_owned()))
+                }
+                "callbackPort" | "callback_port" => value
+                    .as_u64()
+                    .and_then(|n| u16::try_from(n).ok())
+                    .map(|n| oauth.callback_port = Some(n)),
+                "authServerMetadataUrl" | "auth_server_metadata_url" => value
+                    .as_str()
+                    .map(|s| oauth.auth_server_metadata_url = Some(s.to_owned())),
+                "xaa" => value.as_bool().map(|b| oauth.xaa = b),
+                "scopes" => match value {
+                    Value::String(s) => {
+                        oauth.scopes = s.split_whitespace().map(str::to_owned).collect();
+                        Some(())
+                    }
+                    Value::Array(items) if items.iter().all(Value::is_string) => {
+                        oauth.scopes = items
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect();
+                        Some(())
+                    }
+                    _ => None,
+                },
+                _ => {
+                    self.push_at(
+                        Level::Warning,
+                        &p,
+                        Some("oauth"),
+                        format!("unknown field `oauth.{key}`"),
+                    );
+                    Some(())
+                }
+            };
+            if ok.is_none() {
+                let expected = match key.as_str() {
+                    "callbackPort" | "callback_port" => "a port number (0-65535)",
+                    "xaa" => "true or false",
+                    "scopes" => "a string or an array of strings",
+                    _ => "a string",
+                };
+                self.push_at(
+                    Level::Error,
+                    &p,
+                    Some("oauth"),
+                    format!("`oauth.{key}` must be {expected}"),
+                );
+            }
+        }
+        Some(oauth)
+    }
+
+    fn sdk(&mut self) -> Option<TransportConfig> {
+        let name = self.string_field("name").unwrap_or(self.cx.name).to_owned();
+        Some(TransportConfig::Sdk { name })
+    }
+
+    fn proxy(&mut self) -> Option<ProxyConfig> {
+        let url = self.url(TransportKind::ClaudeAiProxy);
+        let id = match self.get("id") {
+            None => {
+                self.error(Some("id"), "missing `id`".into());
+                None
+            }
+            Some(_) => self.string_field("id").map(str::to_owned),
+        };
+        Some(ProxyConfig { url: url?, id: id? })
+    }
+
+    fn tool_filter(&mut self) -> ToolFilter {
+        let mut filter = ToolFilter::default();
+        let Some(value) = self.get("toolFilter") else {
+            return filter;
+        };
+        let pointer = self.pointer(Some("toolFilter"));
+        let Some(map) = value.as_object() else {
+            self.error(Some("toolFilter"), "`toolFilter` must be an object".into());
+            return filter;
+        };
+        for (key, value) in map {
+            let p = child_pointer(&pointer, key);
+            match key.as_str() {
+                "include" | "exclude" => {
+                    let list: Vec<String> = self
+                        .string_list("toolFilter", value, &p)
+                        .into_iter()
+                        .map(str::to_owned)
+                        .collect();
+                    if key == "include" {
+                        filter.include = list;
+                    } else {
+                        filter.exclude = list;
+                    }
+                }
+                _ => self.push_at(
+                    Level::Warning,
+                    &p,
+                    Some("toolFilter"),
+                    format!("unknown field `toolFilter.{key}`"),
+                ),
+            }
+        }
+        filter
+    }
+
+    fn duration(&mut self, field: &str, unit_ms: bool) -> Option<Duration> {
+        let value = self.get(field)?;
+        let d = if unit_ms {
+            value.as_u64().map(Duration::from_millis)
+        } else {
+            value
+                .as_f64()
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        };
+        if d.is_none() {
+            let unit = if unit_ms { "milliseconds" } else { "seconds" };
+            self.error(
+                Some(field),
+                format!("`{field}` must be a non-negative number of {unit}"),
+            );
+        }
+        d
+    }
+
+    fn timeouts(&mut self) -> Timeouts {
+        let defaults = Timeouts::default();
+        let connect_ms = self.duration("connectionTimeoutMs", true);
+        let connect_s = self.duration("connectTimeout", false);
+        let request_ms = self.duration("requestTimeoutMs", true);
+        let request_s = self.duration("timeout", false);
+        let tool_call = self.duration("toolCallTimeoutMs", true);
+        Timeouts {
+            connect: connect_ms.or(connect_s).unwrap_or(defaults.connect),
+            request: request_ms.or(request_s).unwrap_or(defaults.request),
+            tool_call: tool_call.unwrap_or(defaults.tool_call),
+        }
+    }
+}
+
+fn is_explicitly_relative(path: &str) -> bool {
+    path == "." || path == ".." || path.starts_with("./") || path.starts_with("../")
+}
+
+/// Lexically removes `.` and `..` components.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Whether `path` (already normalised) is inside the canonical `root`,
+/// also after following symlinks when the path exists.
+pub(crate) fn stays_inside(path: &Path, root: &Path) -> bool {
+    if !path.starts_with(root) {
+        return false;
+    }
+    // One lstat first: most named paths do not exist yet (data folders,
+    // files a build makes), and the full walk is only needed for those that do.
+    if path.symlink_metadata().is_err() {
+        return true;
+    }
+    match path.canonicalize() {
+        Ok(real) => real.starts_with(root),
+        // A path that does not exist cannot escape through a symlink.
+        Err(_) => true,
+    }
+}

@@ -1,0 +1,273 @@
+//! The identity of a server (REFERENCE §1.5): its signature (what endpoint
+//! it really reaches, used to connect equal servers once), the claude.ai
+//! proxy url unwrap, and the config hash (what a runtime compares to decide
+//! whether a server must reconnect).
+
+use percent_encoding::percent_decode_str;
+use serde_json::{Value, json};
+
+use crate::types::{ServerConfig, TransportConfig};
+
+/// Path markers of claude.ai's connector proxy.
+const CCR_PROXY_MARKERS: &[&str] = &["/v2/session_ingress/shttp/mcp/", "/v2/ccr-sessions/"];
+
+/// The endpoint identity of a server; `None` for in-process (sdk) servers.
+///
+/// stdio: `stdio:[command|arg|…]` with `\` and `|` escaped (env ignored);
+/// remote kinds: `url:` followed by the unwrapped url.
+pub fn signature(config: &ServerConfig) -> Option<String> {
+    transport_signature(&config.transport)
+}
+
+/// [`signature`] of a transport alone.
+pub fn transport_signature(transport: &TransportConfig) -> Option<String> {
+    match transport {
+        TransportConfig::Stdio(s) => {
+            let parts: Vec<String> = std::iter::once(&s.command)
+                .chain(&s.args)
+                .map(|p| p.replace('\\', "\\\\").replace('|', "\\|"))
+                .collect();
+            Some(format!("stdio:[{}]", parts.join("|")))
+        }
+        TransportConfig::Sse(r) | TransportConfig::Http(r) | TransportConfig::Ws(r) => {
+            Some(format!("url:{}", unwrap_ccr_proxy_url(&r.url)))
+        }
+        TransportConfig::ClaudeAiProxy(p) => Some(format!("url:{}", unwrap_ccr_proxy_url(&p.url))),
+        TransportConfig::Sdk { .. } => None,
+    }
+}
+
+/// The vendor url inside a claude.ai proxy url, or `url` unchanged.
+///
+/// A url carrying one of the proxy markers anywhere and a query pair whose
+/// key is exactly `mcp_url` with a non-empty value yields that value,
+/// percent-decoded (`+` is a space, invalid escapes stay literal, bytes that
+/// are not UTF-8 are replaced).
+pub fn unwrap_ccr_proxy_url(url: &str) -> String {
+    if !CCR_PROXY_MARKERS.iter().any(|m| url.contains(m)) {
+        return url.to_owned();
+    }
+    let Some((_, query)) = url.split_once('?') else {
+        return url.to_owned();
+    };
+    let query = query.split_once('#').map_or(query, |(q, _)| q);
+    for pair in query.split('&') {
+        if let Some(("mcp_url", value)) = pair.split_once('=')
+            && !value.is_empty()
+        {
+            let spaced = value.replace('+', " ");
+            return percent_decode_str(&spaced).decode_utf8_lossy().into_owned();
+        }
+    }
+    url.to_owned()
+}
+
+/// FNV-1a 64 of `bytes`.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// FNV-1a 64 of `text` as 16 lowercase hex digits.
+pub fn fnv1a64_hex(text: &str) -> String {
+    format!("{:016x}", fnv1a64(text.as_bytes()))
+}
+
+/// The canonical rendering the config hash is computed over: every field
+/// that changes how the server is reached or used (kind, command, args, env,
+/// cwd, url, headers, headersHelper, oauth, sdk name, proxy id, timeouts,
+/// toolFilter, required), and nothing about where it was configured (name,
+/// scope, source, enabled). Maps are sorted, so the rendering is stable.
+pub fn canonical_rendering(config: &ServerConfig) -> String {
+    let value = json!({
+        "transport": config.transport,
+        "required": config.required,
+        "toolFilter": config.tool_filter,
+        "timeouts": config.timeouts,
+    });
+    let mut out = String::new();
+    write_canonical(&value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The config hash of a server: [`fnv1a64_hex`] of its
+/// [`canonical_rendering`].
+pub fn config_hash(config: &ServerConfig) -> String {
+    fnv1a64_hex(&canonical_rendering(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::types::{RemoteConfig, StdioConfig, Timeouts, ToolFilter};
+
+    fn server(transport: TransportConfig) -> ServerConfig {
+        ServerConfig {
+            name: "s".into(),
+            transport,
+            enabled: true,
+            required: false,
+            tool_filter: ToolFilter::default(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    fn stdio(command: &str, args: &[&str], env: &[(&str, &str)]) -> ServerConfig {
+        server(TransportConfig::Stdio(StdioConfig {
+            command: command.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            cwd: None,
+        }))
+    }
+
+    fn remote(url: &str) -> RemoteConfig {
+        RemoteConfig {
+            url: url.into(),
+            headers: BTreeMap::new(),
+            headers_helper: None,
+            oauth: None,
+        }
+    }
+
+    #[test]
+    fn signature_vectors() {
+        let check = |config: ServerConfig, expect: Option<&str>| {
+            assert_eq!(signature(&config).as_deref(), expect);
+        };
+        check(
+            stdio("uvx", &["mcp-server"], &[("TOKEN", "secret")]),
+            Some("stdio:[uvx|mcp-server]"),
+        );
+        check(
+            server(TransportConfig::Ws(remote(
+                "https://api.anthropic.com/v2/ccr-sessions/1?mcp_url=wss%3A%2F%2Fvendor.example%2Fmcp",
+            ))),
+            Some("url:wss://vendor.example/mcp"),
+        );
+        check(stdio("a|b", &["c\\d"], &[]), Some("stdio:[a\\|b|c\\\\d]"));
+        check(
+            server(TransportConfig::Http(remote("https://x.example/mcp"))),
+            Some("url:https://x.example/mcp"),
+        );
+        check(server(TransportConfig::Sdk { name: "n".into() }), None);
+    }
+
+    #[test]
+    fn unwrap_vectors() {
+        let check =
+            |url: &str, expect: &str| assert_eq!(unwrap_ccr_proxy_url(url), expect, "{url}");
+        check(
+            "https://api.anthropic.com/v2/ccr-sessions/1?mcp_url=wss%3A%2F%2Fvendor.example%2Fmcp",
+            "wss://vendor.example/mcp",
+        );
+        check(
+            "https://h/v2/session_ingress/shttp/mcp/abc?x=1&mcp_url=https%3A%2F%2Fv.example%2Fa+b",
+            "https://v.example/a b",
+        );
+        // invalid escapes stay literal
+        check("https://h/v2/ccr-sessions/1?mcp_url=a%zzb%2", "a%zzb%2");
+        // lossy UTF-8
+        check("https://h/v2/ccr-sessions/1?mcp_url=%ff", "\u{fffd}");
+        // no marker, no key, empty value, near-miss key: unchanged
+        for url in [
+            "https://vendor.example/mcp?mcp_url=x",
+            "https://h/v2/ccr-sessions/1",
+            "https://h/v2/ccr-sessions/1?mcp_url=",
+            "https://h/v2/ccr-sessions/1?xmcp_url=y",
+            "https://h/v2/ccr-sessions/1?mcp_url",
+        ] {
+            check(url, url);
+        }
+    }
+
+    #[test]
+    fn fnv_vectors() {
+        assert_eq!(fnv1a64_hex(""), "cbf29ce484222325");
+        assert_eq!(fnv1a64_hex("a"), "af63dc4c8601ec8c");
+    }
+
+    #[test]
+    fn hash_changes_with_every_behaviour_field_and_ignores_name() {
+        let base = server(TransportConfig::Http(remote("https://x.example/mcp")));
+        let h = config_hash(&base);
+        let mut renamed = base.clone();
+        renamed.name = "other".into();
+        renamed.enabled = false;
+        assert_eq!(config_hash(&renamed), h);
+
+        let mut variants: Vec<ServerConfig> = Vec::new();
+        let mut v = base.clone();
+        if let TransportConfig::Http(r) = &mut v.transport {
+            r.headers.insert("Authorization".into(), "Bearer 1".into());
+        }
+        variants.push(v);
+        let mut v = base.clone();
+        if let TransportConfig::Http(r) = &mut v.transport {
+            r.headers_helper = Some("helper".into());
+        }
+        variants.push(v);
+        let mut v = base.clone();
+        if let TransportConfig::Http(r) = &mut v.transport {
+            r.oauth = Some(Default::default());
+        }
+        variants.push(v);
+        let mut v = base.clone();
+        v.transport = TransportConfig::Sse(remote("https://x.example/mcp"));
+        variants.push(v);
+        let mut v = base.clone();
+        v.required = true;
+        variants.push(v);
+        let mut v = base.clone();
+        v.tool_filter.include.push("a*".into());
+        variants.push(v);
+        let mut v = base.clone();
+        v.timeouts.tool_call = std::time::Duration::from_millis(5);
+        variants.push(v);
+        for v in &variants {
+            assert_ne!(config_hash(v), h, "{v:?}");
+        }
+        let a = config_hash(&stdio("a", &[], &[("K", "1")]));
+        assert_ne!(a, config_hash(&stdio("a", &[], &[("K", "2")])));
+        assert_ne!(a, config_hash(&stdio("a", &["x"], &[("K", "1")])));
+    }
+}

@@ -1,0 +1,352 @@
+//! The loader: reads every source from the directories the caller names,
+//! parses each file with the pure core, and merges (REFERENCE §1.3).
+//!
+//! Files read, lowest precedence first (a missing file is simply absent):
+//!
+//! | layer | files, in order |
+//! |---|---|
+//! | plugin | each plugin root given in [`LoadOptions::plugin_roots`], then each plugin the settings enable |
+//! | openclaw | `<openclaw_home>/openclaw.json` (`mcp.servers`, `mcp.sessionIdleTtlMs`) |
+//! | user | `<home>/.claude.json` (top-level `mcpServers`), `<home>/.claude/settings.json` |
+//! | project | `<project>/.claude.json`, `<project>/.claude/settings.json`, `<project>/.mcp.json` |
+//! | local | `<project>/.claude/settings.local.json`, `<home>/.claude.json` `projects["<project>"]` |
+//!
+//! Non-MCP settings deep-merge from the settings files (`settings.json`,
+//! `settings.local.json`, the `projects["<project>"]` object and
+//! `openclaw.json`); the top level of a `.claude.json` is application
+//! state, not settings, and is not merged.
+//!
+//! **Installed plugins.** The settings key `enabledPlugins` (an object of
+//! `"<name>"` or `"<name>@<marketplace>"` to `true`/`false`, deep-merged
+//! across user, project and local settings, so a later layer can switch a
+//! plugin off) enables plugins installed as folders
+//! `<home>/.claude/plugins/<name>/`. They load after the explicit roots,
+//! sorted by name; an enabled plugin that is not installed is a warning.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::json::{Document, child_pointer};
+use crate::merge::{Contribution, deep_merge, merge};
+use crate::parse::{ParseEnv, parse_file, parse_servers, settings_without};
+use crate::plugin::{PluginInfo, load_plugin};
+use crate::types::{Approval, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope, ScopedServer};
+
+/// The caller's inputs: every directory and every variable the loader may
+/// use. Nothing else is consulted (no `$HOME`, no current directory, no
+/// process environment).
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The user's home (for `.claude.json`, `.claude/settings.json`,
+    /// installed plugins and `~`).
+    pub home: Option<PathBuf>,
+    /// The project folder. `projects[...]` in `<home>/.claude.json` is
+    /// matched against this path exactly as given, so pass it absolute.
+    pub project: Option<PathBuf>,
+    /// The folder holding OpenClaw's `openclaw.json`.
+    pub openclaw_home: Option<PathBuf>,
+    /// Plugin roots enabled explicitly, in registry order.
+    pub plugin_roots: Vec<PathBuf>,
+    /// Variables for `${VAR}` expansion.
+    pub env: BTreeMap<String, String>,
+    /// Approve every project server (for hosts running without a person
+    /// to ask). Servers in `disabledMcpjsonServers` stay denied.
+    pub trust_project_servers: bool,
+}
+
+/// The loaded, merged configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedConfig {
+    /// Winning servers, sorted by name. Includes `enabled: false` entries
+    /// and servers awaiting approval; see [`LoadedConfig::runnable`].
+    pub servers: Vec<ScopedServer>,
+    /// The raw JSON of each winning entry, by server name.
+    pub raw_entries: BTreeMap<String, Value>,
+    /// Deep-merged non-MCP settings.
+    pub settings: Value,
+    /// OpenClaw's `mcp.sessionIdleTtlMs` (zero: never evict).
+    pub session_idle_ttl: Duration,
+    /// Plugins that were loaded, in registry order.
+    pub plugins: Vec<PluginInfo>,
+    /// Files that were read, in reading order.
+    pub files: Vec<PathBuf>,
+    /// Every problem found, in reading order, then merge notes.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl LoadedConfig {
+    /// The server named `name`.
+    pub fn server(&self, name: &str) -> Option<&ScopedServer> {
+        self.servers.iter().find(|s| s.config.name == name)
+    }
+
+    /// Servers that may be started: enabled and approved.
+    pub fn runnable(&self) -> impl Iterator<Item = &ScopedServer> {
+        self.servers
+            .iter()
+            .filter(|s| s.config.enabled && s.approval == Approval::Approved)
+    }
+
+    /// Whether any diagnostic is at `level` or above.
+    pub fn has_diagnostics_at(&self, level: Level) -> bool {
+        self.diagnostics.iter().any(|d| d.level >= level)
+    }
+}
+
+/// Reads `path` as UTF-8: `Ok(None)` when it does not exist, a diagnostic
+/// when it cannot be read.
+pub(crate) fn read_text(path: &Path) -> Result<Option<String>, Diagnostic> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| Diagnostic {
+            level: Level::Error,
+            message: "file is not valid UTF-8".into(),
+            file: Some(path.to_path_buf()),
+            line: None,
+            column: None,
+            server: None,
+            field: None,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Diagnostic {
+            level: Level::Error,
+            message: format!("cannot read file: {e}"),
+            file: Some(path.to_path_buf()),
+            line: None,
+            column: None,
+            server: None,
+            field: None,
+        }),
+    }
+}
+
+struct Loader<'a> {
+    env: ParseEnv<'a>,
+    files: Vec<PathBuf>,
+    diagnostics: Vec<Diagnostic>,
+    contributions: Vec<Contribution>,
+}
+
+impl Loader<'_> {
+    fn read(&mut self, path: &Path) -> Option<String> {
+        match read_text(path) {
+            Ok(Some(text)) => {
+                self.files.push(path.to_path_buf());
+                Some(text)
+            }
+            Ok(None) => None,
+            Err(d) => {
+                self.diagnostics.push(d);
+                None
+            }
+        }
+    }
+
+    /// Reads and parses a Claude/OpenClaw file into one contribution.
+    fn file(&mut self, path: &Path, scope: Scope, rank: usize, is_settings: bool) {
+        let Some(text) = self.read(path) else { return };
+        let parsed = parse_file(&text, path, scope, self.env);
+        self.diagnostics.extend(parsed.diagnostics);
+        self.contributions.push(Contribution {
+            scope,
+            rank,
+            entries: parsed.entries,
+            settings: is_settings.then_some(parsed.settings),
+        });
+    }
+
+    /// `<home>/.claude.json`: top-level servers (user) and the project's
+    /// `projects[...]` object (local).
+    fn home_claude_json(&mut self, path: &Path, project: Option<&Path>) {
+        let Some(text) = self.read(path) else { return };
+        let doc = match Document::parse(&text, path) {
+            Ok(doc) => doc,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return;
+            }
+        };
+        let (entries, diagnostics) = parse_servers(&doc, "/mcpServers", self.env, None);
+        self.diagnostics.extend(diagnostics);
+        self.contributions.push(Contribution {
+            scope: Scope::User,
+            rank: 0,
+            entries,
+            settings: None,
+        });
+        let Some(project) = project else { return };
+        let key = project.display().to_string();
+        let projects = doc.value.get("projects").and_then(Value::as_object);
+        let Some(key) = projects.and_then(|p| {
+            [key.as_str(), key.trim_end_matches('/')]
+                .into_iter()
+                .find(|k| p.contains_key(*k))
+                .map(str::to_owned)
+        }) else {
+            return;
+        };
+        let pointer = child_pointer("/projects", &key);
+        let Some(object) = doc.get(&pointer) else {
+            return;
+        };
+        if !object.is_object() {
+            self.diagnostics.push(doc.diagnostic(
+                Level::Error,
+                &pointer,
+                format!("`projects[\"{key}\"]` must be an object"),
+                None,
+                Some("projects"),
+            ));
+            return;
+        }
+        let servers = format!("{pointer}/mcpServers");
+        let (entries, diagnostics) = parse_servers(&doc, &servers, self.env, None);
+        self.diagnostics.extend(diagnostics);
+        self.contributions.push(Contribution {
+            scope: Scope::Local,
+            rank: 1,
+            entries,
+            settings: Some(settings_without(object, "/mcpServers")),
+        });
+    }
+}
+
+/// Loads and merges every source named by `options`. Never fails: every
+/// problem is a diagnostic, and what could be loaded is kept.
+pub fn load(options: &LoadOptions) -> LoadedConfig {
+    let env = ParseEnv {
+        vars: &options.env,
+        home: options.home.as_deref(),
+    };
+    let mut loader = Loader {
+        env,
+        files: Vec::new(),
+        diagnostics: Vec::new(),
+        contributions: Vec::new(),
+    };
+
+    if let Some(openclaw) = &options.openclaw_home {
+        loader.file(&openclaw.join("openclaw.json"), Scope::OpenClaw, 0, true);
+    }
+    if let Some(home) = &options.home {
+        loader.home_claude_json(&home.join(".claude.json"), options.project.as_deref());
+        loader.file(
+            &home.join(".claude").join("settings.json"),
+            Scope::User,
+            1,
+            true,
+        );
+    }
+    if let Some(project) = &options.project {
+        loader.file(&project.join(".claude.json"), Scope::Project, 0, false);
+        loader.file(
+            &project.join(".claude").join("settings.json"),
+            Scope::Project,
+            1,
+            true,
+        );
+        loader.file(&project.join(".mcp.json"), Scope::Project, 2, false);
+        loader.file(
+            &project.join(".claude").join("settings.local.json"),
+            Scope::Local,
+            0,
+            true,
+        );
+    }
+
+    // Plugins: explicit roots, then those the settings enable.
+    // The same folder given twice is one plugin.
+    let mut roots: Vec<PathBuf> = Vec::new();
+    let mut seen_roots = std::collections::BTreeSet::new();
+    for root in &options.plugin_roots {
+        if root
+            .canonicalize()
+            .map_or(true, |real| seen_roots.insert(real))
+        {
+            roots.push(root.clone());
+        }
+    }
+    if let Some(home) = &options.home {
+        let mut settings = Value::Object(Default::default());
+        let mut ordered: Vec<&Contribution> = loader.contributions.iter().collect();
+        ordered.sort_by_key(|c| (c.scope, c.rank));
+        for c in ordered {
+            if let Some(s) = &c.settings {
+                deep_merge(&mut settings, s);
+            }
+        }
+        if let Some(enabled) = settings.get("enabledPlugins").and_then(Value::as_object) {
+            let mut names: Vec<&str> = enabled
+                .iter()
+                .filter(|(_, on)| on.as_bool() == Some(true))
+                .map(|(id, _)| id.split('@').next().unwrap_or(id))
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            for name in names {
+                let root = home.join(".claude").join("plugins").join(name);
+                if !root.is_dir() {
+                    loader.diagnostics.push(Diagnostic {
+                        level: Level::Warning,
+                        message: format!("plugin `{name}` is enabled but not installed"),
+                        file: Some(root),
+                        line: None,
+                        column: None,
+                        server: None,
+                        field: Some("enabledPlugins".into()),
+                    });
+                    continue;
+                }
+                if root
+                    .canonicalize()
+                    .map_or(true, |real| seen_roots.insert(real))
+                {
+                    roots.push(root);
+                }
+            }
+        }
+    }
+    let mut plugins = Vec::new();
+    for (rank, root) in roots.iter().enumerate() {
+        let mut diagnostics = Vec::new();
+        if let Some((info, entries)) = load_plugin(root, env, &mut diagnostics) {
+            loader.files.extend(info.manifest.iter().cloned());
+            loader.files.extend(info.mcp_files.iter().cloned());
+            loader.contributions.push(Contribution {
+                scope: Scope::Plugin,
+                rank,
+                entries,
+                settings: None,
+            });
+            plugins.push(info);
+        }
+        loader.diagnostics.extend(diagnostics);
+    }
+
+    let session_idle_ttl = loader
+        .contributions
+        .iter()
+        .filter(|c| c.scope == Scope::OpenClaw)
+        .find_map(|c| {
+            c.settings
+                .as_ref()?
+                .pointer("/mcp/sessionIdleTtlMs")?
+                .as_u64()
+        })
+        .map_or(DEFAULT_SESSION_IDLE_TTL, Duration::from_millis);
+
+    let merged = merge(loader.contributions, options.trust_project_servers);
+    let mut diagnostics = loader.diagnostics;
+    diagnostics.extend(merged.diagnostics);
+    LoadedConfig {
+        servers: merged.servers,
+        raw_entries: merged.raw_entries,
+        settings: merged.settings,
+        session_idle_ttl,
+        plugins,
+        files: loader.files,
+        diagnostics,
+    }
+}

@@ -1,0 +1,241 @@
+//! Parsing one config file from text: the pure core of loading.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::entry::{EntryContext, EntryOutcome, PluginPaths, parse_entry};
+use crate::json::{Document, child_pointer};
+use crate::merge::APPROVAL_KEYS;
+use crate::types::{Diagnostic, Level, Scope};
+
+/// The inputs expansion needs: variables and the home directory.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseEnv<'a> {
+    /// Variables for `${VAR}` expansion.
+    pub vars: &'a BTreeMap<String, String>,
+    /// The directory a leading `~` stands for.
+    pub home: Option<&'a Path>,
+}
+
+/// One entry of a file, after parsing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedEntry {
+    /// The server name (the entry's key).
+    pub name: String,
+    /// What the entry turned out to be.
+    pub outcome: EntryOutcome,
+    /// The entry's JSON as written (for plugins: after the merge patch).
+    pub raw: Value,
+    /// The file the entry was read from.
+    pub source: PathBuf,
+    /// 1-based position of the entry in `source`.
+    pub line: u32,
+    /// 1-based column of the entry in `source`.
+    pub column: u32,
+    /// The contributing plugin, for plugin entries.
+    pub plugin: Option<String>,
+}
+
+/// Everything one file contributed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Server entries in file order.
+    pub entries: Vec<ParsedEntry>,
+    /// The file's other (non-MCP) settings, an object (empty when none).
+    pub settings: Value,
+    /// Problems found in this file.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Where the server map sits in a file of a given scope.
+fn servers_pointer(scope: Scope, value: &Value) -> Option<&'static str> {
+    match scope {
+        Scope::OpenClaw => Some("/mcp/servers"),
+        // plugin files: `{mcpServers:{…}}`, `{servers:{…}}` or a bare map
+        Scope::Plugin => {
+            if value.get("mcpServers").is_some() {
+                Some("/mcpServers")
+            } else if value.get("servers").is_some() {
+                Some("/servers")
+            } else {
+                Some("")
+            }
+        }
+        Scope::User | Scope::Project | Scope::Local => Some("/mcpServers"),
+    }
+}
+
+/// Parses one file of `scope` from `text`.
+///
+/// Claude-style files keep servers under `mcpServers`, OpenClaw's under
+/// `mcp.servers`, plugin files under `mcpServers`, `servers` or at the top.
+/// Everything else in the file is returned as its settings.
+pub fn parse_file(text: &str, path: &Path, scope: Scope, env: ParseEnv<'_>) -> ParsedFile {
+    let mut file = ParsedFile {
+        path: path.to_path_buf(),
+        entries: Vec::new(),
+        settings: Value::Object(Default::default()),
+        diagnostics: Vec::new(),
+    };
+    let doc = match Document::parse(text, path) {
+        Ok(doc) => doc,
+        Err(d) => {
+            file.diagnostics.push(d);
+            return file;
+        }
+    };
+    if !doc.value.is_object() {
+        file.diagnostics.push(doc.diagnostic(
+            Level::Error,
+            "",
+            "the file must hold a JSON object".into(),
+            None,
+            None,
+        ));
+        return file;
+    }
+    let pointer = servers_pointer(scope, &doc.value).unwrap_or("/mcpServers");
+    let (entries, diagnostics) = parse_servers(&doc, pointer, env, None);
+    file.entries = entries;
+    file.diagnostics.extend(diagnostics);
+    file.settings = settings_without(&doc.value, pointer);
+    if scope == Scope::Project {
+        // A project must not approve its own servers (REFERENCE §1.7).
+        for key in APPROVAL_KEYS {
+            if let Some(map) = file.settings.as_object_mut()
+                && map.remove(*key).is_some()
+            {
+                {
+                    let pointer = child_pointer("", key);
+                    file.diagnostics.push(doc.diagnostic(
+                        Level::Warning,
+                        &pointer,
+                        format!("`{key}` in a project file is ignored; approve project servers in user or local settings"),
+                        None,
+                        Some(key),
+                    ));
+                }
+            }
+        }
+    }
+    if scope == Scope::OpenClaw
+        && let Some(ttl) = doc.get("/mcp/sessionIdleTtlMs")
+        && !ttl.is_u64()
+    {
+        file.diagnostics.push(doc.diagnostic(
+            Level::Error,
+            "/mcp/sessionIdleTtlMs",
+            "`mcp.sessionIdleTtlMs` must be a non-negative integer of milliseconds".into(),
+            None,
+            Some("sessionIdleTtlMs"),
+        ));
+    }
+    file
+}
+
+/// The document without the server map at `pointer` (and without the
+/// `mcp` object once it is empty, for OpenClaw files).
+pub(crate) fn settings_without(value: &Value, pointer: &str) -> Value {
+    let mut settings = value.clone();
+    match pointer {
+        "/mcpServers" | "/servers" => {
+            if let Some(map) = settings.as_object_mut() {
+                map.remove(&pointer[1..]);
+            }
+        }
+        "/mcp/servers" => {
+            if let Some(mcp) = settings.get_mut("mcp").and_then(Value::as_object_mut) {
+                mcp.remove("servers");
+            }
+        }
+        _ => return Value::Object(Default::default()),
+    }
+    settings
+}
+
+/// Parses every entry of the server map at `pointer` in `doc`. A missing
+/// map is no entries; a map of the wrong type is an error.
+pub fn parse_servers(
+    doc: &Document,
+    pointer: &str,
+    env: ParseEnv<'_>,
+    plugin: Option<(&str, PluginPaths<'_>)>,
+) -> (Vec<ParsedEntry>, Vec<Diagnostic>) {
+    let mut entries = Vec::new();
+    let mut diagnostics = Vec::new();
+    let Some(value) = doc.get(pointer) else {
+        return (entries, diagnostics);
+    };
+    let Some(map) = value.as_object() else {
+        let field = pointer.rsplit('/').next().unwrap_or("mcpServers");
+        diagnostics.push(doc.diagnostic(
+            Level::Error,
+            pointer,
+            format!("`{field}` must be an object of server entries"),
+            None,
+            Some(field),
+        ));
+        return (entries, diagnostics);
+    };
+    for (name, raw) in map {
+        let entry_pointer = child_pointer(pointer, name);
+        entries.push(parse_one(
+            doc,
+            &entry_pointer,
+            name,
+            raw,
+            env,
+            plugin,
+            &mut diagnostics,
+        ));
+    }
+    (entries, diagnostics)
+}
+
+/// Parses one entry whose value is `raw` and whose position is `pointer`
+/// in `doc` (`raw` may differ from the document's value after a plugin
+/// merge patch).
+pub(crate) fn parse_one(
+    doc: &Document,
+    pointer: &str,
+    name: &str,
+    raw: &Value,
+    env: ParseEnv<'_>,
+    plugin: Option<(&str, PluginPaths<'_>)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> ParsedEntry {
+    let (line, column) = doc.position(pointer);
+    let outcome = if name.trim().is_empty() {
+        diagnostics.push(doc.diagnostic(
+            Level::Error,
+            pointer,
+            "a server name must not be empty".into(),
+            Some(name),
+            None,
+        ));
+        EntryOutcome::Invalid
+    } else {
+        let cx = EntryContext {
+            doc,
+            pointer,
+            name,
+            env: env.vars,
+            home: env.home,
+            plugin: plugin.map(|(_, p)| p),
+        };
+        parse_entry(raw, &cx, diagnostics)
+    };
+    ParsedEntry {
+        name: name.to_owned(),
+        outcome,
+        raw: raw.clone(),
+        source: doc.path.clone(),
+        line,
+        column,
+        plugin: plugin.map(|(n, _)| n.to_owned()),
+    }
+}

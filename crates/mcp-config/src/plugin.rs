@@ -1,0 +1,392 @@
+//! Plugin bundles (REFERENCE §1.4).
+//!
+//! A plugin is a folder with one of three manifests
+//! (`.claude-plugin/plugin.json`, `.codex-plugin/plugin.json`,
+//! `.cursor-plugin/plugin.json`, looked for in that order); a folder with
+//! none is a Claude-format plugin without a manifest. Its servers come from,
+//! in order: `<root>/.mcp.json` if it exists, the files the manifest's
+//! `mcpServers` names (a relative path or a list of them, resolved against
+//! the plugin root, deduplicated), and the manifest's inline `mcpServers`
+//! object. These combine as an RFC 7396 merge patch: a later source's entry
+//! patches the earlier one field by field and `null` deletes it.
+//!
+//! Relative `command`/`args` and `cwd` resolve against the folder of the
+//! file the entry came from (the plugin root for inline manifest entries);
+//! `cwd` defaults to that folder. Every path must stay inside the root.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::entry::{PluginPaths, normalize, stays_inside};
+use crate::json::{Document, child_pointer};
+use crate::load::read_text;
+use crate::parse::{ParseEnv, ParsedEntry, parse_one};
+use crate::types::{Diagnostic, Level};
+
+/// The manifest locations, in the order they are looked for.
+pub const MANIFEST_PATHS: &[(&str, PluginFormat)] = &[
+    (".claude-plugin/plugin.json", PluginFormat::Claude),
+    (".codex-plugin/plugin.json", PluginFormat::Codex),
+    (".cursor-plugin/plugin.json", PluginFormat::Cursor),
+];
+
+/// Which tool's plugin format a bundle uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PluginFormat {
+    /// `.claude-plugin/plugin.json`, or no manifest at all.
+    Claude,
+    /// `.codex-plugin/plugin.json`.
+    Codex,
+    /// `.cursor-plugin/plugin.json`.
+    Cursor,
+}
+
+/// A plugin that was loaded.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PluginInfo {
+    /// The manifest's `name`, else the folder name.
+    pub name: String,
+    /// The plugin root (canonical when it exists).
+    pub root: PathBuf,
+    /// The manifest format.
+    pub format: PluginFormat,
+    /// The manifest file, if the plugin has one.
+    pub manifest: Option<PathBuf>,
+    /// The MCP files read, in merge order.
+    pub mcp_files: Vec<PathBuf>,
+}
+
+/// One source of a plugin's servers: a document and where its map sits.
+struct Source {
+    doc: Document,
+    pointer: String,
+    base: PathBuf,
+}
+
+/// Loads one plugin bundle rooted at `root`.
+pub fn load_plugin(
+    root: &Path,
+    env: ParseEnv<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(PluginInfo, Vec<ParsedEntry>)> {
+    let root = match root.canonicalize() {
+        Ok(r) if r.is_dir() => r,
+        _ => {
+            diagnostics.push(plain(
+                root,
+                "plugin root does not exist or is not a folder".into(),
+            ));
+            return None;
+        }
+    };
+    let mut info = PluginInfo {
+        name: root
+            .file_name()
+            .map_or_else(|| "plugin".into(), |n| n.to_string_lossy().into_owned()),
+        root: root.clone(),
+        format: PluginFormat::Claude,
+        manifest: None,
+        mcp_files: Vec::new(),
+    };
+    let mut manifest = None;
+    for (rel, format) in MANIFEST_PATHS {
+        let path = root.join(rel);
+        if path.symlink_metadata().is_err() {
+            continue;
+        }
+        if !stays_inside(&path, &root) {
+            diagnostics.push(plain(
+                &path,
+                "plugin manifest leaves the plugin root".into(),
+            ));
+            break;
+        }
+        match read_text(&path) {
+            Ok(None) => continue,
+            Ok(Some(text)) => {
+                info.format = *format;
+                info.manifest = Some(path.clone());
+                match Document::parse(&text, &path) {
+                    Ok(doc) if doc.value.is_object() => manifest = Some(doc),
+                    Ok(doc) => diagnostics.push(doc.diagnostic(
+                        Level::Error,
+                        "",
+                        "plugin manifest must hold a JSON object".into(),
+                        None,
+                        None,
+                    )),
+                    Err(d) => diagnostics.push(d),
+                }
+            }
+            Err(d) => diagnostics.push(d),
+        }
+        break;
+    }
+    if let Some(name) = manifest
+        .as_ref()
+        .and_then(|m| m.value.get("name"))
+        .and_then(Value::as_str)
+        && !name.trim().is_empty()
+    {
+        info.name = name.to_owned();
+    }
+
+    let mut sources = Vec::new();
+    let auto = root.join(".mcp.json");
+    let mut listed: Vec<PathBuf> = Vec::new();
+    if auto.symlink_metadata().is_ok() {
+        if stays_inside(&auto, &root) {
+            listed.push(auto);
+        } else {
+            diagnostics.push(plain(
+                &auto,
+                "plugin MCP file leaves the plugin root".into(),
+            ));
+        }
+    }
+    let mut inline = false;
+    if let Some(doc) = &manifest {
+        match doc.value.get("mcpServers") {
+            None => {}
+            Some(Value::String(rel)) => {
+                listed_path(doc, &root, rel, "/mcpServers", &mut listed, diagnostics);
+            }
+            Some(Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    let pointer = format!("/mcpServers/{i}");
+                    match item.as_str() {
+                        Some(rel) => {
+                            listed_path(doc, &root, rel, &pointer, &mut listed, diagnostics)
+                        }
+                        None => diagnostics.push(doc.diagnostic(
+                            Level::Error,
+                            &pointer,
+                            format!("`mcpServers[{i}]` must be a relative path"),
+                            None,
+                            Some("mcpServers"),
+                        )),
+                    }
+                }
+            }
+            Some(Value::Object(_)) => inline = true,
+            Some(_) => diagnostics.push(
+                doc.diagnostic(
+                    Level::Error,
+                    "/mcpServers",
+                    "`mcpServers` must be a path, a list of paths or an object of server entries"
+                        .into(),
+                    None,
+                    Some("mcpServers"),
+                ),
+            ),
+        }
+    }
+    for path in listed {
+        let text = match read_text(&path) {
+            Ok(Some(text)) => text,
+            Ok(None) => {
+                diagnostics.push(plain(&path, "plugin MCP file does not exist".into()));
+                continue;
+            }
+            Err(d) => {
+                diagnostics.push(d);
+                continue;
+            }
+        };
+        let doc = match Document::parse(&text, &path) {
+            Ok(doc) => doc,
+            Err(d) => {
+                diagnostics.push(d);
+                continue;
+            }
+        };
+        let pointer = if doc.value.get("mcpServers").is_some() {
+            "/mcpServers"
+        } else if doc.value.get("servers").is_some() {
+            "/servers"
+        } else {
+            ""
+        };
+        info.mcp_files.push(path.clone());
+        let base = path
+            .parent()
+            .map_or_else(|| root.clone(), Path::to_path_buf);
+        sources.push(Source {
+            doc,
+            pointer: pointer.to_owned(),
+            base,
+        });
+    }
+    if let Some(doc) = manifest.filter(|_| inline) {
+        sources.push(Source {
+            doc,
+            pointer: "/mcpServers".into(),
+            base: root.clone(),
+        });
+    }
+
+    // RFC 7396 merge across sources; remember which source last touched
+    // each server so diagnostics point at it.
+    let mut merged: Map<String, Value> = Map::new();
+    let mut origin: std::collections::HashMap<String, usize> = Default::default();
+    for (index, source) in sources.iter().enumerate() {
+        let Some(value) = source.doc.get(&source.pointer) else {
+            continue;
+        };
+        let Some(map) = value.as_object() else {
+            diagnostics.push(source.doc.diagnostic(
+                Level::Error,
+                &source.pointer,
+                "plugin MCP file must hold an object of server entries".into(),
+                None,
+                None,
+            ));
+            continue;
+        };
+        for (name, patch) in map {
+            if patch.is_null() {
+                merged.remove(name);
+                origin.remove(name);
+                continue;
+            }
+            let target = merged.remove(name).unwrap_or(Value::Null);
+            merged.insert(name.clone(), merge_patch(target, patch));
+            origin.insert(name.clone(), index);
+        }
+    }
+    let mut entries = Vec::with_capacity(merged.len());
+    for (name, value) in &merged {
+        let Some(source) = origin.get(name).and_then(|&i| sources.get(i)) else {
+            continue;
+        };
+        let pointer = child_pointer(&source.pointer, name);
+        let paths = PluginPaths {
+            root: &root,
+            base: &source.base,
+        };
+        entries.push(parse_one(
+            &source.doc,
+            &pointer,
+            name,
+            value,
+            env,
+            Some((&info.name, paths)),
+            diagnostics,
+        ));
+    }
+    Some((info, entries))
+}
+
+fn listed_path(
+    doc: &Document,
+    root: &Path,
+    rel: &str,
+    pointer: &str,
+    listed: &mut Vec<PathBuf>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let path = normalize(&root.join(rel));
+    if Path::new(rel).is_absolute() || !stays_inside(&path, root) {
+        diagnostics.push(doc.diagnostic(
+            Level::Error,
+            pointer,
+            format!("plugin MCP file `{rel}` leaves the plugin root"),
+            None,
+            Some("mcpServers"),
+        ));
+        return;
+    }
+    if !listed.contains(&path) {
+        listed.push(path);
+    }
+}
+
+/// RFC 7396 JSON merge patch of `patch` onto `target`.
+pub fn merge_patch(target: Value, patch: &Value) -> Value {
+    let Value::Object(patch) = patch else {
+        return patch.clone();
+    };
+    let mut target = match target {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    for (key, value) in patch {
+        if value.is_null() {
+            target.remove(key);
+        } else {
+            let old = target.remove(key).unwrap_or(Value::Null);
+            target.insert(key.clone(), merge_patch(old, value));
+        }
+    }
+    Value::Object(target)
+}
+
+fn plain(path: &Path, message: String) -> Diagnostic {
+    Diagnostic {
+        level: Level::Error,
+        message,
+        file: Some(path.to_path_buf()),
+        line: None,
+        column: None,
+        server: None,
+        field: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn merge_patch_follows_rfc_7396_examples() {
+        let check = |target: Value, patch: Value, expect: Value| {
+            assert_eq!(merge_patch(target, &patch), expect);
+        };
+        check(json!({"a": "b"}), json!({"a": "c"}), json!({"a": "c"}));
+        check(
+            json!({"a": "b"}),
+            json!({"b": "c"}),
+            json!({"a": "b", "b": "c"}),
+        );
+        check(json!({"a": "b"}), json!({"a": null}), json!({}));
+        check(
+            json!({"a": "b", "b": "c"}),
+            json!({"a": null}),
+            json!({"b": "c"}),
+        );
+        check(json!({"a": ["b"]}), json!({"a": "c"}), json!({"a": "c"}));
+        check(json!({"a": "c"}), json!({"a": ["b"]}), json!({"a": ["b"]}));
+        check(
+            json!({"a": {"b": "c"}}),
+            json!({"a": {"b": "d", "c": null}}),
+            json!({"a": {"b": "d"}}),
+        );
+        check(
+            json!({"a": [{"b": "c"}]}),
+            json!({"a": [1]}),
+            json!({"a": [1]}),
+        );
+        check(json!(["a", "b"]), json!(["c", "d"]), json!(["c", "d"]));
+        check(json!({"a": "b"}), json!(["c"]), json!(["c"]));
+        check(json!({"a": "foo"}), json!(null), json!(null));
+        check(
+            json!({"e": null}),
+            json!({"a": 1}),
+            json!({"e": null, "a": 1}),
+        );
+        check(
+            json!([1, 2]),
+            json!({"a": "b", "c": null}),
+            json!({"a": "b"}),
+        );
+        check(
+            json!({}),
+            json!({"a": {"bb": {"ccc": null}}}),
+            json!({"a": {"bb": {}}}),
+        );
+    }
+}

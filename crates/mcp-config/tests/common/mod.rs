@@ -1,0 +1,67 @@
+//! The fixture tree shared by the integration tests: copied into a fresh
+//! temporary folder (so `@PROJECT@` can become the absolute project path)
+//! and addressed only through explicit `LoadOptions`.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mcp_config::LoadOptions;
+
+/// A copy of `tests/fixtures/tree` in a temporary folder.
+pub(crate) struct Fixture {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) root: PathBuf,
+}
+
+impl Fixture {
+    pub(crate) fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tree");
+        copy_tree(&source, &root, &root.join("project"));
+        Fixture { dir, root }
+    }
+
+    /// Home, project, OpenClaw home and the three explicit plugins.
+    pub(crate) fn options(&self) -> LoadOptions {
+        LoadOptions {
+            home: Some(self.root.join("home")),
+            project: Some(self.root.join("project")),
+            openclaw_home: Some(self.root.join("openclaw")),
+            plugin_roots: ["bare", "codex", "cursor"]
+                .iter()
+                .map(|p| self.root.join("plugins").join(p))
+                .collect(),
+            env: [("TEAM", "core")]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect::<BTreeMap<_, _>>(),
+            trust_project_servers: false,
+        }
+    }
+
+    /// `text` with the temporary root replaced by `<root>`.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        text.replace(&self.root.display().to_string(), "<root>")
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path, project: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target, project);
+        } else {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            std::fs::write(
+                &target,
+                text.replace("@PROJECT@", &project.display().to_string()),
+            )
+            .unwrap();
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! Entry parsing through one `check` helper: both dialects, aliases,
+//! inference, expansion, env safety and every invalid-entry case.
+
+// Test helpers outside `#[test]` functions unwrap too.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use mcp_config::{EntryOutcome, Level, ParseEnv, Scope, parse_file};
+use serde_json::{Value, json};
+
+/// Parses `entry` as server `s` of a user file (or an OpenClaw file when
+/// `openclaw`) and compares the outcome and the diagnostics.
+///
+/// `expect` is the JSON of the parsed server (`transport`, plus `enabled`,
+/// `required`, `toolFilter`, `timeouts` when given), or `"invalid"` /
+/// `"tombstone"`. `diagnostics` lists `level field` pairs in order.
+fn check_in(openclaw: bool, entry: Value, expect: Value, diagnostics: &[&str]) {
+    let text = if openclaw {
+        serde_json::to_string_pretty(&json!({"mcp": {"servers": {"s": entry}}})).unwrap()
+    } else {
+        serde_json::to_string_pretty(&json!({"mcpServers": {"s": entry}})).unwrap()
+    };
+    let vars: BTreeMap<String, String> = [("TOKEN", "t0k"), ("HOST", "h.example"), ("EMPTY", "")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let env = ParseEnv {
+        vars: &vars,
+        home: Some(Path::new("/home/u")),
+    };
+    let scope = if openclaw {
+        Scope::OpenClaw
+    } else {
+        Scope::User
+    };
+    let file = parse_file(&text, Path::new("/cfg/settings.json"), scope, env);
+    assert_eq!(file.entries.len(), 1, "{text}");
+    let got = match &file.entries[0].outcome {
+        EntryOutcome::Server(s) => {
+            let full = serde_json::to_value(s).unwrap();
+            match &expect {
+                Value::Object(keys) => {
+                    Value::Object(keys.keys().map(|k| (k.clone(), full[k].clone())).collect())
+                }
+                _ => full,
+            }
+        }
+        EntryOutcome::Tombstone => json!("tombstone"),
+        EntryOutcome::Invalid => json!("invalid"),
+    };
+    assert_eq!(got, expect, "outcome of {text}");
+    let got: Vec<String> = file
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let level = match d.level {
+                Level::Error => "error",
+                Level::Warning => "warning",
+                Level::Info => "info",
+            };
+            format!("{level} {}", d.field.as_deref().unwrap_or("-"))
+        })
+        .collect();
+    assert_eq!(
+        got, diagnostics,
+        "diagnostics of {text}: {:#?}",
+        file.diagnostics
+    );
+    for d in &file.diagnostics {
+        assert_eq!(d.server.as_deref(), Some("s"));
+        assert!(d.line.is_some() && d.column.is_some(), "{d:?}");
+        assert!(
+            d.message.contains("`s`"),
+            "message names the server: {}",
+            d.message
+        );
+    }
+}
+
+fn check(entry: Value, expect: Value, diagnostics: &[&str]) {
+    check_in(false, entry, expect, diagnostics);
+}
+
+#[test]
+fn stdio_entries() {
+    check(
+        json!({"command": "uvx", "args": ["srv", 1], "env": {"N": 1, "B": true, "S": "x"}, "cwd": "~/w"}),
+        "invalid".into(),
+        &["error args"],
+    );
+    check(
+        json!({"command": "uvx", "args": ["srv"], "env": {"N": 1, "B": true, "S": "x"}, "cwd": "~/w"}),
+        json!({"transport": {"type": "stdio", "command": "uvx", "args": ["srv"],
+            "env": {"B": "true", "N": "1", "S": "x"}, "cwd": "/home/u/w"}}),
+        &[],
+    );
+    check(
+        json!({"type": "stdio", "command": "node", "workingDirectory": "/srv"}),
+        json!({"transport": {"type": "stdio", "command": "node", "args": [], "env": {}, "cwd": "/srv"}}),
+        &[],
+    );
+    check(
+        json!({"command": "node", "working_directory": "/a", "cwd": "/b"}),
+        json!({"transport": {"type": "stdio", "command": "node", "args": [], "env": {}, "cwd": "/a"}}),
+        &["warning cwd"],
+    );
+}
+
+#[test]
+fn remote_entries_in_both_dialects() {
+    check(
+        json!({"type": "sse", "url": "https://x.example/sse", "headers": {"Authorization": "Bearer ${TOKEN}"}}),
+        json!({"transport": {"type": "sse", "url": "https://x.example/sse",
+            "headers": {"Authorization": "Bearer t0k"}, "headersHelper": null, "oauth": null}}),
+        &[],
+    );
+    check_in(
+        true,
+        json!({"transport": "sse", "url": "https://x.example/sse"}),
+        json!({"transport": {"type": "sse", "url": "https://x.example/sse", "headers": {}, "headersHelper": null, "oauth": null}}),
+        &[],
+    );
+    check_in(
+        true,
+        json!({"transport": "streamable-http", "url": "https://${HOST}/mcp", "headers_helper": "get-headers"}),
+        json!({"transport": {"type": "http", "url": "https://h.example/mcp", "headers": {}, "headersHelper": "get-headers", "oauth": null}}),
+        &[],
+    );
+    check(
+        json!({"type": "http", "url": "https://x.example/mcp",
+            "oauth": {"clientId": "c", "callbackPort": 8123, "authServerMetadataUrl": "https://a.example/m", "xaa": true, "scopes": ["a", "b"]}}),
+        json!({"transport": {"type": "http", "url": "https://x.example/mcp", "headers": {}, "headersHelper": null,
+            "oauth": {"clientId": "c", "callbackPort": 8123, "authServerMetadataUrl": "https://a.example/m", "xaa": true, "scopes": ["a", "b"]}}}),
+        &[],
+    );
+    check(
+        json!({"type": "http", "url": "https://x.example/mcp", "oauth": {"callbackPort": 70000}}),
+        "invalid".into(),
+        &["error oauth"],
+    );
+    check(
+        json!({"type": "ws", "url": "wss://x.example/ws", "oauth": {}}),
+        json!({"transport": {"type": "ws", "url": "wss://x.example/ws", "headers": {}, "headersHelper": null, "oauth": null}}),
+        &["warning oauth"],
+    );
+    check(
+        json!({"type": "ws", "url": "ftp://x.example"}),
+        "invalid".into(),
+        &["error url"],
+    );
+    check(
+        json!({"type": "http", "url": "not a url"}),
+        "invalid".into(),
+        &["error url"],
+    );
+    check(
+        json!({"type": "sdk", "name": "inproc"}),
+        json!({"transport": {"type": "sdk", "name": "inproc"}}),
+        &[],
+    );
+    check(
+        json!({"type": "claudeai-proxy", "url": "https://claude.ai/p", "id": "srv_1"}),
+        json!({"transport": {"type": "claudeai-proxy", "url": "https://claude.ai/p", "id": "srv_1"}}),
+        &[],
+    );
+    check(
+        json!({"type": "claudeai-proxy", "url": "https://claude.ai/p"}),
+        "invalid".into(),
+        &["error id"],
+    );
+}
+
+#[test]
+fn type_inference_and_kind_errors() {
+    // url only: streamable http, said at info level
+    check(
+        json!({"url": "https://x.example/mcp"}),
+        json!({"transport": {"type": "http", "url": "https://x.example/mcp", "headers": {}, "headersHelper": null, "oauth": null}}),
+        &["info url"],
+    );
+    check(
+        json!({"type": "carrier-pigeon", "url": "https://x"}),
+        "invalid".into(),
+        &["error type"],
+    );
+    check(json!({"type": 3}), "invalid".into(), &["error type"]);
+    check(
+        json!({"type": "sse", "transport": "streamable-http", "url": "https://x.example"}),
+        "invalid".into(),
+        &["error transport"],
+    );
+    check(
+        json!({"type": "http", "transport": "streamable-http", "url": "https://x.example"}),
+        json!({"transport": {"type": "http", "url": "https://x.example", "headers": {}, "headersHelper": null, "oauth": null}}),
+        &[],
+    );
+    // a field the kind does not use is a warning, never a silent drop
+    check(
+        json!({"command": "x", "url": "https://x.example"}),
+        json!({"transport": {"type": "stdio", "command": "x", "args": [], "env": {}, "cwd": null}}),
+        &["warning url"],
+    );
+}
+
+#[test]
+fn common_fields_aliases_and_timeouts() {
+    check(
+        json!({"command": "x", "enabled": false, "required": true,
+            "tool_filter": {"include": ["a*"], "exclude": ["a_rm"]},
+            "connectTimeout": 5, "connection_timeout_ms": 1500, "timeout": 2.5, "tool_call_timeout_ms": 9000}),
+        json!({"enabled": false, "required": true,
+            "toolFilter": {"include": ["a*"], "exclude": ["a_rm"]},
+            "timeouts": {"connect": 1500, "request": 2500, "toolCall": 9000}}),
+        &[],
+    );
+    check(
+        json!({"command": "x"}),
+        json!({"enabled": true, "required": false, "toolFilter": {"include": [], "exclude": []},
+            "timeouts": {"connect": 30000, "request": 60000, "toolCall": 60000}}),
+        &[],
+    );
+    check(
+        json!({"command": "x", "requestTimeoutMs": -1}),
+        "invalid".into(),
+        &["error requestTimeoutMs"],
+    );
+    check(
+        json!({"command": "x", "enabled": "no"}),
+        "invalid".into(),
+        &["error enabled"],
+    );
+    check(
+        json!({"command": "x", "toolFilter": {"only": []}}),
+        json!({"required": false}),
+        &["warning toolFilter"],
+    );
+}
+
+#[test]
+fn tombstones() {
+    check(json!({"enabled": false}), "tombstone".into(), &[]);
+    // enabled:true alone is not a server
+    check(
+        json!({"enabled": true}),
+        "invalid".into(),
+        &["error command"],
+    );
+    check(json!({}), "invalid".into(), &["error command"]);
+    check(json!("uvx"), "invalid".into(), &["error -"]);
+}
+
+#[test]
+fn expansion_keeps_unset_variables_and_warns() {
+    check(
+        json!({"command": "${NOPE}/bin/x", "args": ["--k=${TOKEN}", "${ALSO_NOPE:-d}"], "env": {"A": "${EMPTY:-fallback}"}}),
+        json!({"transport": {"type": "stdio", "command": "${NOPE}/bin/x", "args": ["--k=t0k", "d"],
+            "env": {"A": "fallback"}, "cwd": null}}),
+        &["warning command"],
+    );
+    check(
+        json!({"url": "https://${MISSING_HOST}/mcp", "type": "http"}),
+        json!({"transport": {"type": "http", "url": "https://${MISSING_HOST}/mcp", "headers": {}, "headersHelper": null, "oauth": null}}),
+        &["warning url"],
+    );
+}
+
+#[test]
+fn dangerous_env_keys_are_errors_and_never_kept() {
+    check(
+        json!({"command": "node", "env": {"NODE_OPTIONS": "--require evil.js", "ld_preload": "x.so", "TOKEN": "ok"}}),
+        json!({"transport": {"type": "stdio", "command": "node", "args": [], "env": {"TOKEN": "ok"}, "cwd": null}}),
+        &["error env", "error env"],
+    );
+}
+
+/// Claw's invalid-siblings vector: five configured, one valid, four
+/// invalid (empty command, unknown field, missing command, command of the
+/// wrong type). Our decision: an unknown field is a warning and the entry
+/// still loads, so two servers load, three are invalid, and all four
+/// problems are reported, each positioned at its own entry.
+#[test]
+fn invalid_siblings_are_all_reported() {
+    let text = r#"{
+  "mcpServers": {
+    "good": { "command": "uvx", "args": ["ok"] },
+    "empty": { "command": "" },
+    "extra": { "command": "uvx", "bogus": 1 },
+    "missing": { "args": ["x"] },
+    "wrong": { "command": 42 }
+  }
+}"#;
+    let vars = BTreeMap::new();
+    let file = parse_file(
+        text,
+        Path::new("s.json"),
+        Scope::User,
+        ParseEnv {
+            vars: &vars,
+            home: None,
+        },
+    );
+    let outcomes: Vec<(&str, &str)> = file
+        .entries
+        .iter()
+        .map(|e| {
+            let o = match e.outcome {
+                EntryOutcome::Server(_) => "server",
+                EntryOutcome::Tombstone => "tombstone",
+                EntryOutcome::Invalid => "invalid",
+            };
+            (e.name.as_str(), o)
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("good", "server"),
+            ("empty", "invalid"),
+            ("extra", "server"),
+            ("missing", "invalid"),
+            ("wrong", "invalid")
+        ]
+    );
+    let diags: Vec<(Level, &str, Option<u32>)> = file
+        .diagnostics
+        .iter()
+        .map(|d| (d.level, d.server.as_deref().unwrap_or(""), d.line))
+        .collect();
+    assert_eq!(
+        diags,
+        [
+            (Level::Error, "empty", Some(4)),
+            (Level::Warning, "extra", Some(5)),
+            (Level::Error, "missing", Some(6)),
+            (Level::Error, "wrong", Some(7)),
+        ]
+    );
+    assert_eq!(file.diagnostics[1].field.as_deref(), Some("bogus"));
+    assert_eq!(file.diagnostics[1].column, Some(34));
+}
+
+#[test]
+fn malformed_json_is_one_positioned_error() {
+    let vars = BTreeMap::new();
+    let file = parse_file(
+        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": }\n  }\n}",
+        Path::new("bad.json"),
+        Scope::Project,
+        ParseEnv {
+            vars: &vars,
+            home: None,
+        },
+    );
+    assert!(file.entries.is_empty());
+    assert_eq!(file.diagnostics.len(), 1);
+    let d = &file.diagnostics[0];
+    assert_eq!((d.level, d.line), (Level::Error, Some(3)));
+    assert_eq!(d.file.as_deref(), Some(Path::new("bad.json")));
+}

@@ -1,0 +1,106 @@
+//! `cargo xtask check-config`: argument parsing and printing around
+//! [`mcp_config::check`], which holds the check itself.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use mcp_config::{CheckReport, LoadOptions};
+
+/// Exit status for usage errors (clap uses the same for bad flags).
+const USAGE_ERROR: u8 = 2;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The user's home folder (`.claude.json`, `.claude/settings.json`,
+    /// installed plugins). Defaults to `$HOME`.
+    #[arg(long, value_name = "DIR")]
+    home: Option<PathBuf>,
+    /// The project folder (`.mcp.json`, `.claude/settings*.json`).
+    /// Defaults to the current folder.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// The folder holding OpenClaw's `openclaw.json`.
+    #[arg(long, value_name = "DIR")]
+    openclaw_home: Option<PathBuf>,
+    /// An enabled plugin root (repeatable, in registry order).
+    #[arg(long = "plugin", value_name = "DIR")]
+    plugins: Vec<PathBuf>,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    strict: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Approve every project server (hosts without a person to ask).
+    #[arg(long)]
+    trust_project_servers: bool,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let options = match options(&args) {
+        Ok(options) => options,
+        Err(message) => {
+            let _ = writeln!(std::io::stderr(), "error: {message}");
+            return Ok(ExitCode::from(USAGE_ERROR));
+        }
+    };
+    let report = CheckReport::run(&options);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let text =
+            serde_json::to_string_pretty(&report.to_json()).context("rendering the report")?;
+        writeln!(out, "{text}").context("writing the report")?;
+    } else {
+        for line in report.human_lines() {
+            writeln!(out, "{line}").context("writing the report")?;
+        }
+    }
+    let code = u8::try_from(report.exit_code(args.strict)).unwrap_or(1);
+    Ok(ExitCode::from(code))
+}
+
+/// Builds the loader inputs; the only place the process environment, the
+/// home directory and the current directory are read.
+fn options(args: &Args) -> Result<LoadOptions, String> {
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let home = match &args.home {
+        Some(dir) => Some(existing_dir("--home", dir)?),
+        None => env.get("HOME").map(PathBuf::from),
+    };
+    let project = match &args.project {
+        Some(dir) => existing_dir("--project", dir)?,
+        None => {
+            std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?
+        }
+    };
+    let openclaw_home = args
+        .openclaw_home
+        .as_deref()
+        .map(|d| existing_dir("--openclaw-home", d))
+        .transpose()?;
+    let plugin_roots = args
+        .plugins
+        .iter()
+        .map(|d| existing_dir("--plugin", d))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(LoadOptions {
+        home,
+        project: Some(project),
+        openclaw_home,
+        plugin_roots,
+        env,
+        trust_project_servers: args.trust_project_servers,
+    })
+}
+
+/// `dir` made absolute (the project path keys `projects[...]` in
+/// `.claude.json`), or a usage error when it is not a folder.
+fn existing_dir(flag: &str, dir: &Path) -> Result<PathBuf, String> {
+    if !dir.is_dir() {
+        return Err(format!("{flag} {}: not a folder", dir.display()));
+    }
+    std::path::absolute(dir).map_err(|e| format!("{flag} {}: {e}", dir.display()))
+}
