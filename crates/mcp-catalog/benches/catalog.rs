@@ -2,17 +2,24 @@
 //! schemas, (b) a warm catalog fetch for a session with 1,000 tools, (c) a
 //! cold catalog over 10 servers that each take 300 ms to initialise.
 
+// The stdio benchmark says on stderr why it skips.
+#![allow(clippy::print_stderr)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use mcp_catalog::McpConnector;
 use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
     CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, RuntimeOptions,
     ServerEvents, ServerFeatures, ServerTools, SessionRuntime, materialize,
 };
-use mcp_config::{ServerConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_transport::ConnectOptions;
 use mcp_transport::protocol::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
@@ -210,5 +217,82 @@ fn cold_in_memory(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, materialise_10k, warm_fetch, cold_in_memory);
+/// `mcp-example-server` from `$MCP_EXAMPLE_SERVER` or next to this
+/// benchmark's target folder (release first, then debug).
+fn example_server() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("MCP_EXAMPLE_SERVER") {
+        return Some(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let target = exe.parent()?.parent()?.parent()?;
+    ["release", "debug"]
+        .iter()
+        .map(|profile| target.join(profile).join("mcp-example-server"))
+        .find(|path| path.exists())
+}
+
+fn cold_stdio(c: &mut Criterion) {
+    let Some(binary) = example_server() else {
+        eprintln!(
+            "skipping cold_catalog_stdio: build it with `cargo build -p mcp-integration-tests --bin mcp-example-server` or set MCP_EXAMPLE_SERVER"
+        );
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let env = std::env::var("PATH")
+        .map(|path| BTreeMap::from([("PATH".to_string(), path)]))
+        .unwrap_or_default();
+    let connector = Arc::new(McpConnector::new(ConnectOptions {
+        env: Some(env),
+        ..ConnectOptions::default()
+    }));
+    let mut group = c.benchmark_group("cold_catalog_stdio_300ms_init");
+    group.sample_size(10);
+    for servers in [1usize, 10] {
+        let entries: Vec<ServerConfig> = (0..servers)
+            .map(|i| ServerConfig {
+                name: format!("server-{i}"),
+                transport: TransportConfig::Stdio(StdioConfig {
+                    command: binary.to_string_lossy().into_owned(),
+                    args: vec!["--init-delay-ms".into(), "300".into()],
+                    env: BTreeMap::new(),
+                    cwd: None,
+                }),
+                enabled: true,
+                required: true,
+                tool_filter: ToolFilter::default(),
+                timeouts: Timeouts::default(),
+            })
+            .collect();
+        group.bench_function(format!("{servers}_servers"), |b| {
+            b.to_async(&rt).iter_batched(
+                || {
+                    SessionRuntime::new(
+                        "bench",
+                        entries.clone(),
+                        Arc::clone(&connector) as Arc<dyn Connector>,
+                        Arc::new(SystemClock),
+                        RuntimeOptions::default(),
+                    )
+                },
+                // Shutting the children down happens after the timing,
+                // when criterion drops the runtime.
+                |runtime| async move {
+                    let catalog = runtime.catalog().await.expect("catalog");
+                    (runtime, catalog)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    materialise_10k,
+    warm_fetch,
+    cold_in_memory,
+    cold_stdio
+);
 criterion_main!(benches);

@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod clock;
 pub mod error;
 pub mod filter;
+pub mod mcp_connector;
 pub mod naming;
 pub mod result;
 pub mod runtime;
@@ -22,6 +23,7 @@ pub use catalog::{
     ServerTools, ToolOrigin, ToolTarget, UtilityTool, materialize,
 };
 pub use error::CatalogError;
+pub use mcp_connector::{McpConnector, SessionConnection};
 pub use naming::NamingStyle;
 pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
 pub use runtime::{

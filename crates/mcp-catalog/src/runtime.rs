@@ -108,6 +108,15 @@ impl fmt::Debug for ServerEvents {
 }
 
 impl ServerEvents {
+    /// Events that go nowhere, for a connection used outside a runtime.
+    pub fn detached(server: impl Into<String>) -> Self {
+        ServerEvents {
+            runtime: Weak::new(),
+            server: server.into(),
+            epoch: 0,
+        }
+    }
+
     /// The server sent `notifications/tools/list_changed`: its tools are
     /// listed again and the catalog rebuilt on the next attempt.
     pub fn tools_changed(&self) {

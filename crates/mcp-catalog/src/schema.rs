@@ -370,17 +370,17 @@ fn for_profile_owned(normalized: Value, profile: ProviderProfile) -> Result<Valu
         ProviderProfile::OpenAiStrict => {
             let mut flat = flatten_top_level(normalized)?;
             let defs = definitions(&flat);
-            openai_strict(&mut flat, &defs, "", 0)?;
+            openai_strict(&mut flat, &defs, &Path::ROOT, 0)?;
             Ok(flat)
         }
         ProviderProfile::Gemini => {
             let flat = flatten_top_level(normalized)?;
             let mut inlined = if contains_ref(&flat, 0) {
-                inline_refs(&flat, &flat, "", &mut Vec::new(), 0)?
+                inline_refs(&flat, &flat, &Path::ROOT, &mut Vec::new(), 0)?
             } else {
                 flat
             };
-            gemini(&mut inlined, "", 0)?;
+            gemini(&mut inlined, &Path::ROOT, 0)?;
             Ok(inlined)
         }
     }
@@ -575,6 +575,10 @@ fn definitions(root: &Value) -> Value {
 
 /// Whether a schema describes an object (explicitly or by its keywords).
 fn is_object_like(schema: &Value) -> bool {
+    schema.as_object().is_some_and(is_object_like_map)
+}
+
+fn is_object_like_map(schema: &Map<String, Value>) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t == "object",
         Some(_) => false,
@@ -763,11 +767,11 @@ const OPENAI_KEYWORDS: &[&str] = &[
 fn openai_strict(
     schema: &mut Value,
     defs: &Value,
-    path: &str,
+    path: &Path<'_>,
     depth: usize,
 ) -> Result<(), SchemaError> {
     if depth > MAX_DEPTH {
-        return Err(schema_error(path, "schema nests too deeply"));
+        return Err(schema_error(&path.render(), "schema nests too deeply"));
     }
     let map = match schema {
         Value::Object(map) => map,
@@ -777,7 +781,7 @@ fn openai_strict(
         }
         _ => {
             return Err(schema_error(
-                path,
+                &path.render(),
                 "strict mode cannot express a `false` schema",
             ));
         }
@@ -793,7 +797,7 @@ fn openai_strict(
             let branch = match branch.get("$ref").and_then(Value::as_str) {
                 Some(reference) => resolve_local(defs, reference).cloned().ok_or_else(|| {
                     schema_error(
-                        &format!("{path}/allOf/{i}"),
+                        &path.key("allOf").index(i).render(),
                         format!("cannot resolve {reference}"),
                     )
                 })?,
@@ -801,7 +805,7 @@ fn openai_strict(
             };
             if !is_object_like(&branch) {
                 return Err(schema_error(
-                    &format!("{path}/allOf/{i}"),
+                    &path.key("allOf").index(i).render(),
                     "strict mode cannot express allOf over non-object schemas",
                 ));
             }
@@ -817,7 +821,7 @@ fn openai_strict(
         && !patterns.is_empty()
     {
         return Err(schema_error(
-            &format!("{path}/patternProperties"),
+            &path.key("patternProperties").render(),
             "strict mode cannot express an object with free-form keys",
         ));
     }
@@ -832,7 +836,7 @@ fn openai_strict(
         map.insert("anyOf".into(), scalar_types());
         return Ok(());
     }
-    if is_object_like(&Value::Object(map.clone())) {
+    if is_object_like_map(map) {
         map.insert("type".into(), json!("object"));
         map.insert("additionalProperties".into(), Value::Bool(false));
         let required: Vec<String> = map
@@ -851,14 +855,13 @@ fn openai_strict(
         };
         let Value::Object(properties) = properties else {
             return Err(schema_error(
-                &format!("{path}/properties"),
+                &path.key("properties").render(),
                 "properties is not an object",
             ));
         };
         let mut all = Vec::with_capacity(properties.len());
         for (name, property) in properties.iter_mut() {
-            let property_path = format!("{path}/properties/{}", escape_pointer(name));
-            openai_strict(property, defs, &property_path, depth + 1)?;
+            openai_strict(property, defs, &path.key("properties").key(name), depth + 1)?;
             if !required.contains(name) && !accepts_null(property) {
                 *property = json!({ "anyOf": [property.clone(), {"type": "null"}] });
             }
@@ -867,22 +870,17 @@ fn openai_strict(
         map.insert("required".into(), Value::Array(all));
     }
     if let Some(items) = map.get_mut("items") {
-        openai_strict(items, defs, &format!("{path}/items"), depth + 1)?;
+        openai_strict(items, defs, &path.key("items"), depth + 1)?;
     }
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
         for (i, branch) in branches.iter_mut().enumerate() {
-            openai_strict(branch, defs, &format!("{path}/anyOf/{i}"), depth + 1)?;
+            openai_strict(branch, defs, &path.key("anyOf").index(i), depth + 1)?;
         }
     }
     for keyword in ["$defs", "definitions"] {
         if let Some(Value::Object(children)) = map.get_mut(keyword) {
             for (name, child) in children.iter_mut() {
-                openai_strict(
-                    child,
-                    defs,
-                    &format!("{path}/{keyword}/{}", escape_pointer(name)),
-                    depth + 1,
-                )?;
+                openai_strict(child, defs, &path.key(keyword).key(name), depth + 1)?;
             }
         }
     }
@@ -914,12 +912,12 @@ fn escape_pointer(segment: &str) -> String {
 fn inline_refs(
     schema: &Value,
     root: &Value,
-    path: &str,
+    path: &Path<'_>,
     stack: &mut Vec<String>,
     depth: usize,
 ) -> Result<Value, SchemaError> {
     if depth > MAX_DEPTH {
-        return Err(schema_error(path, "schema nests too deeply"));
+        return Err(schema_error(&path.render(), "schema nests too deeply"));
     }
     let Value::Object(map) = schema else {
         return Ok(schema.clone());
@@ -927,12 +925,12 @@ fn inline_refs(
     if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
         if stack.iter().any(|r| r == reference) {
             return Err(schema_error(
-                path,
+                &path.render(),
                 format!("recursive {reference} cannot be inlined"),
             ));
         }
         let target = resolve_local(root, reference)
-            .ok_or_else(|| schema_error(path, format!("cannot resolve {reference}")))?;
+            .ok_or_else(|| schema_error(&path.render(), format!("cannot resolve {reference}")))?;
         stack.push(reference.to_owned());
         let mut inlined = inline_refs(target, root, path, stack, depth + 1)?;
         stack.pop();
@@ -952,13 +950,13 @@ fn inline_refs(
         if key == "$defs" || key == "definitions" {
             continue;
         }
-        let child_path = format!("{path}/{}", escape_pointer(key));
+        let child_path = path.key(key);
         let value = if MAP_KEYWORDS.contains(&key.as_str()) {
             match value {
                 Value::Object(children) => {
                     let mut inlined = Map::with_capacity(children.len());
                     for (name, child) in children {
-                        let grandchild = format!("{child_path}/{}", escape_pointer(name));
+                        let grandchild = child_path.key(name);
                         inlined.insert(
                             name.clone(),
                             inline_refs(child, root, &grandchild, stack, depth + 1)?,
@@ -974,9 +972,7 @@ fn inline_refs(
                     children
                         .iter()
                         .enumerate()
-                        .map(|(i, c)| {
-                            inline_refs(c, root, &format!("{child_path}/{i}"), stack, depth + 1)
-                        })
+                        .map(|(i, c)| inline_refs(c, root, &child_path.index(i), stack, depth + 1))
                         .collect::<Result<_, _>>()?,
                 ),
                 other => inline_refs(other, root, &child_path, stack, depth + 1)?,
@@ -1011,16 +1007,19 @@ const GEMINI_KEYWORDS: &[&str] = &[
     "anyOf",
 ];
 
-fn gemini(schema: &mut Value, path: &str, depth: usize) -> Result<(), SchemaError> {
+fn gemini(schema: &mut Value, path: &Path<'_>, depth: usize) -> Result<(), SchemaError> {
     if depth > MAX_DEPTH {
-        return Err(schema_error(path, "schema nests too deeply"));
+        return Err(schema_error(&path.render(), "schema nests too deeply"));
     }
     if schema == &Value::Bool(true) {
         *schema = json!({});
         return Ok(());
     }
     let Value::Object(map) = schema else {
-        return Err(schema_error(path, "gemini cannot express a `false` schema"));
+        return Err(schema_error(
+            &path.render(),
+            "gemini cannot express a `false` schema",
+        ));
     };
     if let Some(one_of) = map.remove("oneOf") {
         map.insert("anyOf".into(), one_of);
@@ -1028,7 +1027,7 @@ fn gemini(schema: &mut Value, path: &str, depth: usize) -> Result<(), SchemaErro
     if let Some(Value::Array(all_of)) = map.remove("allOf") {
         if all_of.iter().any(|b| !is_object_like(b)) {
             return Err(schema_error(
-                &format!("{path}/allOf"),
+                &path.key("allOf").render(),
                 "gemini cannot express allOf over non-object schemas",
             ));
         }
@@ -1081,19 +1080,15 @@ fn gemini(schema: &mut Value, path: &str, depth: usize) -> Result<(), SchemaErro
     map.retain(|key, _| GEMINI_KEYWORDS.contains(&key.as_str()));
     if let Some(Value::Object(properties)) = map.get_mut("properties") {
         for (name, property) in properties.iter_mut() {
-            gemini(
-                property,
-                &format!("{path}/properties/{}", escape_pointer(name)),
-                depth + 1,
-            )?;
+            gemini(property, &path.key("properties").key(name), depth + 1)?;
         }
     }
     if let Some(items) = map.get_mut("items") {
-        gemini(items, &format!("{path}/items"), depth + 1)?;
+        gemini(items, &path.key("items"), depth + 1)?;
     }
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
         for (i, branch) in branches.iter_mut().enumerate() {
-            gemini(branch, &format!("{path}/anyOf/{i}"), depth + 1)?;
+            gemini(branch, &path.key("anyOf").index(i), depth + 1)?;
         }
     }
     Ok(())

