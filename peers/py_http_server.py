@@ -1,5 +1,7 @@
-"""A Python `mcp` 2.x server over streamable HTTP, a peer for the transport
-tests. Usage: py_http_server.py PORT (serves http://127.0.0.1:PORT/mcp)."""
+"""A Python `mcp` 2.x server, a peer for the transport tests.
+
+Usage: py_http_server.py PORT [streamable-http|sse]. Streamable HTTP (the
+default) serves http://127.0.0.1:PORT/mcp; legacy SSE serves /sse."""
 
 import sys
 
@@ -29,4 +31,5 @@ async def count(steps: int, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    transport = sys.argv[2] if len(sys.argv) > 2 else "streamable-http"
+    server.run(transport, host="127.0.0.1", port=int(sys.argv[1]))

@@ -42,7 +42,10 @@ fn everything_http(port: u16) -> Option<Peer> {
         eprintln!("skipping: {why}");
         return None;
     }
-    let child = Command::new(node)
+    let mut command = Command::new(node);
+    // Its own process group, so nothing it starts outlives the test.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let child = command
         .arg(script)
         .arg("streamableHttp")
         .env("PORT", port.to_string())

@@ -107,7 +107,7 @@ async fn lists_tools_across_pages(harness: &dyn Harness) {
         extra_tools: 7,
         ..ServerOptions::default()
     };
-    let session = connect(harness, server).await;
+    let session = connect(harness, server.clone()).await;
     let tools = session.list_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert!(
@@ -116,8 +116,25 @@ async fn lists_tools_across_pages(harness: &dyn Harness) {
     );
     let unique: std::collections::HashSet<&str> = names.iter().copied().collect();
     assert_eq!(unique.len(), names.len(), "duplicates in {names:?}");
-    assert_eq!(names.len(), 12 + 7);
     session.close().await.unwrap();
+
+    // Page by page, the same list as in one page.
+    let one_page = connect(
+        harness,
+        ServerOptions {
+            page_size: 0,
+            ..server
+        },
+    )
+    .await;
+    let all = one_page.list_tools().await.unwrap();
+    assert_eq!(tools, all);
+    assert!(
+        all.len() > 3 * 5,
+        "only {} tools: not several pages",
+        all.len()
+    );
+    one_page.close().await.unwrap();
 }
 
 async fn refuses_a_repeated_cursor(harness: &dyn Harness) {

@@ -225,9 +225,31 @@ impl RequestHeaders {
 /// answered the TCP connection.
 const CANNOT_CONNECT: &str = "cannot connect";
 
-/// Whether `error` says the server could not be reached at all.
+/// The start of every error message for a connection the server closed
+/// without answering (it died, or dropped the request).
+const CLOSED_UNANSWERED: &str = "the server closed the connection without answering";
+
+/// Whether `error` says the server could not be reached at all, or hung up
+/// without answering.
 pub(crate) fn is_unreachable(error: &TransportError) -> bool {
-    matches!(error, TransportError::Io { message, .. } if message.starts_with(CANNOT_CONNECT))
+    matches!(error, TransportError::Io { message, .. }
+        if message.starts_with(CANNOT_CONNECT) || message.starts_with(CLOSED_UNANSWERED))
+}
+
+/// Whether hyper, underneath reqwest, saw the connection end before a
+/// complete answer.
+fn closed_unanswered(e: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let hung_up = s
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(|h| h.is_incomplete_message() || h.is_closed() || h.is_canceled());
+        if hung_up {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }
 
 /// The message of `error` without the leading server name.
@@ -273,6 +295,8 @@ fn to_header_map(
 pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
     let kind = if e.is_connect() {
         CANNOT_CONNECT
+    } else if closed_unanswered(e) {
+        CLOSED_UNANSWERED
     } else if e.is_timeout() {
         "timed out"
     } else if e.is_body() || e.is_decode() {

@@ -20,6 +20,8 @@ use mcp_transport::sse::SseTransport;
 use mcp_transport::streamable_http::StreamableHttpTransport;
 use mcp_transport::ws::WsTransport;
 use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Response, Transport};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 fn peers_dir() -> PathBuf {
@@ -65,6 +67,9 @@ fn free_port() -> u16 {
 struct Peer {
     child: Child,
     name: &'static str,
+    /// A token on the command lines of processes the peer starts outside
+    /// its own process group.
+    marker: Option<String>,
 }
 
 impl Peer {
@@ -80,13 +85,19 @@ impl Peer {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // Its own process group, killed whole on drop.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         for (k, v) in env {
             cmd.env(k, v);
         }
         let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("starting {name}: {e}"));
-        let peer = Peer { child, name };
+        let peer = Peer {
+            child,
+            name,
+            marker: None,
+        };
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
@@ -101,10 +112,37 @@ impl Peer {
 
 impl Drop for Peer {
     fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Processes the peer started in groups of their own (supergateway's
+        // stdio server) carry the marker on their command line.
+        if let Some(marker) = &self.marker {
+            for pid in pids_with_marker(marker) {
+                let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
+            }
+        }
         eprintln!("stopped {}", self.name);
     }
+}
+
+/// Processes whose command line contains `marker`.
+fn pids_with_marker(marker: &str) -> Vec<Pid> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .contains(marker)
+                .then(|| Pid::from_raw(pid))
+        })
+        .collect()
 }
 
 fn everything(mode: &str, port: u16) -> Option<Peer> {
@@ -123,15 +161,16 @@ fn everything(mode: &str, port: u16) -> Option<Peer> {
 }
 
 fn python_peer(venv: &str, script: &str, port: u16) -> Option<Peer> {
+    python_peer_with(venv, script, port, &[])
+}
+
+fn python_peer_with(venv: &str, script: &str, port: u16, extra: &[&str]) -> Option<Peer> {
     let python = require(peers_dir().join(venv).join("bin/python"), venv)?;
     let script = repo_peers().join(script);
-    Some(Peer::start(
-        "python peer",
-        &python,
-        &[script.to_str()?, &port.to_string()],
-        &[],
-        port,
-    ))
+    let port_arg = port.to_string();
+    let mut args = vec![script.to_str()?, port_arg.as_str()];
+    args.extend_from_slice(extra);
+    Some(Peer::start("python peer", &python, &args, &[], port))
 }
 
 /// A raw JSON-RPC client over one transport: numeric ids, answers the
@@ -414,6 +453,34 @@ async fn streamable_http_against_python_mcp_2() {
 }
 
 #[tokio::test]
+async fn legacy_sse_against_python_mcp_2() {
+    let port = free_port();
+    let Some(_peer) = python_peer_with("venv", "py_http_server.py", port, &["sse"]) else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let transport = SseTransport::connect(HttpOptions::new("py-sse", &url))
+        .await
+        .unwrap();
+    assert!(
+        transport
+            .endpoint()
+            .starts_with(&format!("http://127.0.0.1:{port}/")),
+        "{}",
+        transport.endpoint()
+    );
+    let mut raw = Raw::new(transport);
+    exercise(
+        &mut raw,
+        "2024-11-05",
+        "echo",
+        ("count", json!({"steps": 3})),
+    )
+    .await;
+    raw.transport.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn websocket_against_python_mcp_1() {
     let port = free_port();
     let Some(_peer) = python_peer("venv-ws", "py_ws_server.py", port) else {
@@ -453,8 +520,10 @@ async fn websocket_against_supergateway() {
     ) else {
         return;
     };
-    let stdio = format!("{} {} stdio", node.display(), everything.display());
-    let _peer = Peer::start(
+    // server-everything ignores the extra argument; it marks the process.
+    let marker = format!("peer-test-marker-{port}");
+    let stdio = format!("{} {} stdio {marker}", node.display(), everything.display());
+    let mut peer = Peer::start(
         "supergateway",
         &node,
         &[
@@ -471,6 +540,7 @@ async fn websocket_against_supergateway() {
         &[],
         port,
     );
+    peer.marker = Some(marker);
     let url = format!("ws://127.0.0.1:{port}/message");
     let transport = WsTransport::connect(HttpOptions::new("gateway", &url))
         .await
@@ -489,4 +559,101 @@ async fn websocket_against_supergateway() {
     )
     .await;
     raw.transport.close().await.unwrap();
+}
+
+/// The whole stack a host uses: a config entry through `connect`, the
+/// session, progress callbacks, and server requests answered by a handler.
+#[tokio::test]
+async fn session_over_http_and_sse_against_server_everything() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use mcp_config::{RemoteConfig, ServerConfig, Timeouts, ToolFilter, TransportConfig};
+    use mcp_transport::{CallOptions, ClientHandler, ConnectOptions, ErrorObject, SessionOptions};
+
+    #[derive(Debug)]
+    struct Roots(AtomicUsize);
+
+    #[async_trait::async_trait]
+    impl ClientHandler for Roots {
+        fn capabilities(&self) -> Value {
+            json!({"roots": {"listChanged": false}})
+        }
+
+        async fn list_roots(&self, _: Option<Value>) -> Result<Value, ErrorObject> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(json!({"roots": [{"uri": "file:///work", "name": "work"}]}))
+        }
+    }
+
+    for (mode, path) in [("streamableHttp", "mcp"), ("sse", "sse")] {
+        let port = free_port();
+        let Some(_peer) = everything(mode, port) else {
+            return;
+        };
+        let remote = RemoteConfig {
+            url: format!("http://127.0.0.1:{port}/{path}"),
+            headers: Default::default(),
+            headers_helper: None,
+            oauth: None,
+        };
+        let transport = if mode == "sse" {
+            TransportConfig::Sse(remote)
+        } else {
+            TransportConfig::Http(remote)
+        };
+        let config = ServerConfig {
+            name: format!("everything-{mode}"),
+            transport,
+            enabled: true,
+            required: false,
+            tool_filter: ToolFilter::default(),
+            timeouts: Timeouts::default(),
+        };
+        let roots = Arc::new(Roots(AtomicUsize::new(0)));
+        let options = ConnectOptions {
+            session: SessionOptions {
+                handler: Some(roots.clone()),
+                ..SessionOptions::default()
+            },
+            ..ConnectOptions::default()
+        };
+        let session = mcp_transport::connect(&config, &options).await.unwrap();
+        let tools = session.list_tools().await.unwrap();
+        assert!(
+            tools
+                .iter()
+                .any(|t| t.name == "trigger-long-running-operation"),
+            "{mode}: {tools:?}"
+        );
+        let steps = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&steps);
+        let call = CallOptions::with_progress(move |_| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        });
+        let result = session
+            .call_tool_with(
+                "trigger-long-running-operation",
+                Some(json!({"duration": 1, "steps": 4})),
+                &call,
+            )
+            .await
+            .unwrap();
+        assert!(!result.is_error, "{mode}: {result:?}");
+        assert_eq!(steps.load(Ordering::SeqCst), 4, "{mode}");
+        let echo = session
+            .call_tool("echo", Some(json!({"message": "via connect"})))
+            .await
+            .unwrap();
+        assert_eq!(
+            echo.content[0]["text"],
+            json!("Echo: via connect"),
+            "{mode}"
+        );
+        assert!(
+            roots.0.load(Ordering::SeqCst) >= 1,
+            "{mode}: the server's roots/list was not answered"
+        );
+        session.close().await.unwrap();
+    }
 }
