@@ -426,6 +426,11 @@ impl OAuthProvider {
             Err(refused) if refused.status < 500 => {
                 tracing::debug!(server = %self.settings.server_name, %refused, "refresh refused; tokens dropped");
                 creds.tokens = None;
+                if refused.error.as_deref() == Some("invalid_client") {
+                    // The registration itself is gone: register again at the
+                    // next login (a configured client is rebuilt from config).
+                    creds.client = None;
+                }
                 false
             }
             Err(refused) => {

@@ -98,8 +98,8 @@ pub struct TokenResponse {
     /// Usually `Bearer`; `N_A` for a token-exchange ID-JAG.
     #[serde(default)]
     pub token_type: Option<String>,
-    /// Lifetime in seconds.
-    #[serde(default)]
+    /// Lifetime in seconds (some servers send it as a string).
+    #[serde(default, deserialize_with = "lenient_seconds")]
     pub expires_in: Option<u64>,
     /// A refresh token, possibly rotated.
     #[serde(default)]
@@ -124,6 +124,19 @@ impl TokenResponse {
             scope: self.scope.or(requested_scope),
         }
     }
+}
+
+/// A number of seconds as a JSON number (integer or not) or a numeric
+/// string; anything else counts as absent rather than failing the login.
+fn lenient_seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(match value {
+        Some(serde_json::Value::Number(n)) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)),
+        Some(serde_json::Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -339,6 +352,21 @@ mod tests {
             ),
             "client_secret_post"
         );
+    }
+
+    #[test]
+    fn expires_in_is_read_leniently() {
+        let parse = |raw: &str| {
+            serde_json::from_str::<TokenResponse>(&format!(r#"{{"access_token":"a"{raw}}}"#))
+                .unwrap()
+                .expires_in
+        };
+        assert_eq!(parse(r#","expires_in":3600"#), Some(3600));
+        assert_eq!(parse(r#","expires_in":"3600""#), Some(3600));
+        assert_eq!(parse(r#","expires_in":59.9"#), Some(59));
+        assert_eq!(parse(r#","expires_in":null"#), None);
+        assert_eq!(parse(r#","expires_in":"soon""#), None);
+        assert_eq!(parse(""), None);
     }
 
     #[test]

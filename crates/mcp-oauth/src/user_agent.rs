@@ -402,6 +402,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn configured_callback_port_is_used_or_named_in_the_error() {
+        let listener = CallbackListener::bind("srv", None).await.unwrap();
+        let port = listener.redirect_uri().port().unwrap();
+        assert_eq!(
+            listener.redirect_uri().as_str(),
+            format!("http://127.0.0.1:{port}/callback")
+        );
+        let err = CallbackListener::bind("srv", Some(port))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "oauth settings for srv: oauth.callbackPort: cannot listen on 127.0.0.1:{port}: "
+            )),
+            "{err}"
+        );
+        drop(listener);
+        let again = CallbackListener::bind("srv", Some(port)).await.unwrap();
+        assert_eq!(again.redirect_uri().port(), Some(port));
+    }
+
+    #[tokio::test]
     async fn loopback_listener_returns_the_callback_url() {
         let listener = CallbackListener::bind("srv", None).await.unwrap();
         let redirect = listener.redirect_uri().clone();

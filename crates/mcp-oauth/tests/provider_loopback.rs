@@ -62,6 +62,23 @@ async fn refused_refresh_falls_back_to_a_new_login() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_forgotten_client_registers_again() {
+    let f = fixture(McpOAuthConfig::default()).await;
+    assert_eq!(call(&f).await.unwrap(), 200);
+    {
+        let mut b = lock(&f.server);
+        b.live_access.clear();
+        b.forget_clients = true;
+    }
+    // The refresh gets invalid_client: the registration is dropped and the
+    // login that follows registers anew.
+    assert_eq!(call(&f).await.unwrap(), 200);
+    let b = lock(&f.server);
+    assert_eq!(b.registrations, 2);
+    assert_eq!(b.authorize_requests, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn step_up_stops_after_the_limit() {
     let f = fixture(McpOAuthConfig::default()).await;
     lock(&f.server).always_insufficient_scope = true;

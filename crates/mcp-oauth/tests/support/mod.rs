@@ -26,6 +26,8 @@ pub struct Behaviour {
     pub base: String,
     pub prm_resource: Option<String>,
     pub refuse_refresh: bool,
+    pub forget_clients: bool,
+    pub registrations: usize,
     pub always_insufficient_scope: bool,
     pub wrong_state: bool,
     pub metadata_only_at_custom_path: bool,
@@ -95,7 +97,12 @@ async fn custom_as(State(s): State<Shared>) -> Response {
 }
 
 async fn register(State(s): State<Shared>) -> Response {
-    lock(&s).secrets.push(CLIENT_SECRET.into());
+    {
+        let mut b = lock(&s);
+        b.secrets.push(CLIENT_SECRET.into());
+        b.registrations += 1;
+        b.forget_clients = false;
+    }
     (
         StatusCode::CREATED,
         Json(json!({
@@ -167,7 +174,9 @@ async fn token(
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(format!("client-1:{CLIENT_SECRET}"))
     );
-    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+    if b.forget_clients
+        || headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected.as_str())
+    {
         return refuse(StatusCode::UNAUTHORIZED, "invalid_client");
     }
     if form.get("resource") != Some(&format!("{}/mcp", b.base)) {
