@@ -1,18 +1,22 @@
 //! `tools` and `call`: the materialised catalog and one call through it.
 //!
-//! Both connect every runnable server concurrently, list their tools and
-//! hand them to `mcp_catalog::materialize`, which owns naming, filters,
-//! schema profiles and argument validation; `call` then sends the call to
-//! the server the catalog name leads to and converts the result with
-//! `mcp_catalog::convert_result`.
+//! `tools` asks the catalog crate's session runtime for the catalog (it
+//! connects every runnable server concurrently, lists, names, filters and
+//! normalises). `call` needs the server's raw result and its progress
+//! notifications, which the runtime does not hand out, so it connects the
+//! servers itself, builds the same catalog with `mcp_catalog::materialize`,
+//! validates with the catalog tool, calls over the session and converts
+//! with `mcp_catalog::convert_result`.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
-    Catalog, CatalogTool, MaterializeOptions, ModelBlock, NamingStyle, ProviderProfile,
-    ServerFeatures, ServerTools, ToolTarget, UtilityTool, convert_result, materialize,
+    Catalog, CatalogTool, MaterializeOptions, McpConnector, ModelBlock, NamingStyle,
+    ProviderProfile, RuntimeOptions, ServerFeatures, ServerTools, SessionRuntime, ToolTarget,
+    UtilityTool, convert_result, materialize,
 };
 use mcp_config::{Level, ScopedServer, load};
 use mcp_transport::protocol::CallToolResult;
@@ -142,26 +146,76 @@ fn provider_profile(provider: ProviderArg) -> ProviderProfile {
     }
 }
 
-/// `tools`: the catalog; with `--json` exactly the tool list a host sends.
+/// `tools`: the catalog of the catalog crate's session runtime; with
+/// `--json` exactly the tool list a host sends.
 pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outcome> {
+    let config = load(&context.load_options());
+    let servers: Vec<_> = config
+        .runnable()
+        .map(|server| server.config.clone())
+        .collect();
+    let connector = Arc::new(McpConnector::new(session::connect_options(context)));
+    let options = RuntimeOptions {
+        materialize: MaterializeOptions {
+            style: naming_style(args.naming),
+            profile: provider_profile(args.provider),
+            ..MaterializeOptions::default()
+        },
+        ..RuntimeOptions::default()
+    };
+    let session_runtime = SessionRuntime::new(
+        "mcp-cli",
+        servers,
+        connector,
+        Arc::new(SystemClock),
+        options,
+    );
     let runtime = session::runtime()?;
-    let connected = runtime.block_on(connect_all(context, args.naming, args.provider));
-    connected.report_problems();
+    let catalog = runtime.block_on(session_runtime.catalog());
+    runtime.block_on(session_runtime.shutdown());
+    let catalog = catalog?;
+    report_diagnostics(&catalog);
     if context.json {
-        output::print_json(&connected.catalog.tools())?;
-    } else if connected.catalog.tools().is_empty() {
+        output::print_json(&catalog.tools())?;
+    } else if catalog.tools().is_empty() {
         outln!("no tools");
     } else {
-        for (index, tool) in connected.catalog.tools().iter().enumerate() {
+        for (index, tool) in catalog.tools().iter().enumerate() {
             if index > 0 {
                 outln!("");
             }
             print_tool(tool);
         }
     }
-    let failed = !connected.failures.is_empty() || connected.catalog.has_errors();
-    runtime.block_on(connected.close());
-    Ok(if failed { Outcome::Failed } else { Outcome::Ok })
+    Ok(if catalog.has_errors() {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    })
+}
+
+/// Prints the catalog's errors and warnings on stderr.
+fn report_diagnostics(catalog: &Catalog) {
+    for diagnostic in catalog.diagnostics() {
+        let level = match diagnostic.level {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Info => continue,
+        };
+        // Most messages already name the server; do not name it twice.
+        if diagnostic
+            .message
+            .contains(&format!("\"{}\"", diagnostic.server))
+        {
+            errln!("{level}: {}", diagnostic.message);
+        } else {
+            errln!(
+                "{level}: server `{}`: {}",
+                diagnostic.server,
+                diagnostic.message
+            );
+        }
+    }
 }
 
 fn print_tool(tool: &CatalogTool) {

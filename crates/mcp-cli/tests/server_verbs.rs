@@ -71,27 +71,20 @@ const EXAMPLE: &str = r#"{"command": "SERVER"}"#;
 
 /// Replaces the parts of probe output that vary between runs.
 fn stable(text: &str) -> String {
+    let digits = |word: &str| !word.is_empty() && word.chars().all(|c| c.is_ascii_digit());
     let mut out = String::new();
     for line in text.lines() {
-        let words: Vec<String> = line
-            .split(' ')
-            .map(|word| {
-                if word.chars().all(|c| c.is_ascii_digit())
-                    && !word.is_empty()
-                    && line.contains(&format!("{word} ms"))
-                {
-                    "[MS]".to_owned()
-                } else if word.starts_with('(')
-                    && word[1..].chars().all(|c| c.is_ascii_digit())
-                    && line.contains(&format!("{word} ms)"))
-                {
-                    "([MS]".to_owned()
-                } else {
-                    word.to_owned()
-                }
+        let words: Vec<&str> = line.split(' ').collect();
+        let stable: Vec<String> = words
+            .iter()
+            .enumerate()
+            .map(|(index, word)| match words.get(index + 1) {
+                Some(&"ms") if digits(word) => "[MS]".to_owned(),
+                Some(&"ms)") if word.strip_prefix('(').is_some_and(digits) => "([MS]".to_owned(),
+                _ => (*word).to_owned(),
             })
             .collect();
-        out.push_str(&words.join(" "));
+        out.push_str(&stable.join(" "));
         out.push('\n');
     }
     without_pids(&out.replace(env!("CARGO_PKG_VERSION"), "[VERSION]"))
