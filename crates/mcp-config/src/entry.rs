@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use crate::env_safety::is_dangerous_env_key;
 use crate::expand::{expand_tilde, expand_vars};
 use crate::json::{Document, child_pointer};
+use crate::plugin::RootGuard;
 use crate::types::{
     Diagnostic, Level, McpOAuthConfig, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig,
     Timeouts, ToolFilter, TransportConfig, TransportKind,
@@ -34,8 +35,8 @@ pub enum EntryOutcome {
 /// Paths a plugin entry is resolved against.
 #[derive(Debug, Clone, Copy)]
 pub struct PluginPaths<'a> {
-    /// The plugin root, canonical (every path must stay inside it).
-    pub root: &'a Path,
+    /// The plugin root (every path must stay inside it).
+    pub guard: &'a RootGuard,
     /// The folder relative paths resolve against.
     pub base: &'a Path,
 }
@@ -373,7 +374,11 @@ impl<'a> EntryParser<'a, '_> {
         plugin_vars: bool,
         tilde: bool,
     ) -> String {
-        let root = self.cx.plugin.filter(|_| plugin_vars).map(|p| p.root);
+        let root = self
+            .cx
+            .plugin
+            .filter(|_| plugin_vars)
+            .map(|p| p.guard.root());
         let env = self.cx.env;
         let expanded = expand_vars(text, |name| match (root, name) {
             (Some(root), "CLAUDE_PLUGIN_ROOT" | "PLUGIN_ROOT") => Some(root.display().to_string()),
@@ -424,7 +429,7 @@ impl<'a> EntryParser<'a, '_> {
             return expanded;
         };
         let normal = normalize(&path);
-        if !stays_inside(&normal, plugin.root) {
+        if !plugin.guard.contains(&normal) {
             self.push_at(
                 Level::Error,
                 pointer,
@@ -785,22 +790,4 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// Whether `path` (already normalised) is inside the canonical `root`,
-/// also after following symlinks when the path exists.
-pub(crate) fn stays_inside(path: &Path, root: &Path) -> bool {
-    if !path.starts_with(root) {
-        return false;
-    }
-    // One lstat first: most named paths do not exist yet (data folders,
-    // files a build makes), and the full walk is only needed for those that do.
-    if path.symlink_metadata().is_err() {
-        return true;
-    }
-    match path.canonicalize() {
-        Ok(real) => real.starts_with(root),
-        // A path that does not exist cannot escape through a symlink.
-        Err(_) => true,
-    }
 }

@@ -22,7 +22,10 @@ pub struct Document {
     pub path: PathBuf,
     /// The parsed value; object members keep the file's order.
     pub value: Value,
-    positions: HashMap<String, usize>,
+    /// Offsets keyed by the FNV-1a 64 hash of each member's pointer, built
+    /// incrementally while converting, so no pointer string is allocated
+    /// per node. (A hash collision could only misplace a diagnostic.)
+    positions: Positions,
     line_starts: Vec<usize>,
     /// Kept to count columns in characters, not bytes, as editors do.
     text: std::sync::Arc<str>,
@@ -41,11 +44,11 @@ impl Document {
                 server: None,
                 field: None,
             })?;
-        let mut positions = HashMap::new();
+        let mut positions = Positions::default();
         let value = match parsed.value {
             Some(v) => {
-                positions.insert(String::new(), range_of(&v).start);
-                convert(&v, "", &mut positions)
+                positions.insert(FNV_OFFSET, range_of(&v).start);
+                convert(&v, FNV_OFFSET, &mut positions)
             }
             None => Value::Null,
         };
@@ -70,7 +73,7 @@ impl Document {
     pub fn position(&self, pointer: &str) -> (u32, u32) {
         let mut p = pointer;
         loop {
-            if let Some(&offset) = self.positions.get(p) {
+            if let Some(&offset) = self.positions.get(&fnv_extend(FNV_OFFSET, p.as_bytes())) {
                 return self.line_column(offset);
             }
             match p.rfind('/') {
@@ -154,7 +157,41 @@ fn range_of(v: &ast::Value<'_>) -> jsonc_parser::common::Range {
     }
 }
 
-fn convert(v: &ast::Value<'_>, pointer: &str, positions: &mut HashMap<String, usize>) -> Value {
+type Positions = HashMap<u64, usize, std::hash::BuildHasherDefault<PrehashedKey>>;
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Continues an FNV-1a 64 hash over `bytes`.
+fn fnv_extend(mut hash: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// The hash of `parent` + `/` + the escaped `token`.
+fn child_hash(parent: u64, token: &str) -> u64 {
+    fnv_extend(fnv_extend(parent, b"/"), escape_token(token).as_bytes())
+}
+
+/// Keys are already FNV hashes: pass them through.
+#[derive(Debug, Default)]
+struct PrehashedKey(u64);
+
+impl std::hash::Hasher for PrehashedKey {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = fnv_extend(self.0, bytes);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+fn convert(v: &ast::Value<'_>, pointer: u64, positions: &mut Positions) -> Value {
     match v {
         ast::Value::StringLit(s) => Value::String(s.value.to_string()),
         ast::Value::NumberLit(n) => parse_number(n.value),
@@ -165,10 +202,9 @@ fn convert(v: &ast::Value<'_>, pointer: &str, positions: &mut HashMap<String, us
                 .iter()
                 .enumerate()
                 .map(|(i, e)| {
-                    let p = format!("{pointer}/{i}");
-                    let value = convert(e, &p, positions);
+                    let p = child_hash(pointer, &i.to_string());
                     positions.insert(p, range_of(e).start);
-                    value
+                    convert(e, p, positions)
                 })
                 .collect(),
         ),
@@ -176,9 +212,9 @@ fn convert(v: &ast::Value<'_>, pointer: &str, positions: &mut HashMap<String, us
             let mut map = Map::new();
             for prop in &o.properties {
                 let name = prop.name.as_str();
-                let p = child_pointer(pointer, name);
-                let value = convert(&prop.value, &p, positions);
+                let p = child_hash(pointer, name);
                 positions.insert(p, prop.range.start);
+                let value = convert(&prop.value, p, positions);
                 // A repeated key: the last one wins, as in JSON.parse.
                 map.remove(name);
                 map.insert(name.to_owned(), value);

@@ -32,7 +32,7 @@ use serde_json::Value;
 use crate::json::{Document, child_pointer};
 use crate::merge::{Contribution, deep_merge, merge};
 use crate::parse::{ParseEnv, parse_file, parse_servers, settings_without};
-use crate::plugin::{PluginInfo, load_plugin};
+use crate::plugin::{PluginInfo, load_canonical_plugin, load_plugin};
 use crate::types::{Approval, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope, ScopedServer};
 
 /// The caller's inputs: every directory and every variable the loader may
@@ -258,15 +258,17 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
 
     // Plugins: explicit roots, then those the settings enable.
     // The same folder given twice is one plugin.
-    let mut roots: Vec<PathBuf> = Vec::new();
+    // Each root with its canonical form, when it has one.
+    let mut roots: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     let mut seen_roots = std::collections::BTreeSet::new();
-    for root in &options.plugin_roots {
-        if root
-            .canonicalize()
-            .map_or(true, |real| seen_roots.insert(real))
-        {
-            roots.push(root.clone());
+    let mut add_root = |root: PathBuf| {
+        let real = root.canonicalize().ok();
+        if real.as_ref().is_none_or(|r| seen_roots.insert(r.clone())) {
+            roots.push((root, real));
         }
+    };
+    for root in &options.plugin_roots {
+        add_root(root.clone());
     }
     if let Some(home) = &options.home {
         let mut settings = Value::Object(Default::default());
@@ -299,19 +301,18 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
                     });
                     continue;
                 }
-                if root
-                    .canonicalize()
-                    .map_or(true, |real| seen_roots.insert(real))
-                {
-                    roots.push(root);
-                }
+                add_root(root);
             }
         }
     }
     let mut plugins = Vec::new();
-    for (rank, root) in roots.iter().enumerate() {
+    for (rank, (root, real)) in roots.into_iter().enumerate() {
         let mut diagnostics = Vec::new();
-        if let Some((info, entries)) = load_plugin(root, env, &mut diagnostics) {
+        let loaded = match real.filter(|r| r.is_dir()) {
+            Some(real) => Some(load_canonical_plugin(real, env, &mut diagnostics)),
+            None => load_plugin(&root, env, &mut diagnostics),
+        };
+        if let Some((info, entries)) = loaded {
             loader.files.extend(info.manifest.iter().cloned());
             loader.files.extend(info.mcp_files.iter().cloned());
             loader.contributions.push(Contribution {

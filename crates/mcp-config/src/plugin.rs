@@ -14,11 +14,13 @@
 //! file the entry came from (the plugin root for inline manifest entries);
 //! `cwd` defaults to that folder. Every path must stay inside the root.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::entry::{PluginPaths, normalize, stays_inside};
+use crate::entry::{PluginPaths, normalize};
 use crate::json::{Document, child_pointer};
 use crate::load::read_text;
 use crate::parse::{ParseEnv, ParsedEntry, parse_one};
@@ -65,22 +67,101 @@ struct Source {
     base: PathBuf,
 }
 
+/// Decides whether paths stay inside one canonical plugin root, following
+/// symlinks. It remembers what it learnt about each folder, so checking the
+/// many paths of one plugin costs a few `lstat`s, not a full walk each.
+#[derive(Debug)]
+pub struct RootGuard {
+    root: PathBuf,
+    seen: RefCell<HashMap<PathBuf, PathKind>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathKind {
+    Missing,
+    Plain,
+    Symlink,
+}
+
+impl RootGuard {
+    /// A guard for `root`, which must already be canonical.
+    pub fn new(root: PathBuf) -> RootGuard {
+        RootGuard {
+            root,
+            seen: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the normalised `path` is inside the root, also after
+    /// following every symlink on the way. A path that does not exist (yet)
+    /// cannot escape through a symlink past its last existing folder.
+    pub fn contains(&self, path: &Path) -> bool {
+        let Ok(rest) = path.strip_prefix(&self.root) else {
+            return false;
+        };
+        let mut prefix = self.root.clone();
+        for component in rest.components() {
+            prefix.push(component);
+            match self.kind(&prefix) {
+                PathKind::Plain => {}
+                PathKind::Missing => return true,
+                PathKind::Symlink => return self.resolves_inside(path),
+            }
+        }
+        true
+    }
+
+    fn kind(&self, path: &Path) -> PathKind {
+        if let Some(kind) = self.seen.borrow().get(path) {
+            return *kind;
+        }
+        let kind = match path.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => PathKind::Symlink,
+            Ok(_) => PathKind::Plain,
+            Err(_) => PathKind::Missing,
+        };
+        self.seen.borrow_mut().insert(path.to_path_buf(), kind);
+        kind
+    }
+
+    /// The deepest existing ancestor of `path`, resolved, is inside the root.
+    fn resolves_inside(&self, path: &Path) -> bool {
+        path.ancestors()
+            .find_map(|a| a.canonicalize().ok())
+            .is_some_and(|real| real.starts_with(&self.root))
+    }
+}
+
 /// Loads one plugin bundle rooted at `root`.
 pub fn load_plugin(
     root: &Path,
     env: ParseEnv<'_>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<(PluginInfo, Vec<ParsedEntry>)> {
-    let root = match root.canonicalize() {
-        Ok(r) if r.is_dir() => r,
+    match root.canonicalize() {
+        Ok(real) if real.is_dir() => Some(load_canonical_plugin(real, env, diagnostics)),
         _ => {
             diagnostics.push(plain(
                 root,
                 "plugin root does not exist or is not a folder".into(),
             ));
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// [`load_plugin`] for a root that is already canonical and a folder.
+pub(crate) fn load_canonical_plugin(
+    root: PathBuf,
+    env: ParseEnv<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (PluginInfo, Vec<ParsedEntry>) {
+    let guard = RootGuard::new(root.clone());
     let mut info = PluginInfo {
         name: root
             .file_name()
@@ -96,7 +177,7 @@ pub fn load_plugin(
         if path.symlink_metadata().is_err() {
             continue;
         }
-        if !stays_inside(&path, &root) {
+        if !guard.contains(&path) {
             diagnostics.push(plain(
                 &path,
                 "plugin manifest leaves the plugin root".into(),
@@ -137,7 +218,7 @@ pub fn load_plugin(
     let auto = root.join(".mcp.json");
     let mut listed: Vec<PathBuf> = Vec::new();
     if auto.symlink_metadata().is_ok() {
-        if stays_inside(&auto, &root) {
+        if guard.contains(&auto) {
             listed.push(auto);
         } else {
             diagnostics.push(plain(
@@ -151,14 +232,14 @@ pub fn load_plugin(
         match doc.value.get("mcpServers") {
             None => {}
             Some(Value::String(rel)) => {
-                listed_path(doc, &root, rel, "/mcpServers", &mut listed, diagnostics);
+                listed_path(doc, &guard, rel, "/mcpServers", &mut listed, diagnostics);
             }
             Some(Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     let pointer = format!("/mcpServers/{i}");
                     match item.as_str() {
                         Some(rel) => {
-                            listed_path(doc, &root, rel, &pointer, &mut listed, diagnostics)
+                            listed_path(doc, &guard, rel, &pointer, &mut listed, diagnostics)
                         }
                         None => diagnostics.push(doc.diagnostic(
                             Level::Error,
@@ -263,7 +344,7 @@ pub fn load_plugin(
         };
         let pointer = child_pointer(&source.pointer, name);
         let paths = PluginPaths {
-            root: &root,
+            guard: &guard,
             base: &source.base,
         };
         entries.push(parse_one(
@@ -276,19 +357,19 @@ pub fn load_plugin(
             diagnostics,
         ));
     }
-    Some((info, entries))
+    (info, entries)
 }
 
 fn listed_path(
     doc: &Document,
-    root: &Path,
+    guard: &RootGuard,
     rel: &str,
     pointer: &str,
     listed: &mut Vec<PathBuf>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    let path = normalize(&root.join(rel));
-    if Path::new(rel).is_absolute() || !stays_inside(&path, root) {
+    let path = normalize(&guard.root().join(rel));
+    if Path::new(rel).is_absolute() || !guard.contains(&path) {
         diagnostics.push(doc.diagnostic(
             Level::Error,
             pointer,
@@ -340,6 +421,32 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn root_guard_follows_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("plugin");
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        std::os::unix::fs::symlink(root.join("bin"), root.join("inner-link")).unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), root.join("outer-link")).unwrap();
+        let guard = RootGuard::new(root.clone());
+        let check = |rel: &str, inside: bool| {
+            assert_eq!(guard.contains(&normalize(&root.join(rel))), inside, "{rel}");
+        };
+        check("bin/server", true);
+        check("not/yet/there", true);
+        check("inner-link/server", true);
+        check("outer-link", false);
+        check("outer-link/not-there", false);
+        check("../plugin/bin", true);
+        check("../outside", false);
+        // answers come from the cache the second time too
+        check("outer-link/not-there", false);
+        check("bin/server", true);
+    }
 
     #[test]
     fn merge_patch_follows_rfc_7396_examples() {
