@@ -921,6 +921,9 @@ async fn dispatch(
             };
             let task_shared = Arc::clone(shared);
             let id = request.id.clone();
+            // Held across the spawn so the task cannot remove its entry
+            // before it is inserted.
+            let mut in_flight = lock(&shared.server_requests);
             let abort = handlers.spawn(async move {
                 let outcome = handler
                     .handle_request(&request.method, request.params)
@@ -931,7 +934,7 @@ async fn dispatch(
                     outcome,
                 }));
             });
-            lock(&shared.server_requests).insert(id, abort);
+            in_flight.insert(id, abort);
         }
     }
     Ok(())
