@@ -167,6 +167,8 @@ type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, CatalogError>>
 
 struct Slot {
     config: ServerConfig,
+    /// `config_hash` of the entry: a changed hash reconnects the server.
+    config_hash: String,
     /// Changes whenever the slot gets a new config or connection.
     epoch: u64,
     connection: Option<Arc<dyn Connection>>,
@@ -780,12 +782,11 @@ impl RuntimeShared {
             changed.push(name);
         }
         for (name, config) in wanted {
-            // Every field that changes behaviour is part of the entry, so
-            // entry equality is config-hash equality.
+            let hash = mcp_config::config_hash(&config);
             let same = state
                 .slots
                 .get(&name)
-                .is_some_and(|slot| slot.config == config);
+                .is_some_and(|slot| slot.config_hash == hash);
             if same {
                 continue;
             }
@@ -861,6 +862,7 @@ impl State {
 impl Slot {
     fn new(config: ServerConfig, epoch: u64) -> Self {
         Slot {
+            config_hash: mcp_config::config_hash(&config),
             config,
             epoch,
             connection: None,
