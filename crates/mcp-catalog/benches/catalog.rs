@@ -120,6 +120,7 @@ impl Connection for BenchConnection {
         _: &str,
         _: Value,
         _: Duration,
+        _: Option<mcp_transport::session::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         Ok(CallToolResult::default())
     }

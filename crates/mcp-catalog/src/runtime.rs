@@ -23,6 +23,7 @@ use async_trait::async_trait;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use mcp_config::{DEFAULT_SESSION_IDLE_TTL, Level, ServerConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::session::ProgressCallback;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 
@@ -49,12 +50,15 @@ pub trait Connection: Send + Sync {
     /// Every tool, all pages.
     async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError>;
 
-    /// `tools/call` with the raw tool name.
+    /// `tools/call` with the raw tool name. With `progress`, the server's
+    /// progress notifications are delivered there (and each one restarts
+    /// the timeout).
     async fn call_tool(
         &self,
         name: &str,
         arguments: Value,
         timeout: Duration,
+        progress: Option<ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError>;
 
     /// `resources/list` (one page); the raw result.
@@ -352,11 +356,26 @@ impl SessionRuntime {
         tool: &CatalogTool,
         arguments: Value,
     ) -> Result<ModelResult, CatalogError> {
+        self.call_tool_with_progress(tool, arguments, None).await
+    }
+
+    /// [`SessionRuntime::call_tool`], delivering the server's progress
+    /// notifications to `progress`.
+    pub async fn call_tool_with_progress(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+        progress: Option<ProgressCallback>,
+    ) -> Result<ModelResult, CatalogError> {
         let arguments = tool.prepare_arguments(arguments)?;
         let server = tool.origin().server.as_str();
         let (connection, epoch, timeout) = self.shared.connection_for_call(server).await?;
         let outcome = match &tool.origin().target {
-            ToolTarget::Tool { name } => connection.call_tool(name, arguments, timeout).await,
+            ToolTarget::Tool { name } => {
+                connection
+                    .call_tool(name, arguments, timeout, progress)
+                    .await
+            }
             ToolTarget::Utility { utility } => {
                 call_utility(connection.as_ref(), *utility, arguments).await
             }
