@@ -29,8 +29,8 @@ use tokio::sync::Semaphore;
 
 use crate::backoff::{Backoff, BackoffPolicy, Paused};
 use crate::catalog::{
-    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, ServerFeatures, ServerTools,
-    ToolTarget, UtilityTool, materialize,
+    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, SchemaCache, ServerFeatures,
+    ServerTools, ToolTarget, UtilityTool, materialize_cached,
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::CatalogError;
@@ -209,6 +209,8 @@ struct RuntimeShared {
     options: RuntimeOptions,
     connect_limit: Semaphore,
     state: Mutex<State>,
+    /// Prepared schemas of the last build, reused for unchanged servers.
+    schemas: Mutex<SchemaCache>,
 }
 
 /// The runtime of one host session.
@@ -271,6 +273,7 @@ impl SessionRuntime {
                 options,
                 connect_limit,
                 state: Mutex::new(state),
+                schemas: Mutex::new(SchemaCache::default()),
             }),
         }
     }
@@ -489,7 +492,10 @@ impl RuntimeShared {
         let result = match required_failure {
             Some(error) => Err(error),
             None => {
-                let mut catalog = materialize(&listings, &self.options.materialize);
+                let mut catalog = {
+                    let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
+                    materialize_cached(&listings, &self.options.materialize, &mut cache)
+                };
                 catalog.push_diagnostics(diagnostics);
                 Ok(Arc::new(catalog))
             }
