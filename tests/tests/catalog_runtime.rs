@@ -246,3 +246,23 @@ async fn an_optional_server_that_fails_is_a_diagnostic() {
     );
     runtime.shutdown().await;
 }
+
+#[tokio::test]
+async fn progress_reaches_the_caller() {
+    let runtime = runtime(vec![stdio_entry("alpha", ServerOptions::default())]);
+    let catalog = runtime.catalog().await.unwrap();
+    let tool = catalog.get("alpha__slow").unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let progress: mcp_transport::session::ProgressCallback =
+        Arc::new(move |p: mcp_transport::Progress| sink.lock().unwrap().push(p.progress));
+    let result = runtime
+        .call_tool_with_progress(tool, json!({"steps": 3, "step_ms": 10}), Some(progress))
+        .await
+        .unwrap();
+    assert_eq!(result.status, ResultStatus::Ok);
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    runtime.shutdown().await;
+}

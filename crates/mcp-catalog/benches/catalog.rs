@@ -16,7 +16,8 @@ use mcp_catalog::McpConnector;
 use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
     CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, RuntimeOptions,
-    ServerEvents, ServerFeatures, ServerTools, SessionRuntime, materialize,
+    SchemaCache, ServerEvents, ServerFeatures, ServerTools, SessionRuntime, materialize,
+    materialize_cached,
 };
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::ConnectOptions;
@@ -100,6 +101,18 @@ fn materialise_10k(c: &mut Criterion) {
             b.iter_with_large_drop(|| materialize(&input, &options))
         });
     }
+    // What a runtime rebuild costs after one of 100 servers changed its
+    // tools: the other 99 servers' schemas come from the cache.
+    let options = MaterializeOptions::default();
+    let mut cache = SchemaCache::default();
+    materialize_cached(&input, &options, &mut cache);
+    group.bench_function("rebuild_one_server_changed", |b| {
+        b.iter_with_large_drop(|| {
+            let mut changed = input.clone();
+            changed[0].tools = changed[0].tools.to_vec().into();
+            materialize_cached(&changed, &options, &mut cache)
+        })
+    });
     group.finish();
 }
 
@@ -120,6 +133,7 @@ impl Connection for BenchConnection {
         _: &str,
         _: Value,
         _: Duration,
+        _: Option<mcp_transport::session::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         Ok(CallToolResult::default())
     }

@@ -195,7 +195,9 @@ pub struct ToolOrigin {
 pub struct CatalogTool {
     name: String,
     description: String,
-    input_schema: Value,
+    /// Shared with the runtime's schema cache, so a rebuild that reuses it
+    /// copies nothing.
+    input_schema: Arc<Value>,
     profile: ProviderProfile,
     origin: ToolOrigin,
     /// The schema the server sent; arguments are validated against it.
@@ -218,7 +220,7 @@ impl CatalogTool {
 
     /// The input schema for this catalog's provider profile.
     pub fn input_schema(&self) -> &Value {
-        &self.input_schema
+        self.input_schema.as_ref()
     }
 
     /// The server and the raw tool this name maps back to.
@@ -284,7 +286,7 @@ impl Clone for CatalogTool {
         CatalogTool {
             name: self.name.clone(),
             description: self.description.clone(),
-            input_schema: self.input_schema.clone(),
+            input_schema: Arc::clone(&self.input_schema),
             profile: self.profile,
             origin: self.origin.clone(),
             original_schema: self.original_schema.clone(),
@@ -297,7 +299,7 @@ impl PartialEq for CatalogTool {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
             && self.description == other.description
-            && self.input_schema == other.input_schema
+            && *self.input_schema == *other.input_schema
             && self.profile == other.profile
             && self.origin == other.origin
     }
@@ -310,7 +312,7 @@ impl Serialize for CatalogTool {
                 let mut map = serializer.serialize_map(Some(3))?;
                 map.serialize_entry("name", &self.name)?;
                 map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("input_schema", &self.input_schema)?;
+                map.serialize_entry("input_schema", self.input_schema.as_ref())?;
                 map.end()
             }
             ProviderProfile::OpenAiStrict => {
@@ -318,7 +320,7 @@ impl Serialize for CatalogTool {
                 map.serialize_entry("type", "function")?;
                 map.serialize_entry("name", &self.name)?;
                 map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("parameters", &self.input_schema)?;
+                map.serialize_entry("parameters", self.input_schema.as_ref())?;
                 map.serialize_entry("strict", &true)?;
                 map.end()
             }
@@ -326,7 +328,7 @@ impl Serialize for CatalogTool {
                 let mut map = serializer.serialize_map(Some(3))?;
                 map.serialize_entry("name", &self.name)?;
                 map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("parameters", &self.input_schema)?;
+                map.serialize_entry("parameters", self.input_schema.as_ref())?;
                 map.end()
             }
         }
@@ -509,6 +511,56 @@ struct Pending<'a> {
 /// Builds the catalog from every server's listing. The output depends only
 /// on the set of listings, never on their order.
 pub fn materialize(servers: &[ServerTools], options: &MaterializeOptions) -> Catalog {
+    materialize_cached(servers, options, &mut SchemaCache::default())
+}
+
+/// Prepared schemas of earlier builds, by server listing. A listing is the
+/// same when it is the same shared allocation (the runtime keeps a
+/// server's listing until `list_changed`), so a rebuild prepares only the
+/// schemas of servers whose tools changed.
+#[derive(Debug, Default)]
+pub struct SchemaCache {
+    profile: Option<ProviderProfile>,
+    listings: HashMap<usize, CachedListing>,
+}
+
+#[derive(Debug)]
+struct CachedListing {
+    /// Keeps the allocation (and so its address) alive.
+    tools: Arc<[Tool]>,
+    prepared: Vec<Option<Result<Arc<Value>, schema::SchemaError>>>,
+}
+
+impl SchemaCache {
+    fn listing(&mut self, tools: &Arc<[Tool]>) -> &mut CachedListing {
+        // The address identifies the allocation; the stored `Arc` keeps it
+        // from being freed and reused while the entry exists.
+        let key = Arc::as_ptr(tools) as *const Tool as usize;
+        let fresh = || CachedListing {
+            tools: Arc::clone(tools),
+            prepared: vec![None; tools.len()],
+        };
+        let entry = self.listings.entry(key).or_insert_with(fresh);
+        if !Arc::ptr_eq(&entry.tools, tools) {
+            *entry = fresh();
+        }
+        entry
+    }
+}
+
+/// [`materialize`] reusing (and refreshing) `cache`.
+pub fn materialize_cached(
+    servers: &[ServerTools],
+    options: &MaterializeOptions,
+    cache: &mut SchemaCache,
+) -> Catalog {
+    if cache.profile != Some(options.profile) {
+        *cache = SchemaCache {
+            profile: Some(options.profile),
+            listings: HashMap::new(),
+        };
+    }
+    let mut used = BTreeSet::new();
     let mut order: Vec<&ServerTools> = servers.iter().collect();
     order.sort_by(|a, b| {
         a.server.cmp(&b.server).then_with(|| {
@@ -556,8 +608,21 @@ pub fn materialize(servers: &[ServerTools], options: &MaterializeOptions) -> Cat
         let mut pending = pending_tools(listing, options, &mut diagnostics, &mut filtered);
         pending.sort_by(|a, b| a.raw_name.cmp(b.raw_name));
 
+        used.insert(Arc::as_ptr(&listing.tools) as *const Tool as usize);
         for item in pending {
-            let input_schema = match schema::prepare(item.original.get(), options.profile) {
+            let prepared = match &item.original {
+                OriginalSchema::Listed { tools, index } => {
+                    let slot = &mut cache.listing(tools).prepared[*index];
+                    slot.get_or_insert_with(|| {
+                        schema::prepare(item.original.get(), options.profile).map(Arc::new)
+                    })
+                    .clone()
+                }
+                OriginalSchema::Own(original) => {
+                    schema::prepare(original, options.profile).map(Arc::new)
+                }
+            };
+            let input_schema = match prepared {
                 Ok(schema) => schema,
                 Err(error) => {
                     diagnostics.push(CatalogDiagnostic::tool(
@@ -596,6 +661,7 @@ pub fn materialize(servers: &[ServerTools], options: &MaterializeOptions) -> Cat
         }
     }
 
+    cache.listings.retain(|key, _| used.contains(key));
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     let by_name = tools
         .iter()

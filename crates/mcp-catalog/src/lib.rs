@@ -19,8 +19,9 @@ pub mod runtime;
 pub mod schema;
 
 pub use catalog::{
-    Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, ServerFeatures,
-    ServerTools, ToolOrigin, ToolTarget, UtilityTool, materialize,
+    Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, SchemaCache,
+    ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, materialize,
+    materialize_cached,
 };
 pub use error::CatalogError;
 pub use mcp_connector::{McpConnector, SessionConnection};

@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
 use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::session::ProgressCallback;
 use mcp_transport::{
     CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
 };
@@ -159,8 +160,13 @@ impl Connection for SessionConnection {
         name: &str,
         arguments: Value,
         timeout: Duration,
+        progress: Option<ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
-        let options = CallOptions::default().timeout(timeout);
+        let options = CallOptions {
+            progress,
+            ..CallOptions::default()
+        }
+        .timeout(timeout);
         self.session
             .call_tool_with(name, Some(arguments), &options)
             .await

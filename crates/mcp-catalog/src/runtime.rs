@@ -23,13 +23,14 @@ use async_trait::async_trait;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use mcp_config::{DEFAULT_SESSION_IDLE_TTL, Level, ServerConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::session::ProgressCallback;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 
 use crate::backoff::{Backoff, BackoffPolicy, Paused};
 use crate::catalog::{
-    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, ServerFeatures, ServerTools,
-    ToolTarget, UtilityTool, materialize,
+    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, SchemaCache, ServerFeatures,
+    ServerTools, ToolTarget, UtilityTool, materialize_cached,
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::CatalogError;
@@ -49,12 +50,15 @@ pub trait Connection: Send + Sync {
     /// Every tool, all pages.
     async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError>;
 
-    /// `tools/call` with the raw tool name.
+    /// `tools/call` with the raw tool name. With `progress`, the server's
+    /// progress notifications are delivered there (and each one restarts
+    /// the timeout).
     async fn call_tool(
         &self,
         name: &str,
         arguments: Value,
         timeout: Duration,
+        progress: Option<ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError>;
 
     /// `resources/list` (one page); the raw result.
@@ -167,6 +171,8 @@ type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, CatalogError>>
 
 struct Slot {
     config: ServerConfig,
+    /// `config_hash` of the entry: a changed hash reconnects the server.
+    config_hash: String,
     /// Changes whenever the slot gets a new config or connection.
     epoch: u64,
     connection: Option<Arc<dyn Connection>>,
@@ -203,6 +209,8 @@ struct RuntimeShared {
     options: RuntimeOptions,
     connect_limit: Semaphore,
     state: Mutex<State>,
+    /// Prepared schemas of the last build, reused for unchanged servers.
+    schemas: Mutex<SchemaCache>,
 }
 
 /// The runtime of one host session.
@@ -265,6 +273,7 @@ impl SessionRuntime {
                 options,
                 connect_limit,
                 state: Mutex::new(state),
+                schemas: Mutex::new(SchemaCache::default()),
             }),
         }
     }
@@ -350,11 +359,26 @@ impl SessionRuntime {
         tool: &CatalogTool,
         arguments: Value,
     ) -> Result<ModelResult, CatalogError> {
+        self.call_tool_with_progress(tool, arguments, None).await
+    }
+
+    /// [`SessionRuntime::call_tool`], delivering the server's progress
+    /// notifications to `progress`.
+    pub async fn call_tool_with_progress(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+        progress: Option<ProgressCallback>,
+    ) -> Result<ModelResult, CatalogError> {
         let arguments = tool.prepare_arguments(arguments)?;
         let server = tool.origin().server.as_str();
         let (connection, epoch, timeout) = self.shared.connection_for_call(server).await?;
         let outcome = match &tool.origin().target {
-            ToolTarget::Tool { name } => connection.call_tool(name, arguments, timeout).await,
+            ToolTarget::Tool { name } => {
+                connection
+                    .call_tool(name, arguments, timeout, progress)
+                    .await
+            }
             ToolTarget::Utility { utility } => {
                 call_utility(connection.as_ref(), *utility, arguments).await
             }
@@ -468,7 +492,10 @@ impl RuntimeShared {
         let result = match required_failure {
             Some(error) => Err(error),
             None => {
-                let mut catalog = materialize(&listings, &self.options.materialize);
+                let mut catalog = {
+                    let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
+                    materialize_cached(&listings, &self.options.materialize, &mut cache)
+                };
                 catalog.push_diagnostics(diagnostics);
                 Ok(Arc::new(catalog))
             }
@@ -780,12 +807,11 @@ impl RuntimeShared {
             changed.push(name);
         }
         for (name, config) in wanted {
-            // Every field that changes behaviour is part of the entry, so
-            // entry equality is config-hash equality.
+            let hash = mcp_config::config_hash(&config);
             let same = state
                 .slots
                 .get(&name)
-                .is_some_and(|slot| slot.config == config);
+                .is_some_and(|slot| slot.config_hash == hash);
             if same {
                 continue;
             }
@@ -861,6 +887,7 @@ impl State {
 impl Slot {
     fn new(config: ServerConfig, epoch: u64) -> Self {
         Slot {
+            config_hash: mcp_config::config_hash(&config),
             config,
             epoch,
             connection: None,

@@ -86,3 +86,49 @@ fn filtered_count_is_reported() {
             .any(|d| d.message == "toolFilter hid 2 tool(s)")
     );
 }
+
+#[test]
+fn a_rebuild_reuses_the_schemas_of_unchanged_servers() {
+    use mcp_catalog::{SchemaCache, materialize_cached};
+    let listing = |server: &str, tool: &str| {
+        ServerTools {
+        server: server.into(),
+        tools: vec![Tool {
+            name: tool.into(),
+            title: None,
+            description: None,
+            input_schema: json!({"type": "object", "properties": {"a": {"type": "string", "format": "uri"}}}),
+            output_schema: None,
+            annotations: None,
+        }]
+        .into(),
+        filter: ToolFilter::default(),
+        features: Default::default(),
+    }
+    };
+    let a = listing("a", "t");
+    let b = listing("b", "t");
+    let mut cache = SchemaCache::default();
+    let options = MaterializeOptions::default();
+    let first = materialize_cached(&[a.clone(), b.clone()], &options, &mut cache);
+    let changed_b = listing("b", "t");
+    let second = materialize_cached(&[a.clone(), changed_b], &options, &mut cache);
+    let schema_ptr = |catalog: &mcp_catalog::Catalog, name: &str| {
+        catalog.get(name).unwrap().input_schema() as *const serde_json::Value
+    };
+    assert_eq!(
+        schema_ptr(&first, "a__t"),
+        schema_ptr(&second, "a__t"),
+        "a is reused"
+    );
+    assert_ne!(
+        schema_ptr(&first, "b__t"),
+        schema_ptr(&second, "b__t"),
+        "b is prepared again"
+    );
+    // the same bytes as without a cache
+    assert_eq!(
+        serde_json::to_string(&second).unwrap(),
+        serde_json::to_string(&materialize(&[a, b], &options)).unwrap()
+    );
+}

@@ -181,6 +181,7 @@ impl Connection for FakeConnection {
         name: &str,
         arguments: Value,
         timeout: Duration,
+        _progress: Option<mcp_transport::session::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         self.counters.calls.fetch_add(1, Ordering::SeqCst);
         *self.connector.last_timeout.lock().unwrap() = Some(timeout);
