@@ -122,6 +122,14 @@ impl SessionConnection {
     }
 }
 
+impl Drop for SessionConnection {
+    fn drop(&mut self) {
+        // The forwarder holds the session; without this a dropped runtime
+        // would keep its servers running.
+        self.forwarder.abort();
+    }
+}
+
 /// A transport error without the server name it starts with (the catalog
 /// error names the server itself).
 fn reason(server: &str, error: &TransportError) -> String {
