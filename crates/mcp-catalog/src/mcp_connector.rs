@@ -1,5 +1,5 @@
 //! The production [`Connector`]: real transports through
-//! [`mcp_transport::connect`], one [`ClientSession`] per server.
+//! [`mcp_transport::connect()`], one [`ClientSession`] per server.
 
 use std::sync::Arc;
 use std::time::Duration;
