@@ -266,3 +266,18 @@ async fn progress_reaches_the_caller() {
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
     runtime.shutdown().await;
 }
+
+#[tokio::test]
+async fn dropping_a_runtime_without_shutdown_ends_its_children() {
+    let runtime = runtime(vec![stdio_entry("alpha", ServerOptions::default())]);
+    runtime.catalog().await.unwrap();
+    let pid = text_of(&runtime, "alpha__pid").await;
+    drop(runtime);
+    for _ in 0..250 {
+        if !alive(&pid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(&pid), "the child outlived its runtime");
+}

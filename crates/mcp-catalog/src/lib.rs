@@ -6,6 +6,24 @@
 //!
 //! It sits on `mcp-config` and `mcp-transport` and must not depend on
 //! `mcp-cli`. It never prints.
+//!
+//! Two layers, kept apart on purpose:
+//!
+//! - **Materialisation is pure.** [`materialize`] takes every server's
+//!   listing and returns a [`Catalog`]; the same set of listings gives the
+//!   same bytes whatever order they arrive in. Names ([`naming`]), filters
+//!   ([`filter`]), schemas per provider ([`schema`]) and result conversion
+//!   ([`result`]) are plain functions with no I/O.
+//! - **The runtime does the I/O.** A [`SessionRuntime`] connects through a
+//!   [`Connector`] ([`McpConnector`] in production, a scripted fake in
+//!   tests) and keeps time through a [`clock::Clock`], so eviction and
+//!   backoff are tested without waiting. A warm fetch is one lock and an
+//!   `Arc` clone.
+//!
+//! A materialised tool maps back to its server and raw tool name
+//! ([`CatalogTool::origin`]); [`SessionRuntime::call`] validates the
+//! arguments against the server's own schema and sends the call over the
+//! already-open session.
 
 pub mod backoff;
 pub mod catalog;

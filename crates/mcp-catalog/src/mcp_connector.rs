@@ -1,5 +1,5 @@
 //! The production [`Connector`]: real transports through
-//! [`mcp_transport::connect`], one [`ClientSession`] per server.
+//! [`mcp_transport::connect()`], one [`ClientSession`] per server.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,6 +119,14 @@ impl SessionConnection {
             .request(method, Some(params))
             .await
             .map_err(|error| self.error(method, error))
+    }
+}
+
+impl Drop for SessionConnection {
+    fn drop(&mut self) {
+        // The forwarder holds the session; without this a dropped runtime
+        // would keep its servers running.
+        self.forwarder.abort();
     }
 }
 
