@@ -16,8 +16,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use std::process::ExitCode;
+
 use anyhow::{Context, Result, bail};
-use clap::Parser;
 
 use crate::peers::{install, workspace_root};
 
@@ -29,12 +30,8 @@ pub(crate) const CORE_SCENARIOS: &[&str] = &[
     "sse-retry",
 ];
 
-#[derive(Debug, Parser)]
-#[command(
-    name = "cargo xtask conformance",
-    about = "Run the official MCP conformance suite against our client"
-)]
-struct Args {
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
     /// Suite: `core` (the non-auth scenarios, default) or a suite name the
     /// conformance tool knows (`all`, `auth`, ...).
     #[arg(long, conflicts_with = "scenario")]
@@ -53,9 +50,7 @@ struct Tally {
 }
 
 #[allow(clippy::print_stdout)]
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    let args =
-        Args::parse_from(std::iter::once("conformance".to_owned()).chain(args.iter().cloned()));
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let root = workspace_root();
     let peers = install(false)?;
     let client = build_client(&root)?;
@@ -145,10 +140,11 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     println!("results: {}", out.display());
     println!("warnings: {warnings} (counted as failed below)");
     println!("conformance: {passed} passed, {} failed", failed + warnings);
-    if failed + warnings > 0 {
-        std::process::exit(1);
-    }
-    Ok(())
+    Ok(if failed + warnings > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Builds the conformance client and returns its path.

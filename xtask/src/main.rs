@@ -10,10 +10,17 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod check_config;
+mod conformance;
 mod demo;
+mod peers;
 
 #[derive(Debug, Parser)]
-#[command(name = "cargo xtask", about = "Workspace tasks", version)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "Workspace tasks",
+    version
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,23 +34,22 @@ enum Command {
     /// Build mcp-cli and the example server, then probe, list the tools of
     /// and call the bundled example project (no network needed).
     Demo(demo::Args),
+    /// Install the real MCP peers (Node 22, the official conformance suite,
+    /// server-everything, supergateway, Python `mcp` venvs) into `.peers/`
+    /// from the files under `peers/`.
+    Peers,
+    /// Run the official MCP conformance suite against our client; the last
+    /// line is `conformance: N passed, M failed` (checks).
+    Conformance(conformance::Args),
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(result) = run_network_task(&args) {
-        return match result {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => {
-                report_error(&err);
-                ExitCode::from(1)
-            }
-        };
-    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::CheckConfig(args) => check_config::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Peers => peers::run(),
+        Command::Conformance(args) => conformance::run(args),
     };
     match result {
         Ok(code) => code,
@@ -59,17 +65,3 @@ fn report_error(err: &anyhow::Error) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "error: {err:#}");
 }
-
-// --- network peers and the conformance suite (peers.rs, conformance.rs) ---
-mod conformance;
-mod peers;
-
-/// Runs `peers` or `conformance` if `args` names one; `None` otherwise.
-fn run_network_task(args: &[String]) -> Option<anyhow::Result<()>> {
-    match args.first().map(String::as_str) {
-        Some("peers") => Some(peers::run(&args[1..])),
-        Some("conformance") => Some(conformance::run(&args[1..])),
-        _ => None,
-    }
-}
-// --- end of network tasks ---

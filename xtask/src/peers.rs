@@ -14,7 +14,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
@@ -38,10 +38,7 @@ pub(crate) fn workspace_root() -> PathBuf {
 }
 
 /// `cargo xtask peers`.
-pub(crate) fn run(args: &[String]) -> Result<()> {
-    if let Some(extra) = args.first() {
-        bail!("peers takes no arguments (got `{extra}`)");
-    }
+pub(crate) fn run() -> Result<ExitCode> {
     let peers = install(true)?;
     #[allow(clippy::print_stdout)]
     {
@@ -53,7 +50,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         println!("  python (mcp 2.x):  {}", peers.python.display());
         println!("  python (mcp 1.x):  {}", peers.python_ws.display());
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Installs whatever is missing or out of date; `verbose` reports each step.
