@@ -37,7 +37,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::http::{
@@ -419,12 +419,21 @@ impl Shared {
 
     /// Runs the optional server-to-client GET stream, reopening it (with
     /// `Last-Event-ID`) when the server ends it.
-    async fn run_get_stream(self: Arc<Self>) {
+    ///
+    /// `opened` is told once the first GET has an answer (a stream, a
+    /// refusal or an error). Servers drop messages that are not tied to a
+    /// request while no GET stream is open, so the handshake waits for it
+    /// before the first request goes out.
+    async fn run_get_stream(self: Arc<Self>, mut opened: Option<oneshot::Sender<()>>) {
         let mut last_event_id: Option<String> = None;
         let mut retry = DEFAULT_RETRY;
         let mut failures = 0;
         loop {
-            let response = match self.get(last_event_id.as_deref()).await {
+            let answer = self.get(last_event_id.as_deref()).await;
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
+            let response = match answer {
                 Ok(response) => response,
                 Err(e) => {
                     tracing::debug!(server = %self.server, error = %e, "GET stream failed");
@@ -539,13 +548,23 @@ impl Shared {
                 .await);
             }
             let this = Arc::clone(self);
-            self.spawn(this.run_get_stream());
+            let (opened, wait) = oneshot::channel();
+            self.spawn(this.run_get_stream(Some(opened)));
+            wait_for_get_stream(wait).await;
         }
         Ok(())
     }
 }
 
 /// Every message of a JSON or SSE body, read to its end.
+/// How long the handshake waits for the server to answer the GET that opens
+/// its stream; a server that does not answer by then gets requests anyway.
+const GET_STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
+
+async fn wait_for_get_stream(opened: oneshot::Receiver<()>) {
+    let _ = tokio::time::timeout(GET_STREAM_OPEN_WAIT, opened).await;
+}
+
 async fn read_all(
     shared: &Arc<Shared>,
     response: reqwest::Response,
@@ -632,7 +651,9 @@ impl Transport for StreamableHttpTransport {
                 self.finish_one_way(response, "notification").await?;
                 if initialized {
                     let task = Arc::clone(&shared);
-                    shared.spawn(task.run_get_stream());
+                    let (opened, wait) = oneshot::channel();
+                    shared.spawn(task.run_get_stream(Some(opened)));
+                    wait_for_get_stream(wait).await;
                 }
                 Ok(())
             }
