@@ -338,11 +338,11 @@ pub(crate) fn load_canonical_plugin(
         }
     }
     let mut entries = Vec::with_capacity(merged.len());
-    for (name, value) in &merged {
-        let Some(source) = origin.get(name).and_then(|&i| sources.get(i)) else {
+    for (name, value) in merged {
+        let Some(source) = origin.get(&name).and_then(|&i| sources.get(i)) else {
             continue;
         };
-        let pointer = child_pointer(&source.pointer, name);
+        let pointer = child_pointer(&source.pointer, &name);
         let paths = PluginPaths {
             guard: &guard,
             base: &source.base,
@@ -350,7 +350,7 @@ pub(crate) fn load_canonical_plugin(
         entries.push(parse_one(
             &source.doc,
             &pointer,
-            name,
+            &name,
             value,
             env,
             Some((&info.name, paths)),
@@ -391,6 +391,9 @@ pub fn merge_patch(target: Value, patch: &Value) -> Value {
     };
     let mut target = match target {
         Value::Object(map) => map,
+        // Onto nothing, a patch without `null` members is itself: clone it
+        // whole instead of rebuilding it member by member.
+        _ if !has_null_member(patch) => return Value::Object(patch.clone()),
         _ => Map::new(),
     };
     for (key, value) in patch {
@@ -402,6 +405,14 @@ pub fn merge_patch(target: Value, patch: &Value) -> Value {
         }
     }
     Value::Object(target)
+}
+
+/// Whether a merge patch deletes anything: a `null` member at any depth
+/// of nested objects (arrays are replaced whole, so their nulls stay).
+fn has_null_member(patch: &Map<String, Value>) -> bool {
+    patch
+        .values()
+        .any(|v| v.is_null() || v.as_object().is_some_and(has_null_member))
 }
 
 fn plain(path: &Path, message: String) -> Diagnostic {
@@ -494,6 +505,17 @@ mod tests {
             json!({}),
             json!({"a": {"bb": {"ccc": null}}}),
             json!({"a": {"bb": {}}}),
+        );
+        // onto a non-object: nested nulls delete, nulls inside arrays stay
+        check(
+            json!(null),
+            json!({"a": {"b": null, "c": 1}, "d": [null]}),
+            json!({"a": {"c": 1}, "d": [null]}),
+        );
+        check(
+            json!("x"),
+            json!({"d": [null], "e": {"f": 2}}),
+            json!({"d": [null], "e": {"f": 2}}),
         );
     }
 }
