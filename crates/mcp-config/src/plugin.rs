@@ -74,6 +74,8 @@ struct Source {
 pub struct RootGuard {
     root: PathBuf,
     seen: RefCell<HashMap<PathBuf, PathKind>>,
+    /// Answers already given: a plugin's entries repeat the same few paths.
+    verdicts: RefCell<HashMap<PathBuf, bool>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +91,7 @@ impl RootGuard {
         RootGuard {
             root,
             seen: RefCell::new(HashMap::new()),
+            verdicts: RefCell::new(HashMap::new()),
         }
     }
 
@@ -101,6 +104,17 @@ impl RootGuard {
     /// following every symlink on the way. A path that does not exist (yet)
     /// cannot escape through a symlink past its last existing folder.
     pub fn contains(&self, path: &Path) -> bool {
+        if let Some(inside) = self.verdicts.borrow().get(path) {
+            return *inside;
+        }
+        let inside = self.walk(path);
+        self.verdicts
+            .borrow_mut()
+            .insert(path.to_path_buf(), inside);
+        inside
+    }
+
+    fn walk(&self, path: &Path) -> bool {
         let Ok(rest) = path.strip_prefix(&self.root) else {
             return false;
         };
