@@ -9,6 +9,11 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "../../crates/mcp-config/tests/common/fixture_tree.rs"]
+mod fixture_tree;
+
+use fixture_tree::copy_tree;
+
 fn fixture() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -16,24 +21,6 @@ fn fixture() -> (tempfile::TempDir, PathBuf) {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/mcp-config/tests/fixtures/tree");
     copy_tree(&source, &root, &root.join("project"));
     (dir, root)
-}
-
-fn copy_tree(from: &Path, to: &Path, project: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target, project);
-        } else {
-            let text = std::fs::read_to_string(entry.path()).unwrap();
-            std::fs::write(
-                &target,
-                text.replace("@PROJECT@", &project.display().to_string()),
-            )
-            .unwrap();
-        }
-    }
 }
 
 /// Runs `xtask check-config` with `args` in `cwd`, with a scrubbed

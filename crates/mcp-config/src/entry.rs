@@ -381,7 +381,7 @@ impl<'a> EntryParser<'a, '_> {
             .map(|p| p.guard.root());
         let env = self.cx.env;
         let expanded = expand_vars(text, |name| match (root, name) {
-            (Some(root), "CLAUDE_PLUGIN_ROOT" | "PLUGIN_ROOT") => Some(root.display().to_string()),
+            (Some(root), "CLAUDE_PLUGIN_ROOT" | "PLUGIN_ROOT") => Some(path_text(root)),
             _ => env.get(name).cloned(),
         });
         for var in &expanded.unset {
@@ -438,7 +438,7 @@ impl<'a> EntryParser<'a, '_> {
             );
             return expanded;
         }
-        normal.display().to_string()
+        path_text(&normal)
     }
 
     fn stdio(&mut self) -> Option<StdioConfig> {
@@ -769,6 +769,13 @@ impl<'a> EntryParser<'a, '_> {
             tool_call: tool_call.unwrap_or(defaults.tool_call),
         }
     }
+}
+
+/// `path` as text, as `Display` writes it (lossily only when it is not
+/// UTF-8), without going through the formatter in the common case.
+fn path_text(path: &Path) -> String {
+    path.to_str()
+        .map_or_else(|| path.display().to_string(), str::to_owned)
 }
 
 fn is_explicitly_relative(path: &str) -> bool {

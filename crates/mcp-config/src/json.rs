@@ -44,7 +44,9 @@ impl Document {
                 server: None,
                 field: None,
             })?;
-        let mut positions = Positions::default();
+        // About one member or element per 16 bytes of typical config text.
+        let mut positions =
+            Positions::with_capacity_and_hasher(text.len() / 16, Default::default());
         let value = match parsed.value {
             Some(v) => {
                 positions.insert(FNV_OFFSET, range_of(&v).start);
@@ -175,6 +177,23 @@ fn child_hash(parent: u64, token: &str) -> u64 {
     fnv_extend(fnv_extend(parent, b"/"), escape_token(token).as_bytes())
 }
 
+/// The hash of `parent` + `/` + the decimal `index`, without allocating.
+fn index_hash(parent: u64, index: usize) -> u64 {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut n = index;
+    loop {
+        start -= 1;
+        // `n % 10` is below 10, so the cast cannot truncate.
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    fnv_extend(fnv_extend(parent, b"/"), &digits[start..])
+}
+
 /// Keys are already FNV hashes: pass them through.
 #[derive(Debug, Default)]
 struct PrehashedKey(u64);
@@ -202,7 +221,7 @@ fn convert(v: &ast::Value<'_>, pointer: u64, positions: &mut Positions) -> Value
                 .iter()
                 .enumerate()
                 .map(|(i, e)| {
-                    let p = child_hash(pointer, &i.to_string());
+                    let p = index_hash(pointer, i);
                     positions.insert(p, range_of(e).start);
                     convert(e, p, positions)
                 })

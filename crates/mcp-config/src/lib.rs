@@ -15,7 +15,9 @@
 //! diagnostics: a bad entry never stops the others, a bad file never stops
 //! the other files. [`load`] is the thin layer that reads the files a
 //! [`LoadOptions`] names and hands them to [`merge()`]; [`check`] renders the
-//! result for `check-config` front ends.
+//! result for `check-config` front ends. [`edit`] is the one module that
+//! writes: it changes one entry of one file, under a lock and atomically,
+//! and only when the caller asks (the CLI's write verbs).
 
 pub mod check;
 pub mod edit;

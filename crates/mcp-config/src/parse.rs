@@ -187,7 +187,7 @@ pub fn parse_servers(
             doc,
             &entry_pointer,
             name,
-            raw,
+            raw.clone(),
             env,
             plugin,
             &mut diagnostics,
@@ -203,7 +203,7 @@ pub(crate) fn parse_one(
     doc: &Document,
     pointer: &str,
     name: &str,
-    raw: &Value,
+    raw: Value,
     env: ParseEnv<'_>,
     plugin: Option<(&str, PluginPaths<'_>)>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -227,12 +227,12 @@ pub(crate) fn parse_one(
             home: env.home,
             plugin: plugin.map(|(_, p)| p),
         };
-        parse_entry(raw, &cx, diagnostics)
+        parse_entry(&raw, &cx, diagnostics)
     };
     ParsedEntry {
         name: name.to_owned(),
         outcome,
-        raw: raw.clone(),
+        raw,
         source: doc.path.clone(),
         line,
         column,

@@ -74,6 +74,8 @@ struct Source {
 pub struct RootGuard {
     root: PathBuf,
     seen: RefCell<HashMap<PathBuf, PathKind>>,
+    /// Answers already given: a plugin's entries repeat the same few paths.
+    verdicts: RefCell<HashMap<PathBuf, bool>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +91,7 @@ impl RootGuard {
         RootGuard {
             root,
             seen: RefCell::new(HashMap::new()),
+            verdicts: RefCell::new(HashMap::new()),
         }
     }
 
@@ -101,6 +104,17 @@ impl RootGuard {
     /// following every symlink on the way. A path that does not exist (yet)
     /// cannot escape through a symlink past its last existing folder.
     pub fn contains(&self, path: &Path) -> bool {
+        if let Some(inside) = self.verdicts.borrow().get(path) {
+            return *inside;
+        }
+        let inside = self.walk(path);
+        self.verdicts
+            .borrow_mut()
+            .insert(path.to_path_buf(), inside);
+        inside
+    }
+
+    fn walk(&self, path: &Path) -> bool {
         let Ok(rest) = path.strip_prefix(&self.root) else {
             return false;
         };
@@ -338,11 +352,11 @@ pub(crate) fn load_canonical_plugin(
         }
     }
     let mut entries = Vec::with_capacity(merged.len());
-    for (name, value) in &merged {
-        let Some(source) = origin.get(name).and_then(|&i| sources.get(i)) else {
+    for (name, value) in merged {
+        let Some(source) = origin.get(&name).and_then(|&i| sources.get(i)) else {
             continue;
         };
-        let pointer = child_pointer(&source.pointer, name);
+        let pointer = child_pointer(&source.pointer, &name);
         let paths = PluginPaths {
             guard: &guard,
             base: &source.base,
@@ -350,7 +364,7 @@ pub(crate) fn load_canonical_plugin(
         entries.push(parse_one(
             &source.doc,
             &pointer,
-            name,
+            &name,
             value,
             env,
             Some((&info.name, paths)),
@@ -391,6 +405,9 @@ pub fn merge_patch(target: Value, patch: &Value) -> Value {
     };
     let mut target = match target {
         Value::Object(map) => map,
+        // Onto nothing, a patch without `null` members is itself: clone it
+        // whole instead of rebuilding it member by member.
+        _ if !has_null_member(patch) => return Value::Object(patch.clone()),
         _ => Map::new(),
     };
     for (key, value) in patch {
@@ -402,6 +419,14 @@ pub fn merge_patch(target: Value, patch: &Value) -> Value {
         }
     }
     Value::Object(target)
+}
+
+/// Whether a merge patch deletes anything: a `null` member at any depth
+/// of nested objects (arrays are replaced whole, so their nulls stay).
+fn has_null_member(patch: &Map<String, Value>) -> bool {
+    patch
+        .values()
+        .any(|v| v.is_null() || v.as_object().is_some_and(has_null_member))
 }
 
 fn plain(path: &Path, message: String) -> Diagnostic {
@@ -494,6 +519,17 @@ mod tests {
             json!({}),
             json!({"a": {"bb": {"ccc": null}}}),
             json!({"a": {"bb": {}}}),
+        );
+        // onto a non-object: nested nulls delete, nulls inside arrays stay
+        check(
+            json!(null),
+            json!({"a": {"b": null, "c": 1}, "d": [null]}),
+            json!({"a": {"c": 1}, "d": [null]}),
+        );
+        check(
+            json!("x"),
+            json!({"d": [null], "e": {"f": 2}}),
+            json!({"d": [null], "e": {"f": 2}}),
         );
     }
 }

@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 
 use mcp_config::LoadOptions;
 
+mod fixture_tree;
+
+use fixture_tree::copy_tree;
+
 /// A copy of `tests/fixtures/tree` in a temporary folder.
 pub(crate) struct Fixture {
     pub(crate) dir: tempfile::TempDir,
@@ -45,23 +49,5 @@ impl Fixture {
     /// `text` with the temporary root replaced by `<root>`.
     pub(crate) fn redact(&self, text: &str) -> String {
         text.replace(&self.root.display().to_string(), "<root>")
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path, project: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target, project);
-        } else {
-            let text = std::fs::read_to_string(entry.path()).unwrap();
-            std::fs::write(
-                &target,
-                text.replace("@PROJECT@", &project.display().to_string()),
-            )
-            .unwrap();
-        }
     }
 }
