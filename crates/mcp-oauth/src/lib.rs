@@ -41,7 +41,9 @@ pub use oauth::{
     CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS, OAuthConfigExt, OAuthProvider,
     OAuthSettings, PrivateKey,
 };
-pub use provider::{AuthError, AuthProvider, Challenge, ChallengeOutcome};
+pub use provider::{
+    AuthError, AuthProvider, Challenge, ChallengeOutcome, authorization_fingerprint,
+};
 pub use secret::Secret;
 pub use store::{
     ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore, StoreKey,

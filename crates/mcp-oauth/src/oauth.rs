@@ -18,7 +18,9 @@ use crate::pkce::{Pkce, random_urlsafe};
 use crate::store::{ClientRegistration, CredentialStore, StoreKey, StoredCredentials, TokenSet};
 use crate::token::{ClientAuth, TokenResponse, method_name, now_secs, request_token};
 use crate::user_agent::{AuthorizationPrompt, CallbackListener, code_from_redirect};
-use crate::{AuthError, AuthProvider, Challenge, ChallengeOutcome, Secret};
+use crate::{
+    AuthError, AuthProvider, Challenge, ChallengeOutcome, Secret, authorization_fingerprint,
+};
 
 /// By default, refresh this long before the access token expires.
 pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);
@@ -1058,6 +1060,18 @@ impl AuthProvider for OAuthProvider {
             401 => {
                 // Signed in elsewhere (a `login` command) since: use that.
                 if self.adopt_stored_login(&mut st).await? {
+                    return Ok(ChallengeOutcome::Retry);
+                }
+                // A concurrent request already replaced the refused token:
+                // retry with the current one instead of refreshing again.
+                if let (Some(refused), Some(tokens)) =
+                    (&challenge.refused_authorization, &st.creds.tokens)
+                    && *refused
+                        != authorization_fingerprint(&format!(
+                            "Bearer {}",
+                            tokens.access_token.expose()
+                        ))
+                {
                     return Ok(ChallengeOutcome::Retry);
                 }
                 if let Some(tokens) = st.creds.tokens.clone()

@@ -11,6 +11,25 @@ pub struct Challenge {
     pub www_authenticate: Option<String>,
     /// The MCP endpoint that answered.
     pub url: String,
+    /// [`authorization_fingerprint`] of the `Authorization` value the server
+    /// refused (`None` when the request carried none). A provider compares
+    /// it with its current token to tell a stale token from one a concurrent
+    /// request already replaced, without the secret itself travelling here.
+    pub refused_authorization: Option<String>,
+}
+
+/// A short, non-reversible fingerprint of an `Authorization` header value
+/// (hex of the first 16 bytes of its SHA-256), safe to keep and compare.
+pub fn authorization_fingerprint(value: &str) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    let digest = Sha256::digest(value.as_bytes());
+    digest[..16]
+        .iter()
+        .fold(String::with_capacity(32), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
 }
 
 /// What the transport should do after a challenge.

@@ -6,6 +6,13 @@
 //! passes everything a transport needs from the outside world in
 //! [`ConnectOptions`] (the environment for stdio children, its in-process
 //! servers), so nothing here reads global state unless asked to.
+//!
+//! The connect timeout covers the whole handshake, including any 401/403
+//! answered by the auth provider during it. An interactive login (a browser
+//! round trip) rarely fits in that budget, so a host signs in first (for
+//! example `OAuthProvider::login` from `mcp-oauth`, or the CLI's `login`
+//! command) and calls [`connect`] with the stored tokens in place; inside
+//! `connect` the provider should only refresh.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -116,7 +123,8 @@ fn remote_options(
 }
 
 /// Opens the transport for `config` and runs the MCP handshake, all within
-/// the entry's connect timeout.
+/// the entry's connect timeout (so run interactive logins before calling
+/// it; see the module docs).
 pub async fn connect(
     config: &ServerConfig,
     options: &ConnectOptions,

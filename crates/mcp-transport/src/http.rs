@@ -144,11 +144,13 @@ impl RequestHeaders {
         Ok(true)
     }
 
-    /// Adds static, helper and auth headers to a request.
+    /// Adds static, helper and auth headers to a request; also returns the
+    /// fingerprint of the `Authorization` value sent, for a challenge.
     async fn apply(
         &self,
         mut builder: reqwest::RequestBuilder,
-    ) -> Result<reqwest::RequestBuilder, TransportError> {
+    ) -> Result<(reqwest::RequestBuilder, Option<String>), TransportError> {
+        let mut sent = None;
         builder = builder.headers(self.fixed.clone());
         builder = builder.headers(self.helper_headers.lock().await.clone());
         if let Some(auth) = &self.auth {
@@ -165,21 +167,26 @@ impl RequestHeaders {
                 })?;
                 v.set_sensitive(true);
                 builder = builder.header(reqwest::header::AUTHORIZATION, v);
+                sent = Some(mcp_oauth::authorization_fingerprint(&value));
             }
         }
-        Ok(builder)
+        Ok((builder, sent))
     }
 
     /// Sends the request `build` makes, with every header applied. On a 401
     /// (or a 403 `insufficient_scope`) asks the auth provider and, if it has
     /// new credentials (or the helper could be re-run), sends once more.
+    /// Each kind of challenge is answered at most once per request, so a
+    /// 401 followed by a 403 step-up (new token, then more scope) still
+    /// succeeds, and a request is sent at most three times.
     pub(crate) async fn send(
         &self,
         build: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, TransportError> {
-        let mut retried = false;
+        let mut answered_401 = false;
+        let mut answered_403 = false;
         loop {
-            let request = self.apply(build()).await?;
+            let (request, sent_authorization) = self.apply(build()).await?;
             let response = request
                 .send()
                 .await
@@ -190,21 +197,27 @@ impl RequestHeaders {
                 .get(reqwest::header::WWW_AUTHENTICATE)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let challenged = status == 401
-                || (status == 403
-                    && www_authenticate
-                        .as_deref()
-                        .is_some_and(|w| w.contains("insufficient_scope")));
-            if !challenged || retried {
+            let answered = match status {
+                401 => &mut answered_401,
+                403 if www_authenticate
+                    .as_deref()
+                    .is_some_and(|w| w.contains("insufficient_scope")) =>
+                {
+                    &mut answered_403
+                }
+                _ => return Ok(response),
+            };
+            if *answered {
                 return Ok(response);
             }
-            retried = true;
+            *answered = true;
             let mut retry = false;
             if let Some(auth) = &self.auth {
                 let challenge = Challenge {
                     status,
                     www_authenticate,
                     url: self.url.clone(),
+                    refused_authorization: sent_authorization,
                 };
                 let outcome = auth
                     .on_challenge(&challenge)

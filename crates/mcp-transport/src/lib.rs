@@ -32,4 +32,4 @@ pub use session::{
     CallOptions, ClientHandler, ClientSession, ListKind, ListLimits, Progress, ServerEvent,
     SessionOptions,
 };
-pub use transport::{StderrTail, Transport, TransportError};
+pub use transport::{MessageSender, StderrTail, Transport, TransportError};

@@ -9,7 +9,9 @@
 //!
 //! [`ClientSession::initialize`] moves the transport into a **driver task**.
 //! The driver is the only code that touches the transport: it forwards
-//! outgoing messages from an unbounded command channel and dispatches
+//! outgoing messages from an unbounded command channel (callers skip this
+//! hop when the transport offers a [`Transport::sender`], as stdio does,
+//! and enqueue straight onto its writer) and dispatches
 //! incoming ones (responses to the waiting caller, progress to the caller's
 //! callback, `ping` answered at once, server requests to the host's
 //! [`ClientHandler`], list-changed and other notifications to a broadcast
@@ -43,7 +45,7 @@ use crate::protocol::{
     CallToolResult, GetPromptResult, Implementation, InitializeResult, KNOWN_PROTOCOL_VERSIONS,
     LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use crate::transport::{StderrTail, Transport, TransportError};
+use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
 
 /// Caps on one paginated listing (REFERENCE §2: stop past a cap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,6 +279,9 @@ enum Command {
 struct Shared {
     server: String,
     commands: mpsc::UnboundedSender<Command>,
+    /// The transport's own outgoing queue, when it has one: messages skip
+    /// the driver task.
+    direct: Option<MessageSender>,
     pending: Mutex<PendingTable>,
     next_id: AtomicI64,
     events: broadcast::Sender<ServerEvent>,
@@ -300,6 +305,9 @@ impl Shared {
     }
 
     fn send(&self, message: JsonRpcMessage) -> Result<(), TransportError> {
+        if let Some(direct) = &self.direct {
+            return direct.send(message).map_err(|_| self.ended_error());
+        }
         self.commands
             .send(Command::Send(message))
             .map_err(|_| self.ended_error())
@@ -510,6 +518,7 @@ impl ClientSession {
         let server = server.into();
         let kind = transport.kind();
         let stderr = transport.stderr_tail();
+        let direct = transport.sender();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
         let (events, _) = broadcast::channel(options.event_capacity.max(1));
         let connect_timeout = options.connect_timeout;
@@ -525,6 +534,7 @@ impl ClientSession {
         let shared = Arc::new(Shared {
             server: server.clone(),
             commands: commands_tx,
+            direct,
             pending: Mutex::new(PendingTable::default()),
             next_id: AtomicI64::new(0),
             events,

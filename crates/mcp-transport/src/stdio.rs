@@ -10,11 +10,14 @@
 //!   longer than the cap is not buffered: the reader stops collecting at the
 //!   cap, and the connection fails with [`TransportError::MessageTooLarge`]
 //!   using bounded memory whatever the line's length.
-//! - **Tasks**: a reader task (stdout → decoded messages), a writer task
-//!   (encoded messages → stdin, batching whatever is queued into one write)
-//!   and a stderr task (the last [`crate::transport::STDERR_TAIL_BYTES`] in a
-//!   ring buffer). `send` and `receive` only touch channels, so they return
-//!   promptly and `receive` is cancel-safe.
+//! - **Tasks**: a writer task (encoded messages → stdin, batching whatever
+//!   is queued into one write) and a stderr task (the last
+//!   [`crate::transport::STDERR_TAIL_BYTES`] in a ring buffer). Stdout is
+//!   read by `receive` itself, on the session's driver task, saving a task
+//!   hop per answer; it is cancel-safe because its only await is
+//!   `fill_buf` and the partial line lives in the transport. `send` only
+//!   queues. [`Transport::sender`] hands out
+//!   the writer's queue so the session's callers enqueue requests directly.
 //! - **Exit**: when stdout ends, `receive` fails with
 //!   [`TransportError::ServerExited`] carrying the exit status and the stderr
 //!   tail, so a call in flight fails promptly and says why.
@@ -23,7 +26,7 @@
 //!   closing SIGKILLs the group at once, so nothing is orphaned when a client
 //!   is dropped or its task cancelled.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -33,12 +36,12 @@ use nix::unistd::Pid;
 use process_wrap::tokio::{KillOnDrop, ProcessGroup, TokioChildWrapper, TokioCommandWrap};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::codec::{Codec, DecodeError};
 use crate::message::JsonRpcMessage;
-use crate::transport::{StderrTail, Transport, TransportError};
+use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
 
 /// Options of the stdio transport.
 #[derive(Debug, Clone)]
@@ -65,7 +68,7 @@ impl Default for StdioOptions {
     }
 }
 
-/// What the reader task reports.
+/// What the stdout reader reports.
 enum ReaderEvent {
     Message(JsonRpcMessage),
     TooLarge,
@@ -81,9 +84,11 @@ pub struct StdioTransport {
     child: Option<Box<dyn TokioChildWrapper>>,
     pgid: Option<Pid>,
     outgoing: Option<mpsc::UnboundedSender<JsonRpcMessage>>,
-    incoming: mpsc::Receiver<ReaderEvent>,
+    /// Tells the writer to flush what is queued and close stdin, even while
+    /// handles from [`Transport::sender`] keep the queue open.
+    close_stdin: Option<oneshot::Sender<()>>,
+    stdout: LineReader,
     writer: Option<JoinHandle<()>>,
-    reader: JoinHandle<()>,
     stderr_task: Option<JoinHandle<()>>,
     stderr: StderrTail,
     /// Set once the connection has ended; later calls return it again.
@@ -162,23 +167,23 @@ impl StdioTransport {
         let stderr = StderrTail::default();
         let stderr_task = tokio::spawn(read_stderr(stderr_pipe, stderr.clone(), server.clone()));
         let (outgoing_tx, outgoing_rx) = mpsc::unbounded_channel();
-        let writer = tokio::spawn(write_messages(stdin, outgoing_rx, options.codec));
-        let (incoming_tx, incoming_rx) = mpsc::channel(256);
-        let reader = tokio::spawn(read_messages(
-            stdout,
-            incoming_tx,
+        let (close_stdin, close_stdin_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_messages(
+            stdin,
+            outgoing_rx,
+            close_stdin_rx,
             options.codec,
-            server.clone(),
         ));
+        let stdout = LineReader::new(stdout, options.codec, server.clone());
         Ok(StdioTransport {
             server,
             codec: options.codec,
             child: Some(child),
             pgid,
             outgoing: Some(outgoing_tx),
-            incoming: incoming_rx,
+            close_stdin: Some(close_stdin),
+            stdout,
             writer: Some(writer),
-            reader,
             stderr_task: Some(stderr_task),
             stderr,
             ended: None,
@@ -272,7 +277,7 @@ impl Transport for StdioTransport {
         if let Some(ended) = &self.ended {
             return Err(ended.clone());
         }
-        let event = self.incoming.recv().await.unwrap_or(ReaderEvent::Eof);
+        let event = self.stdout.next_event().await;
         let error = match event {
             ReaderEvent::Message(message) => return Ok(Some(message)),
             ReaderEvent::TooLarge => TransportError::MessageTooLarge {
@@ -301,6 +306,9 @@ impl Transport for StdioTransport {
     async fn close(&mut self) -> Result<(), TransportError> {
         // 1. Close stdin: let the writer flush what is queued, then drop the pipe.
         self.outgoing = None;
+        if let Some(close_stdin) = self.close_stdin.take() {
+            let _ = close_stdin.send(());
+        }
         if let Some(writer) = self.writer.take()
             && tokio::time::timeout(self.stdin_close_grace, writer)
                 .await
@@ -317,7 +325,6 @@ impl Transport for StdioTransport {
                 let _ = self.wait_gone(Duration::from_secs(2)).await;
             }
         }
-        self.reader.abort();
         if let Some(task) = self.stderr_task.take() {
             task.abort();
         }
@@ -338,6 +345,10 @@ impl Transport for StdioTransport {
     fn stderr_tail(&self) -> Option<StderrTail> {
         Some(self.stderr.clone())
     }
+
+    fn sender(&self) -> Option<MessageSender> {
+        self.outgoing.clone().map(MessageSender::new)
+    }
 }
 
 impl Drop for StdioTransport {
@@ -347,7 +358,6 @@ impl Drop for StdioTransport {
         if self.child.is_some() {
             self.signal_group(Signal::SIGKILL);
         }
-        self.reader.abort();
         if let Some(task) = self.stderr_task.take() {
             task.abort();
         }
@@ -357,19 +367,35 @@ impl Drop for StdioTransport {
     }
 }
 
+/// Encodes queued messages into one buffer per write. Ends (closing stdin)
+/// when the queue closes or `close_stdin` fires; in the latter case what is
+/// already queued is still written first.
 async fn write_messages(
-    stdin: ChildStdin,
+    mut stdin: ChildStdin,
     mut outgoing: mpsc::UnboundedReceiver<JsonRpcMessage>,
+    mut close_stdin: oneshot::Receiver<()>,
     codec: Codec,
 ) {
-    let mut stdin = stdin;
     let mut buffer = Vec::with_capacity(8 * 1024);
-    while let Some(message) = outgoing.recv().await {
-        buffer.clear();
-        codec.encode_into(&message, &mut buffer);
-        buffer.push(b'\n');
-        // Batch whatever else is already queued into the same write.
-        while buffer.len() < 1024 * 1024 {
+    loop {
+        let closing = tokio::select! {
+            message = outgoing.recv() => match message {
+                Some(message) => {
+                    buffer.clear();
+                    codec.encode_into(&message, &mut buffer);
+                    buffer.push(b'\n');
+                    false
+                }
+                None => break,
+            },
+            _ = &mut close_stdin => {
+                buffer.clear();
+                true
+            }
+        };
+        // Batch whatever else is already queued into the same write (all of
+        // it when closing, since the loop ends after this write).
+        while closing || buffer.len() < 1024 * 1024 {
             match outgoing.try_recv() {
                 Ok(message) => {
                     codec.encode_into(&message, &mut buffer);
@@ -378,88 +404,136 @@ async fn write_messages(
                 Err(_) => break,
             }
         }
-        if let Err(e) = stdin.write_all(&buffer).await {
+        if !buffer.is_empty()
+            && let Err(e) = stdin.write_all(&buffer).await
+        {
             tracing::debug!(error = %e, "writing to server stdin failed");
             return;
+        }
+        if closing {
+            break;
         }
     }
     let _ = stdin.shutdown().await;
 }
 
-/// Reads lines up to the cap. A longer line is drained without buffering
-/// and reported once as too large (ending the connection).
-async fn read_messages(
-    stdout: ChildStdout,
-    incoming: mpsc::Sender<ReaderEvent>,
+/// Reads stdout lines up to the cap. A longer line is drained without
+/// buffering and reported once as too large (ending the connection).
+///
+/// Cancel-safe: the only await is `fill_buf` (which consumes nothing), and
+/// the partial line and decoded-but-undelivered batch members live here.
+#[derive(Debug)]
+struct LineReader {
+    stdout: BufReader<ChildStdout>,
+    line: Vec<u8>,
+    too_large: bool,
+    queued: VecDeque<JsonRpcMessage>,
+    finished: bool,
     codec: Codec,
     server: String,
-) {
-    let max = codec.max_message_bytes();
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-    let mut line: Vec<u8> = Vec::with_capacity(8 * 1024);
-    loop {
-        line.clear();
-        let mut too_large = false;
-        let mut saw_newline = false;
+}
+
+impl LineReader {
+    fn new(stdout: ChildStdout, codec: Codec, server: String) -> Self {
+        LineReader {
+            stdout: BufReader::with_capacity(64 * 1024, stdout),
+            line: Vec::with_capacity(8 * 1024),
+            too_large: false,
+            queued: VecDeque::new(),
+            finished: false,
+            codec,
+            server,
+        }
+    }
+
+    async fn next_event(&mut self) -> ReaderEvent {
+        let max = self.codec.max_message_bytes();
         loop {
-            let available = match reader.fill_buf().await {
+            if let Some(message) = self.queued.pop_front() {
+                return ReaderEvent::Message(message);
+            }
+            if self.finished {
+                return ReaderEvent::Eof;
+            }
+            let available = match self.stdout.fill_buf().await {
                 Ok(available) => available,
-                Err(e) => {
-                    let _ = incoming.send(ReaderEvent::ReadError(e.to_string())).await;
-                    return;
-                }
+                Err(e) => return ReaderEvent::ReadError(e.to_string()),
             };
             if available.is_empty() {
-                break;
-            }
-            let (chunk, consumed, done) = match memchr_newline(available) {
-                Some(index) => (&available[..index], index + 1, true),
-                None => (available, available.len(), false),
-            };
-            if !too_large {
-                if line.len() + chunk.len() > max {
-                    too_large = true;
-                    line = Vec::new();
-                } else {
-                    line.extend_from_slice(chunk);
+                // End of stdout: a last line without a newline still counts.
+                self.finished = true;
+                if self.too_large {
+                    return self.too_large_event();
                 }
+                let line = std::mem::take(&mut self.line);
+                decode_line(&self.codec, &self.server, &line, &mut self.queued);
+                continue;
             }
-            reader.consume(consumed);
-            if done {
-                saw_newline = true;
-                break;
-            }
-        }
-        if too_large {
-            tracing::warn!(server = %server, max, "server sent a message past the size cap");
-            let _ = incoming.send(ReaderEvent::TooLarge).await;
-            return;
-        }
-        if !saw_newline && line.iter().all(u8::is_ascii_whitespace) {
-            let _ = incoming.send(ReaderEvent::Eof).await;
-            return;
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match codec.decode(&line) {
-            Ok(decoded) => {
-                for message in decoded {
-                    if incoming.send(ReaderEvent::Message(message)).await.is_err() {
-                        return;
+            let Some(index) = memchr_newline(available) else {
+                let len = available.len();
+                if !self.too_large {
+                    if self.line.len() + len > max {
+                        self.too_large = true;
+                        self.line = Vec::new();
+                    } else {
+                        self.line.extend_from_slice(available);
                     }
                 }
+                self.stdout.consume(len);
+                continue;
+            };
+            if self.too_large {
+                self.stdout.consume(index + 1);
+                return self.too_large_event();
             }
-            Err(DecodeError::NotJson(reason)) => {
-                tracing::info!(server = %server, %reason, "skipping a stdout line that is not JSON");
+            if self.line.is_empty() {
+                // The whole line is in the buffer: decode it in place.
+                if index > max {
+                    self.stdout.consume(index + 1);
+                    return self.too_large_event();
+                }
+                decode_line(
+                    &self.codec,
+                    &self.server,
+                    &available[..index],
+                    &mut self.queued,
+                );
+            } else {
+                if self.line.len() + index > max {
+                    self.stdout.consume(index + 1);
+                    return self.too_large_event();
+                }
+                self.line.extend_from_slice(&available[..index]);
+                decode_line(&self.codec, &self.server, &self.line, &mut self.queued);
+                self.line.clear();
             }
-            Err(error) => {
-                tracing::warn!(server = %server, %error, "skipping an invalid message");
-            }
+            self.stdout.consume(index + 1);
         }
-        if !saw_newline {
-            let _ = incoming.send(ReaderEvent::Eof).await;
-            return;
+    }
+
+    fn too_large_event(&mut self) -> ReaderEvent {
+        let max = self.codec.max_message_bytes();
+        tracing::warn!(server = %self.server, max, "server sent a message past the size cap");
+        self.too_large = false;
+        self.line = Vec::new();
+        self.finished = true;
+        ReaderEvent::TooLarge
+    }
+}
+
+/// Decodes one line into `out`; blank lines, non-JSON lines and invalid
+/// messages are skipped (and logged).
+fn decode_line(codec: &Codec, server: &str, line: &[u8], out: &mut VecDeque<JsonRpcMessage>) {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    match codec.decode(line) {
+        Ok(decoded) => out.extend(decoded),
+        Err(DecodeError::NotJson(reason)) => {
+            tracing::info!(server = %server, %reason, "skipping a stdout line that is not JSON");
+        }
+        Err(error) => {
+            tracing::warn!(server = %server, %error, "skipping an invalid message");
         }
     }
 }

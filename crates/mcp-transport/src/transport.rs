@@ -220,4 +220,35 @@ pub trait Transport: Send {
     fn stderr_tail(&self) -> Option<StderrTail> {
         None
     }
+
+    /// A handle that hands messages straight to the transport's writer, for
+    /// transports whose `send` only queues onto a channel. The session sends
+    /// requests through it from the caller's task, saving a hop through its
+    /// driver task on every call; `None` (the default) routes every message
+    /// through [`Transport::send`]. Messages sent through the handle after
+    /// [`Transport::close`] began are dropped, and the handle reports the
+    /// connection closed once the writer has stopped.
+    fn sender(&self) -> Option<MessageSender> {
+        None
+    }
+}
+
+/// A cloneable handle onto a transport's outgoing queue (see
+/// [`Transport::sender`]).
+#[derive(Debug, Clone)]
+pub struct MessageSender {
+    outgoing: tokio::sync::mpsc::UnboundedSender<JsonRpcMessage>,
+}
+
+impl MessageSender {
+    /// A handle onto the queue a transport's writer drains.
+    pub fn new(outgoing: tokio::sync::mpsc::UnboundedSender<JsonRpcMessage>) -> Self {
+        MessageSender { outgoing }
+    }
+
+    /// Queues one message; fails (handing it back) once the writer stopped.
+    #[allow(clippy::result_large_err)]
+    pub fn send(&self, message: JsonRpcMessage) -> Result<(), JsonRpcMessage> {
+        self.outgoing.send(message).map_err(|e| e.0)
+    }
 }

@@ -14,7 +14,7 @@ use base64::Engine as _;
 use mcp_config::McpOAuthConfig;
 use mcp_oauth::{
     AuthError, AuthProvider, Challenge, ChallengeOutcome, InteractivePrompt, MemoryCredentialStore,
-    OAuthProvider, OAuthSettings,
+    OAuthProvider, OAuthSettings, authorization_fingerprint,
 };
 use serde_json::json;
 
@@ -302,8 +302,9 @@ pub async fn call(f: &Fixture) -> Result<u16, AuthError> {
     let mut retried = false;
     loop {
         let mut request = http.post(&f.url).json(&json!({}));
-        if let Some(value) = f.provider.authorization().await? {
-            request = request.header("authorization", value);
+        let sent = f.provider.authorization().await?;
+        if let Some(value) = &sent {
+            request = request.header("authorization", value.as_str());
         }
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();
@@ -318,6 +319,7 @@ pub async fn call(f: &Fixture) -> Result<u16, AuthError> {
                 .get("www-authenticate")
                 .map(|v| v.to_str().unwrap().to_owned()),
             url: f.url.clone(),
+            refused_authorization: sent.as_deref().map(authorization_fingerprint),
         };
         if f.provider.on_challenge(&challenge).await? == ChallengeOutcome::GiveUp {
             return Ok(status);
