@@ -910,7 +910,8 @@ fn openai_strict(
         for (name, property) in properties.iter_mut() {
             openai_strict(property, defs, &path.key("properties").key(name), depth + 1)?;
             if !required.contains(name) && !accepts_null(property) {
-                *property = json!({ "anyOf": [property.clone(), {"type": "null"}] });
+                let inner = std::mem::take(property);
+                *property = json!({ "anyOf": [inner, {"type": "null"}] });
             }
             all.push(Value::String(name.clone()));
         }
