@@ -6,6 +6,7 @@
 //! on the order servers answered in, so the catalog's bytes stay the same
 //! from one turn to the next and a provider's prompt cache stays warm.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
@@ -196,12 +197,12 @@ pub struct CatalogTool {
     name: String,
     description: String,
     /// Shared with the runtime's schema cache, so a rebuild that reuses it
-    /// copies nothing.
-    input_schema: Arc<Value>,
+    /// copies nothing; a schema no rewrite changed is the server's own.
+    input_schema: SharedSchema,
     profile: ProviderProfile,
     origin: ToolOrigin,
     /// The schema the server sent; arguments are validated against it.
-    original_schema: OriginalSchema,
+    original_schema: SharedSchema,
     /// Compiled on first call; `None` when the server's schema does not
     /// compile (the server then validates alone).
     validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
@@ -220,7 +221,7 @@ impl CatalogTool {
 
     /// The input schema for this catalog's provider profile.
     pub fn input_schema(&self) -> &Value {
-        self.input_schema.as_ref()
+        self.input_schema.get()
     }
 
     /// The server and the raw tool this name maps back to.
@@ -286,7 +287,7 @@ impl Clone for CatalogTool {
         CatalogTool {
             name: self.name.clone(),
             description: self.description.clone(),
-            input_schema: Arc::clone(&self.input_schema),
+            input_schema: self.input_schema.clone(),
             profile: self.profile,
             origin: self.origin.clone(),
             original_schema: self.original_schema.clone(),
@@ -299,7 +300,7 @@ impl PartialEq for CatalogTool {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
             && self.description == other.description
-            && *self.input_schema == *other.input_schema
+            && self.input_schema.get() == other.input_schema.get()
             && self.profile == other.profile
             && self.origin == other.origin
     }
@@ -312,7 +313,7 @@ impl Serialize for CatalogTool {
                 let mut map = serializer.serialize_map(Some(3))?;
                 map.serialize_entry("name", &self.name)?;
                 map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("input_schema", self.input_schema.as_ref())?;
+                map.serialize_entry("input_schema", self.input_schema.get())?;
                 map.end()
             }
             ProviderProfile::OpenAiStrict => {
@@ -320,7 +321,7 @@ impl Serialize for CatalogTool {
                 map.serialize_entry("type", "function")?;
                 map.serialize_entry("name", &self.name)?;
                 map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("parameters", self.input_schema.as_ref())?;
+                map.serialize_entry("parameters", self.input_schema.get())?;
                 map.serialize_entry("strict", &true)?;
                 map.end()
             }
@@ -328,7 +329,7 @@ impl Serialize for CatalogTool {
                 let mut map = serializer.serialize_map(Some(3))?;
                 map.serialize_entry("name", &self.name)?;
                 map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("parameters", self.input_schema.as_ref())?;
+                map.serialize_entry("parameters", self.input_schema.get())?;
                 map.end()
             }
         }
@@ -482,29 +483,40 @@ pub fn describe(description: Option<&str>, tool: &str, server: &str, max_chars: 
     }
 }
 
-/// Where a tool's original schema lives.
+/// Where a schema lives: in a server's listing, or made here.
 #[derive(Debug, Clone)]
-enum OriginalSchema {
+enum SharedSchema {
     /// In the server's listing, at this index.
     Listed { tools: Arc<[Tool]>, index: usize },
-    /// Made here (utility tools).
+    /// Made here (utility tools, rewritten schemas).
     Own(Arc<Value>),
 }
 
-impl OriginalSchema {
+impl SharedSchema {
     fn get(&self) -> &Value {
         match self {
-            OriginalSchema::Listed { tools, index } => &tools[*index].input_schema,
-            OriginalSchema::Own(schema) => schema,
+            SharedSchema::Listed { tools, index } => &tools[*index].input_schema,
+            SharedSchema::Own(schema) => schema,
         }
     }
+}
+
+/// Prepares `original` for `profile`, sharing it when no rewrite changes it.
+fn prepare(
+    original: &SharedSchema,
+    profile: ProviderProfile,
+) -> Result<SharedSchema, schema::SchemaError> {
+    Ok(match schema::prepare_shared(original.get(), profile)? {
+        Cow::Borrowed(_) => original.clone(),
+        Cow::Owned(prepared) => SharedSchema::Own(Arc::new(prepared)),
+    })
 }
 
 /// One tool waiting for its name.
 struct Pending<'a> {
     raw_name: &'a str,
     description: String,
-    original: OriginalSchema,
+    original: SharedSchema,
     target: ToolTarget,
 }
 
@@ -528,7 +540,7 @@ pub struct SchemaCache {
 struct CachedListing {
     /// Keeps the allocation (and so its address) alive.
     tools: Arc<[Tool]>,
-    prepared: Vec<Option<Result<Arc<Value>, schema::SchemaError>>>,
+    prepared: Vec<Option<Result<SharedSchema, schema::SchemaError>>>,
 }
 
 impl SchemaCache {
@@ -609,18 +621,13 @@ pub fn materialize_cached(
         pending.sort_by(|a, b| a.raw_name.cmp(b.raw_name));
 
         used.insert(Arc::as_ptr(&listing.tools) as *const Tool as usize);
+        let cached = cache.listing(&listing.tools);
         for item in pending {
             let prepared = match &item.original {
-                OriginalSchema::Listed { tools, index } => {
-                    let slot = &mut cache.listing(tools).prepared[*index];
-                    slot.get_or_insert_with(|| {
-                        schema::prepare(item.original.get(), options.profile).map(Arc::new)
-                    })
-                    .clone()
-                }
-                OriginalSchema::Own(original) => {
-                    schema::prepare(original, options.profile).map(Arc::new)
-                }
+                SharedSchema::Listed { index, .. } => cached.prepared[*index]
+                    .get_or_insert_with(|| prepare(&item.original, options.profile))
+                    .clone(),
+                SharedSchema::Own(_) => prepare(&item.original, options.profile),
             };
             let input_schema = match prepared {
                 Ok(schema) => schema,
@@ -716,7 +723,7 @@ fn pending_tools<'a>(
                 server,
                 options.max_description_chars,
             ),
-            original: OriginalSchema::Listed {
+            original: SharedSchema::Listed {
                 tools: Arc::clone(&listing.tools),
                 index,
             },
@@ -744,7 +751,7 @@ fn pending_tools<'a>(
             pending.push(Pending {
                 raw_name: raw,
                 description: utility.description(server),
-                original: OriginalSchema::Own(Arc::new(utility.input_schema())),
+                original: SharedSchema::Own(Arc::new(utility.input_schema())),
                 target: ToolTarget::Utility { utility },
             });
         }

@@ -761,12 +761,9 @@ impl RuntimeShared {
 
     fn on_tools_changed(&self, server: &str, epoch: u64) {
         let mut state = self.lock();
-        let Some(slot) = state.slots.get_mut(server) else {
+        let Some(slot) = state.current_slot(server, epoch) else {
             return;
         };
-        if slot.epoch != epoch {
-            return;
-        }
         slot.tools = None;
         slot.tools_epoch += 1;
         state.invalidate();
@@ -774,12 +771,9 @@ impl RuntimeShared {
 
     fn on_closed(&self, server: &str, epoch: u64) {
         let mut state = self.lock();
-        let Some(slot) = state.slots.get_mut(server) else {
+        let Some(slot) = state.current_slot(server, epoch) else {
             return;
         };
-        if slot.epoch != epoch {
-            return;
-        }
         slot.connection = None;
         slot.tools = None;
         state.bump_epoch(server);
@@ -867,6 +861,14 @@ impl State {
     fn take_epoch(&mut self) -> u64 {
         self.next_epoch += 1;
         self.next_epoch
+    }
+
+    /// The server's slot, if `epoch` is still its connection's epoch: an
+    /// event from a replaced connection changes nothing.
+    fn current_slot(&mut self, server: &str, epoch: u64) -> Option<&mut Slot> {
+        self.slots
+            .get_mut(server)
+            .filter(|slot| slot.epoch == epoch)
     }
 
     fn bump_epoch(&mut self, server: &str) {

@@ -9,35 +9,10 @@
 //! arguments are still validated against the server's own schema before a
 //! call.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-
-/// Keywords whose value is a map of name → subschema.
-const MAP_KEYWORDS: &[&str] = &[
-    "$defs",
-    "definitions",
-    "properties",
-    "patternProperties",
-    "dependentSchemas",
-];
-
-/// Keywords whose value is one subschema.
-const SINGLE_KEYWORDS: &[&str] = &[
-    "items",
-    "additionalItems",
-    "additionalProperties",
-    "contains",
-    "if",
-    "then",
-    "else",
-    "not",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-];
-
-/// Keywords whose value is a list of subschemas.
-const LIST_KEYWORDS: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
 
 /// How deep a schema may nest before it is refused (hostile input).
 const MAX_DEPTH: usize = 64;
@@ -148,9 +123,19 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
 /// A linear scan: schema objects are small, and most need nothing.
 fn needs_rewrite(map: &Map<String, Value>) -> bool {
     map.iter().any(|(key, value)| match key.as_str() {
-        "format" | "nullable" | "$dynamicRef" => true,
-        "type" => value.is_array() || value.as_str() == Some("array"),
-        "additionalProperties" => value.is_object(),
+        "format" | "nullable" => true,
+        "$dynamicRef" => !map.contains_key("$ref"),
+        "type" => {
+            value.is_array()
+                || (value.as_str() == Some("array")
+                    && !map.contains_key("items")
+                    && !map.contains_key("prefixItems"))
+        }
+        "additionalProperties" => {
+            value.is_object()
+                && !map.contains_key("properties")
+                && !map.contains_key("patternProperties")
+        }
         _ => false,
     })
 }
@@ -262,15 +247,27 @@ enum Keyword {
     List,
 }
 
+/// Where `key` keeps subschemas, if it is an applicator keyword. A
+/// `match` rather than a list scan: it runs on every key of every schema
+/// object, several times per build.
 fn keyword(key: &str) -> Option<Keyword> {
-    if MAP_KEYWORDS.contains(&key) {
-        Some(Keyword::Map)
-    } else if SINGLE_KEYWORDS.contains(&key) {
-        Some(Keyword::Single)
-    } else if LIST_KEYWORDS.contains(&key) {
-        Some(Keyword::List)
-    } else {
-        None
+    match key {
+        "$defs" | "definitions" | "properties" | "patternProperties" | "dependentSchemas" => {
+            Some(Keyword::Map)
+        }
+        "items"
+        | "additionalItems"
+        | "additionalProperties"
+        | "contains"
+        | "if"
+        | "then"
+        | "else"
+        | "not"
+        | "propertyNames"
+        | "unevaluatedItems"
+        | "unevaluatedProperties" => Some(Keyword::Single),
+        "prefixItems" | "allOf" | "anyOf" | "oneOf" => Some(Keyword::List),
+        _ => None,
     }
 }
 
@@ -352,19 +349,11 @@ pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value
 }
 
 fn for_profile_owned(normalized: Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
-    check_structure(&normalized, &Path::ROOT, 0)?;
-    check_refs(&normalized, &normalized, &Path::ROOT, 0)?;
+    check(&normalized)?;
     match profile {
         ProviderProfile::Generic => {
-            // MCP requires an object at the top; combinators may stay.
-            match normalized.get("type") {
-                Some(Value::String(t)) if t == "object" => Ok(normalized),
-                Some(other) => Err(schema_error(
-                    "/type",
-                    format!("the input schema must describe an object, not {other}"),
-                )),
-                None => Err(schema_error("", "the input schema is not an object schema")),
-            }
+            check_generic_top(&normalized)?;
+            Ok(normalized)
         }
         ProviderProfile::Anthropic => flatten_top_level(normalized),
         ProviderProfile::OpenAiStrict => {
@@ -383,6 +372,24 @@ fn for_profile_owned(normalized: Value, profile: ProviderProfile) -> Result<Valu
             gemini(&mut inlined, &Path::ROOT, 0)?;
             Ok(inlined)
         }
+    }
+}
+
+/// The checks every profile starts with: structure, then references.
+fn check(normalized: &Value) -> Result<(), SchemaError> {
+    check_structure(normalized, &Path::ROOT, 0)?;
+    check_refs(normalized, normalized, &Path::ROOT, 0)
+}
+
+/// MCP requires an object at the top; combinators may stay.
+fn check_generic_top(normalized: &Value) -> Result<(), SchemaError> {
+    match normalized.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(()),
+        Some(other) => Err(schema_error(
+            "/type",
+            format!("the input schema must describe an object, not {other}"),
+        )),
+        None => Err(schema_error("", "the input schema is not an object schema")),
     }
 }
 
@@ -551,7 +558,52 @@ fn contains_ref(schema: &Value, depth: usize) -> bool {
 
 /// Normalises `schema` and rewrites it for `profile`.
 pub fn prepare(schema: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
-    for_profile_owned(normalize(schema), profile)
+    prepare_shared(schema, profile).map(Cow::into_owned)
+}
+
+/// [`prepare`], borrowing `schema` when it already is the result: a
+/// schema that is already normal needs no copy for the `generic` profile.
+/// Whether it is normal is found by a read-only pass, far cheaper than
+/// the deep copy it saves.
+pub fn prepare_shared(
+    schema: &Value,
+    profile: ProviderProfile,
+) -> Result<Cow<'_, Value>, SchemaError> {
+    if profile == ProviderProfile::Generic && is_normal(schema) {
+        check(schema)?;
+        check_generic_top(schema)?;
+        return Ok(Cow::Borrowed(schema));
+    }
+    for_profile_owned(normalize(schema), profile).map(Cow::Owned)
+}
+
+/// Whether [`normalize`] would return `schema` unchanged. Mirrors
+/// `normalize_in_place`; a top level that is not an object counts as not
+/// normal.
+fn is_normal(schema: &Value) -> bool {
+    matches!(schema, Value::Object(map) if map.contains_key("type")) && is_normal_at(schema, 0)
+}
+
+fn is_normal_at(schema: &Value, depth: usize) -> bool {
+    let Value::Object(map) = schema else {
+        return true;
+    };
+    if depth > MAX_DEPTH {
+        return map.is_empty();
+    }
+    if needs_rewrite(map) {
+        return false;
+    }
+    map.iter().all(|(key, value)| match (keyword(key), value) {
+        (Some(Keyword::Map), Value::Object(children)) => children
+            .values()
+            .all(|child| is_normal_at(child, depth + 1)),
+        (Some(Keyword::Single | Keyword::List), Value::Array(children)) => {
+            children.iter().all(|child| is_normal_at(child, depth + 1))
+        }
+        (Some(Keyword::Single), child) => is_normal_at(child, depth + 1),
+        _ => true,
+    })
 }
 
 /// Resolves a local `$ref` (`#`, `#/$defs/…`, `#/definitions/…`).
@@ -739,8 +791,9 @@ fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
     Ok(Value::Object(root))
 }
 
-/// Keywords OpenAI strict mode accepts.
-const OPENAI_KEYWORDS: &[&str] = &[
+/// Keywords OpenAI strict mode accepts; the `openai-strict` profile drops
+/// every other one.
+pub const OPENAI_KEYWORDS: &[&str] = &[
     "type",
     "properties",
     "required",
@@ -770,21 +823,15 @@ fn openai_strict(
     path: &Path<'_>,
     depth: usize,
 ) -> Result<(), SchemaError> {
-    if depth > MAX_DEPTH {
-        return Err(schema_error(&path.render(), "schema nests too deeply"));
-    }
-    let map = match schema {
-        Value::Object(map) => map,
-        Value::Bool(true) => {
-            *schema = json!({ "anyOf": scalar_types() });
-            return Ok(());
-        }
-        _ => {
-            return Err(schema_error(
-                &path.render(),
-                "strict mode cannot express a `false` schema",
-            ));
-        }
+    let Some(map) = provider_object(
+        schema,
+        || json!({ "anyOf": scalar_types() }),
+        "strict mode",
+        path,
+        depth,
+    )?
+    else {
+        return Ok(());
     };
     if let Some(one_of) = map.remove("oneOf") {
         // `anyOf` accepts more than `oneOf`; the server's schema still
@@ -863,7 +910,8 @@ fn openai_strict(
         for (name, property) in properties.iter_mut() {
             openai_strict(property, defs, &path.key("properties").key(name), depth + 1)?;
             if !required.contains(name) && !accepts_null(property) {
-                *property = json!({ "anyOf": [property.clone(), {"type": "null"}] });
+                let inner = std::mem::take(property);
+                *property = json!({ "anyOf": [inner, {"type": "null"}] });
             }
             all.push(Value::String(name.clone()));
         }
@@ -885,6 +933,32 @@ fn openai_strict(
         }
     }
     Ok(())
+}
+
+/// The object a provider rewrite works on. A `true` schema becomes
+/// `accept_all` (`None`: nothing more to rewrite); `false`, a non-schema
+/// and nesting deeper than [`MAX_DEPTH`] are refused.
+fn provider_object<'s>(
+    schema: &'s mut Value,
+    accept_all: impl FnOnce() -> Value,
+    provider: &str,
+    path: &Path<'_>,
+    depth: usize,
+) -> Result<Option<&'s mut Map<String, Value>>, SchemaError> {
+    if depth > MAX_DEPTH {
+        return Err(schema_error(&path.render(), "schema nests too deeply"));
+    }
+    match schema {
+        Value::Object(map) => Ok(Some(map)),
+        Value::Bool(true) => {
+            *schema = accept_all();
+            Ok(None)
+        }
+        _ => Err(schema_error(
+            &path.render(),
+            format!("{provider} cannot express a `false` schema"),
+        )),
+    }
 }
 
 fn scalar_types() -> Value {
@@ -951,7 +1025,7 @@ fn inline_refs(
             continue;
         }
         let child_path = path.key(key);
-        let value = if MAP_KEYWORDS.contains(&key.as_str()) {
+        let value = if keyword(key) == Some(Keyword::Map) {
             match value {
                 Value::Object(children) => {
                     let mut inlined = Map::with_capacity(children.len());
@@ -966,7 +1040,7 @@ fn inline_refs(
                 }
                 other => other.clone(),
             }
-        } else if SINGLE_KEYWORDS.contains(&key.as_str()) || LIST_KEYWORDS.contains(&key.as_str()) {
+        } else if keyword(key).is_some() {
             match value {
                 Value::Array(children) => Value::Array(
                     children
@@ -985,8 +1059,9 @@ fn inline_refs(
     Ok(Value::Object(out))
 }
 
-/// Keywords Gemini's schema subset accepts.
-const GEMINI_KEYWORDS: &[&str] = &[
+/// Keywords Gemini's schema subset accepts; the `gemini` profile drops
+/// every other one.
+pub const GEMINI_KEYWORDS: &[&str] = &[
     "type",
     "description",
     "title",
@@ -1008,18 +1083,8 @@ const GEMINI_KEYWORDS: &[&str] = &[
 ];
 
 fn gemini(schema: &mut Value, path: &Path<'_>, depth: usize) -> Result<(), SchemaError> {
-    if depth > MAX_DEPTH {
-        return Err(schema_error(&path.render(), "schema nests too deeply"));
-    }
-    if schema == &Value::Bool(true) {
-        *schema = json!({});
+    let Some(map) = provider_object(schema, || json!({}), "gemini", path, depth)? else {
         return Ok(());
-    }
-    let Value::Object(map) = schema else {
-        return Err(schema_error(
-            &path.render(),
-            "gemini cannot express a `false` schema",
-        ));
     };
     if let Some(one_of) = map.remove("oneOf") {
         map.insert("anyOf".into(), one_of);

@@ -2,10 +2,11 @@
 
 mod support;
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use mcp_catalog::naming::is_valid_name;
-use mcp_catalog::schema::{ProviderProfile, normalize, prepare};
+use mcp_catalog::schema::{ProviderProfile, for_profile, normalize, prepare, prepare_shared};
 use mcp_catalog::{MaterializeOptions, NamingStyle, ServerFeatures, ServerTools, materialize};
 use mcp_config::ToolFilter;
 use mcp_transport::protocol::Tool;
@@ -178,6 +179,20 @@ proptest! {
     fn normalising_twice_changes_nothing(schema in schema_strategy()) {
         let once = normalize(&schema);
         prop_assert_eq!(normalize(&once), once.clone());
+    }
+
+    #[test]
+    fn sharing_an_already_normal_schema_gives_what_rewriting_gives(schema in schema_strategy()) {
+        for profile in ProviderProfile::ALL {
+            let shared = prepare_shared(&schema, profile).map(Cow::into_owned);
+            prop_assert_eq!(shared, for_profile(&normalize(&schema), profile));
+        }
+        let normal = normalize(&schema);
+        if normal.is_object()
+            && let Ok(shared) = prepare_shared(&normal, ProviderProfile::Generic)
+        {
+            prop_assert!(matches!(shared, Cow::Borrowed(_)), "{:#} was copied", normal);
+        }
     }
 
     #[test]

@@ -1,54 +1,12 @@
 //! What each provider accepts, written from the providers' documented
-//! rules, so tests can check every produced schema against them.
+//! rules, so tests can check every produced schema against them. The
+//! keyword lists are the crate's own ([`OPENAI_KEYWORDS`],
+//! [`GEMINI_KEYWORDS`]): one list per provider, in one place.
 
 #![allow(dead_code)]
 
+use mcp_catalog::schema::{GEMINI_KEYWORDS, OPENAI_KEYWORDS};
 use serde_json::Value;
-
-const OPENAI_KEYWORDS: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "anyOf",
-    "$ref",
-    "$defs",
-    "definitions",
-    "description",
-    "title",
-    "pattern",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minItems",
-    "maxItems",
-];
-
-const GEMINI_KEYWORDS: &[&str] = &[
-    "type",
-    "description",
-    "title",
-    "nullable",
-    "enum",
-    "items",
-    "properties",
-    "required",
-    "minItems",
-    "maxItems",
-    "minimum",
-    "maximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minProperties",
-    "maxProperties",
-    "anyOf",
-];
 
 /// Anthropic: the top level is an object schema without combinators.
 pub(crate) fn anthropic_problems(schema: &Value) -> Vec<String> {
