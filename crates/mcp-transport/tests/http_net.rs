@@ -333,6 +333,54 @@ async fn a_401_asks_the_provider_once_and_retries_with_the_new_token() {
 }
 
 #[tokio::test]
+async fn a_step_up_after_a_401_retry_is_still_answered_once() {
+    let scope = r#"Bearer error="insufficient_scope", scope="files:write""#;
+    let script: Script = Arc::new(move |seen: &Seen| {
+        let refusal = match seen.header("authorization") {
+            Some("Bearer t0") => Some((401, "Bearer")),
+            Some("Bearer t1") => Some((403, scope)),
+            _ => None,
+        };
+        match refusal {
+            Some((status, www)) => {
+                let mut answer = empty(status);
+                answer.headers.push(("www-authenticate", www.into()));
+                answer
+            }
+            None => basic(seen),
+        }
+    });
+    let (url, seen) = server(script).await;
+    let auth = Arc::new(Rotating::default());
+    let mut options = HttpOptions::new("files", &url);
+    options.auth = Some(auth.clone());
+    let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+    handshake(&mut transport).await;
+    let challenges = auth.challenges.lock().unwrap().clone();
+    let statuses: Vec<_> = challenges.iter().map(|c| c.status).collect();
+    assert_eq!(statuses, [401, 403], "{challenges:?}");
+    // The provider learns which token was refused, as a fingerprint.
+    let refused: Vec<_> = challenges
+        .iter()
+        .map(|c| c.refused_authorization.clone())
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            Some(mcp_oauth::authorization_fingerprint("Bearer t0")),
+            Some(mcp_oauth::authorization_fingerprint("Bearer t1")),
+        ]
+    );
+    let tokens: Vec<_> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.header("authorization").unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(tokens[..3], ["Bearer t0", "Bearer t1", "Bearer t2"]);
+}
+
+#[tokio::test]
 async fn a_provider_that_gives_up_surfaces_the_refusal() {
     let (url, _seen) = server(guarded(401, "Bearer")).await;
     let auth = Arc::new(Rotating {
