@@ -291,13 +291,25 @@ impl AuthProvider for Rotating {
 
 /// Refuses `Bearer t0` with `status` and `www`, accepts later tokens.
 fn guarded(status: u16, www: &'static str) -> Script {
+    refusing(vec![("Bearer t0", status, www)])
+}
+
+/// Refuses each listed `Authorization` value with its status and
+/// `WWW-Authenticate`, and answers every other request.
+fn refusing(refusals: Vec<(&'static str, u16, &'static str)>) -> Script {
     Arc::new(move |seen: &Seen| {
-        if seen.header("authorization") == Some("Bearer t0") {
-            let mut answer = empty(status);
-            answer.headers.push(("www-authenticate", www.into()));
-            return answer;
+        let authorization = seen.header("authorization");
+        match refusals
+            .iter()
+            .find(|(token, ..)| authorization == Some(*token))
+        {
+            Some(&(_, status, www)) => {
+                let mut answer = empty(status);
+                answer.headers.push(("www-authenticate", www.into()));
+                answer
+            }
+            None => basic(seen),
         }
-        basic(seen)
     })
 }
 
@@ -335,21 +347,10 @@ async fn a_401_asks_the_provider_once_and_retries_with_the_new_token() {
 #[tokio::test]
 async fn a_step_up_after_a_401_retry_is_still_answered_once() {
     let scope = r#"Bearer error="insufficient_scope", scope="files:write""#;
-    let script: Script = Arc::new(move |seen: &Seen| {
-        let refusal = match seen.header("authorization") {
-            Some("Bearer t0") => Some((401, "Bearer")),
-            Some("Bearer t1") => Some((403, scope)),
-            _ => None,
-        };
-        match refusal {
-            Some((status, www)) => {
-                let mut answer = empty(status);
-                answer.headers.push(("www-authenticate", www.into()));
-                answer
-            }
-            None => basic(seen),
-        }
-    });
+    let script = refusing(vec![
+        ("Bearer t0", 401, "Bearer"),
+        ("Bearer t1", 403, scope),
+    ]);
     let (url, seen) = server(script).await;
     let auth = Arc::new(Rotating::default());
     let mut options = HttpOptions::new("files", &url);
