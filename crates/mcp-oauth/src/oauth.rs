@@ -908,20 +908,41 @@ impl OAuthProvider {
                 })
             }
         };
-        let mut params = vec![
+        let params = vec![
             ("grant_type", "client_credentials".to_owned()),
             ("resource", discovery.resource.clone()),
         ];
+        self.direct_grant(
+            &md.token_endpoint,
+            &auth,
+            client_id,
+            params,
+            scope,
+            "client credentials",
+        )
+        .await
+    }
+
+    /// Posts a grant that needs no browser (client credentials, the
+    /// identity assertion grant) with the chosen scope, and records the
+    /// client it was made as.
+    async fn direct_grant(
+        &self,
+        token_endpoint: &str,
+        auth: &ClientAuth,
+        client_id: String,
+        mut params: Vec<(&'static str, String)>,
+        scope: Option<String>,
+        what: &str,
+    ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         if let Some(scope) = &scope {
             params.push(("scope", scope.clone()));
         }
-        let response = self
-            .token(&md.token_endpoint, &auth, params, "client credentials")
-            .await?;
+        let response = self.token(token_endpoint, auth, params, what).await?;
         let client = ClientRegistration {
             client_id,
             client_secret: self.settings.client_secret.clone(),
-            token_endpoint_auth_method: method_name(&auth).into(),
+            token_endpoint_auth_method: method_name(auth).into(),
             redirect_uri: None,
         };
         Ok((client, response.into_token_set(None, scope)))
@@ -980,7 +1001,7 @@ impl OAuthProvider {
             None,
             |m| md.supports_auth_method(m),
         );
-        let mut grant = vec![
+        let grant = vec![
             (
                 "grant_type",
                 "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
@@ -988,19 +1009,15 @@ impl OAuthProvider {
             ("assertion", jag.access_token.expose().to_owned()),
             ("resource", discovery.resource.clone()),
         ];
-        if let Some(scope) = &scope {
-            grant.push(("scope", scope.clone()));
-        }
-        let response = self
-            .token(&md.token_endpoint, &auth, grant, "identity assertion grant")
-            .await?;
-        let client = ClientRegistration {
+        self.direct_grant(
+            &md.token_endpoint,
+            &auth,
             client_id,
-            client_secret: self.settings.client_secret.clone(),
-            token_endpoint_auth_method: method_name(&auth).into(),
-            redirect_uri: None,
-        };
-        Ok((client, response.into_token_set(None, scope)))
+            grant,
+            scope,
+            "identity assertion grant",
+        )
+        .await
     }
 }
 
