@@ -87,11 +87,31 @@ pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportErr
     }
 }
 
+/// Most redirects followed for one request.
+const MAX_REDIRECTS: usize = 10;
+
 /// Builds the HTTP client: rustls, connect timeout, no overall timeout (SSE
-/// streams live as long as the session).
+/// streams live as long as the session), and redirects followed only
+/// within the origin of the request: a server must not be able to send the
+/// client elsewhere with its headers (static headers are secrets too, and
+/// reqwest only strips `Authorization` and cookies across origins).
 pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, TransportError> {
+    let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+        let origin = attempt.previous().first().map(reqwest::Url::origin);
+        if origin.is_some_and(|origin| origin != attempt.url().origin()) {
+            let target = attempt.url().origin().ascii_serialization();
+            attempt.error(format!(
+                "the server redirected to another origin ({target})"
+            ))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
     reqwest::Client::builder()
         .connect_timeout(options.connect_timeout)
+        .redirect(same_origin)
         .build()
         .map_err(|e| {
             io_error(
@@ -310,6 +330,8 @@ pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
         CANNOT_CONNECT
     } else if closed_unanswered(e) {
         CLOSED_UNANSWERED
+    } else if e.is_redirect() {
+        "redirect refused"
     } else if e.is_timeout() {
         "timed out"
     } else if e.is_body() || e.is_decode() {
@@ -330,14 +352,30 @@ pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
     }
 }
 
+/// How much of an unexpected answer's body is read for its excerpt, and
+/// for how long: a refusal must not hold the caller on an endless or
+/// trickling body.
+const EXCERPT_BYTES: usize = 1024;
+const EXCERPT_WAIT: Duration = Duration::from_secs(1);
+
 /// An HTTP status the transport did not expect, with a short body excerpt.
 pub(crate) async fn unexpected_status(
     server: &str,
     what: &str,
-    response: reqwest::Response,
+    mut response: reqwest::Response,
 ) -> TransportError {
     let status = response.status();
-    let body = response.text().await.unwrap_or_default();
+    let mut body = Vec::new();
+    let read = async {
+        while body.len() < EXCERPT_BYTES {
+            match response.chunk().await {
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                Ok(None) | Err(_) => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(EXCERPT_WAIT, read).await;
+    let body = String::from_utf8_lossy(&body);
     let excerpt: String = body.chars().take(200).collect();
     let excerpt = excerpt.trim();
     if excerpt.is_empty() {
