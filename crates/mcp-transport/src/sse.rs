@@ -10,6 +10,7 @@
 //! there is nothing to resume.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -34,6 +35,10 @@ pub struct SseTransport {
     incoming: mpsc::UnboundedReceiver<Result<JsonRpcMessage, TransportError>>,
     reader: AbortHandle,
     closed: bool,
+    /// Bound on one POST (the entry's connect timeout): every POST is
+    /// one-way, answered on the stream, and goes out on the session's
+    /// driver, which must not wait forever on a stuck server.
+    post_timeout: Duration,
 }
 
 impl SseTransport {
@@ -112,6 +117,7 @@ impl SseTransport {
             incoming: rx,
             reader,
             closed: false,
+            post_timeout: options.connect_timeout,
         })
     }
 
@@ -196,19 +202,32 @@ impl Transport for SseTransport {
             });
         }
         let body = encode(&message);
-        let response = self
-            .headers
-            .send(|| {
-                self.client
-                    .post(self.endpoint.clone())
-                    .header(CONTENT_TYPE, "application/json")
-                    .body(body.clone())
+        let post = async {
+            let response = self
+                .headers
+                .send(|| {
+                    self.client
+                        .post(self.endpoint.clone())
+                        .header(CONTENT_TYPE, "application/json")
+                        .body(body.clone())
+                })
+                .await?;
+            if !response.status().is_success() {
+                return Err(unexpected_status(&self.server, "POST", response).await);
+            }
+            Ok(())
+        };
+        tokio::time::timeout(self.post_timeout, post)
+            .await
+            .unwrap_or_else(|_| {
+                Err(io_error(
+                    &self.server,
+                    format!(
+                        "POST: no answer within {} ms",
+                        self.post_timeout.as_millis()
+                    ),
+                ))
             })
-            .await?;
-        if !response.status().is_success() {
-            return Err(unexpected_status(&self.server, "POST", response).await);
-        }
-        Ok(())
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {

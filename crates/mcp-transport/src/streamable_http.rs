@@ -86,6 +86,8 @@ struct Shared {
     reinit: tokio::sync::Mutex<()>,
     incoming: mpsc::UnboundedSender<Inbound>,
     tasks: Mutex<Vec<AbortHandle>>,
+    /// Bound on one-way exchanges (the entry's connect timeout).
+    one_way_timeout: Duration,
 }
 
 #[derive(Debug, Default)]
@@ -132,6 +134,7 @@ impl StreamableHttpTransport {
             reinit: tokio::sync::Mutex::new(()),
             incoming: tx,
             tasks: Mutex::new(Vec::new()),
+            one_way_timeout: options.connect_timeout,
         });
         Ok(StreamableHttpTransport {
             shared,
@@ -161,6 +164,29 @@ impl Shared {
         let mut tasks = lock(&self.tasks);
         tasks.retain(|t| !t.is_finished());
         tasks.push(handle);
+    }
+
+    /// Runs a one-way exchange (a notification or response POST, the
+    /// closing DELETE) within the connect timeout. These go out on the
+    /// session's driver, which must not wait forever on a server that takes
+    /// nothing (a stuck or slow-loris server): such a server is treated as
+    /// gone.
+    async fn one_way<T>(
+        &self,
+        what: &str,
+        exchange: impl std::future::Future<Output = Result<T, TransportError>>,
+    ) -> Result<T, TransportError> {
+        tokio::time::timeout(self.one_way_timeout, exchange)
+            .await
+            .unwrap_or_else(|_| {
+                Err(io_error(
+                    &self.server,
+                    format!(
+                        "{what}: no answer within {} ms",
+                        self.one_way_timeout.as_millis()
+                    ),
+                ))
+            })
     }
 
     fn abort_all(&self) {
@@ -647,8 +673,11 @@ impl Transport for StreamableHttpTransport {
                 if initialized {
                     lock(&shared.state).initialized = Some(note.clone());
                 }
-                let response = shared.post(&body, true).await?;
-                self.finish_one_way(response, "notification").await?;
+                let post = async {
+                    let response = shared.post(&body, true).await?;
+                    self.finish_one_way(response, "notification").await
+                };
+                shared.one_way("POST of a notification", post).await?;
                 if initialized {
                     let task = Arc::clone(&shared);
                     let (opened, wait) = oneshot::channel();
@@ -658,8 +687,11 @@ impl Transport for StreamableHttpTransport {
                 Ok(())
             }
             JsonRpcMessage::Response(_) => {
-                let response = shared.post(&body, true).await?;
-                self.finish_one_way(response, "response").await
+                let post = async {
+                    let response = shared.post(&body, true).await?;
+                    self.finish_one_way(response, "response").await
+                };
+                shared.one_way("POST of a response", post).await
             }
         }
     }
@@ -688,10 +720,10 @@ impl Transport for StreamableHttpTransport {
         let session = lock(&self.shared.state).session_id.clone();
         if let Some(session) = session {
             let shared = &self.shared;
-            let result = shared
+            let delete = shared
                 .headers
-                .send(|| shared.session_headers(shared.client.delete(shared.url.clone())))
-                .await;
+                .send(|| shared.session_headers(shared.client.delete(shared.url.clone())));
+            let result = shared.one_way("DELETE", delete).await;
             match result {
                 Ok(response) if response.status().is_success() => {}
                 // 405: the server does not let clients end sessions.
