@@ -3,10 +3,17 @@
 //! by the `mcp-example-server` binary and in-process through the `sdk`
 //! transport, loopback servers for the network kinds ([`net`]), one
 //! [`harness`] per transport kind so the behaviour suite runs the same test
-//! bodies against every kind, and the auth provider the conformance client
-//! builds for the suite's `auth/*` scenarios ([`conformance_auth`]).
+//! bodies against every kind, the auth provider the conformance client
+//! builds for the suite's `auth/*` scenarios ([`conformance_auth`]), and for
+//! the fault injection and load suites: the script of
+//! `mcp-misbehaving-server` ([`misbehaving`]), a loopback HTTP server that
+//! misbehaves on purpose ([`fault_net`]) and process measurements
+//! ([`measure`]).
 
 pub mod conformance_auth;
+pub mod fault_net;
 pub mod harness;
+pub mod measure;
+pub mod misbehaving;
 pub mod net;
 pub mod server;
