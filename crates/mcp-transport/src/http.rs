@@ -17,7 +17,7 @@ use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Mutex;
 
-use crate::codec::Codec;
+use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::headers_helper::run_headers_helper;
 use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
 use crate::transport::TransportError;
@@ -401,11 +401,116 @@ pub(crate) fn media_type(response: &reqwest::Response) -> String {
         .unwrap_or_default()
 }
 
-/// The events of an SSE response body.
+/// A whole response body, refused past `max` bytes without buffering more.
+pub(crate) async fn read_body_capped(
+    server: &str,
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<Vec<u8>, TransportError> {
+    let too_large = || TransportError::MessageTooLarge {
+        server: server.to_owned(),
+        max,
+    };
+    if response
+        .content_length()
+        .is_some_and(|length| length > max as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| io_error(server, describe_reqwest(&e)))?
+    {
+        if body.len() + chunk.len() > max {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Why an SSE body stopped early.
+#[derive(Debug)]
+pub(crate) enum StreamError {
+    /// The connection broke.
+    Http(reqwest::Error),
+    /// One event grew past the message cap.
+    TooLarge { max: usize },
+}
+
+impl std::fmt::Display for StreamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StreamError::Http(e) => e.fmt(f),
+            StreamError::TooLarge { max } => {
+                write!(f, "message too large: more than {max} bytes")
+            }
+        }
+    }
+}
+
+/// An error while reading SSE events.
+pub(crate) type SseError = EventStreamError<StreamError>;
+
+/// Counts the bytes of the SSE event being received, so one event cannot
+/// make the decoder buffer without bound. An event ends at an empty line;
+/// lines end with CR, LF or CRLF.
+struct EventLimit {
+    max: usize,
+    event_bytes: usize,
+    line_empty: bool,
+    previous: u8,
+}
+
+impl EventLimit {
+    fn new(max: usize) -> Self {
+        EventLimit {
+            max,
+            event_bytes: 0,
+            line_empty: true,
+            previous: 0,
+        }
+    }
+
+    /// Takes the next chunk; false once the current event is past the cap.
+    fn admit(&mut self, chunk: &[u8]) -> bool {
+        for &byte in chunk {
+            match byte {
+                // The second half of a CRLF.
+                b'\n' if self.previous == b'\r' => {}
+                b'\n' | b'\r' => {
+                    if self.line_empty {
+                        self.event_bytes = 0;
+                    }
+                    self.line_empty = true;
+                }
+                _ => {
+                    self.line_empty = false;
+                    self.event_bytes += 1;
+                }
+            }
+            self.previous = byte;
+        }
+        self.event_bytes <= self.max
+    }
+}
+
+/// The events of an SSE response body; an event past the message cap ends
+/// the stream with [`StreamError::TooLarge`].
 pub(crate) fn sse_events(
     response: reqwest::Response,
-) -> impl Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send + Unpin {
-    response.bytes_stream().eventsource()
+) -> impl Stream<Item = Result<Event, SseError>> + Send + Unpin {
+    let mut limit = EventLimit::new(DEFAULT_MAX_MESSAGE_BYTES);
+    response
+        .bytes_stream()
+        .map(move |chunk| match chunk {
+            Ok(bytes) if limit.admit(&bytes) => Ok(bytes),
+            Ok(_) => Err(StreamError::TooLarge { max: limit.max }),
+            Err(e) => Err(StreamError::Http(e)),
+        })
+        .eventsource()
 }
 
 /// Decodes one JSON text (a message or a batch) into messages.
@@ -500,6 +605,24 @@ mod tests {
                 .collect();
             prop_assert_eq!(got, methods);
         }
+    }
+
+    #[test]
+    fn the_event_limit_counts_one_event_at_a_time() {
+        // Many small events in one chunk, with every line ending, stay
+        // under a cap smaller than their sum.
+        for eol in ["\n", "\r", "\r\n"] {
+            let event = format!("event: message{eol}data: 0123456789{eol}{eol}");
+            let mut limit = EventLimit::new(40);
+            assert!(limit.admit(event.repeat(100).as_bytes()), "{eol:?}");
+            // Split inside a line ending, too.
+            let (a, b) = event.split_at(event.len() - 1);
+            assert!(limit.admit(a.as_bytes()) && limit.admit(b.as_bytes()));
+        }
+        // One event past the cap, however it is split, is refused.
+        let mut limit = EventLimit::new(40);
+        assert!(limit.admit(b"data: 0123456789\ndata: 0123456789\n"));
+        assert!(!limit.admit(b"data: 0123456789\n"));
     }
 
     #[test]

@@ -40,10 +40,13 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use eventsource_stream::EventStreamError;
+
+use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::http::{
-    HttpOptions, RequestHeaders, build_client, decode_payload, describe_reqwest, encode, io_error,
-    is_message_event, is_unreachable, media_type, sse_events, strip, synthetic_error,
-    unexpected_status,
+    HttpOptions, RequestHeaders, StreamError, build_client, decode_payload, encode, io_error,
+    is_message_event, is_unreachable, media_type, read_body_capped, sse_events, strip,
+    synthetic_error, unexpected_status,
 };
 use crate::message::{JsonRpcMessage, Notification, Request, RequestId};
 use crate::transport::{Transport, TransportError};
@@ -329,10 +332,8 @@ impl Shared {
         match media_type(&response).as_str() {
             "text/event-stream" => self.read_stream(response, expect).await,
             kind => {
-                let bytes = response
-                    .bytes()
-                    .await
-                    .map_err(|e| io_error(&self.server, describe_reqwest(&e)))?;
+                let bytes =
+                    read_body_capped(&self.server, response, DEFAULT_MAX_MESSAGE_BYTES).await?;
                 let text = String::from_utf8_lossy(&bytes);
                 if text.trim().is_empty() {
                     return match expect {
@@ -371,6 +372,13 @@ impl Shared {
             while let Some(event) = events.next().await {
                 let event = match event {
                     Ok(event) => event,
+                    Err(EventStreamError::Transport(StreamError::TooLarge { max })) => {
+                        // The answer is lost, the session is not.
+                        return Err(TransportError::MessageTooLarge {
+                            server: self.server.clone(),
+                            max,
+                        });
+                    }
                     Err(e) => {
                         tracing::debug!(server = %self.server, error = %e, "SSE stream broke");
                         broken = Some(e.to_string());
@@ -615,10 +623,7 @@ async fn read_all(
         }
         Ok(out)
     } else {
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| io_error(&shared.server, describe_reqwest(&e)))?;
+        let bytes = read_body_capped(&shared.server, response, DEFAULT_MAX_MESSAGE_BYTES).await?;
         decode_payload(&String::from_utf8_lossy(&bytes)).map_err(|e| io_error(&shared.server, e))
     }
 }
