@@ -34,6 +34,11 @@ pub enum HttpFault {
     /// `307 Temporary Redirect` to the same path on another origin (another
     /// loopback port), which records what reaches it.
     RedirectToOtherOrigin,
+    /// A JSON answer with a text result of this many bytes.
+    HugeJson(usize),
+    /// An SSE answer whose one event carries a text result of this many
+    /// bytes.
+    HugeEvent(usize),
 }
 
 /// Which requests get the fault.
@@ -255,12 +260,51 @@ async fn serve_connection(stream: TcpStream, script: Arc<Script>) {
                 );
                 stream.write_all(head.as_bytes()).await
             }
+            Some(HttpFault::HugeJson(bytes)) => write_huge(stream, &message, *bytes, false).await,
+            Some(HttpFault::HugeEvent(bytes)) => write_huge(stream, &message, *bytes, true).await,
             None => stream.write_all(&answer(&request.seen, &message)).await,
         };
         if written.is_err() {
             return;
         }
     }
+}
+
+/// Answers `message` with a text result of `bytes` bytes, as JSON or as one
+/// SSE event, written a mebibyte at a time.
+async fn write_huge(
+    stream: &mut TcpStream,
+    message: &Value,
+    bytes: usize,
+    sse: bool,
+) -> std::io::Result<()> {
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let mut head =
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#);
+    let mut tail = r#""}]}}"#.to_owned();
+    if sse {
+        head.insert_str(0, "event: message\ndata: ");
+        tail.push_str("\n\n");
+    }
+    let content_type = if sse {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let length = head.len() + bytes + tail.len();
+    let response_head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {length}\r\n\r\n"
+    );
+    stream.write_all(response_head.as_bytes()).await?;
+    stream.write_all(head.as_bytes()).await?;
+    let chunk = vec![b'x'; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        stream.write_all(&chunk[..n]).await?;
+        left -= n;
+    }
+    stream.write_all(tail.as_bytes()).await
 }
 
 /// Writes `head`, then one byte of `drip` every 200 ms (cycling), until the

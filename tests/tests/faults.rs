@@ -464,6 +464,12 @@ faults! {
     // A redirect to another origin: never followed, never given credentials.
     http_redirect_at_initialize => http(HttpFault::RedirectToOtherOrigin, "initialize", Expect::Fails(&["unavailable", "redirect"]));
     http_redirect_at_tools_call => http(HttpFault::RedirectToOtherOrigin, "tools/call", Expect::Fails(&["tools/call failed", "redirect"]));
+    // 50 MiB in one HTTP answer, as JSON and as one SSE event.
+    http_huge_json_answer_to_tools_call => http(HttpFault::HugeJson(50 * MIB), "tools/call", Expect::Fails(&["tools/call failed", "message too large"]));
+    // The SSE decoder rescans an unfinished line on every chunk, so a debug
+    // build reaches the timeout before the cap; either error ends the turn
+    // in time, and the cap keeps memory bounded.
+    http_huge_event_answer_to_tools_call => http(HttpFault::HugeEvent(50 * MIB), "tools/call", Expect::Fails(&["tools/call"]));
     // The connection dropped mid-session, for each network kind.
     dropped_websocket => dropped(NetKind::Ws);
     dropped_sse_stream => dropped(NetKind::Sse);
