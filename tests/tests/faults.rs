@@ -382,8 +382,13 @@ async fn check(name: &str, case: Case) {
         .await
         .map(|result| text_of(&result).parse().unwrap())
         .unwrap();
+    let shutdown_started = Instant::now();
     let shutdown = tokio::time::timeout(Duration::from_secs(20), runtime.shutdown()).await;
     assert!(shutdown.is_ok(), "{name}: shutting the runtime down hangs");
+    eprintln!(
+        "fault {name}: shutdown took {} ms",
+        shutdown_started.elapsed().as_millis()
+    );
     assert_gone(healthy_pid, "the healthy server").await;
     match running_server {
         Running::Process { pid_file } => {
