@@ -35,6 +35,7 @@ pub mod naming;
 pub mod result;
 pub mod runtime;
 pub mod schema;
+pub mod servers;
 
 pub use catalog::{
     Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, SchemaCache,
@@ -50,3 +51,4 @@ pub use runtime::{
     SessionRuntime,
 };
 pub use schema::ProviderProfile;
+pub use servers::ServerSet;
