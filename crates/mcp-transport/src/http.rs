@@ -88,10 +88,12 @@ pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportErr
 }
 
 /// Builds the HTTP client: rustls, connect timeout, no overall timeout (SSE
-/// streams live as long as the session).
+/// streams live as long as the session), and redirects followed only within
+/// the server's origin, so headers never travel to another one.
 pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, TransportError> {
     reqwest::Client::builder()
         .connect_timeout(options.connect_timeout)
+        .redirect(mcp_oauth::redirect::same_origin_only())
         .build()
         .map_err(|e| {
             io_error(
