@@ -8,7 +8,8 @@
 //!   `headersHelper` are passed literally;
 //! - plugin paths never leave their root;
 //! - a legacy SSE `endpoint` on another origin is refused;
-//! - a redirect to another origin is refused, so no header travels there;
+//! - a redirect to another origin is refused, so no header or body travels
+//!   there (streamable HTTP, legacy SSE, OAuth metadata and token requests);
 //! - secrets never reach a log line (TRACE), an error or a `Debug`;
 //! - token files are 0600 in a 0700 folder;
 //! - a `headersHelper` is killed with everything it started at its limit;
@@ -1061,5 +1062,77 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
             .any(|tool| tool.name().contains("api")),
         "{:?}",
         catalog.diagnostics()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oauth_requests_never_follow_a_redirect_to_another_origin() {
+    // Metadata discovery, and a client-credentials token request whose body
+    // carries the client secret.
+    let elsewhere = sink().await;
+    let target = elsewhere.port;
+    let auth = Raw::start(move |port, head| {
+        if head.starts_with("GET /meta") {
+            let base = format!("http://127.0.0.1:{port}");
+            let body = json!({
+                "issuer": base,
+                "authorization_endpoint": format!("{base}/authorize"),
+                "token_endpoint": format!("{base}/token"),
+                "grant_types_supported": ["client_credentials"],
+                "token_endpoint_auth_methods_supported": ["client_secret_post"],
+            })
+            .to_string();
+            format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        } else if head.starts_with("POST /mcp") {
+            "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+        } else if head.starts_with("GET /.well-known/") {
+            "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned()
+        } else {
+            // `/moved` and `/token` both send the client elsewhere.
+            redirect_to(format!("http://127.0.0.1:{target}/stolen"))
+        }
+    })
+    .await;
+    let base = format!("http://127.0.0.1:{}", auth.port);
+    for (metadata, grant) in [
+        ("moved", mcp_oauth::Grant::AuthorizationCode),
+        (
+            "meta",
+            mcp_oauth::Grant::ClientCredentials { private_key: None },
+        ),
+    ] {
+        let mut settings = mcp_oauth::OAuthSettings::new(
+            "oauth-redirected",
+            format!("{base}/mcp"),
+            mcp_config::McpOAuthConfig {
+                client_id: Some("client".into()),
+                auth_server_metadata_url: Some(format!("{base}/{metadata}")),
+                ..mcp_config::McpOAuthConfig::default()
+            },
+        );
+        settings.grant = grant;
+        settings.client_secret = Some(Secret::new("client-secret-aa42"));
+        let provider = mcp_oauth::OAuthProvider::new(
+            settings,
+            Arc::new(mcp_oauth::MemoryCredentialStore::new()),
+            Arc::new(mcp_oauth::HeadlessPrompt::new().unwrap()),
+        )
+        .unwrap();
+        let error = provider.login().await.unwrap_err().to_string();
+        assert!(error.contains("oauth-redirected"), "{metadata}: {error}");
+        assert_no_secret(&format!("{metadata}: oauth error"), &error);
+    }
+    let seen = auth.seen();
+    assert!(
+        seen.iter().any(|head| head.starts_with("POST /token")),
+        "the token request was not made: {seen:?}"
+    );
+    assert!(
+        elsewhere.seen().is_empty(),
+        "an oauth request reached another origin: {:?}",
+        elsewhere.seen()
     );
 }
