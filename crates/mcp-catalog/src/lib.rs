@@ -20,6 +20,10 @@
 //!   backoff are tested without waiting. A warm fetch is one lock and an
 //!   `Arc` clone.
 //!
+//! Only approved servers start: [`ServerSet::from_loaded`] keeps project
+//! servers that await approval or are denied away from the connector and
+//! reports each one in the catalog's diagnostics.
+//!
 //! A materialised tool maps back to its server and raw tool name
 //! ([`CatalogTool::origin`]); [`SessionRuntime::call`] validates the
 //! arguments against the server's own schema and sends the call over the
