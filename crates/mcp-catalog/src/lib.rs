@@ -20,6 +20,10 @@
 //!   backoff are tested without waiting. A warm fetch is one lock and an
 //!   `Arc` clone.
 //!
+//! Only approved servers start: [`ServerSet::from_loaded`] keeps project
+//! servers that await approval or are denied away from the connector and
+//! reports each one in the catalog's diagnostics.
+//!
 //! A materialised tool maps back to its server and raw tool name
 //! ([`CatalogTool::origin`]); [`SessionRuntime::call`] validates the
 //! arguments against the server's own schema and sends the call over the
@@ -35,6 +39,7 @@ pub mod naming;
 pub mod result;
 pub mod runtime;
 pub mod schema;
+pub mod servers;
 
 pub use catalog::{
     Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, SchemaCache,
@@ -50,3 +55,4 @@ pub use runtime::{
     SessionRuntime,
 };
 pub use schema::ProviderProfile;
+pub use servers::ServerSet;

@@ -35,6 +35,7 @@ use crate::catalog::{
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::CatalogError;
 use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result};
+use crate::servers::ServerSet;
 
 /// Default number of servers one build connects at the same time.
 pub const DEFAULT_MAX_CONCURRENT_CONNECTS: usize = 32;
@@ -200,6 +201,9 @@ struct State {
     shut_down: bool,
     /// Connections taken out of slots, waiting to be closed.
     retired: Vec<Arc<dyn Connection>>,
+    /// Servers held back (awaiting approval, denied), reported in every
+    /// catalog.
+    withheld: Vec<CatalogDiagnostic>,
 }
 
 struct RuntimeShared {
@@ -239,7 +243,10 @@ enum ServerOutcome {
 
 impl SessionRuntime {
     /// A runtime over `servers` (disabled ones are ignored). Connects
-    /// nothing yet.
+    /// nothing yet. Every server given may start: a host holding a
+    /// loaded configuration uses [`SessionRuntime::for_servers`] with
+    /// [`ServerSet::from_loaded`], which keeps unapproved project servers
+    /// out.
     pub fn new(
         session_id: impl Into<String>,
         servers: impl IntoIterator<Item = ServerConfig>,
@@ -247,6 +254,26 @@ impl SessionRuntime {
         clock: Arc<dyn Clock>,
         options: RuntimeOptions,
     ) -> Self {
+        SessionRuntime::for_servers(
+            session_id,
+            ServerSet::all(servers),
+            connector,
+            clock,
+            options,
+        )
+    }
+
+    /// A runtime over the runnable servers of `servers`; the servers it
+    /// holds back appear in every catalog's diagnostics. Connects nothing
+    /// yet.
+    pub fn for_servers(
+        session_id: impl Into<String>,
+        servers: ServerSet,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+    ) -> Self {
+        let (servers, withheld) = servers.into_parts();
         let mut state = State {
             slots: BTreeMap::new(),
             generation: 0,
@@ -257,6 +284,7 @@ impl SessionRuntime {
             in_use: 0,
             shut_down: false,
             retired: Vec::new(),
+            withheld,
         };
         for server in servers.into_iter().filter(|s| s.enabled) {
             let epoch = state.take_epoch();
@@ -406,6 +434,13 @@ impl SessionRuntime {
         &self,
         servers: impl IntoIterator<Item = ServerConfig>,
     ) -> Vec<String> {
+        self.update_server_set(ServerSet::all(servers)).await
+    }
+
+    /// [`SessionRuntime::update_servers`] with servers held back: a server
+    /// that lost its approval is closed, one that gained it connects on
+    /// the next attempt, and the notes on held-back servers are replaced.
+    pub async fn update_server_set(&self, servers: ServerSet) -> Vec<String> {
         let changed = self.shared.update_servers(servers);
         self.shared.close_retired().await;
         changed
@@ -496,6 +531,7 @@ impl RuntimeShared {
                     let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
                     materialize_cached(&listings, &self.options.materialize, &mut cache)
                 };
+                diagnostics.extend(self.lock().withheld.iter().cloned());
                 catalog.push_diagnostics(diagnostics);
                 Ok(Arc::new(catalog))
             }
@@ -780,7 +816,8 @@ impl RuntimeShared {
         state.invalidate();
     }
 
-    fn update_servers(&self, servers: impl IntoIterator<Item = ServerConfig>) -> Vec<String> {
+    fn update_servers(&self, servers: ServerSet) -> Vec<String> {
+        let (servers, withheld) = servers.into_parts();
         let wanted: BTreeMap<String, ServerConfig> = servers
             .into_iter()
             .filter(|s| s.enabled)
@@ -788,6 +825,10 @@ impl RuntimeShared {
             .collect();
         let mut state = self.lock();
         let mut changed = Vec::new();
+        if state.withheld != withheld {
+            state.withheld = withheld;
+            state.invalidate();
+        }
         let removed: Vec<String> = state
             .slots
             .keys()
@@ -1019,7 +1060,7 @@ struct ManagerShared {
     connector: Arc<dyn Connector>,
     clock: Arc<dyn Clock>,
     options: RuntimeOptions,
-    servers: Mutex<Vec<ServerConfig>>,
+    servers: Mutex<ServerSet>,
     runtimes: Mutex<HashMap<String, Arc<SessionRuntime>>>,
 }
 
@@ -1066,9 +1107,21 @@ impl Drop for RuntimeLease {
 }
 
 impl RuntimeManager {
-    /// A manager whose sessions all use `servers`.
+    /// A manager whose sessions all use `servers` (every one may start;
+    /// see [`RuntimeManager::for_servers`]).
     pub fn new(
         servers: Vec<ServerConfig>,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+    ) -> Self {
+        RuntimeManager::for_servers(ServerSet::all(servers), connector, clock, options)
+    }
+
+    /// A manager whose sessions all use the runnable servers of `servers`
+    /// and report the held-back ones in their catalogs' diagnostics.
+    pub fn for_servers(
+        servers: ServerSet,
         connector: Arc<dyn Connector>,
         clock: Arc<dyn Clock>,
         options: RuntimeOptions,
@@ -1103,7 +1156,7 @@ impl RuntimeManager {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .clone();
-                Arc::new(SessionRuntime::new(
+                Arc::new(SessionRuntime::for_servers(
                     session_id,
                     servers,
                     Arc::clone(&self.shared.connector),
@@ -1173,6 +1226,12 @@ impl RuntimeManager {
         &self,
         servers: Vec<ServerConfig>,
     ) -> BTreeMap<String, Vec<String>> {
+        self.update_server_set(ServerSet::all(servers)).await
+    }
+
+    /// [`RuntimeManager::update_servers`] with servers held back (see
+    /// [`SessionRuntime::update_server_set`]).
+    pub async fn update_server_set(&self, servers: ServerSet) -> BTreeMap<String, Vec<String>> {
         *self
             .shared
             .servers
@@ -1185,7 +1244,7 @@ impl RuntimeManager {
             .collect();
         let mut changed = BTreeMap::new();
         for (id, runtime) in runtimes {
-            changed.insert(id, runtime.update_servers(servers.clone()).await);
+            changed.insert(id, runtime.update_server_set(servers.clone()).await);
         }
         changed
     }

@@ -15,7 +15,7 @@ use mcp_catalog::backoff::BackoffPolicy;
 use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
 use mcp_catalog::{
     CatalogError, Connection, Connector, ModelBlock, RuntimeManager, RuntimeOptions, ServerEvents,
-    ServerFeatures, SessionRuntime,
+    ServerFeatures, ServerSet, SessionRuntime,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
@@ -746,4 +746,134 @@ fn backoff_defaults_match_the_reference() {
     );
     assert_eq!(RuntimeOptions::default().idle_ttl, Duration::from_secs(600));
     assert!(RuntimeOptions::default().max_concurrent_connects >= 20);
+}
+
+/// A home and project on disk: the user has `shadowed` and approves
+/// `approved` and denies `denied` for this project; the project's
+/// `.mcp.json` has four servers, one of them shadowing the user's
+/// `shadowed` with a `headersHelper`.
+fn approval_tree() -> (tempfile::TempDir, mcp_config::LoadedConfig) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let sdk = |name: &str| json!({"type": "sdk", "name": name});
+    let user = json!({
+        "mcpServers": {"shadowed": sdk("shadowed"), "user": sdk("user")},
+        "projects": {project.to_string_lossy(): {
+            "enabledMcpjsonServers": ["approved"],
+            "disabledMcpjsonServers": ["denied"],
+        }},
+    });
+    std::fs::write(home.join(".claude.json"), user.to_string()).unwrap();
+    let shipped = json!({"mcpServers": {
+        "approved": sdk("approved"),
+        "pending": sdk("pending"),
+        "denied": sdk("denied"),
+        "shadowed": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headersHelper": "touch helper-ran"},
+    }});
+    std::fs::write(project.join(".mcp.json"), shipped.to_string()).unwrap();
+    let config = mcp_config::load(&mcp_config::LoadOptions {
+        home: Some(home),
+        project: Some(project),
+        ..mcp_config::LoadOptions::default()
+    });
+    (dir, config)
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_approved_servers_start_and_held_back_ones_are_diagnostics() {
+    let (_dir, config) = approval_tree();
+    let fake = FakeConnector::with(&[
+        ("approved", &["t"]),
+        ("pending", &["t"]),
+        ("denied", &["t"]),
+        ("shadowed", &["t"]),
+        ("user", &["t"]),
+    ]);
+    let set = ServerSet::from_loaded(&config);
+    let runnable: Vec<&str> = set.runnable().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(runnable, ["approved", "user"]);
+    let runtime = SessionRuntime::for_servers(
+        "s1",
+        set,
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+        Arc::new(SystemClock),
+        RuntimeOptions::default(),
+    );
+    let catalog = runtime.catalog().await.unwrap();
+    assert_eq!(names(&catalog), ["approved__t", "user__t"]);
+    for held in ["pending", "denied", "shadowed"] {
+        assert_eq!(fake.connects(held), 0, "{held} must not connect");
+    }
+    let notes: Vec<(&str, Level, &str)> = catalog
+        .diagnostics()
+        .iter()
+        .map(|d| (d.server.as_str(), d.level, d.message.as_str()))
+        .collect();
+    assert_eq!(notes.len(), 3, "{notes:#?}");
+    for (server, level, message) in notes {
+        assert_eq!(level, Level::Warning);
+        assert!(
+            message.starts_with(&format!("project server `{server}` (from "))
+                && message.contains(".mcp.json) was not started"),
+            "{message}"
+        );
+        let how = if server == "denied" {
+            "denied by disabledMcpjsonServers in user or local settings; remove it there to approve it"
+        } else {
+            "it awaits approval; add it to enabledMcpjsonServers (or set enableAllProjectMcpServers) in user or local settings"
+        };
+        assert!(message.ends_with(how), "{message}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_approval_given_later_starts_the_server_in_every_session() {
+    let (_dir, config) = approval_tree();
+    let fake = FakeConnector::with(&[("approved", &["t"]), ("pending", &["t"]), ("user", &["t"])]);
+    let manager = RuntimeManager::for_servers(
+        ServerSet::from_loaded(&config),
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+        Arc::new(SystemClock),
+        RuntimeOptions::default(),
+    );
+    let lease = manager.lease("s");
+    assert_eq!(
+        names(&lease.catalog().await.unwrap()),
+        ["approved__t", "user__t"]
+    );
+    assert_eq!(fake.connects("pending"), 0);
+
+    // The host reloads after the person approved `pending`.
+    let mut approved = config.clone();
+    for server in &mut approved.servers {
+        if server.config.name == "pending" {
+            server.approval = mcp_config::Approval::Approved;
+        }
+    }
+    let changed = manager
+        .update_server_set(ServerSet::from_loaded(&approved))
+        .await;
+    assert_eq!(changed["s"], ["pending"]);
+    let catalog = lease.catalog().await.unwrap();
+    assert_eq!(names(&catalog), ["approved__t", "pending__t", "user__t"]);
+    assert_eq!(fake.connects("pending"), 1);
+    let held: Vec<&str> = catalog
+        .diagnostics()
+        .iter()
+        .map(|d| d.server.as_str())
+        .collect();
+    assert_eq!(held, ["denied", "shadowed"]);
+
+    // Taking the approval back closes the session.
+    manager
+        .update_server_set(ServerSet::from_loaded(&config))
+        .await;
+    assert_eq!(fake.closes("pending"), 1);
+    assert_eq!(
+        names(&lease.catalog().await.unwrap()),
+        ["approved__t", "user__t"]
+    );
 }

@@ -86,6 +86,13 @@ pub(crate) enum Command {
     /// Show which remote servers have stored credentials
     #[command(name = "auth-status")]
     AuthStatus,
+    /// Approve a project server, so it may start (written to local settings)
+    Approve(NameArgs),
+    /// Deny a project server, so it never starts (written to local settings)
+    Deny(NameArgs),
+    /// Forget every approval and denial of this project's servers
+    #[command(name = "reset-project-choices")]
+    ResetProjectChoices,
     /// Check every config source and report problems with their positions
     #[command(name = "check-config")]
     CheckConfig(CheckArgs),

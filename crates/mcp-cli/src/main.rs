@@ -12,6 +12,7 @@
 // This binary is where the workspace talks to the terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod approve;
 mod auth;
 mod cli;
 mod context;
@@ -25,6 +26,7 @@ mod write;
 use std::process::ExitCode;
 
 use clap::Parser;
+use mcp_config::edit::ProjectChoice;
 
 use crate::cli::{Cli, Command};
 use crate::context::Context;
@@ -68,6 +70,9 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::Remove(args) => write::remove(context, &args),
         Command::Enable(args) => write::set_enabled(context, &args, true),
         Command::Disable(args) => write::set_enabled(context, &args, false),
+        Command::Approve(args) => approve::choose(context, &args, ProjectChoice::Approve),
+        Command::Deny(args) => approve::choose(context, &args, ProjectChoice::Deny),
+        Command::ResetProjectChoices => approve::reset(context),
     }
 }
 

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
     Catalog, CatalogTool, MaterializeOptions, McpConnector, ModelBlock, NamingStyle,
-    ProviderProfile, RuntimeOptions, ServerFeatures, ServerTools, SessionRuntime, ToolTarget,
-    UtilityTool, convert_result, materialize,
+    ProviderProfile, RuntimeOptions, ServerFeatures, ServerSet, ServerTools, SessionRuntime,
+    ToolTarget, UtilityTool, convert_result, materialize,
 };
 use mcp_config::{Level, ScopedServer, load};
 use mcp_transport::protocol::CallToolResult;
@@ -150,10 +150,8 @@ fn provider_profile(provider: ProviderArg) -> ProviderProfile {
 /// `--json` exactly the tool list a host sends.
 pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
-    let servers: Vec<_> = config
-        .runnable()
-        .map(|server| server.config.clone())
-        .collect();
+    // Only approved servers start; the others are listed in the diagnostics.
+    let servers = ServerSet::from_loaded(&config);
     let connector = Arc::new(McpConnector::new(session::connect_options(context)));
     let options = RuntimeOptions {
         materialize: MaterializeOptions {
@@ -163,7 +161,7 @@ pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outco
         },
         ..RuntimeOptions::default()
     };
-    let session_runtime = SessionRuntime::new(
+    let session_runtime = SessionRuntime::for_servers(
         "mcp-cli",
         servers,
         connector,

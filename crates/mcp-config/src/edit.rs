@@ -58,6 +58,9 @@ pub enum EditError {
     /// A key on the way to the server map holds something other than an object.
     #[error("{}: `{key}` is not a JSON object; refusing to rewrite it", path.display())]
     NotAnObject { path: PathBuf, key: String },
+    /// A list the edit changes holds something other than an array.
+    #[error("{}: `{key}` is not a JSON array; refusing to rewrite it", path.display())]
+    NotAnArray { path: PathBuf, key: String },
     /// The file changed on disk between reading and writing.
     #[error("{} changed on disk since it was read; nothing written", path.display())]
     Changed { path: PathBuf },
@@ -155,6 +158,18 @@ impl ServersLocation {
         self.key_path.join(".")
     }
 }
+
+/// A person's choice about one project server (REFERENCE §1.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectChoice {
+    /// The server may start (`enabledMcpjsonServers`).
+    Approve,
+    /// The server never starts (`disabledMcpjsonServers`, which wins).
+    Deny,
+}
+
+const ENABLED_KEY: &str = "enabledMcpjsonServers";
+const DISABLED_KEY: &str = "disabledMcpjsonServers";
 
 /// The writable scopes, lowest precedence first.
 pub const WRITABLE_SCOPES: [Scope; 4] =
@@ -431,7 +446,8 @@ impl ConfigDocument {
     pub fn is_modified(&self) -> bool {
         match &self.original {
             Some(original) => *original != self.render(),
-            None => true,
+            // A missing file that is still empty is not worth creating.
+            None => !self.root.is_empty(),
         }
     }
 
@@ -465,6 +481,103 @@ impl ConfigDocument {
         }
         temp.persist(path).map_err(|err| io_err(err.error))?;
         Ok(())
+    }
+
+    /// Records a person's choice about the project server `name` in the
+    /// object that holds this document's server map (for the local scope's
+    /// location, this project's entry in `<home>/.claude.json`, where
+    /// Claude Code keeps it too): approving puts the name in
+    /// `enabledMcpjsonServers` and takes it out of `disabledMcpjsonServers`,
+    /// denying does the opposite. Other names and keys stay as they are.
+    /// Returns whether the file content changed.
+    pub fn set_project_choice(
+        &mut self,
+        name: &str,
+        choice: ProjectChoice,
+    ) -> Result<bool, EditError> {
+        let (add, drop) = match choice {
+            ProjectChoice::Approve => (ENABLED_KEY, DISABLED_KEY),
+            ProjectChoice::Deny => (DISABLED_KEY, ENABLED_KEY),
+        };
+        let path = self.location.path.clone();
+        let settings = self.settings_mut()?;
+        let mut changed = false;
+        if let Some(list) = settings.get_mut(drop) {
+            let Value::Array(items) = list else {
+                return Err(EditError::NotAnArray {
+                    path,
+                    key: drop.to_owned(),
+                });
+            };
+            let before = items.len();
+            items.retain(|item| item.as_str() != Some(name));
+            changed |= items.len() != before;
+        }
+        let list = settings
+            .entry(add.to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(items) = list else {
+            return Err(EditError::NotAnArray {
+                path,
+                key: add.to_owned(),
+            });
+        };
+        if !items.iter().any(|item| item.as_str() == Some(name)) {
+            items.push(Value::String(name.to_owned()));
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    /// Forgets every choice about project servers kept next to this
+    /// document's server map: `enabledMcpjsonServers`,
+    /// `disabledMcpjsonServers` and `enableAllProjectMcpServers`. Returns
+    /// whether the file content changed.
+    pub fn reset_project_choices(&mut self) -> Result<bool, EditError> {
+        if self.settings()?.is_none() {
+            return Ok(false);
+        }
+        let settings = self.settings_mut()?;
+        let mut changed = false;
+        for key in crate::merge::APPROVAL_KEYS {
+            changed |= settings.shift_remove(*key).is_some();
+        }
+        Ok(changed)
+    }
+
+    /// The object holding the server map, or `None` when the file has none.
+    fn settings(&self) -> Result<Option<&Map<String, Value>>, EditError> {
+        let mut current = &self.root;
+        let parents = self.location.key_path.len().saturating_sub(1);
+        for key in &self.location.key_path[..parents] {
+            match current.get(key) {
+                None => return Ok(None),
+                Some(Value::Object(map)) => current = map,
+                Some(_) => return Err(self.not_an_object(key)),
+            }
+        }
+        Ok(Some(current))
+    }
+
+    fn settings_mut(&mut self) -> Result<&mut Map<String, Value>, EditError> {
+        let path = self.location.path.clone();
+        let parents = self.location.key_path.len().saturating_sub(1);
+        let mut current = &mut self.root;
+        for key in &self.location.key_path[..parents] {
+            let slot = current
+                .entry(key.clone())
+                .or_insert_with(|| Value::Object(Map::new()));
+            current = match slot {
+                Value::Object(map) => map,
+                _ => {
+                    return Err(EditError::NotAnObject {
+                        path,
+                        key: key.clone(),
+                    });
+                }
+            };
+        }
+        Ok(current)
     }
 
     fn servers_mut(&mut self) -> Result<&mut Map<String, Value>, EditError> {
@@ -833,6 +946,83 @@ mod tests {
 
     fn valid(entry: Value) -> ValidEntry {
         validate_entry("test", entry, &BTreeMap::new()).expect("a valid entry")
+    }
+
+    #[test]
+    fn project_choices_move_a_name_between_lists_next_to_the_server_map() {
+        let local = ["projects", "/repo", "mcpServers"];
+        check(
+            None,
+            &local,
+            |doc| {
+                doc.set_project_choice("fs", ProjectChoice::Approve)
+                    .map(drop)
+            },
+            Ok(
+                "{\n  \"projects\": {\n    \"/repo\": {\n      \"enabledMcpjsonServers\": [\n        \"fs\"\n      ]\n    }\n  }\n}\n",
+            ),
+        );
+        // Denying moves the name; other names, keys and order stay.
+        check(
+            Some(
+                r#"{"projects":{"/repo":{"mcpServers":{},"enabledMcpjsonServers":["a","fs"],"x":1}},"k":2}"#,
+            ),
+            &local,
+            |doc| {
+                assert!(doc.set_project_choice("fs", ProjectChoice::Deny)?);
+                assert!(!doc.set_project_choice("fs", ProjectChoice::Deny)?);
+                Ok(())
+            },
+            Ok(
+                r#"{"projects":{"/repo":{"mcpServers":{},"enabledMcpjsonServers":["a"],"x":1,"disabledMcpjsonServers":["fs"]}},"k":2}"#,
+            ),
+        );
+        check(
+            Some(
+                r#"{"projects":{"/repo":{"disabledMcpjsonServers":["fs"],"enabledMcpjsonServers":[]}}}"#,
+            ),
+            &local,
+            |doc| {
+                doc.set_project_choice("fs", ProjectChoice::Approve)
+                    .map(drop)
+            },
+            Ok(
+                r#"{"projects":{"/repo":{"disabledMcpjsonServers":[],"enabledMcpjsonServers":["fs"]}}}"#,
+            ),
+        );
+        check(
+            Some(r#"{"projects":{"/repo":{"enabledMcpjsonServers":"fs"}}}"#),
+            &local,
+            |doc| {
+                doc.set_project_choice("fs", ProjectChoice::Approve)
+                    .map(drop)
+            },
+            Err("`enabledMcpjsonServers` is not a JSON array; refusing to rewrite it"),
+        );
+    }
+
+    #[test]
+    fn resetting_project_choices_drops_the_three_keys_only() {
+        let local = ["projects", "/repo", "mcpServers"];
+        check(
+            Some(
+                r#"{"projects":{"/repo":{"enableAllProjectMcpServers":true,"mcpServers":{"a":{"command":"x"}},"enabledMcpjsonServers":["a"],"disabledMcpjsonServers":["b"]},"/other":{"enabledMcpjsonServers":["c"]}}}"#,
+            ),
+            &local,
+            |doc| {
+                assert!(doc.reset_project_choices()?);
+                assert!(!doc.reset_project_choices()?);
+                Ok(())
+            },
+            Ok(
+                r#"{"projects":{"/repo":{"mcpServers":{"a":{"command":"x"}}},"/other":{"enabledMcpjsonServers":["c"]}}}"#,
+            ),
+        );
+        // Nothing to reset: the file is left alone (and not created).
+        let dir = tempfile::tempdir().expect("tempdir");
+        let loc = location(dir.path(), "config.json", &local);
+        assert!(!edit(loc.clone(), |doc| doc.reset_project_choices()).expect("reset"));
+        assert!(!loc.path.exists());
     }
 
     #[test]

@@ -37,8 +37,9 @@ use crate::types::{Approval, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope,
 
 /// The caller's inputs: every directory and every variable the loader may
 /// use. Nothing else is consulted (no `$HOME`, no current directory, no
-/// process environment).
-#[derive(Debug, Clone, Default)]
+/// process environment). Its `Debug` names the variables, never their
+/// values.
+#[derive(Clone, Default)]
 pub struct LoadOptions {
     /// The user's home (for `.claude.json`, `.claude/settings.json`,
     /// installed plugins and `~`).
@@ -57,8 +58,23 @@ pub struct LoadOptions {
     pub trust_project_servers: bool,
 }
 
-/// The loaded, merged configuration.
-#[derive(Debug, Clone, PartialEq)]
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions")
+            .field("home", &self.home)
+            .field("project", &self.project)
+            .field("openclaw_home", &self.openclaw_home)
+            .field("plugin_roots", &self.plugin_roots)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("trust_project_servers", &self.trust_project_servers)
+            .finish()
+    }
+}
+
+/// The loaded, merged configuration. Its `Debug` names the raw entries
+/// and settings keys without their values (they hold env values and
+/// header values).
+#[derive(Clone, PartialEq)]
 pub struct LoadedConfig {
     /// Winning servers, sorted by name. Includes `enabled: false` entries
     /// and servers awaiting approval; see [`LoadedConfig::runnable`].
@@ -75,6 +91,25 @@ pub struct LoadedConfig {
     pub files: Vec<PathBuf>,
     /// Every problem found, in reading order, then merge notes.
     pub diagnostics: Vec<Diagnostic>,
+}
+
+impl std::fmt::Debug for LoadedConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let settings_keys: Vec<&String> = self
+            .settings
+            .as_object()
+            .map(|settings| settings.keys().collect())
+            .unwrap_or_default();
+        f.debug_struct("LoadedConfig")
+            .field("servers", &self.servers)
+            .field("raw_entries", &self.raw_entries.keys().collect::<Vec<_>>())
+            .field("settings", &settings_keys)
+            .field("session_idle_ttl", &self.session_idle_ttl)
+            .field("plugins", &self.plugins)
+            .field("files", &self.files)
+            .field("diagnostics", &self.diagnostics)
+            .finish()
+    }
 }
 
 impl LoadedConfig {

@@ -10,13 +10,23 @@ use crate::json::{Document, child_pointer};
 use crate::merge::APPROVAL_KEYS;
 use crate::types::{Diagnostic, Level, Scope};
 
-/// The inputs expansion needs: variables and the home directory.
-#[derive(Debug, Clone, Copy)]
+/// The inputs expansion needs: variables and the home directory. Its
+/// `Debug` names the variables, never their values.
+#[derive(Clone, Copy)]
 pub struct ParseEnv<'a> {
     /// Variables for `${VAR}` expansion.
     pub vars: &'a BTreeMap<String, String>,
     /// The directory a leading `~` stands for.
     pub home: Option<&'a Path>,
+}
+
+impl std::fmt::Debug for ParseEnv<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParseEnv")
+            .field("vars", &self.vars.keys().collect::<Vec<_>>())
+            .field("home", &self.home)
+            .finish()
+    }
 }
 
 /// One entry of a file, after parsing.

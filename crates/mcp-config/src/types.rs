@@ -48,8 +48,9 @@ impl std::fmt::Display for TransportKind {
     }
 }
 
-/// A local server spawned as a child process.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A local server spawned as a child process. Its `Debug` shows env keys,
+/// never their values.
+#[derive(Clone, PartialEq, Eq, Serialize)]
 pub struct StdioConfig {
     /// Program to run (never through a shell).
     pub command: String,
@@ -74,7 +75,8 @@ pub struct McpOAuthConfig {
 }
 
 /// A remote server reached over HTTP (streamable or legacy SSE) or WebSocket.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// Its `Debug` shows header names, never their values.
+#[derive(Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RemoteConfig {
     pub url: String,
@@ -84,6 +86,39 @@ pub struct RemoteConfig {
     pub headers_helper: Option<String>,
     /// Always `None` for WebSocket entries.
     pub oauth: Option<McpOAuthConfig>,
+}
+
+/// Keys of a map of secrets, each with its value masked, for `Debug`.
+struct Redacted<'a>(&'a BTreeMap<String, String>);
+
+impl std::fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|key| (key, format_args!("***"))))
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioConfig")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &Redacted(&self.env))
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for RemoteConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteConfig")
+            .field("url", &self.url)
+            .field("headers", &Redacted(&self.headers))
+            .field("headers_helper", &self.headers_helper)
+            .field("oauth", &self.oauth)
+            .finish()
+    }
 }
 
 /// A server hosted by claude.ai and reached through its proxy.

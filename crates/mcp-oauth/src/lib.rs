@@ -32,6 +32,7 @@ pub mod metadata;
 pub mod oauth;
 pub mod pkce;
 pub mod provider;
+pub mod redirect;
 pub mod secret;
 pub mod store;
 pub mod token;

@@ -218,6 +218,7 @@ impl OAuthProvider {
         }
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
+            .redirect(crate::redirect::same_origin_only())
             .build()
             .map_err(|e| AuthError::Failed {
                 server: server.clone(),

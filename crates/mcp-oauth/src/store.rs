@@ -138,7 +138,8 @@ pub struct FileCredentialStore {
 }
 
 impl FileCredentialStore {
-    /// A store in `dir` (created 0700 on first save).
+    /// A store in `dir` (created 0700 on first save; an existing folder
+    /// readable by others is made 0700).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }
     }
@@ -159,7 +160,19 @@ impl FileCredentialStore {
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder
             .create(&self.dir)
-            .map_err(|e| store_error(key, &self.dir, &e))
+            .map_err(|e| store_error(key, &self.dir, &e))?;
+        // A folder that existed with looser bits is made private too: the
+        // mode above applies only to folders this call creates.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let meta = fs::metadata(&self.dir).map_err(|e| store_error(key, &self.dir, &e))?;
+            if meta.permissions().mode() & 0o077 != 0 {
+                fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
+                    .map_err(|e| store_error(key, &self.dir, &e))?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -31,8 +31,9 @@ use crate::session::{ClientSession, SessionOptions};
 use crate::stdio::{StdioOptions, StdioTransport};
 use crate::transport::{Transport, TransportError};
 
-/// What [`connect`] needs beyond the config entry.
-#[derive(Debug, Clone, Default)]
+/// What [`connect`] needs beyond the config entry. Its `Debug` names the
+/// variables of `env`, never their values.
+#[derive(Clone, Default)]
 pub struct ConnectOptions {
     /// Session behaviour. Its timeouts are replaced by the entry's own.
     pub session: SessionOptions,
@@ -50,6 +51,23 @@ pub struct ConnectOptions {
     pub auth: Option<Arc<dyn AuthProviders>>,
     /// The host's claude.ai credentials, for `claudeai-proxy` entries.
     pub claudeai_credentials: Option<Arc<dyn AuthProvider>>,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("session", &self.session)
+            .field(
+                "env",
+                &self.env.as_ref().map(|env| env.keys().collect::<Vec<_>>()),
+            )
+            .field("stdio", &self.stdio)
+            .field("sdk_servers", &self.sdk_servers)
+            .field("sdk", &self.sdk)
+            .field("auth", &self.auth)
+            .field("claudeai_credentials", &self.claudeai_credentials)
+            .finish()
+    }
 }
 
 /// Builds the transport for `config`'s kind without initializing it.

@@ -84,20 +84,25 @@ pub async fn run_headers_helper_with_timeout(
             message: "the command is empty".to_owned(),
         });
     };
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .env("CLAUDE_CODE_MCP_SERVER_NAME", server)
         .env("CLAUDE_CODE_MCP_SERVER_URL", url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| HeadersHelperError::Spawn {
-            server: server.to_owned(),
-            program: program.clone(),
-            message: e.to_string(),
-        })?;
+        .kill_on_drop(true);
+    // Its own process group, so a helper that starts processes of its own
+    // (a script) is killed whole at the limit.
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command.spawn().map_err(|e| HeadersHelperError::Spawn {
+        server: server.to_owned(),
+        program: program.clone(),
+        message: e.to_string(),
+    })?;
+    let mut group = GroupGuard::new(child.id());
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let run = async {
@@ -127,6 +132,8 @@ pub async fn run_headers_helper_with_timeout(
             });
         }
     };
+    // The helper finished in time: whatever it left running is its own.
+    group.disarm();
     let status = status.map_err(|e| HeadersHelperError::Spawn {
         server: server.to_owned(),
         program: program.clone(),
@@ -152,6 +159,42 @@ pub async fn run_headers_helper_with_timeout(
         program: program.clone(),
         message,
     })
+}
+
+/// SIGKILLs the helper's process group when dropped armed: at the time
+/// limit, and when the caller gives up on the helper (a cancelled connect).
+struct GroupGuard {
+    #[cfg(unix)]
+    pgid: Option<nix::unistd::Pid>,
+}
+
+impl GroupGuard {
+    #[cfg_attr(not(unix), allow(unused_variables))]
+    fn new(pid: Option<u32>) -> Self {
+        GroupGuard {
+            #[cfg(unix)]
+            pgid: pid
+                .and_then(|pid| i32::try_from(pid).ok())
+                .map(nix::unistd::Pid::from_raw),
+        }
+    }
+
+    fn disarm(&mut self) {
+        #[cfg(unix)]
+        {
+            self.pgid = None;
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pgid) = self.pgid {
+            // The group may be gone already; nothing to do then.
+            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
 }
 
 /// Checks the helper's stdout. Messages name keys and types, never values.

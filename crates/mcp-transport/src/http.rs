@@ -87,31 +87,13 @@ pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportErr
     }
 }
 
-/// Most redirects followed for one request.
-const MAX_REDIRECTS: usize = 10;
-
 /// Builds the HTTP client: rustls, connect timeout, no overall timeout (SSE
-/// streams live as long as the session), and redirects followed only
-/// within the origin of the request: a server must not be able to send the
-/// client elsewhere with its headers (static headers are secrets too, and
-/// reqwest only strips `Authorization` and cookies across origins).
+/// streams live as long as the session), and redirects followed only within
+/// the server's origin, so headers never travel to another one.
 pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, TransportError> {
-    let same_origin = reqwest::redirect::Policy::custom(|attempt| {
-        let origin = attempt.previous().first().map(reqwest::Url::origin);
-        if origin.is_some_and(|origin| origin != attempt.url().origin()) {
-            let target = attempt.url().origin().ascii_serialization();
-            attempt.error(format!(
-                "the server redirected to another origin ({target})"
-            ))
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else {
-            attempt.follow()
-        }
-    });
     reqwest::Client::builder()
         .connect_timeout(options.connect_timeout)
-        .redirect(same_origin)
+        .redirect(mcp_oauth::redirect::same_origin_only())
         .build()
         .map_err(|e| {
             io_error(

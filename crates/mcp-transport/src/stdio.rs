@@ -4,7 +4,8 @@
 //!   process group so shutdown reaches grandchildren too (`npx` → `node`).
 //!   The environment is cleared, then filled from the caller's environment
 //!   map through [`mcp_config::INHERITED_ENV_ALLOWLIST`], then the entry's own
-//!   `env` (REFERENCE §1.6); `cwd` is honoured.
+//!   `env` without the keys env safety refuses (REFERENCE §1.6); `cwd` is
+//!   honoured.
 //! - **Framing**: one JSON-RPC message per line. A line that is not JSON (a
 //!   banner, a stray log line) is skipped and logged, never fatal. A line
 //!   longer than the cap is not buffered: the reader stops collecting at the
@@ -43,8 +44,9 @@ use crate::codec::{Codec, DecodeError};
 use crate::message::JsonRpcMessage;
 use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
 
-/// Options of the stdio transport.
-#[derive(Debug, Clone)]
+/// Options of the stdio transport. Its `Debug` names the variables of
+/// `base_env`, never their values.
+#[derive(Clone)]
 pub struct StdioOptions {
     /// The environment the allow-list draws from (normally the host's
     /// process environment; tests pass their own).
@@ -55,6 +57,17 @@ pub struct StdioOptions {
     pub stdin_close_grace: Duration,
     /// How long to wait after SIGTERM before SIGKILL.
     pub sigterm_grace: Duration,
+}
+
+impl std::fmt::Debug for StdioOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioOptions")
+            .field("base_env", &self.base_env.keys().collect::<Vec<_>>())
+            .field("codec", &self.codec)
+            .field("stdin_close_grace", &self.stdin_close_grace)
+            .field("sigterm_grace", &self.sigterm_grace)
+            .finish()
+    }
 }
 
 impl Default for StdioOptions {
@@ -109,18 +122,13 @@ impl std::fmt::Debug for ReaderEvent {
 }
 
 /// The child's environment: the allow-listed part of `base_env`, then the
-/// entry's own `env` on top.
+/// entry's own `env` on top, without any key env safety refuses. The loader
+/// already dropped such keys, but a host may build an entry by hand.
 pub fn child_env(
     base_env: &BTreeMap<String, String>,
     entry_env: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
-    let mut env: BTreeMap<String, String> = base_env
-        .iter()
-        .filter(|(key, _)| mcp_config::INHERITED_ENV_ALLOWLIST.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    env.extend(entry_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    env
+    mcp_config::child_env(base_env, entry_env)
 }
 
 impl StdioTransport {

@@ -1,0 +1,94 @@
+//! Which configured servers a runtime may start (REFERENCE §1.7).
+//!
+//! A project's own files can name any command, so a server from project
+//! scope starts only once it is approved. [`ServerSet::from_loaded`] keeps
+//! the servers that may start and turns every server that is held back
+//! (awaiting approval, or denied) into a catalog diagnostic that names the
+//! server, says why, and says how to approve it. The runtime never sees the
+//! config of a held-back server, so it cannot connect it (or run its
+//! `headersHelper`) by mistake.
+
+use mcp_config::{Approval, Level, LoadedConfig, ScopedServer, ServerConfig};
+
+use crate::catalog::CatalogDiagnostic;
+
+/// The servers a runtime starts, and notes on the servers it must not.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServerSet {
+    runnable: Vec<ServerConfig>,
+    withheld: Vec<CatalogDiagnostic>,
+}
+
+impl ServerSet {
+    /// Every server in `servers` may start (disabled ones are still
+    /// skipped by the runtime). For hosts that did their own filtering.
+    pub fn all(servers: impl IntoIterator<Item = ServerConfig>) -> Self {
+        ServerSet {
+            runnable: servers.into_iter().collect(),
+            withheld: Vec::new(),
+        }
+    }
+
+    /// The approved servers among `servers`; pending and denied ones become
+    /// diagnostics. Disabled servers are skipped without a note (the user
+    /// switched them off).
+    pub fn from_scoped<'a>(servers: impl IntoIterator<Item = &'a ScopedServer>) -> Self {
+        let mut set = ServerSet::default();
+        for server in servers {
+            if !server.config.enabled {
+                continue;
+            }
+            match withheld_reason(server) {
+                None => set.runnable.push(server.config.clone()),
+                Some(message) => set.withheld.push(CatalogDiagnostic::server(
+                    Level::Warning,
+                    &server.config.name,
+                    message,
+                )),
+            }
+        }
+        set.withheld.sort();
+        set
+    }
+
+    /// [`ServerSet::from_scoped`] over a loaded configuration.
+    pub fn from_loaded(config: &LoadedConfig) -> Self {
+        ServerSet::from_scoped(&config.servers)
+    }
+
+    /// The servers that may start.
+    pub fn runnable(&self) -> &[ServerConfig] {
+        &self.runnable
+    }
+
+    /// One warning per server held back, naming it and how to approve it.
+    pub fn withheld(&self) -> &[CatalogDiagnostic] {
+        &self.withheld
+    }
+
+    pub(crate) fn into_parts(self) -> (Vec<ServerConfig>, Vec<CatalogDiagnostic>) {
+        (self.runnable, self.withheld)
+    }
+}
+
+impl From<Vec<ServerConfig>> for ServerSet {
+    fn from(servers: Vec<ServerConfig>) -> Self {
+        ServerSet::all(servers)
+    }
+}
+
+fn withheld_reason(server: &ScopedServer) -> Option<String> {
+    let name = &server.config.name;
+    let source = server.source.display();
+    match server.approval {
+        Approval::Approved => None,
+        Approval::Pending => Some(format!(
+            "project server `{name}` (from {source}) was not started: it awaits approval; \
+             add it to enabledMcpjsonServers (or set enableAllProjectMcpServers) in user or local settings"
+        )),
+        Approval::Denied => Some(format!(
+            "project server `{name}` (from {source}) was not started: it is denied by \
+             disabledMcpjsonServers in user or local settings; remove it there to approve it"
+        )),
+    }
+}

@@ -1,0 +1,138 @@
+//! The verbs that record a person's choice about project servers:
+//! `approve NAME`, `deny NAME` and `reset-project-choices` (REFERENCE §1.7).
+//!
+//! Choices go to local settings, this project's entry in
+//! `<home>/.claude.json`, through `mcp_config::edit`: never to a file the
+//! project ships, which could not be trusted to hold them.
+
+use mcp_config::edit::{self, ProjectChoice, ServersLocation};
+use mcp_config::{Approval, LoadOptions, LoadedConfig, Scope, load};
+use serde_json::json;
+
+use crate::cli::NameArgs;
+use crate::context::Context;
+use crate::output::{self, Outcome, outln};
+
+/// `approve NAME` and `deny NAME`.
+pub(crate) fn choose(
+    context: &Context,
+    args: &NameArgs,
+    choice: ProjectChoice,
+) -> anyhow::Result<Outcome> {
+    let name = args.name.as_str();
+    edit::validate_name(name)?;
+    let options = settings_only(context);
+    let config = load(&options);
+    project_server(&config, name)?;
+    let location = local_location(context)?;
+    let changed = edit::edit(location.clone(), |document| {
+        document.set_project_choice(name, choice)
+    })?;
+    let (verb, wanted) = match choice {
+        ProjectChoice::Approve => ("approved", Approval::Approved),
+        ProjectChoice::Deny => ("denied", Approval::Denied),
+    };
+    let now = load(&options).server(name).map(|server| server.approval);
+    let file = place(&location);
+    if context.json {
+        output::print_json(&json!({
+            "action": if wanted == Approval::Approved { "approve" } else { "deny" },
+            "name": name,
+            "file": location.path,
+            "changed": changed,
+            "approval": now,
+        }))?;
+    } else if changed {
+        outln!("{verb} project server `{name}` in {file}");
+    } else {
+        outln!("project server `{name}` was already {verb} in {file}");
+    }
+    if now != Some(wanted) {
+        // Approving cannot undo a denial kept in another user or local file.
+        anyhow::bail!(
+            "project server `{name}` is still denied: `disabledMcpjsonServers` in another user or local settings file (such as {}) lists it",
+            context
+                .project
+                .join(".claude")
+                .join("settings.local.json")
+                .display()
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+/// `reset-project-choices`: forgets every approval and denial this
+/// project's local entry holds, so each project server asks again.
+pub(crate) fn reset(context: &Context) -> anyhow::Result<Outcome> {
+    let location = local_location(context)?;
+    let changed = edit::edit(location.clone(), |document| {
+        document.reset_project_choices()
+    })?;
+    let config = load(&settings_only(context));
+    let pending: Vec<&str> = config
+        .servers
+        .iter()
+        .filter(|server| server.scope == Scope::Project && server.approval != Approval::Approved)
+        .map(|server| server.config.name.as_str())
+        .collect();
+    if context.json {
+        output::print_json(&json!({
+            "action": "reset-project-choices",
+            "file": location.path,
+            "changed": changed,
+            "not_approved": pending,
+        }))?;
+        return Ok(Outcome::Ok);
+    }
+    let file = place(&location);
+    if changed {
+        outln!("reset the project server choices in {file}");
+    } else {
+        outln!("no project server choices to reset in {file}");
+    }
+    if !pending.is_empty() {
+        outln!("project servers not approved: {}", pending.join(", "));
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The load options with `--trust-project` ignored: these verbs report what
+/// the settings say, not what one run was allowed to do.
+fn settings_only(context: &Context) -> LoadOptions {
+    LoadOptions {
+        trust_project_servers: false,
+        ..context.load_options()
+    }
+}
+
+/// Checks that `name` is a server the project's own files define.
+fn project_server(config: &LoadedConfig, name: &str) -> anyhow::Result<()> {
+    match config.server(name) {
+        Some(server) if server.scope == Scope::Project => Ok(()),
+        Some(server) => anyhow::bail!(
+            "server `{name}` is not a project server: it comes from {} scope ({}); only servers from the project's .mcp.json, .claude.json or .claude/settings.json need approval",
+            server.scope,
+            server.source.display()
+        ),
+        None => anyhow::bail!(
+            "no project server named `{name}`; only servers from the project's .mcp.json, .claude.json or .claude/settings.json need approval"
+        ),
+    }
+}
+
+/// `<home>/.claude.json`, under this project's entry.
+fn local_location(context: &Context) -> anyhow::Result<ServersLocation> {
+    Ok(ServersLocation::for_scope(
+        Scope::Local,
+        &context.edit_dirs(),
+    )?)
+}
+
+fn place(location: &ServersLocation) -> String {
+    let project = location
+        .key_path
+        .get(1)
+        .map(String::as_str)
+        .unwrap_or_default();
+    format!("{} (projects[\"{project}\"])", location.path.display())
+}
