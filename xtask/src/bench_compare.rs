@@ -17,7 +17,6 @@
 //! workspace). A client that cannot be built or run is shown as skipped
 //! with the reason instead of failing the run.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Read as _;
@@ -42,7 +41,7 @@ pub(crate) struct Args {
     /// Fewer repetitions and calls (a smoke run of a few minutes).
     #[arg(long)]
     quick: bool,
-    /// Repetitions of every measurement (default 5, `--quick` 2).
+    /// Repetitions of every measurement (default 3, `--quick` 2).
     #[arg(long)]
     reps: Option<usize>,
     /// Replace the results section of BENCHMARKS.md with this run's.
@@ -132,7 +131,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let root = workspace_root();
     let started = Instant::now();
     let plan = Plan {
-        reps: args.reps.unwrap_or(if args.quick { 2 } else { 5 }).max(1),
+        reps: args.reps.unwrap_or(if args.quick { 2 } else { 3 }).max(1),
         seq_calls: if args.quick { 2000 } else { 10_000 },
         tput_calls: if args.quick { 5000 } else { 20_000 },
     };
@@ -654,7 +653,7 @@ fn advantage(ours: f64, theirs: f64, more_is_better: bool) -> f64 {
 }
 
 fn render(clients: &[Client], measurements: &[Measurement], outcomes: &[Outcome]) -> String {
-    let label = |key: &str| {
+    let label = |key: &'static str| -> &'static str {
         clients
             .iter()
             .find(|c| c.key == key)
@@ -732,10 +731,14 @@ fn render(clients: &[Client], measurements: &[Measurement], outcomes: &[Outcome]
 }
 
 fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    let mut line: String = line.chars().take(120).collect();
-    line = line.replace('|', "/");
-    line
+    let line: String = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(120)
+        .collect();
+    line.replace('|', "/")
 }
 
 /// The targets, each with the numbers it was judged on.
