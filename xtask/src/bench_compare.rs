@@ -442,8 +442,8 @@ fn plan_measurements(
     }
 
     // 4. Streamable HTTP: the minimal server's HTTP mode (the client's own
-    // cost) and server-everything (a real server; its answers take ~40 ms
-    // here, see BENCHMARKS.md, so it gets few calls and latency only).
+    // cost) and server-everything (a real server that spends milliseconds
+    // per call itself, so it gets few calls and latency only).
     let url = |url: &str| vec!["--url".to_owned(), url.to_owned()];
     let http_section = "streamable HTTP tool calls";
     for client in MCP_CLIENTS {
