@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench_compare;
 mod check_config;
 mod conformance;
 mod demo;
@@ -41,6 +42,9 @@ enum Command {
     /// Run the official MCP conformance suite against our client; the last
     /// line is `conformance: N passed, M failed` (checks).
     Conformance(conformance::Args),
+    /// Compare our client with the TypeScript SDK, Python `mcp` and rmcp
+    /// clients on the same servers in one run (see BENCHMARKS.md).
+    BenchCompare(bench_compare::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Peers => peers::run(),
         Command::Conformance(args) => conformance::run(args),
+        Command::BenchCompare(args) => bench_compare::run(args),
     };
     match result {
         Ok(code) => code,
