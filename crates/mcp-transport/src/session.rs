@@ -305,8 +305,16 @@ impl Shared {
     }
 
     fn send(&self, message: JsonRpcMessage) -> Result<(), TransportError> {
+        self.send_hinted(message, true)
+    }
+
+    /// Sends a message; `alone` says no other request is in flight (so the
+    /// transport need not wait to batch it with others).
+    fn send_hinted(&self, message: JsonRpcMessage, alone: bool) -> Result<(), TransportError> {
         if let Some(direct) = &self.direct {
-            return direct.send(message).map_err(|_| self.ended_error());
+            return direct
+                .send_hinted(message, alone)
+                .map_err(|_| self.ended_error());
         }
         self.commands
             .send(Command::Send(message))
@@ -364,7 +372,7 @@ impl Shared {
         } else {
             params
         };
-        {
+        let alone = {
             let mut table = lock(&self.pending);
             if let Some(reason) = &table.ended {
                 return Err(reason.clone());
@@ -376,18 +384,22 @@ impl Shared {
                     progress: progress_tx,
                 },
             );
-        }
+            table.entries.len() == 1
+        };
         let mut guard = InFlight {
             shared: self,
             id,
             cancel_reason: Some("the client stopped waiting"),
             cancellable: method != "initialize",
         };
-        self.send(JsonRpcMessage::Request(Request {
-            id: RequestId::Number(id),
-            method: method.to_string(),
-            params,
-        }))?;
+        self.send_hinted(
+            JsonRpcMessage::Request(Request {
+                id: RequestId::Number(id),
+                method: method.to_string(),
+                params,
+            }),
+            alone,
+        )?;
 
         let timeout = options
             .timeout

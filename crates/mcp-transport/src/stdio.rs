@@ -10,14 +10,15 @@
 //!   longer than the cap is not buffered: the reader stops collecting at the
 //!   cap, and the connection fails with [`TransportError::MessageTooLarge`]
 //!   using bounded memory whatever the line's length.
-//! - **Tasks**: a writer task (encoded messages → stdin, batching whatever
-//!   is queued into one write) and a stderr task (the last
+//! - **Tasks**: a writer task (queued messages → stdin, everything queued
+//!   in one write) and a stderr task (the last
 //!   [`crate::transport::STDERR_TAIL_BYTES`] in a ring buffer). Stdout is
 //!   read by `receive` itself, on the session's driver task, saving a task
 //!   hop per answer; it is cancel-safe because its only await is
-//!   `fill_buf` and the partial line lives in the transport. `send` only
-//!   queues. [`Transport::sender`] hands out
-//!   the writer's queue so the session's callers enqueue requests directly.
+//!   `fill_buf` and the partial line lives in the transport. `send` never
+//!   waits for the pipe. [`Transport::sender`] hands out the queue so the
+//!   session's callers enqueue requests directly; a lone request on an idle
+//!   pipe is written by its caller at once, without waking the writer.
 //! - **Exit**: when stdout ends, `receive` fails with
 //!   [`TransportError::ServerExited`] carrying the exit status and the stderr
 //!   tail, so a call in flight fails promptly and says why.
@@ -28,19 +29,21 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use process_wrap::tokio::{KillOnDrop, ProcessGroup, TokioChildWrapper, TokioCommandWrap};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
-use tokio::sync::{mpsc, oneshot};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::net::unix::pipe;
+use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 
 use crate::codec::{Codec, DecodeError};
 use crate::message::JsonRpcMessage;
+use crate::outbox::Outbox;
 use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
 
 /// Options of the stdio transport.
@@ -83,10 +86,11 @@ pub struct StdioTransport {
     codec: Codec,
     child: Option<Box<dyn TokioChildWrapper>>,
     pgid: Option<Pid>,
-    outgoing: Option<mpsc::UnboundedSender<JsonRpcMessage>>,
-    /// Tells the writer to flush what is queued and close stdin, even while
-    /// handles from [`Transport::sender`] keep the queue open.
-    close_stdin: Option<oneshot::Sender<()>>,
+    /// Encoded messages on their way to stdin; shared with the handles
+    /// from [`Transport::sender`].
+    outbox: Arc<Outbox>,
+    /// False once [`Transport::close`] began.
+    accepting: bool,
     stdout: LineReader,
     writer: Option<JoinHandle<()>>,
     stderr_task: Option<JoinHandle<()>>,
@@ -166,22 +170,24 @@ impl StdioTransport {
 
         let stderr = StderrTail::default();
         let stderr_task = tokio::spawn(read_stderr(stderr_pipe, stderr.clone(), server.clone()));
-        let (outgoing_tx, outgoing_rx) = mpsc::unbounded_channel();
-        let (close_stdin, close_stdin_rx) = oneshot::channel();
-        let writer = tokio::spawn(write_messages(
-            stdin,
-            outgoing_rx,
-            close_stdin_rx,
-            options.codec,
-        ));
+        let stdin = stdin
+            .into_owned_fd()
+            .and_then(pipe::Sender::from_owned_fd)
+            .map_err(|e| TransportError::Spawn {
+                server: server.clone(),
+                command: config.command.clone(),
+                message: format!("stdin pipe: {e}"),
+            })?;
+        let outbox = Outbox::new(stdin, options.codec);
+        let writer = tokio::spawn(Arc::clone(&outbox).run_writer());
         let stdout = LineReader::new(stdout, options.codec, server.clone());
         Ok(StdioTransport {
             server,
             codec: options.codec,
             child: Some(child),
             pgid,
-            outgoing: Some(outgoing_tx),
-            close_stdin: Some(close_stdin),
+            outbox,
+            accepting: true,
             stdout,
             writer: Some(writer),
             stderr_task: Some(stderr_task),
@@ -263,14 +269,13 @@ impl Transport for StdioTransport {
         if let Some(ended) = &self.ended {
             return Err(ended.clone());
         }
-        let Some(outgoing) = &self.outgoing else {
-            return Err(TransportError::Closed {
-                server: self.server.clone(),
-            });
-        };
-        outgoing.send(message).map_err(|_| TransportError::Closed {
+        let closed = || TransportError::Closed {
             server: self.server.clone(),
-        })
+        };
+        if !self.accepting {
+            return Err(closed());
+        }
+        self.outbox.send(message, true).map_err(|_| closed())
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
@@ -305,10 +310,8 @@ impl Transport for StdioTransport {
 
     async fn close(&mut self) -> Result<(), TransportError> {
         // 1. Close stdin: let the writer flush what is queued, then drop the pipe.
-        self.outgoing = None;
-        if let Some(close_stdin) = self.close_stdin.take() {
-            let _ = close_stdin.send(());
-        }
+        self.accepting = false;
+        self.outbox.close();
         if let Some(writer) = self.writer.take()
             && tokio::time::timeout(self.stdin_close_grace, writer)
                 .await
@@ -347,7 +350,8 @@ impl Transport for StdioTransport {
     }
 
     fn sender(&self) -> Option<MessageSender> {
-        self.outgoing.clone().map(MessageSender::new)
+        self.accepting
+            .then(|| MessageSender::stdio(Arc::clone(&self.outbox)))
     }
 }
 
@@ -364,57 +368,8 @@ impl Drop for StdioTransport {
         if let Some(task) = self.writer.take() {
             task.abort();
         }
+        self.outbox.stop();
     }
-}
-
-/// Encodes queued messages into one buffer per write. Ends (closing stdin)
-/// when the queue closes or `close_stdin` fires; in the latter case what is
-/// already queued is still written first.
-async fn write_messages(
-    mut stdin: ChildStdin,
-    mut outgoing: mpsc::UnboundedReceiver<JsonRpcMessage>,
-    mut close_stdin: oneshot::Receiver<()>,
-    codec: Codec,
-) {
-    let mut buffer = Vec::with_capacity(8 * 1024);
-    loop {
-        let closing = tokio::select! {
-            message = outgoing.recv() => match message {
-                Some(message) => {
-                    buffer.clear();
-                    codec.encode_into(&message, &mut buffer);
-                    buffer.push(b'\n');
-                    false
-                }
-                None => break,
-            },
-            _ = &mut close_stdin => {
-                buffer.clear();
-                true
-            }
-        };
-        // Batch whatever else is already queued into the same write (all of
-        // it when closing, since the loop ends after this write).
-        while closing || buffer.len() < 1024 * 1024 {
-            match outgoing.try_recv() {
-                Ok(message) => {
-                    codec.encode_into(&message, &mut buffer);
-                    buffer.push(b'\n');
-                }
-                Err(_) => break,
-            }
-        }
-        if !buffer.is_empty()
-            && let Err(e) = stdin.write_all(&buffer).await
-        {
-            tracing::debug!(error = %e, "writing to server stdin failed");
-            return;
-        }
-        if closing {
-            break;
-        }
-    }
-    let _ = stdin.shutdown().await;
 }
 
 /// Reads stdout lines up to the cap. A longer line is drained without
