@@ -284,7 +284,11 @@ struct Shared {
     direct: Option<MessageSender>,
     pending: Mutex<PendingTable>,
     next_id: AtomicI64,
-    events: broadcast::Sender<ServerEvent>,
+    /// Created by the first [`ClientSession::events`] call: its ring of
+    /// `event_capacity` slots is allocated up front, and a session nobody
+    /// subscribes to never needs it (events sent before any subscription
+    /// reach no one either way).
+    events: Mutex<Option<broadcast::Sender<ServerEvent>>>,
     ended: watch::Sender<Option<TransportError>>,
     server_requests: Mutex<HashMap<RequestId, AbortHandle>>,
     stderr: Option<StderrTail>,
@@ -532,7 +536,6 @@ impl ClientSession {
         let stderr = transport.stderr_tail();
         let direct = transport.sender();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
-        let (events, _) = broadcast::channel(options.event_capacity.max(1));
         let connect_timeout = options.connect_timeout;
         let capabilities = options
             .handler
@@ -549,7 +552,7 @@ impl ClientSession {
             direct,
             pending: Mutex::new(PendingTable::default()),
             next_id: AtomicI64::new(0),
-            events,
+            events: Mutex::new(None),
             ended: watch::channel(None).0,
             server_requests: Mutex::new(HashMap::new()),
             stderr,
@@ -638,7 +641,9 @@ impl ClientSession {
 
     /// Subscribes to list-changed and other notifications from now on.
     pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
-        self.shared.events.subscribe()
+        lock(&self.shared.events)
+            .get_or_insert_with(|| broadcast::channel(self.shared.options.event_capacity.max(1)).0)
+            .subscribe()
     }
 
     /// Whether the connection has ended.
@@ -1015,7 +1020,9 @@ fn notify(shared: &Shared, notification: Notification) {
         _ => ServerEvent::Notification(notification),
     };
     // No subscriber is fine: events are optional for the host.
-    let _ = shared.events.send(event);
+    if let Some(events) = lock(&shared.events).as_ref() {
+        let _ = events.send(event);
+    }
 }
 
 fn deliver_progress(shared: &Shared, params: Option<&Value>) {
