@@ -36,7 +36,7 @@ use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use process_wrap::tokio::{KillOnDrop, ProcessGroup, TokioChildWrapper, TokioCommandWrap};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
@@ -379,7 +379,8 @@ impl Drop for StdioTransport {
 /// the partial line and decoded-but-undelivered batch members live here.
 #[derive(Debug)]
 struct LineReader {
-    stdout: BufReader<ChildStdout>,
+    stdout: ChildStdout,
+    buffer: ReadBuffer,
     line: Vec<u8>,
     too_large: bool,
     queued: VecDeque<JsonRpcMessage>,
@@ -391,8 +392,9 @@ struct LineReader {
 impl LineReader {
     fn new(stdout: ChildStdout, codec: Codec, server: String) -> Self {
         LineReader {
-            stdout: BufReader::with_capacity(64 * 1024, stdout),
-            line: Vec::with_capacity(8 * 1024),
+            stdout,
+            buffer: ReadBuffer::default(),
+            line: Vec::new(),
             too_large: false,
             queued: VecDeque::new(),
             finished: false,
@@ -410,7 +412,7 @@ impl LineReader {
             if self.finished {
                 return ReaderEvent::Eof;
             }
-            let available = match self.stdout.fill_buf().await {
+            let available = match self.buffer.fill_buf(&mut self.stdout).await {
                 Ok(available) => available,
                 Err(e) => return ReaderEvent::ReadError(e.to_string()),
             };
@@ -434,17 +436,17 @@ impl LineReader {
                         self.line.extend_from_slice(available);
                     }
                 }
-                self.stdout.consume(len);
+                self.buffer.consume(len);
                 continue;
             };
             if self.too_large {
-                self.stdout.consume(index + 1);
+                self.buffer.consume(index + 1);
                 return self.too_large_event();
             }
             if self.line.is_empty() {
                 // The whole line is in the buffer: decode it in place.
                 if index > max {
-                    self.stdout.consume(index + 1);
+                    self.buffer.consume(index + 1);
                     return self.too_large_event();
                 }
                 decode_line(
@@ -455,14 +457,14 @@ impl LineReader {
                 );
             } else {
                 if self.line.len() + index > max {
-                    self.stdout.consume(index + 1);
+                    self.buffer.consume(index + 1);
                     return self.too_large_event();
                 }
                 self.line.extend_from_slice(&available[..index]);
                 decode_line(&self.codec, &self.server, &self.line, &mut self.queued);
                 self.line.clear();
             }
-            self.stdout.consume(index + 1);
+            self.buffer.consume(index + 1);
         }
     }
 
@@ -473,6 +475,44 @@ impl LineReader {
         self.line = Vec::new();
         self.finished = true;
         ReaderEvent::TooLarge
+    }
+}
+
+/// Smallest and largest read from stdout.
+const MIN_READ: usize = 4 * 1024;
+const MAX_READ: usize = 64 * 1024;
+
+/// Stdout bytes read but not yet consumed. It starts at [`MIN_READ`] bytes
+/// and doubles, up to [`MAX_READ`], each time a read fills it: an idle
+/// session holds a few KiB, a busy one reads in large chunks.
+#[derive(Debug, Default)]
+struct ReadBuffer {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl ReadBuffer {
+    /// The unconsumed bytes, reading more when there are none; empty at the
+    /// end of the stream. Cancel-safe: nothing is consumed.
+    async fn fill_buf(&mut self, stdout: &mut ChildStdout) -> std::io::Result<&[u8]> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            if self.bytes.is_empty() {
+                self.bytes.resize(MIN_READ, 0);
+            }
+            let read = stdout.read(&mut self.bytes).await?;
+            self.end = read;
+            if read == self.bytes.len() && self.bytes.len() < MAX_READ {
+                self.bytes.resize(self.bytes.len() * 2, 0);
+            }
+        }
+        Ok(&self.bytes[self.start..self.end])
+    }
+
+    fn consume(&mut self, count: usize) {
+        self.start = (self.start + count).min(self.end);
     }
 }
 
@@ -499,9 +539,12 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 
 /// Keeps the last bytes of stderr; logs each chunk at trace level.
 async fn read_stderr(mut stderr: ChildStderr, tail: StderrTail, server: String) {
-    let mut buffer = vec![0u8; 8 * 1024];
+    // Not zeroed: pages only become resident as stderr bytes arrive, and
+    // most servers are quiet.
+    let mut buffer = Vec::with_capacity(8 * 1024);
     loop {
-        match stderr.read(&mut buffer).await {
+        buffer.clear();
+        match stderr.read_buf(&mut buffer).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
                 tracing::trace!(server = %server, bytes = n, "server stderr");
