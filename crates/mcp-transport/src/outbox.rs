@@ -190,3 +190,80 @@ async fn write_all(pipe: &pipe::Sender, mut bytes: &[u8]) -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::RequestId;
+    use serde_json::json;
+    use tokio::io::AsyncReadExt;
+
+    fn request(id: i64, text: String) -> JsonRpcMessage {
+        JsonRpcMessage::request(
+            RequestId::Number(id),
+            "tools/call",
+            Some(json!({"name": "echo", "arguments": {"text": text}})),
+        )
+    }
+
+    /// The ids of the newline-framed requests in `bytes`, in wire order.
+    fn ids(bytes: &[u8]) -> Vec<i64> {
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_slice(line).unwrap();
+                value["id"].as_i64().unwrap()
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_message_larger_than_the_pipe_keeps_its_place_and_close_flushes() {
+        let (sender, mut receiver) = pipe::pipe().unwrap();
+        let outbox = Outbox::new(sender, Codec::default());
+        let writer = tokio::spawn(Arc::clone(&outbox).run_writer());
+        let reader = tokio::spawn(async move {
+            let mut bytes = Vec::new();
+            receiver.read_to_end(&mut bytes).await.unwrap();
+            bytes
+        });
+        // 1 MiB does not fit a pipe: the caller's write is partial and the
+        // writer finishes it; later messages, sent alone or not, follow it.
+        outbox.send(request(0, "x".repeat(1 << 20)), true).unwrap();
+        for id in 1..200 {
+            outbox
+                .send(request(id, format!("{id}")), id % 2 == 0)
+                .unwrap();
+        }
+        outbox.close();
+        // After closing began, messages are dropped, not refused.
+        assert!(outbox.send(request(999, String::new()), true).is_ok());
+        writer.await.unwrap();
+        let bytes = reader.await.unwrap();
+        assert_eq!(ids(&bytes), (0..200).collect::<Vec<_>>());
+        // Once the writer stopped, messages are refused.
+        assert!(outbox.send(request(1000, String::new()), true).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_lone_message_on_an_idle_pipe_is_written_without_the_writer() {
+        let (sender, mut receiver) = pipe::pipe().unwrap();
+        // As for a running session: the reactor has seen the pipe writable
+        // (until then a caller's write finds it "busy" and leaves the bytes
+        // to the writer).
+        sender.writable().await.unwrap();
+        let outbox = Outbox::new(sender, Codec::default());
+        // No writer task runs: only the caller's own write can deliver it.
+        outbox.send(request(7, "hi".to_string()), true).unwrap();
+        let mut bytes = vec![0u8; 4096];
+        let read = receiver.read(&mut bytes).await.unwrap();
+        assert_eq!(ids(&bytes[..read]), vec![7]);
+        // Not alone: it waits for the writer, which is not running.
+        outbox.send(request(8, "hi".to_string()), false).unwrap();
+        assert!(receiver.try_read(&mut bytes).is_err());
+        tokio::spawn(Arc::clone(&outbox).run_writer());
+        let read = receiver.read(&mut bytes).await.unwrap();
+        assert_eq!(ids(&bytes[..read]), vec![8]);
+    }
+}
