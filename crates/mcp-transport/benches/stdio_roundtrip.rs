@@ -7,10 +7,14 @@
 //! - `session_only/sdk_echo`: the same call to an in-process echo server
 //!   through the `sdk` transport: the session's own share of the cost.
 //!
-//! Before the criterion groups, a quick pass prints p50/p99 latencies and
-//! the MCP/raw ratios, since criterion reports means and medians only.
+//! Before the criterion groups, a quick pass prints p50/p99 latencies,
+//! throughput with 1, 16 and 64 calls in flight and the MCP/raw ratios, on a
+//! multi-thread and a current-thread runtime (criterion reports means and
+//! medians only). Run with a filter that matches no benchmark (e.g.
+//! `-- summary-only`) for the quick pass alone.
 //!
-//! The server binary is `$MCP_EXAMPLE_SERVER`, else
+//! The server binary is `$MCP_EXAMPLE_SERVER` (any server with an `echo`
+//! tool; a minimal one makes the client's own cost show), else
 //! `target/release/mcp-example-server`, built on demand.
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
@@ -209,39 +213,50 @@ fn summary(runtime: &Runtime, session: &Arc<ClientSession>, raw: &mut RawPipe) {
         pipe.sort();
         let (m50, m99) = (percentile(&mcp, 0.5), percentile(&mcp, 0.99));
         let (r50, r99) = (percentile(&pipe, 0.5), percentile(&pipe, 0.99));
-        println!("sequential latency over {SAMPLES} round trips:");
+        println!("  sequential latency over {SAMPLES} round trips:");
         println!(
-            "  mcp tools/call  p50 {:8.1} us   p99 {:8.1} us",
+            "    mcp tools/call  p50 {:8.1} us   p99 {:8.1} us",
             micros(m50),
             micros(m99)
         );
         println!(
-            "  raw pipe (cat)  p50 {:8.1} us   p99 {:8.1} us",
+            "    raw pipe (cat)  p50 {:8.1} us   p99 {:8.1} us",
             micros(r50),
             micros(r99)
         );
         println!(
-            "  ratio mcp/raw   p50 {:8.2}x     p99 {:8.2}x",
+            "    ratio mcp/raw   p50 {:8.2}x     p99 {:8.2}x",
             micros(m50) / micros(r50),
             micros(m99) / micros(r99)
         );
 
-        const BATCHES: usize = 200;
-        let started = Instant::now();
-        for _ in 0..BATCHES {
-            futures::future::join_all((0..IN_FLIGHT).map(|_| call(session))).await;
+        for in_flight in [1, 16, IN_FLIGHT] {
+            let batches = 12_800 / in_flight;
+            let started = Instant::now();
+            for _ in 0..batches {
+                futures::future::join_all((0..in_flight).map(|_| call(session))).await;
+            }
+            let mcp_rate = (batches * in_flight) as f64 / started.elapsed().as_secs_f64();
+            let started = Instant::now();
+            for _ in 0..batches {
+                raw.round_trips(in_flight).await;
+            }
+            let raw_rate = (batches * in_flight) as f64 / started.elapsed().as_secs_f64();
+            println!(
+                "  {in_flight:2} in flight: mcp {mcp_rate:9.0} calls/s   cat {raw_rate:9.0} lines/s   ratio {:5.2}x",
+                raw_rate / mcp_rate
+            );
         }
-        let mcp_rate = (BATCHES * IN_FLIGHT) as f64 / started.elapsed().as_secs_f64();
-        let started = Instant::now();
-        for _ in 0..BATCHES {
-            raw.round_trips(IN_FLIGHT).await;
-        }
-        let raw_rate = (BATCHES * IN_FLIGHT) as f64 / started.elapsed().as_secs_f64();
-        println!("throughput with {IN_FLIGHT} in flight:");
-        println!("  mcp tools/call  {mcp_rate:10.0} calls/s");
-        println!("  raw pipe (cat)  {raw_rate:10.0} lines/s");
-        println!("  ratio raw/mcp   {:10.2}x", raw_rate / mcp_rate);
     });
+}
+
+/// The summary on a runtime of the given flavour, with its own session.
+fn summary_on(name: &str, runtime: &Runtime, binary: &std::path::Path) {
+    println!("{name} runtime:");
+    let session = Arc::new(runtime.block_on(connect(binary)));
+    let mut raw = runtime.block_on(async { RawPipe::spawn() });
+    summary(runtime, &session, &mut raw);
+    runtime.block_on(session.close()).unwrap();
 }
 
 fn main() {
@@ -251,16 +266,22 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    summary_on("multi-thread (2 workers)", &runtime, &binary);
+    let current_thread = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    summary_on("current-thread", &current_thread, &binary);
+    drop(current_thread);
+
     let session = Arc::new(runtime.block_on(connect(&binary)));
-    let mut raw = runtime.block_on(async { RawPipe::spawn() });
+    let raw = runtime.block_on(async { RawPipe::spawn() });
     let in_process = runtime.block_on(async {
         let transport = SdkTransport::connect("echo", Arc::new(EchoServer), SdkOptions::default());
         ClientSession::initialize(Box::new(transport), "echo", SessionOptions::default())
             .await
             .unwrap()
     });
-
-    summary(&runtime, &session, &mut raw);
     let raw = Arc::new(tokio::sync::Mutex::new(raw));
 
     let mut criterion = Criterion::default()

@@ -505,7 +505,9 @@ pub(crate) fn decode_payload(text: &str) -> Result<Vec<JsonRpcMessage>, String> 
 
 /// Encodes a message as its JSON text.
 pub(crate) fn encode(message: &JsonRpcMessage) -> String {
-    String::from_utf8_lossy(&Codec::default().encode(message)).into_owned()
+    // serde_json writes UTF-8, so this takes the buffer without a copy.
+    String::from_utf8(Codec::default().encode(message))
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// An answer the transport makes up for a request whose real answer is lost.

@@ -24,6 +24,8 @@ pub mod stdio;
 pub mod streamable_http;
 pub mod ws;
 
+mod outbox;
+
 pub use codec::{Codec, DecodeError};
 pub use connect::{ConnectOptions, connect, open_transport};
 pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};

@@ -284,7 +284,11 @@ struct Shared {
     direct: Option<MessageSender>,
     pending: Mutex<PendingTable>,
     next_id: AtomicI64,
-    events: broadcast::Sender<ServerEvent>,
+    /// Created by the first [`ClientSession::events`] call: its ring of
+    /// `event_capacity` slots is allocated up front, and a session nobody
+    /// subscribes to never needs it (events sent before any subscription
+    /// reach no one either way).
+    events: Mutex<Option<broadcast::Sender<ServerEvent>>>,
     ended: watch::Sender<Option<TransportError>>,
     server_requests: Mutex<HashMap<RequestId, AbortHandle>>,
     stderr: Option<StderrTail>,
@@ -305,8 +309,16 @@ impl Shared {
     }
 
     fn send(&self, message: JsonRpcMessage) -> Result<(), TransportError> {
+        self.send_hinted(message, true)
+    }
+
+    /// Sends a message; `alone` says no other request is in flight (so the
+    /// transport need not wait to batch it with others).
+    fn send_hinted(&self, message: JsonRpcMessage, alone: bool) -> Result<(), TransportError> {
         if let Some(direct) = &self.direct {
-            return direct.send(message).map_err(|_| self.ended_error());
+            return direct
+                .send_hinted(message, alone)
+                .map_err(|_| self.ended_error());
         }
         self.commands
             .send(Command::Send(message))
@@ -364,7 +376,7 @@ impl Shared {
         } else {
             params
         };
-        {
+        let alone = {
             let mut table = lock(&self.pending);
             if let Some(reason) = &table.ended {
                 return Err(reason.clone());
@@ -376,18 +388,22 @@ impl Shared {
                     progress: progress_tx,
                 },
             );
-        }
+            table.entries.len() == 1
+        };
         let mut guard = InFlight {
             shared: self,
             id,
             cancel_reason: Some("the client stopped waiting"),
             cancellable: method != "initialize",
         };
-        self.send(JsonRpcMessage::Request(Request {
-            id: RequestId::Number(id),
-            method: method.to_string(),
-            params,
-        }))?;
+        self.send_hinted(
+            JsonRpcMessage::Request(Request {
+                id: RequestId::Number(id),
+                method: method.to_string(),
+                params,
+            }),
+            alone,
+        )?;
 
         let timeout = options
             .timeout
@@ -520,7 +536,6 @@ impl ClientSession {
         let stderr = transport.stderr_tail();
         let direct = transport.sender();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
-        let (events, _) = broadcast::channel(options.event_capacity.max(1));
         let connect_timeout = options.connect_timeout;
         let capabilities = options
             .handler
@@ -537,7 +552,7 @@ impl ClientSession {
             direct,
             pending: Mutex::new(PendingTable::default()),
             next_id: AtomicI64::new(0),
-            events,
+            events: Mutex::new(None),
             ended: watch::channel(None).0,
             server_requests: Mutex::new(HashMap::new()),
             stderr,
@@ -626,7 +641,9 @@ impl ClientSession {
 
     /// Subscribes to list-changed and other notifications from now on.
     pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
-        self.shared.events.subscribe()
+        lock(&self.shared.events)
+            .get_or_insert_with(|| broadcast::channel(self.shared.options.event_capacity.max(1)).0)
+            .subscribe()
     }
 
     /// Whether the connection has ended.
@@ -1003,7 +1020,9 @@ fn notify(shared: &Shared, notification: Notification) {
         _ => ServerEvent::Notification(notification),
     };
     // No subscriber is fine: events are optional for the host.
-    let _ = shared.events.send(event);
+    if let Some(events) = lock(&shared.events).as_ref() {
+        let _ = events.send(event);
+    }
 }
 
 fn deliver_progress(shared: &Shared, params: Option<&Value>) {

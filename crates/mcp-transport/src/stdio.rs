@@ -11,14 +11,15 @@
 //!   longer than the cap is not buffered: the reader stops collecting at the
 //!   cap, and the connection fails with [`TransportError::MessageTooLarge`]
 //!   using bounded memory whatever the line's length.
-//! - **Tasks**: a writer task (encoded messages → stdin, batching whatever
-//!   is queued into one write) and a stderr task (the last
+//! - **Tasks**: a writer task (queued messages → stdin, everything queued
+//!   in one write) and a stderr task (the last
 //!   [`crate::transport::STDERR_TAIL_BYTES`] in a ring buffer). Stdout is
 //!   read by `receive` itself, on the session's driver task, saving a task
 //!   hop per answer; it is cancel-safe because its only await is
-//!   `fill_buf` and the partial line lives in the transport. `send` only
-//!   queues. [`Transport::sender`] hands out
-//!   the writer's queue so the session's callers enqueue requests directly.
+//!   `fill_buf` and the partial line lives in the transport. `send` never
+//!   waits for the pipe. [`Transport::sender`] hands out the queue so the
+//!   session's callers enqueue requests directly; a lone request on an idle
+//!   pipe is written by its caller at once, without waking the writer.
 //! - **Exit**: when stdout ends, `receive` fails with
 //!   [`TransportError::ServerExited`] carrying the exit status and the stderr
 //!   tail, so a call in flight fails promptly and says why.
@@ -29,19 +30,21 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use process_wrap::tokio::{KillOnDrop, ProcessGroup, TokioChildWrapper, TokioCommandWrap};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
-use tokio::sync::{mpsc, oneshot};
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 
 use crate::codec::{Codec, DecodeError};
 use crate::message::JsonRpcMessage;
+use crate::outbox::Outbox;
 use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
 
 /// Options of the stdio transport. Its `Debug` names the variables of
@@ -96,10 +99,11 @@ pub struct StdioTransport {
     codec: Codec,
     child: Option<Box<dyn TokioChildWrapper>>,
     pgid: Option<Pid>,
-    outgoing: Option<mpsc::UnboundedSender<JsonRpcMessage>>,
-    /// Tells the writer to flush what is queued and close stdin, even while
-    /// handles from [`Transport::sender`] keep the queue open.
-    close_stdin: Option<oneshot::Sender<()>>,
+    /// Encoded messages on their way to stdin; shared with the handles
+    /// from [`Transport::sender`].
+    outbox: Arc<Outbox>,
+    /// False once [`Transport::close`] began.
+    accepting: bool,
     stdout: LineReader,
     writer: Option<JoinHandle<()>>,
     stderr_task: Option<JoinHandle<()>>,
@@ -174,22 +178,24 @@ impl StdioTransport {
 
         let stderr = StderrTail::default();
         let stderr_task = tokio::spawn(read_stderr(stderr_pipe, stderr.clone(), server.clone()));
-        let (outgoing_tx, outgoing_rx) = mpsc::unbounded_channel();
-        let (close_stdin, close_stdin_rx) = oneshot::channel();
-        let writer = tokio::spawn(write_messages(
-            stdin,
-            outgoing_rx,
-            close_stdin_rx,
-            options.codec,
-        ));
+        let stdin = stdin
+            .into_owned_fd()
+            .and_then(pipe::Sender::from_owned_fd)
+            .map_err(|e| TransportError::Spawn {
+                server: server.clone(),
+                command: config.command.clone(),
+                message: format!("stdin pipe: {e}"),
+            })?;
+        let outbox = Outbox::new(stdin, options.codec);
+        let writer = tokio::spawn(Arc::clone(&outbox).run_writer());
         let stdout = LineReader::new(stdout, options.codec, server.clone());
         Ok(StdioTransport {
             server,
             codec: options.codec,
             child: Some(child),
             pgid,
-            outgoing: Some(outgoing_tx),
-            close_stdin: Some(close_stdin),
+            outbox,
+            accepting: true,
             stdout,
             writer: Some(writer),
             stderr_task: Some(stderr_task),
@@ -271,14 +277,13 @@ impl Transport for StdioTransport {
         if let Some(ended) = &self.ended {
             return Err(ended.clone());
         }
-        let Some(outgoing) = &self.outgoing else {
-            return Err(TransportError::Closed {
-                server: self.server.clone(),
-            });
-        };
-        outgoing.send(message).map_err(|_| TransportError::Closed {
+        let closed = || TransportError::Closed {
             server: self.server.clone(),
-        })
+        };
+        if !self.accepting {
+            return Err(closed());
+        }
+        self.outbox.send(message, true).map_err(|_| closed())
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
@@ -313,10 +318,8 @@ impl Transport for StdioTransport {
 
     async fn close(&mut self) -> Result<(), TransportError> {
         // 1. Close stdin: let the writer flush what is queued, then drop the pipe.
-        self.outgoing = None;
-        if let Some(close_stdin) = self.close_stdin.take() {
-            let _ = close_stdin.send(());
-        }
+        self.accepting = false;
+        self.outbox.close();
         if let Some(writer) = self.writer.take()
             && tokio::time::timeout(self.stdin_close_grace, writer)
                 .await
@@ -355,7 +358,8 @@ impl Transport for StdioTransport {
     }
 
     fn sender(&self) -> Option<MessageSender> {
-        self.outgoing.clone().map(MessageSender::new)
+        self.accepting
+            .then(|| MessageSender::stdio(Arc::clone(&self.outbox)))
     }
 }
 
@@ -372,57 +376,8 @@ impl Drop for StdioTransport {
         if let Some(task) = self.writer.take() {
             task.abort();
         }
+        self.outbox.stop();
     }
-}
-
-/// Encodes queued messages into one buffer per write. Ends (closing stdin)
-/// when the queue closes or `close_stdin` fires; in the latter case what is
-/// already queued is still written first.
-async fn write_messages(
-    mut stdin: ChildStdin,
-    mut outgoing: mpsc::UnboundedReceiver<JsonRpcMessage>,
-    mut close_stdin: oneshot::Receiver<()>,
-    codec: Codec,
-) {
-    let mut buffer = Vec::with_capacity(8 * 1024);
-    loop {
-        let closing = tokio::select! {
-            message = outgoing.recv() => match message {
-                Some(message) => {
-                    buffer.clear();
-                    codec.encode_into(&message, &mut buffer);
-                    buffer.push(b'\n');
-                    false
-                }
-                None => break,
-            },
-            _ = &mut close_stdin => {
-                buffer.clear();
-                true
-            }
-        };
-        // Batch whatever else is already queued into the same write (all of
-        // it when closing, since the loop ends after this write).
-        while closing || buffer.len() < 1024 * 1024 {
-            match outgoing.try_recv() {
-                Ok(message) => {
-                    codec.encode_into(&message, &mut buffer);
-                    buffer.push(b'\n');
-                }
-                Err(_) => break,
-            }
-        }
-        if !buffer.is_empty()
-            && let Err(e) = stdin.write_all(&buffer).await
-        {
-            tracing::debug!(error = %e, "writing to server stdin failed");
-            return;
-        }
-        if closing {
-            break;
-        }
-    }
-    let _ = stdin.shutdown().await;
 }
 
 /// Reads stdout lines up to the cap. A longer line is drained without
@@ -432,7 +387,8 @@ async fn write_messages(
 /// the partial line and decoded-but-undelivered batch members live here.
 #[derive(Debug)]
 struct LineReader {
-    stdout: BufReader<ChildStdout>,
+    stdout: ChildStdout,
+    buffer: ReadBuffer,
     line: Vec<u8>,
     too_large: bool,
     queued: VecDeque<JsonRpcMessage>,
@@ -444,8 +400,9 @@ struct LineReader {
 impl LineReader {
     fn new(stdout: ChildStdout, codec: Codec, server: String) -> Self {
         LineReader {
-            stdout: BufReader::with_capacity(64 * 1024, stdout),
-            line: Vec::with_capacity(8 * 1024),
+            stdout,
+            buffer: ReadBuffer::default(),
+            line: Vec::new(),
             too_large: false,
             queued: VecDeque::new(),
             finished: false,
@@ -463,7 +420,7 @@ impl LineReader {
             if self.finished {
                 return ReaderEvent::Eof;
             }
-            let available = match self.stdout.fill_buf().await {
+            let available = match self.buffer.fill_buf(&mut self.stdout).await {
                 Ok(available) => available,
                 Err(e) => return ReaderEvent::ReadError(e.to_string()),
             };
@@ -487,17 +444,17 @@ impl LineReader {
                         self.line.extend_from_slice(available);
                     }
                 }
-                self.stdout.consume(len);
+                self.buffer.consume(len);
                 continue;
             };
             if self.too_large {
-                self.stdout.consume(index + 1);
+                self.buffer.consume(index + 1);
                 return self.too_large_event();
             }
             if self.line.is_empty() {
                 // The whole line is in the buffer: decode it in place.
                 if index > max {
-                    self.stdout.consume(index + 1);
+                    self.buffer.consume(index + 1);
                     return self.too_large_event();
                 }
                 decode_line(
@@ -508,14 +465,14 @@ impl LineReader {
                 );
             } else {
                 if self.line.len() + index > max {
-                    self.stdout.consume(index + 1);
+                    self.buffer.consume(index + 1);
                     return self.too_large_event();
                 }
                 self.line.extend_from_slice(&available[..index]);
                 decode_line(&self.codec, &self.server, &self.line, &mut self.queued);
                 self.line.clear();
             }
-            self.stdout.consume(index + 1);
+            self.buffer.consume(index + 1);
         }
     }
 
@@ -526,6 +483,44 @@ impl LineReader {
         self.line = Vec::new();
         self.finished = true;
         ReaderEvent::TooLarge
+    }
+}
+
+/// Smallest and largest read from stdout.
+const MIN_READ: usize = 4 * 1024;
+const MAX_READ: usize = 64 * 1024;
+
+/// Stdout bytes read but not yet consumed. It starts at [`MIN_READ`] bytes
+/// and doubles, up to [`MAX_READ`], each time a read fills it: an idle
+/// session holds a few KiB, a busy one reads in large chunks.
+#[derive(Debug, Default)]
+struct ReadBuffer {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl ReadBuffer {
+    /// The unconsumed bytes, reading more when there are none; empty at the
+    /// end of the stream. Cancel-safe: nothing is consumed.
+    async fn fill_buf(&mut self, stdout: &mut ChildStdout) -> std::io::Result<&[u8]> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            if self.bytes.is_empty() {
+                self.bytes.resize(MIN_READ, 0);
+            }
+            let read = stdout.read(&mut self.bytes).await?;
+            self.end = read;
+            if read == self.bytes.len() && self.bytes.len() < MAX_READ {
+                self.bytes.resize(self.bytes.len() * 2, 0);
+            }
+        }
+        Ok(&self.bytes[self.start..self.end])
+    }
+
+    fn consume(&mut self, count: usize) {
+        self.start = (self.start + count).min(self.end);
     }
 }
 
@@ -552,9 +547,12 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 
 /// Keeps the last bytes of stderr; logs each chunk at trace level.
 async fn read_stderr(mut stderr: ChildStderr, tail: StderrTail, server: String) {
-    let mut buffer = vec![0u8; 8 * 1024];
+    // Not zeroed: pages only become resident as stderr bytes arrive, and
+    // most servers are quiet.
+    let mut buffer = Vec::with_capacity(8 * 1024);
     loop {
-        match stderr.read(&mut buffer).await {
+        buffer.clear();
+        match stderr.read_buf(&mut buffer).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
                 tracing::trace!(server = %server, bytes = n, "server stderr");

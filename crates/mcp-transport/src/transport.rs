@@ -237,18 +237,47 @@ pub trait Transport: Send {
 /// [`Transport::sender`]).
 #[derive(Debug, Clone)]
 pub struct MessageSender {
-    outgoing: tokio::sync::mpsc::UnboundedSender<JsonRpcMessage>,
+    queue: Queue,
+}
+
+#[derive(Debug, Clone)]
+enum Queue {
+    Channel(tokio::sync::mpsc::UnboundedSender<JsonRpcMessage>),
+    Stdio(Arc<crate::outbox::Outbox>),
 }
 
 impl MessageSender {
     /// A handle onto the queue a transport's writer drains.
     pub fn new(outgoing: tokio::sync::mpsc::UnboundedSender<JsonRpcMessage>) -> Self {
-        MessageSender { outgoing }
+        MessageSender {
+            queue: Queue::Channel(outgoing),
+        }
+    }
+
+    pub(crate) fn stdio(outbox: Arc<crate::outbox::Outbox>) -> Self {
+        MessageSender {
+            queue: Queue::Stdio(outbox),
+        }
     }
 
     /// Queues one message; fails (handing it back) once the writer stopped.
     #[allow(clippy::result_large_err)]
     pub fn send(&self, message: JsonRpcMessage) -> Result<(), JsonRpcMessage> {
-        self.outgoing.send(message).map_err(|e| e.0)
+        self.send_hinted(message, true)
+    }
+
+    /// [`MessageSender::send`] with a hint: `alone` is false when other
+    /// requests are in flight, so the message may wait a moment to share a
+    /// write with theirs.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn send_hinted(
+        &self,
+        message: JsonRpcMessage,
+        alone: bool,
+    ) -> Result<(), JsonRpcMessage> {
+        match &self.queue {
+            Queue::Channel(outgoing) => outgoing.send(message).map_err(|e| e.0),
+            Queue::Stdio(outbox) => outbox.send(message, alone),
+        }
     }
 }
