@@ -47,7 +47,7 @@ pub use catalog::{
     materialize_cached,
 };
 pub use error::CatalogError;
-pub use mcp_connector::{McpConnector, SessionConnection};
+pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};
 pub use naming::NamingStyle;
 pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
 pub use runtime::{

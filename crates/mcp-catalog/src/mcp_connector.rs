@@ -19,19 +19,33 @@ use crate::catalog::ServerFeatures;
 use crate::error::CatalogError;
 use crate::runtime::{Connection, Connector, ServerEvents};
 
+/// Server events a session opened by the catalog keeps for its listener.
+/// The catalog only watches for tool-list changes and counts a lag as one,
+/// so a short ring loses nothing it needs and saves about 130 KiB per
+/// session over the transport's default.
+pub const CATALOG_EVENT_CAPACITY: usize = 16;
+
 /// Connects over the transport each entry names, with shared options
 /// (session defaults, the stdio environment, the host's in-process
 /// servers).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct McpConnector {
     options: ConnectOptions,
 }
 
 impl McpConnector {
     /// A connector with these transport options. Each entry's own timeouts
-    /// replace the session's.
-    pub fn new(options: ConnectOptions) -> Self {
+    /// replace the session's; the event ring is capped at
+    /// [`CATALOG_EVENT_CAPACITY`].
+    pub fn new(mut options: ConnectOptions) -> Self {
+        options.session.event_capacity = options.session.event_capacity.min(CATALOG_EVENT_CAPACITY);
         McpConnector { options }
+    }
+}
+
+impl Default for McpConnector {
+    fn default() -> Self {
+        McpConnector::new(ConnectOptions::default())
     }
 }
 
@@ -210,5 +224,26 @@ impl Connection for SessionConnection {
         if let Err(error) = self.session.close().await {
             tracing::debug!(server = %self.server, %error, "closing the session failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event_capacity_kept(requested: usize) -> usize {
+        let mut options = ConnectOptions::default();
+        options.session.event_capacity = requested;
+        McpConnector::new(options).options.session.event_capacity
+    }
+
+    #[test]
+    fn sessions_opened_by_the_catalog_keep_a_short_event_ring() {
+        assert_eq!(
+            McpConnector::default().options.session.event_capacity,
+            CATALOG_EVENT_CAPACITY
+        );
+        assert_eq!(event_capacity_kept(1024), CATALOG_EVENT_CAPACITY);
+        assert_eq!(event_capacity_kept(4), 4, "a smaller host choice is kept");
     }
 }
