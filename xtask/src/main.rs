@@ -1,5 +1,5 @@
 //! The workspace's task runner: `cargo xtask check-config`, peer set-up,
-//! conformance runs and benchmarks.
+//! conformance runs, fuzzing and benchmarks.
 //!
 //! Each subcommand lives in its own module (`src/<name>.rs`) with a clap
 //! `Args` struct and a `run` function returning the process exit status;
@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 mod check_config;
 mod conformance;
 mod demo;
+mod fuzz;
 mod peers;
 
 #[derive(Debug, Parser)]
@@ -41,6 +42,10 @@ enum Command {
     /// Run the official MCP conformance suite against our client; the last
     /// line is `conformance: N passed, M failed` (checks).
     Conformance(conformance::Args),
+    /// Build the cargo-fuzz targets under `fuzz/` with the stable toolchain
+    /// and run each for `--seconds` (default 60); fails naming the input
+    /// on any crash, out-of-memory or timeout.
+    Fuzz(fuzz::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +55,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Peers => peers::run(),
         Command::Conformance(args) => conformance::run(args),
+        Command::Fuzz(args) => fuzz::run(args),
     };
     match result {
         Ok(code) => code,
