@@ -155,7 +155,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         println!("fuzzing {target} for {} s", args.seconds);
         let outcome = run_target(&cargo, &layout, target, sanitizer, &args)?;
         if outcome.verdict != Verdict::Ok {
-            print_tail(&outcome.log, 40);
+            print_failure(&outcome.log);
         }
         outcomes.push(outcome);
     }
@@ -373,20 +373,40 @@ fn parse_log(target: &str, text: &str, success: bool) -> Outcome {
     }
 }
 
+/// Prints what explains a failure: the panic message or sanitizer and
+/// libFuzzer error lines, else the end of the log.
 #[allow(clippy::print_stdout)]
-fn print_tail(log: &Path, lines: usize) {
+fn print_failure(log: &Path) {
     let text = fs::read_to_string(log).unwrap_or_default();
-    let all: Vec<&str> = text.lines().collect();
-    let start = all.len().saturating_sub(lines);
-    println!(
-        "--- last {} lines of {} ---",
-        all.len() - start,
-        log.display()
-    );
-    for line in &all[start..] {
+    println!("--- from {} ---", log.display());
+    for line in failure_lines(&text) {
         println!("{line}");
     }
     println!("---");
+}
+
+fn failure_lines(text: &str) -> Vec<&str> {
+    let mut picked = Vec::new();
+    let mut in_panic = false;
+    for line in text.lines() {
+        if line.contains("panicked at") {
+            in_panic = true;
+        } else if in_panic && (line.starts_with("stack backtrace") || line.starts_with("note:")) {
+            in_panic = false;
+        }
+        if in_panic
+            || line.contains("ERROR: ")
+            || line.starts_with("SUMMARY: ")
+            || line.contains("Test unit written to ")
+        {
+            picked.push(line);
+        }
+    }
+    if picked.is_empty() {
+        let all: Vec<&str> = text.lines().collect();
+        picked = all[all.len().saturating_sub(30)..].to_vec();
+    }
+    picked
 }
 
 fn print_table(outcomes: &[Outcome]) {
@@ -498,6 +518,27 @@ mod tests {
             "error: could not compile `mcp-fuzz`\n",
             Verdict::Failed,
             None,
+        );
+    }
+
+    #[test]
+    fn a_failure_shows_the_panic_message_not_the_backtrace() {
+        let log = "INFO: seed corpus: files: 3\n\
+            thread '<unnamed>' panicked at fuzz_targets/t.rs:9:5:\n\
+            names differ\n\
+            left: 1\n\
+            stack backtrace:\n   0: x\n\
+            ==7== ERROR: libFuzzer: deadly signal\n    #0 0x1 in y\n\
+            Test unit written to fuzz/artifacts/t/crash-1\n";
+        assert_eq!(
+            failure_lines(log),
+            [
+                "thread '<unnamed>' panicked at fuzz_targets/t.rs:9:5:",
+                "names differ",
+                "left: 1",
+                "==7== ERROR: libFuzzer: deadly signal",
+                "Test unit written to fuzz/artifacts/t/crash-1",
+            ]
         );
     }
 }
