@@ -15,7 +15,6 @@
 #![no_main]
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use mcp_catalog::naming::{MAX_NAME_LEN, is_valid_name};

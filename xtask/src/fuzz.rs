@@ -294,11 +294,16 @@ fn run_target(
         .arg("-print_final_stats=1")
         .stdout(file)
         .stderr(err);
+    let started = std::time::Instant::now();
     let status = command
         .status()
         .with_context(|| format!("cannot run cargo fuzz run {target}"))?;
     let text = fs::read_to_string(&log).unwrap_or_default();
     let mut outcome = parse_log(target, &text, status.success());
+    if outcome.verdict != Verdict::Ok {
+        // libFuzzer prints no `Done` line when it stops early.
+        outcome.seconds = started.elapsed().as_secs_f64();
+    }
     outcome.log = log;
     Ok(outcome)
 }
