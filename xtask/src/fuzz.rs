@@ -3,9 +3,10 @@
 //! prints one summary table and fails when any target found a crash, an
 //! out-of-memory or a timeout, naming the saved input.
 //!
-//! **Stable toolchain only.** cargo-fuzz builds with a few rustc flags that
-//! are unstable (`-Zsanitizer=address`, and with any sanitizer
-//! `-Zunstable-options`-gated options); a stable `rustc` accepts them when
+//! **Stable toolchain only.** cargo-fuzz's coverage flags
+//! (`-Cpasses=sancov-module`, `-Cllvm-args=-sanitizer-coverage-…`,
+//! `--cfg fuzzing`) are stable; the one unstable flag is
+//! `-Zsanitizer=address`, which a stable `rustc` accepts when
 //! `RUSTC_BOOTSTRAP=1` is set, and the stable toolchain already ships the
 //! sanitizer runtimes for `x86_64-unknown-linux-gnu`. So the build runs the
 //! toolchain rustup picks (no `+nightly`) with `RUSTC_BOOTSTRAP=1` set for
