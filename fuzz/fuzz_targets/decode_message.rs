@@ -14,7 +14,10 @@ fuzz_target!(|data: &[u8]| {
     };
     for message in decoded {
         let bytes = codec.encode(&message);
-        assert!(!bytes.contains(&b'\n'), "encoded message contains a newline");
+        assert!(
+            !bytes.contains(&b'\n'),
+            "encoded message contains a newline"
+        );
         match codec.decode(&bytes) {
             Ok(Decoded::Single(again)) => assert_eq!(again, message),
             other => panic!("re-decoding an encoded message gave {other:?}"),

@@ -8,8 +8,14 @@ use libfuzzer_sys::fuzz_target;
 use mcp_transport::http::decode_sse_body;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&split, body)) = data.split_first() else { return };
-    let at = if body.is_empty() { 0 } else { usize::from(split) % (body.len() + 1) };
+    let Some((&split, body)) = data.split_first() else {
+        return;
+    };
+    let at = if body.is_empty() {
+        0
+    } else {
+        usize::from(split) % (body.len() + 1)
+    };
     let (a, b) = body.split_at(at);
     let split_up = decode_sse_body(&[a, b]);
     let whole = decode_sse_body(&[body]);

@@ -1,5 +1,5 @@
 //! The workspace's task runner: `cargo xtask check-config`, peer set-up,
-//! conformance runs and benchmarks.
+//! conformance runs, fuzzing and benchmarks.
 //!
 //! Each subcommand lives in its own module (`src/<name>.rs`) with a clap
 //! `Args` struct and a `run` function returning the process exit status;
@@ -13,6 +13,7 @@ mod bench_compare;
 mod check_config;
 mod conformance;
 mod demo;
+mod fuzz;
 mod peers;
 
 #[derive(Debug, Parser)]
@@ -45,6 +46,10 @@ enum Command {
     /// Compare our client with the TypeScript SDK, Python `mcp` and rmcp
     /// clients on the same servers in one run (see BENCHMARKS.md).
     BenchCompare(bench_compare::Args),
+    /// Build the cargo-fuzz targets under `fuzz/` with the stable toolchain
+    /// and run each for `--seconds` (default 60); fails naming the input
+    /// on any crash, out-of-memory or timeout.
+    Fuzz(fuzz::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         Command::Peers => peers::run(),
         Command::Conformance(args) => conformance::run(args),
         Command::BenchCompare(args) => bench_compare::run(args),
+        Command::Fuzz(args) => fuzz::run(args),
     };
     match result {
         Ok(code) => code,

@@ -158,6 +158,18 @@ pub fn convert_result(result: &CallToolResult, max_bytes: usize) -> ModelResult 
     truncate(status, blocks, max_bytes)
 }
 
+/// Longest media type a note about a left-out image repeats.
+const MAX_NOTE_MIME_TYPE: usize = 64;
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 fn truncate(status: ResultStatus, blocks: Vec<ModelBlock>, max_bytes: usize) -> ModelResult {
     let total: usize = blocks.iter().map(ModelBlock::size).sum();
     if total <= max_bytes {
@@ -187,8 +199,10 @@ fn truncate(status: ResultStatus, blocks: Vec<ModelBlock>, max_bytes: usize) -> 
             }
             ModelBlock::Text { .. } => {}
             ModelBlock::Image { mime_type, data } => {
+                // The type is the server's text: cut, so the note stays small.
                 kept.push(ModelBlock::text(format!(
-                    "[image {mime_type} of {} bytes left out]",
+                    "[image {} of {} bytes left out]",
+                    prefix(&mime_type, MAX_NOTE_MIME_TYPE),
                     data.len()
                 )));
             }

@@ -873,6 +873,12 @@ fn openai_strict(
         ));
     }
     map.retain(|key, _| OPENAI_KEYWORDS.contains(&key.as_str()));
+    if map.get("type") == Some(&json!("array")) && !map.contains_key("items") {
+        // A tuple (`prefixItems`) lost its positions above, and strict mode
+        // refuses an array without `items`: accept any item instead (the
+        // server's schema still checks the call).
+        map.insert("items".into(), json!({}));
+    }
     let constrained = ["type", "anyOf", "$ref", "enum", "const", "properties"]
         .iter()
         .any(|key| map.contains_key(*key));

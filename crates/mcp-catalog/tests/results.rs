@@ -203,6 +203,29 @@ fn oversized_results_are_cut_with_a_note() {
 }
 
 #[test]
+fn a_left_out_image_note_stays_small_whatever_its_type() {
+    let mime_type = format!("image/{}", "é".repeat(500));
+    let converted = convert_result(
+        &result(
+            vec![json!({"type": "image", "data": "A".repeat(50), "mimeType": mime_type})],
+            None,
+            false,
+        ),
+        16,
+    );
+    assert!(converted.truncated);
+    let total: usize = converted
+        .content
+        .iter()
+        .map(|b| match b {
+            ModelBlock::Text { text } => text.len(),
+            ModelBlock::Image { data, .. } => data.len(),
+        })
+        .sum();
+    assert!(total < 200, "{:?}", converted.content);
+}
+
+#[test]
 fn results_within_the_cap_are_untouched() {
     let converted = convert_result(
         &result(vec![json!({"type": "text", "text": "abc"})], None, false),

@@ -235,6 +235,19 @@ fn openai_strict_closes_objects_and_makes_optional_nullable() {
 }
 
 #[test]
+fn openai_strict_gives_a_tuple_items() {
+    // `prefixItems` is outside strict mode's subset, and an array without
+    // `items` is refused, so the tuple accepts any (scalar) item.
+    let schema = json!({"type": "object", "properties": {
+        "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}
+    }, "required": ["pair"]});
+    let out = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap();
+    assert_accepted(ProviderProfile::OpenAiStrict, &out);
+    assert_eq!(out["properties"]["pair"]["type"], json!("array"));
+    assert!(out["properties"]["pair"]["items"].is_object(), "{out}");
+}
+
+#[test]
 fn openai_strict_refuses_free_form_maps() {
     let schema = json!({"type": "object", "properties": {"env": {"type": "object", "additionalProperties": {"type": "string"}}}});
     let error = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap_err();

@@ -601,13 +601,13 @@ impl<'a> EntryParser<'a, '_> {
         };
         match url::Url::parse(&expanded) {
             Ok(u) if schemes.contains(&u.scheme()) => Some(expanded),
-            Ok(u) => {
+            Ok(_) => {
+                // The scheme as written: after expansion it may be the value
+                // of a variable, which a diagnostic must never show.
+                let scheme = raw.split(':').next().unwrap_or(raw);
                 self.error(
                     Some("url"),
-                    format!(
-                        "`url` scheme `{}` is not valid for {kind} servers",
-                        u.scheme()
-                    ),
+                    format!("`url` scheme `{scheme}` is not valid for {kind} servers"),
                 );
                 None
             }

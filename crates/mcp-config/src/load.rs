@@ -248,6 +248,17 @@ impl Loader<'_> {
     }
 }
 
+/// Whether `name` is one plain folder name: an installed plugin is a folder
+/// directly inside `<home>/.claude/plugins`, and a name with a separator,
+/// `..` or a root would reach any folder on disk.
+fn is_folder_name(name: &str) -> bool {
+    let mut parts = Path::new(name).components();
+    matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    )
+}
+
 /// Loads and merges every source named by `options`. Never fails: every
 /// problem is a diagnostic, and what could be loaded is kept.
 pub fn load(options: &LoadOptions) -> LoadedConfig {
@@ -324,6 +335,20 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
             names.dedup();
             for name in names {
                 let root = home.join(".claude").join("plugins").join(name);
+                if !is_folder_name(name) {
+                    loader.diagnostics.push(Diagnostic {
+                        level: Level::Error,
+                        message: format!(
+                            "plugin name `{name}` leaves the plugins folder; it is not loaded"
+                        ),
+                        file: Some(root),
+                        line: None,
+                        column: None,
+                        server: None,
+                        field: Some("enabledPlugins".into()),
+                    });
+                    continue;
+                }
                 if !root.is_dir() {
                     loader.diagnostics.push(Diagnostic {
                         level: Level::Warning,

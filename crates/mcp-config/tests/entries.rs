@@ -70,6 +70,12 @@ fn check_in(openclaw: bool, entry: Value, expect: Value, diagnostics: &[&str]) {
     );
     for d in &file.diagnostics {
         assert_eq!(d.server.as_deref(), Some("s"));
+        // Variable values are secrets: only text the file spells may show.
+        assert!(
+            text.contains("t0k") || !d.message.contains("t0k"),
+            "a diagnostic shows the value of $TOKEN: {}",
+            d.message
+        );
         assert!(d.line.is_some() && d.column.is_some(), "{d:?}");
         assert!(
             d.message.contains("`s`"),
@@ -152,6 +158,11 @@ fn remote_entries_in_both_dialects() {
     );
     check(
         json!({"type": "http", "url": "not a url"}),
+        "invalid".into(),
+        &["error url"],
+    );
+    check(
+        json!({"type": "http", "url": "${TOKEN}://x.example"}),
         "invalid".into(),
         &["error url"],
     );

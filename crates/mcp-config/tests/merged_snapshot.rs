@@ -190,6 +190,44 @@ fn plugin_files_that_are_symlinks_out_of_the_root_are_refused() {
 }
 
 #[test]
+fn enabled_plugin_names_never_leave_the_plugins_folder() {
+    let fixture = common::Fixture::new();
+    // A folder next to the plugins folder that looks like a plugin.
+    let outside = fixture.root.join("home/.claude/outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        outside.join(".mcp.json"),
+        r#"{"mcpServers": {"smuggled": {"command": "x"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        fixture.root.join("project/.claude/settings.json"),
+        r#"{"enabledPlugins": {"../outside": true, "..": true, "/tmp": true, "installed@m": true}}"#,
+    )
+    .unwrap();
+    let mut options = fixture.options();
+    options.plugin_roots.clear();
+    let loaded = load(&options);
+    assert!(loaded.server("smuggled").is_none());
+    let plugins = fixture
+        .root
+        .join("home/.claude/plugins")
+        .canonicalize()
+        .unwrap();
+    for plugin in &loaded.plugins {
+        assert_eq!(plugin.root.parent(), Some(plugins.as_path()), "{plugin:?}");
+    }
+    assert!(loaded.plugins.iter().any(|p| p.name == "installed"));
+    let refused: Vec<_> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("leaves the plugins folder"))
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(refused.len(), 3, "{refused:?}");
+}
+
+#[test]
 fn plugin_root_is_not_expanded_in_urls_or_headers() {
     let fixture = common::Fixture::new();
     let plugin = fixture.root.join("plugins/remote");
