@@ -36,7 +36,7 @@ pub use check::CheckReport;
 pub use entry::EntryOutcome;
 pub use env_safety::{child_env, inherited_env_names, is_dangerous_env_key};
 pub use identity::{config_hash, signature, unwrap_ccr_proxy_url};
-pub use load::{LoadOptions, LoadedConfig, load};
+pub use load::{LoadOptions, LoadedConfig, MAX_CONFIG_FILE_BYTES, load};
 pub use merge::{Contribution, Merged, merge};
 pub use parse::{ParseEnv, ParsedEntry, ParsedFile, parse_file};
 pub use plugin::{PluginFormat, PluginInfo};

@@ -121,6 +121,52 @@ fn malformed_file_does_not_stop_the_others() {
     assert!(errors[0].line.is_some());
 }
 
+/// A project file that is a FIFO, a link to an endless device or simply
+/// huge is refused with one error naming it; loading neither blocks nor
+/// reads without bound, and every other source still loads.
+#[cfg(unix)]
+#[test]
+fn hostile_project_files_are_refused_without_blocking_or_unbounded_reads() {
+    let check = |make: &dyn Fn(&std::path::Path), expected: &str| {
+        let fixture = common::Fixture::new();
+        let path = fixture.root.join("project/.mcp.json");
+        std::fs::remove_file(&path).unwrap();
+        make(&path);
+        let loaded = load(&fixture.options());
+        assert!(loaded.server("everywhere").is_some(), "{expected}");
+        assert!(loaded.server("docs").is_some(), "{expected}");
+        let errors: Vec<_> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.file.as_deref() == Some(path.as_path()))
+            .collect();
+        assert_eq!(errors.len(), 1, "{expected}: {errors:?}");
+        assert!(errors[0].message.contains(expected), "{errors:?}");
+    };
+    check(
+        &|path| {
+            let made = std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .unwrap();
+            assert!(made.success());
+        },
+        "not a regular file",
+    );
+    check(
+        &|path| std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+        "not a regular file",
+    );
+    check(
+        &|path| {
+            let file = std::fs::File::create(path).unwrap();
+            file.set_len(mcp_config::MAX_CONFIG_FILE_BYTES as u64 + 1)
+                .unwrap();
+        },
+        "file is larger than 8 MiB",
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn symlinks_leaving_the_plugin_root_are_refused() {
