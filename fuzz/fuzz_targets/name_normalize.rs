@@ -36,11 +36,17 @@ fn parse(text: &str) -> (Vec<Listing>, BTreeSet<String>) {
     let mut reserved = BTreeSet::new();
     for line in text.split('\n') {
         if let Some(name) = line.strip_prefix('@') {
-            listings.push(Listing {
-                server: name.to_owned(),
-                tools: Vec::new(),
-                features: ServerFeatures::default(),
-            });
+            // Server names are unique (config keys, runtime slots): a name
+            // seen again goes on with the listing it already has.
+            let listing = match listings.iter().position(|l| l.server == name) {
+                Some(index) => listings.remove(index),
+                None => Listing {
+                    server: name.to_owned(),
+                    tools: Vec::new(),
+                    features: ServerFeatures::default(),
+                },
+            };
+            listings.push(listing);
             continue;
         }
         if let Some(name) = line.strip_prefix('#') {

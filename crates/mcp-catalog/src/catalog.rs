@@ -521,7 +521,8 @@ struct Pending<'a> {
 }
 
 /// Builds the catalog from every server's listing. The output depends only
-/// on the set of listings, never on their order.
+/// on the set of listings, never on their order, given one listing per
+/// server name (as config keys and the runtime's slots guarantee).
 pub fn materialize(servers: &[ServerTools], options: &MaterializeOptions) -> Catalog {
     materialize_cached(servers, options, &mut SchemaCache::default())
 }

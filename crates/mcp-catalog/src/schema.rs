@@ -889,6 +889,18 @@ fn openai_strict(
         map.insert("anyOf".into(), scalar_types());
         return Ok(());
     }
+    let may_be_object = match map.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+        _ => true,
+    };
+    if !may_be_object {
+        // Object keywords on a scalar or array type constrain nothing, but
+        // strict mode reads `properties` as an object it must close.
+        for key in ["properties", "required", "additionalProperties"] {
+            map.remove(key);
+        }
+    }
     if is_object_like_map(map) {
         map.insert("type".into(), json!("object"));
         map.insert("additionalProperties".into(), Value::Bool(false));

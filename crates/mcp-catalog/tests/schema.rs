@@ -248,6 +248,18 @@ fn openai_strict_gives_a_tuple_items() {
 }
 
 #[test]
+fn openai_strict_drops_object_keywords_of_a_non_object_type() {
+    // `properties` on a string constrains nothing; strict mode would take
+    // it for an object it must close, so it goes (found by fuzzing).
+    let schema = json!({"type": "object", "properties": {
+        "from": {"anyOf": [{"$ref": "#/$defs/point"}, {"type": "null"}]}
+    }, "$defs": {"point": {"type": "string", "properties": {"x": {"type": "number"}}, "required": ["x"]}}});
+    let out = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap();
+    assert_accepted(ProviderProfile::OpenAiStrict, &out);
+    assert_eq!(out["$defs"]["point"], json!({"type": "string"}), "{out}");
+}
+
+#[test]
 fn openai_strict_refuses_free_form_maps() {
     let schema = json!({"type": "object", "properties": {"env": {"type": "object", "additionalProperties": {"type": "string"}}}});
     let error = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap_err();
