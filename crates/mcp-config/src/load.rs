@@ -138,15 +138,7 @@ pub const MAX_CONFIG_FILE_BYTES: usize = 8 << 20;
 /// Reads `path` as UTF-8: `Ok(None)` when it does not exist, a diagnostic
 /// when it cannot be read.
 pub(crate) fn read_text(path: &Path) -> Result<Option<String>, Diagnostic> {
-    let refuse = |message: String| Diagnostic {
-        level: Level::Error,
-        message,
-        file: Some(path.to_path_buf()),
-        line: None,
-        column: None,
-        server: None,
-        field: None,
-    };
+    let refuse = |message: String| crate::plugin::plain(path, message);
     // A hostile project can make a config path a FIFO or a link to
     // /dev/zero: opening it must not block and reading it must not grow
     // without bound, so only regular files are opened, and read capped.

@@ -429,7 +429,8 @@ fn has_null_member(patch: &Map<String, Value>) -> bool {
         .any(|v| v.is_null() || v.as_object().is_some_and(has_null_member))
 }
 
-fn plain(path: &Path, message: String) -> Diagnostic {
+/// An error diagnostic about a whole file (no position).
+pub(crate) fn plain(path: &Path, message: String) -> Diagnostic {
     Diagnostic {
         level: Level::Error,
         message,
