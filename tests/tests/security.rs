@@ -383,18 +383,7 @@ fn plugin_paths_cannot_escape_their_root() {
     /// One plugin whose manifest's `mcpServers` is `servers`, after `setup`
     /// made the files it needs in the root; returns the error messages.
     fn check(base: &Path, name: &str, servers: Value, setup: impl FnOnce(&Path), want: &str) {
-        let root = base.join(name);
-        std::fs::create_dir_all(root.join(".claude-plugin")).unwrap();
-        setup(&root);
-        std::fs::write(
-            root.join(".claude-plugin/plugin.json"),
-            json!({"name": name, "mcpServers": servers}).to_string(),
-        )
-        .unwrap();
-        let config = load(&LoadOptions {
-            plugin_roots: vec![root],
-            ..LoadOptions::default()
-        });
+        let config = load_plugin(base.join(name), name, servers, setup);
         assert!(
             config.servers.iter().all(|s| s.config.name != "escaped"),
             "{name}: a server from outside the root was loaded"
@@ -449,17 +438,7 @@ fn plugin_paths_cannot_escape_their_root() {
             json!({"escaped-cwd": {"command": "run", "cwd": "../outside-dir"}}),
         ),
     ] {
-        let root = base.join(format!("inline-{name}"));
-        std::fs::create_dir_all(root.join(".claude-plugin")).unwrap();
-        std::fs::write(
-            root.join(".claude-plugin/plugin.json"),
-            json!({"name": name, "mcpServers": field}).to_string(),
-        )
-        .unwrap();
-        let config = load(&LoadOptions {
-            plugin_roots: vec![root],
-            ..LoadOptions::default()
-        });
+        let config = load_plugin(base.join(format!("inline-{name}")), name, field, |_| {});
         assert!(
             config.runnable().next().is_none(),
             "{name}: a server with a path outside its root may start: {:#?}",
@@ -475,6 +454,27 @@ fn plugin_paths_cannot_escape_their_root() {
             config.diagnostics
         );
     }
+}
+
+/// Loads one plugin at `root` whose manifest's `mcpServers` is `servers`,
+/// after `setup` made the files it needs there.
+fn load_plugin(
+    root: PathBuf,
+    name: &str,
+    servers: Value,
+    setup: impl FnOnce(&Path),
+) -> mcp_config::LoadedConfig {
+    std::fs::create_dir_all(root.join(".claude-plugin")).unwrap();
+    setup(&root);
+    std::fs::write(
+        root.join(".claude-plugin/plugin.json"),
+        json!({"name": name, "mcpServers": servers}).to_string(),
+    )
+    .unwrap();
+    load(&LoadOptions {
+        plugin_roots: vec![root],
+        ..LoadOptions::default()
+    })
 }
 
 fn base_of(root: &Path) -> PathBuf {

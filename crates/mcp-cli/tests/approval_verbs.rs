@@ -6,23 +6,7 @@
 
 mod support;
 
-use support::Tree;
-
-/// Runs `args` and expects exit status `code`.
-#[track_caller]
-fn check(tree: &Tree, args: &[&str], code: i32) -> support::Run {
-    let run = tree.run(args);
-    assert_eq!(
-        run.code,
-        code,
-        "`mcp-cli {}` exited {}\nstdout:\n{}\nstderr:\n{}",
-        args.join(" "),
-        run.code,
-        run.stdout,
-        run.stderr
-    );
-    run
-}
+use support::{Tree, check};
 
 /// The approval state `list --json` reports for every server, by name.
 fn states(tree: &Tree) -> Vec<(String, String)> {

@@ -4,28 +4,12 @@
 
 mod support;
 
-use support::Tree;
+use support::{Tree, check};
 
 const PLUGIN: &str = "--plugin";
 
 fn tree() -> Tree {
     Tree::new("tree")
-}
-
-/// Runs `args` and expects exit status `code`.
-#[track_caller]
-fn check(tree: &Tree, args: &[&str], code: i32) -> support::Run {
-    let run = tree.run(args);
-    assert_eq!(
-        run.code,
-        code,
-        "`mcp-cli {}` exited {}\nstdout:\n{}\nstderr:\n{}",
-        args.join(" "),
-        run.code,
-        run.stdout,
-        run.stderr
-    );
-    run
 }
 
 /// Runs `args`, expects exit status `code`, an error naming `message`, and

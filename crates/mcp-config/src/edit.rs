@@ -559,31 +559,22 @@ impl ConfigDocument {
         Ok(Some(current))
     }
 
+    /// The object holding the server map (its settings file's own level).
     fn settings_mut(&mut self) -> Result<&mut Map<String, Value>, EditError> {
-        let path = self.location.path.clone();
         let parents = self.location.key_path.len().saturating_sub(1);
-        let mut current = &mut self.root;
-        for key in &self.location.key_path[..parents] {
-            let slot = current
-                .entry(key.clone())
-                .or_insert_with(|| Value::Object(Map::new()));
-            current = match slot {
-                Value::Object(map) => map,
-                _ => {
-                    return Err(EditError::NotAnObject {
-                        path,
-                        key: key.clone(),
-                    });
-                }
-            };
-        }
-        Ok(current)
+        self.object_at_mut(parents)
     }
 
     fn servers_mut(&mut self) -> Result<&mut Map<String, Value>, EditError> {
+        self.object_at_mut(self.location.key_path.len())
+    }
+
+    /// The object at the first `depth` keys of the key path, made on the
+    /// way where missing.
+    fn object_at_mut(&mut self, depth: usize) -> Result<&mut Map<String, Value>, EditError> {
         let path = self.location.path.clone();
         let mut current = &mut self.root;
-        for key in &self.location.key_path {
+        for key in &self.location.key_path[..depth] {
             let slot = current
                 .entry(key.clone())
                 .or_insert_with(|| Value::Object(Map::new()));

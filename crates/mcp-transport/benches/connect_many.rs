@@ -16,40 +16,15 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
 
+mod support;
+use support::server_binary;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::{ClientSession, ConnectOptions};
-
-fn server_binary() -> PathBuf {
-    if let Ok(path) = std::env::var("MCP_EXAMPLE_SERVER") {
-        return PathBuf::from(path);
-    }
-    // Benches run from target/<profile>/deps/.
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    let status = std::process::Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "mcp-integration-tests",
-            "--bin",
-            "mcp-example-server",
-        ])
-        .env("CARGO_TARGET_DIR", target.parent().unwrap())
-        .status()
-        .expect("cargo build of mcp-example-server");
-    assert!(status.success(), "building mcp-example-server failed");
-    target
-        .parent()
-        .unwrap()
-        .join("release")
-        .join("mcp-example-server")
-}
 
 fn server_env() -> BTreeMap<String, String> {
     std::env::var("MCP_BENCH_SERVER_ENV")

@@ -19,8 +19,10 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
 
+mod support;
+use support::server_binary;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,35 +39,6 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::runtime::Runtime;
 
 const IN_FLIGHT: usize = 64;
-
-fn server_binary() -> PathBuf {
-    if let Ok(path) = std::env::var("MCP_EXAMPLE_SERVER") {
-        return PathBuf::from(path);
-    }
-    // Benches run from target/<profile>/deps/.
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.parent().and_then(|deps| deps.parent()).unwrap();
-    let binary = target
-        .parent()
-        .unwrap()
-        .join("release")
-        .join("mcp-example-server");
-    let status = std::process::Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "mcp-integration-tests",
-            "--bin",
-            "mcp-example-server",
-        ])
-        .env("CARGO_TARGET_DIR", target.parent().unwrap())
-        .status()
-        .expect("cargo build of mcp-example-server");
-    assert!(status.success(), "building mcp-example-server failed");
-    binary
-}
 
 async fn connect(binary: &std::path::Path) -> ClientSession {
     let config = ServerConfig {

@@ -510,6 +510,25 @@ pub(crate) fn encode(message: &JsonRpcMessage) -> String {
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// Runs `exchange`, failing with an error naming `what` when it takes
+/// longer than `limit`: a server that takes nothing must not hold the
+/// session's driver forever.
+pub(crate) async fn within<T>(
+    server: &str,
+    what: &str,
+    limit: Duration,
+    exchange: impl std::future::Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    tokio::time::timeout(limit, exchange)
+        .await
+        .unwrap_or_else(|_| {
+            Err(io_error(
+                server,
+                format!("{what}: no answer within {} ms", limit.as_millis()),
+            ))
+        })
+}
+
 /// An answer the transport makes up for a request whose real answer is lost.
 pub(crate) fn synthetic_error(id: RequestId, message: String) -> JsonRpcMessage {
     JsonRpcMessage::Response(Response {

@@ -20,7 +20,7 @@ use tokio::task::AbortHandle;
 
 use crate::http::{
     HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
-    media_type, sse_events, unexpected_status,
+    media_type, sse_events, unexpected_status, within,
 };
 use crate::message::JsonRpcMessage;
 use crate::transport::{Transport, TransportError};
@@ -217,17 +217,7 @@ impl Transport for SseTransport {
             }
             Ok(())
         };
-        tokio::time::timeout(self.post_timeout, post)
-            .await
-            .unwrap_or_else(|_| {
-                Err(io_error(
-                    &self.server,
-                    format!(
-                        "POST: no answer within {} ms",
-                        self.post_timeout.as_millis()
-                    ),
-                ))
-            })
+        within(&self.server, "POST", self.post_timeout, post).await
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {

@@ -46,7 +46,7 @@ use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::http::{
     HttpOptions, RequestHeaders, StreamError, build_client, decode_payload, encode, io_error,
     is_message_event, is_unreachable, media_type, read_body_capped, sse_events, strip,
-    synthetic_error, unexpected_status,
+    synthetic_error, unexpected_status, within,
 };
 use crate::message::{JsonRpcMessage, Notification, Request, RequestId};
 use crate::transport::{Transport, TransportError};
@@ -179,17 +179,7 @@ impl Shared {
         what: &str,
         exchange: impl std::future::Future<Output = Result<T, TransportError>>,
     ) -> Result<T, TransportError> {
-        tokio::time::timeout(self.one_way_timeout, exchange)
-            .await
-            .unwrap_or_else(|_| {
-                Err(io_error(
-                    &self.server,
-                    format!(
-                        "{what}: no answer within {} ms",
-                        self.one_way_timeout.as_millis()
-                    ),
-                ))
-            })
+        within(&self.server, what, self.one_way_timeout, exchange).await
     }
 
     fn abort_all(&self) {

@@ -69,6 +69,16 @@ fn empty(status: u16) -> Answer {
 
 type Script = Arc<dyn Fn(&Seen) -> Answer + Send + Sync>;
 
+/// The `Authorization` header of every request the server saw, in order
+/// (empty when absent).
+fn authorizations(seen: &Mutex<Vec<Seen>>) -> Vec<String> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.header("authorization").unwrap_or("").to_owned())
+        .collect()
+}
+
 async fn server(script: Script) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
@@ -334,12 +344,7 @@ async fn a_401_asks_the_provider_once_and_retries_with_the_new_token() {
         assert_eq!(challenges[0].status, status);
         assert_eq!(challenges[0].www_authenticate.as_deref(), Some(www));
         assert_eq!(challenges[0].url, url);
-        let tokens: Vec<_> = seen
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|s| s.header("authorization").unwrap_or("").to_owned())
-            .collect();
+        let tokens = authorizations(&seen);
         assert_eq!(tokens[..3], ["Bearer t0", "Bearer t1", "Bearer t1"]);
     }
 }
@@ -372,12 +377,7 @@ async fn a_step_up_after_a_401_retry_is_still_answered_once() {
             Some(mcp_oauth::authorization_fingerprint("Bearer t1")),
         ]
     );
-    let tokens: Vec<_> = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|s| s.header("authorization").unwrap_or("").to_owned())
-        .collect();
+    let tokens = authorizations(&seen);
     assert_eq!(tokens[..3], ["Bearer t0", "Bearer t1", "Bearer t2"]);
 }
 

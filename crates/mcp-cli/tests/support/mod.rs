@@ -148,3 +148,19 @@ fn collect_files(dir: &Path, files: &mut Vec<(PathBuf, Vec<u8>)>) {
         }
     }
 }
+
+/// Runs `args` and expects exit status `code`.
+#[track_caller]
+pub fn check(tree: &Tree, args: &[&str], code: i32) -> Run {
+    let run = tree.run(args);
+    assert_eq!(
+        run.code,
+        code,
+        "`mcp-cli {}` exited {}\nstdout:\n{}\nstderr:\n{}",
+        args.join(" "),
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+    run
+}

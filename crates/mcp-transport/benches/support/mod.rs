@@ -1,0 +1,33 @@
+//! What the stdio benches share: the server they measure against.
+
+use std::path::PathBuf;
+
+/// `$MCP_EXAMPLE_SERVER`, else `target/release/mcp-example-server`, built on
+/// demand.
+pub(crate) fn server_binary() -> PathBuf {
+    if let Ok(path) = std::env::var("MCP_EXAMPLE_SERVER") {
+        return PathBuf::from(path);
+    }
+    // Benches run from target/<profile>/deps/.
+    let exe = std::env::current_exe().unwrap();
+    let target = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let status = std::process::Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "mcp-integration-tests",
+            "--bin",
+            "mcp-example-server",
+        ])
+        .env("CARGO_TARGET_DIR", target.parent().unwrap())
+        .status()
+        .expect("cargo build of mcp-example-server");
+    assert!(status.success(), "building mcp-example-server failed");
+    target
+        .parent()
+        .unwrap()
+        .join("release")
+        .join("mcp-example-server")
+}
