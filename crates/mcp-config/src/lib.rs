@@ -20,6 +20,7 @@
 //! and only when the caller asks (the CLI's write verbs).
 
 pub mod check;
+pub mod consent;
 pub mod edit;
 pub mod entry;
 pub mod env_safety;
@@ -33,6 +34,7 @@ pub mod plugin;
 pub mod types;
 
 pub use check::CheckReport;
+pub use consent::ApprovalRecord;
 pub use entry::EntryOutcome;
 pub use env_safety::{child_env, inherited_env_names, is_dangerous_env_key};
 pub use identity::{config_hash, signature, unwrap_ccr_proxy_url};
