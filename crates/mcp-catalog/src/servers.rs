@@ -8,7 +8,7 @@
 //! config of a held-back server, so it cannot connect it (or run its
 //! `headersHelper`) by mistake.
 
-use mcp_config::{Approval, Level, LoadedConfig, ScopedServer, ServerConfig};
+use mcp_config::{Approval, ApprovalBasis, Level, LoadedConfig, ScopedServer, ServerConfig};
 
 use crate::catalog::CatalogDiagnostic;
 
@@ -80,6 +80,15 @@ impl From<Vec<ServerConfig>> for ServerSet {
 fn withheld_reason(server: &ScopedServer) -> Option<String> {
     let name = &server.config.name;
     let source = server.source.display();
+    if let (Approval::Pending, ApprovalBasis::Changed { fields }) =
+        (server.approval, &server.approval_basis)
+    {
+        return Some(format!(
+            "project server `{name}` (from {source}) was not started: it changed since it was \
+             approved ({} changed); approve it again to start it",
+            fields.join(", ")
+        ));
+    }
     match server.approval {
         Approval::Approved => None,
         Approval::Pending => Some(format!(

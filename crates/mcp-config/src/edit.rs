@@ -664,7 +664,8 @@ impl ConfigDocument {
     /// Only then do files inside the project count as the user's consent.
     /// Returns whether the file content changed.
     pub fn set_project_trust(&mut self, trusted: bool) -> Result<bool, EditError> {
-        if !trusted && self.settings()?.is_none() {
+        // Untrusting a project that is not trusted leaves the file alone.
+        if !trusted && !self.project_trusted()? {
             return Ok(false);
         }
         let settings = self.settings_mut()?;

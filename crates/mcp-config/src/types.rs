@@ -282,6 +282,7 @@ pub struct ScopedServer {
     pub plugin: Option<String>,
     pub approval: Approval,
     /// Why the server has that approval.
+    #[serde(rename = "approvalBasis")]
     pub approval_basis: ApprovalBasis,
 }
 
