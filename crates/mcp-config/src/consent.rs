@@ -22,7 +22,12 @@
 //! and the diagnostic names the parts that changed. Hashes, not values: args,
 //! env values and url queries can hold tokens, and the record must not copy
 //! them into another file. Names approved without a record (as Claude Code
-//! writes `enabledMcpjsonServers`) stay approved by name.
+//! writes `enabledMcpjsonServers`) stay approved by name, and say so
+//! ([`ApprovalBasis::NameOnly`](crate::ApprovalBasis::NameOnly));
+//! `enableAllProjectMcpServers` approves every project server whatever its
+//! record says; a denial wins over both. Loading only reads: records are
+//! written by [`ConfigDocument::set_approval_record`](crate::edit::ConfigDocument::set_approval_record),
+//! and a denial forgets the record of its name.
 
 use std::collections::BTreeMap;
 

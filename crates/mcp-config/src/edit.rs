@@ -13,7 +13,16 @@
 //!
 //! A file that is not plain JSON (comments, trailing commas) is refused
 //! rather than rewritten, because rewriting it would lose what a person
-//! wrote there.
+//! wrote there. So is every file the loader would refuse to read (the same
+//! check: not a regular file, larger than
+//! [`MAX_CONFIG_FILE_BYTES`](crate::MAX_CONFIG_FILE_BYTES), not UTF-8), and
+//! every edit whose result would be larger than that cap: either would
+//! leave a file that no longer loads.
+//!
+//! A config file that is a symlink (a `~/.claude.json` kept in a dotfiles
+//! repository) is edited where it points: the target is replaced and the
+//! link stays a link. A symlink to nothing, or to anything but a regular
+//! file, is refused with the link's path in the error.
 //!
 //! Names and entries are checked before anything is written: see
 //! [`validate_name`] and [`validate_entry`].

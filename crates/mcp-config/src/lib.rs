@@ -17,7 +17,9 @@
 //! [`LoadOptions`] names and hands them to [`merge()`]; [`check`] renders the
 //! result for `check-config` front ends. [`edit`] is the one module that
 //! writes: it changes one entry of one file, under a lock and atomically,
-//! and only when the caller asks (the CLI's write verbs).
+//! and only when the caller asks (the CLI's write verbs). [`consent`] says
+//! what counts as the user's consent to run a project's servers: trust of
+//! the project, and approvals that record what they approved.
 
 pub mod check;
 pub mod consent;

@@ -187,6 +187,10 @@ impl RootGuard {
     /// is resolved; the missing rest cannot hold a symlink and is joined
     /// lexically.
     pub fn contains_as_resolved(&self, path: &Path) -> bool {
+        // A relative path would resolve against this process's directory.
+        if !path.is_absolute() {
+            return false;
+        }
         let components: Vec<Component<'_>> = path.components().collect();
         for end in (0..=components.len()).rev() {
             let prefix: PathBuf = components[..end].iter().collect();
@@ -286,7 +290,9 @@ impl PluginPaths<'_> {
             if !(text.contains(std::path::is_separator) || is_explicitly_relative(text)) {
                 return true;
             }
-            let cwd = cwd.unwrap_or(self.command_base);
+            // A `cwd` that was refused is still relative: judge from the
+            // default instead (the entry is invalid anyway).
+            let cwd = cwd.filter(|c| c.is_absolute()).unwrap_or(self.command_base);
             // Relative to a folder the plugin named outside its root: that
             // absolute folder was the author's explicit choice.
             if !self.guard.contains_as_resolved(cwd) {

@@ -181,6 +181,13 @@ fn every_relative_plugin_path_is_confined_on_its_resolved_path() {
         json!({"command": "node", "args": ["dist/../../outside/tool"]}),
         Want::Refused("args"),
     );
+    // Passed on as written, `..` climbs from the link's target: a lexical
+    // check would see `<root>/outside/tool`.
+    check(
+        "arg with `..` after a symlink",
+        json!({"command": "node", "args": ["linkdir/../outside/tool"]}),
+        Want::Refused("args"),
+    );
     check(
         "flag value through a symlink",
         json!({"command": "node", "args": ["--config=linkdir/tool"]}),
@@ -218,6 +225,17 @@ fn every_relative_plugin_path_is_confined_on_its_resolved_path() {
             command: "@/inner/server",
             args: &[],
             cwd: Some("@/inner"),
+        },
+    );
+    // A command is passed on normalised, so the system never walks the
+    // link: this names `<root>/outside/tool`, which is inside (and absent).
+    check(
+        "command with `..` after a symlink, normalised",
+        json!({"command": "linkdir/../outside/tool"}),
+        Want::Loaded {
+            command: "@/outside/tool",
+            args: &[],
+            cwd: None,
         },
     );
     check(
