@@ -101,3 +101,70 @@ fn withheld_reason(server: &ScopedServer) -> Option<String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use mcp_config::{Scope, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+
+    use super::*;
+
+    fn project_server(name: &str, approval: Approval, basis: ApprovalBasis) -> ScopedServer {
+        ScopedServer {
+            config: ServerConfig {
+                name: name.to_owned(),
+                transport: TransportConfig::Stdio(StdioConfig {
+                    command: "x".to_owned(),
+                    args: Vec::new(),
+                    env: Default::default(),
+                    cwd: None,
+                }),
+                enabled: true,
+                required: false,
+                tool_filter: ToolFilter::default(),
+                timeouts: Timeouts::default(),
+            },
+            scope: Scope::Project,
+            source: PathBuf::from("/p/.mcp.json"),
+            plugin: None,
+            approval,
+            approval_basis: basis,
+        }
+    }
+
+    #[test]
+    fn held_back_servers_say_why_and_only_approved_ones_run() {
+        let servers = [
+            project_server("a", Approval::Approved, ApprovalBasis::Recorded),
+            project_server("b", Approval::Approved, ApprovalBasis::NameOnly),
+            project_server("c", Approval::Pending, ApprovalBasis::NotApproved),
+            project_server(
+                "d",
+                Approval::Pending,
+                ApprovalBasis::Changed {
+                    fields: vec!["command".to_owned(), "args".to_owned()],
+                },
+            ),
+            project_server("e", Approval::Denied, ApprovalBasis::Denied),
+        ];
+        let set = ServerSet::from_scoped(&servers);
+        let runnable: Vec<&str> = set.runnable().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(runnable, ["a", "b"]);
+        let held: Vec<(&str, &str)> = set
+            .withheld()
+            .iter()
+            .map(|d| (d.server.as_str(), d.message.as_str()))
+            .collect();
+        assert_eq!(held.len(), 3, "{held:#?}");
+        let message = |name: &str| held.iter().find(|(s, _)| *s == name).map(|(_, m)| *m);
+        assert!(message("c").is_some_and(|m| m.contains("awaits approval")));
+        assert!(
+            message("d").is_some_and(
+                |m| m.contains("changed since it was approved (command, args changed)")
+            ),
+            "{held:#?}"
+        );
+        assert!(message("e").is_some_and(|m| m.contains("denied")));
+    }
+}
