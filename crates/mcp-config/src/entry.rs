@@ -45,6 +45,8 @@ pub struct PluginPaths<'a> {
     pub args_base: &'a Path,
     /// The folder of the file that wrote `cwd`.
     pub cwd_base: &'a Path,
+    /// The folder of the file that wrote `headersHelper`.
+    pub helper_base: &'a Path,
 }
 
 /// Everything an entry is parsed against.
@@ -568,7 +570,10 @@ impl<'a> EntryParser<'a, '_> {
                 None => self.error(Some("headers"), "`headers` must be an object".into()),
             }
         }
-        let headers_helper = self.string_field("headersHelper").map(str::to_owned);
+        let headers_helper = self.string_field("headersHelper").map(|raw| {
+            let pointer = self.pointer(Some("headersHelper"));
+            self.plugin_path(PathField::HeadersHelper, &pointer, raw, raw.to_owned())
+        });
         let oauth = if kind == TransportKind::Ws {
             None
         } else {

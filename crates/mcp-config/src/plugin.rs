@@ -31,6 +31,9 @@
 //!   checked where the child will resolve it (its working directory) and
 //!   passed on as written. Words without a separator are not paths.
 //! - `cwd`: any relative `cwd` joins its file's folder and is checked.
+//! - `headersHelper`: its program is judged like a `command` (it runs in
+//!   the host's working directory, so a relative one would otherwise be
+//!   looked up in the user's project).
 //! - Anything that names `${CLAUDE_PLUGIN_ROOT}` is checked too. Absolute
 //!   paths the plugin writes out in full are its author's explicit choice
 //!   and are not confined.
@@ -83,10 +86,11 @@ pub struct PluginInfo {
 
 /// The keys of the path fields whose file of origin is remembered through
 /// a plugin's merge: `command`, `args`, `cwd` (with its aliases).
-const PATH_FIELD_KEYS: [&[&str]; 3] = [
+const PATH_FIELD_KEYS: [&[&str]; 4] = [
     &["command"],
     &["args"],
     &["cwd", "workingDirectory", "working_directory"],
+    &["headersHelper", "headers_helper"],
 ];
 
 /// One source of a plugin's servers: a document and where its map sits.
@@ -215,6 +219,9 @@ pub enum PathField<'a> {
         cwd: Option<&'a Path>,
     },
     Cwd,
+    /// A remote entry's `headersHelper`: a command line whose program is
+    /// judged like a `command`.
+    HeadersHelper,
 }
 
 impl PathField<'_> {
@@ -224,6 +231,7 @@ impl PathField<'_> {
             PathField::Command => "command",
             PathField::Arg { .. } => "args",
             PathField::Cwd => "cwd",
+            PathField::HeadersHelper => "headersHelper",
         }
     }
 }
@@ -242,6 +250,7 @@ impl PluginPaths<'_> {
         let relative = Path::new(&expanded).is_relative();
         let has_separator = expanded.contains(std::path::is_separator);
         let (base, rewrite) = match field {
+            PathField::HeadersHelper => return self.resolve_helper(expanded),
             PathField::Command => (
                 self.command_base,
                 relative && (has_separator || is_explicitly_relative(&expanded)),
@@ -272,6 +281,30 @@ impl PluginPaths<'_> {
         } else {
             Err(expanded)
         }
+    }
+
+    /// A `headersHelper` command line with its program resolved like a
+    /// `command` (it runs in the host's working directory, so a relative
+    /// program would otherwise be looked up in the user's project). A line
+    /// that does not split is passed on for the transport to refuse.
+    fn resolve_helper(&self, line: String) -> Result<String, String> {
+        let Ok(mut argv) = shell_words::split(&line) else {
+            return Ok(line);
+        };
+        let Some(program) = argv.first() else {
+            return Ok(line);
+        };
+        let relative = Path::new(program).is_relative()
+            && (program.contains(std::path::is_separator) || is_explicitly_relative(program));
+        if !relative {
+            return Ok(line);
+        }
+        let normal = normalize(&self.helper_base.join(program));
+        if !self.guard.contains(&normal) {
+            return Err(line);
+        }
+        argv[0] = path_text(&normal);
+        Ok(shell_words::join(argv))
     }
 
     /// Whether an arg passed on as written stays inside the root where the
@@ -479,7 +512,7 @@ pub(crate) fn load_canonical_plugin(
     // path field, so each path resolves against its own file's folder.
     let mut merged: Map<String, Value> = Map::new();
     let mut origin: std::collections::HashMap<String, usize> = Default::default();
-    let mut path_origins: HashMap<String, [Option<usize>; 3]> = HashMap::new();
+    let mut path_origins: HashMap<String, [Option<usize>; 4]> = HashMap::new();
     for (index, source) in sources.iter().enumerate() {
         let Some(value) = source.doc.get(&source.pointer) else {
             continue;
@@ -504,7 +537,7 @@ pub(crate) fn load_canonical_plugin(
             let target = merged.remove(name).unwrap_or(Value::Null);
             let origins = path_origins.entry(name.clone()).or_default();
             if !target.is_object() {
-                *origins = [None; 3];
+                *origins = [None; 4];
             }
             for (slot, keys) in origins.iter_mut().zip(PATH_FIELD_KEYS) {
                 let set = match patch.as_object() {
@@ -539,6 +572,7 @@ pub(crate) fn load_canonical_plugin(
             command_base: base_of(0),
             args_base: base_of(1),
             cwd_base: base_of(2),
+            helper_base: base_of(3),
         };
         entries.push(parse_one(
             &source.doc,

@@ -249,6 +249,66 @@ fn every_relative_plugin_path_is_confined_on_its_resolved_path() {
     );
 }
 
+#[test]
+fn a_plugin_headers_helper_program_is_confined_like_a_command() {
+    // (row, headersHelper as written, Some(as passed on) or None: refused)
+    let rows: &[(&str, &str, Option<&str>)] = &[
+        ("through a symlink", "linkdir/helper --team a", None),
+        (
+            "explicitly relative through a symlink",
+            "./linkdir/helper",
+            None,
+        ),
+        ("a `..` out of the root", "bin/../../outside/helper", None),
+        (
+            "inside the root",
+            "./bin/helper --team 'a b'",
+            Some("@/bin/helper --team 'a b'"),
+        ),
+        (
+            "a bare name is a PATH lookup",
+            "helper --x",
+            Some("helper --x"),
+        ),
+    ];
+    for (row, helper, want) in rows {
+        let world = World::new();
+        let plugin = world.path("plugin");
+        std::fs::create_dir_all(plugin.join("bin")).unwrap();
+        symlink("../outside", plugin.join("linkdir")).unwrap();
+        let entry = json!({"type": "http", "url": "https://x.test/mcp", "headersHelper": helper});
+        world.write_json("plugin/.mcp.json", &json!({"mcpServers": {"s": entry}}));
+        let config = load(&world.with_plugin());
+        let errors = errors_of(&config, "s");
+        match want {
+            None => {
+                assert!(config.server("s").is_none(), "{row}: loaded");
+                assert!(
+                    errors
+                        .iter()
+                        .any(|m| m.contains("`headersHelper`")
+                            && m.contains("leaves the plugin root")),
+                    "{row}: {errors:#?}"
+                );
+            }
+            Some(want) => {
+                assert!(errors.is_empty(), "{row}: {errors:#?}");
+                let Some(TransportConfig::Http(remote)) =
+                    config.server("s").map(|s| &s.config.transport)
+                else {
+                    panic!("{row}: not loaded");
+                };
+                let want = want.replacen('@', &plugin.display().to_string(), 1);
+                assert_eq!(
+                    remote.headers_helper.as_deref(),
+                    Some(want.as_str()),
+                    "{row}"
+                );
+            }
+        }
+    }
+}
+
 // ------------------------------------------------- 3. a project approving itself
 
 #[test]
@@ -381,6 +441,15 @@ fn trust_of_another_project_does_not_count() {
     world.write_json(
         "home/.claude.json",
         &json!({"projects": {"/somewhere/else": {"hasTrustDialogAccepted": true}}}),
+    );
+    // The project's own files cannot say it is trusted either.
+    world.write_json(
+        "project/.claude.json",
+        &json!({"hasTrustDialogAccepted": true, "projects": {world.project(): {"hasTrustDialogAccepted": true}}}),
+    );
+    world.write_json(
+        "project/.claude/settings.json",
+        &json!({"hasTrustDialogAccepted": true}),
     );
     let config = world.load();
     assert!(!config.project_trusted);
@@ -578,7 +647,7 @@ fn names_approved_without_a_record_stay_approved_by_name() {
         },
     )
     .unwrap();
-    edit::edit(location, |doc| {
+    edit::edit(location.clone(), |doc| {
         doc.set_project_choice("p", ProjectChoice::Deny)
     })
     .unwrap();
@@ -589,6 +658,18 @@ fn names_approved_without_a_record_stay_approved_by_name() {
         home["projects"][world.project().as_str()],
         json!({"enabledMcpjsonServers": [], "disabledMcpjsonServers": ["p"]})
     );
+    // Resetting the choices forgets the records with them.
+    approve(&world, "p");
+    let entry = |world: &World| {
+        let home: Value = serde_json::from_str(
+            &std::fs::read_to_string(world.path("home/.claude.json")).unwrap(),
+        )
+        .unwrap();
+        home["projects"][world.project().as_str()].clone()
+    };
+    assert!(entry(&world)["enabledMcpjsonServerSignatures"]["p"].is_object());
+    edit::edit(location, |doc| doc.reset_project_choices()).unwrap();
+    assert_eq!(entry(&world), json!({}));
 }
 
 // ----------------------------------- 5. a project re-enabling a disabled plugin
