@@ -446,38 +446,36 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
             }
             !refused
         });
-        {
-            for name in names {
-                let name = name.as_str();
-                let root = home.join(".claude").join("plugins").join(name);
-                if !is_folder_name(name) {
-                    loader.diagnostics.push(Diagnostic {
-                        level: Level::Error,
-                        message: format!(
-                            "plugin name `{name}` leaves the plugins folder; it is not loaded"
-                        ),
-                        file: Some(root),
-                        line: None,
-                        column: None,
-                        server: None,
-                        field: Some("enabledPlugins".into()),
-                    });
-                    continue;
-                }
-                if !root.is_dir() {
-                    loader.diagnostics.push(Diagnostic {
-                        level: Level::Warning,
-                        message: format!("plugin `{name}` is enabled but not installed"),
-                        file: Some(root),
-                        line: None,
-                        column: None,
-                        server: None,
-                        field: Some("enabledPlugins".into()),
-                    });
-                    continue;
-                }
-                add_root(root);
+        for name in names {
+            let name = name.as_str();
+            let root = home.join(".claude").join("plugins").join(name);
+            if !is_folder_name(name) {
+                loader.diagnostics.push(Diagnostic {
+                    level: Level::Error,
+                    message: format!(
+                        "plugin name `{name}` leaves the plugins folder; it is not loaded"
+                    ),
+                    file: Some(root),
+                    line: None,
+                    column: None,
+                    server: None,
+                    field: Some("enabledPlugins".into()),
+                });
+                continue;
             }
+            if !root.is_dir() {
+                loader.diagnostics.push(Diagnostic {
+                    level: Level::Warning,
+                    message: format!("plugin `{name}` is enabled but not installed"),
+                    file: Some(root),
+                    line: None,
+                    column: None,
+                    server: None,
+                    field: Some("enabledPlugins".into()),
+                });
+                continue;
+            }
+            add_root(root);
         }
     }
     let mut plugins = Vec::new();
