@@ -8,7 +8,7 @@
 //! config of a held-back server, so it cannot connect it (or run its
 //! `headersHelper`) by mistake.
 
-use mcp_config::{Approval, Level, LoadedConfig, ScopedServer, ServerConfig};
+use mcp_config::{Approval, ApprovalBasis, Level, LoadedConfig, ScopedServer, ServerConfig};
 
 use crate::catalog::CatalogDiagnostic;
 
@@ -80,6 +80,15 @@ impl From<Vec<ServerConfig>> for ServerSet {
 fn withheld_reason(server: &ScopedServer) -> Option<String> {
     let name = &server.config.name;
     let source = server.source.display();
+    if let (Approval::Pending, ApprovalBasis::Changed { fields }) =
+        (server.approval, &server.approval_basis)
+    {
+        return Some(format!(
+            "project server `{name}` (from {source}) was not started: it changed since it was \
+             approved ({} changed); approve it again to start it",
+            fields.join(", ")
+        ));
+    }
     match server.approval {
         Approval::Approved => None,
         Approval::Pending => Some(format!(
@@ -90,5 +99,72 @@ fn withheld_reason(server: &ScopedServer) -> Option<String> {
             "project server `{name}` (from {source}) was not started: it is denied by \
              disabledMcpjsonServers in user or local settings; remove it there to approve it"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use mcp_config::{Scope, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+
+    use super::*;
+
+    fn project_server(name: &str, approval: Approval, basis: ApprovalBasis) -> ScopedServer {
+        ScopedServer {
+            config: ServerConfig {
+                name: name.to_owned(),
+                transport: TransportConfig::Stdio(StdioConfig {
+                    command: "x".to_owned(),
+                    args: Vec::new(),
+                    env: Default::default(),
+                    cwd: None,
+                }),
+                enabled: true,
+                required: false,
+                tool_filter: ToolFilter::default(),
+                timeouts: Timeouts::default(),
+            },
+            scope: Scope::Project,
+            source: PathBuf::from("/p/.mcp.json"),
+            plugin: None,
+            approval,
+            approval_basis: basis,
+        }
+    }
+
+    #[test]
+    fn held_back_servers_say_why_and_only_approved_ones_run() {
+        let servers = [
+            project_server("a", Approval::Approved, ApprovalBasis::Recorded),
+            project_server("b", Approval::Approved, ApprovalBasis::NameOnly),
+            project_server("c", Approval::Pending, ApprovalBasis::NotApproved),
+            project_server(
+                "d",
+                Approval::Pending,
+                ApprovalBasis::Changed {
+                    fields: vec!["command".to_owned(), "args".to_owned()],
+                },
+            ),
+            project_server("e", Approval::Denied, ApprovalBasis::Denied),
+        ];
+        let set = ServerSet::from_scoped(&servers);
+        let runnable: Vec<&str> = set.runnable().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(runnable, ["a", "b"]);
+        let held: Vec<(&str, &str)> = set
+            .withheld()
+            .iter()
+            .map(|d| (d.server.as_str(), d.message.as_str()))
+            .collect();
+        assert_eq!(held.len(), 3, "{held:#?}");
+        let message = |name: &str| held.iter().find(|(s, _)| *s == name).map(|(_, m)| *m);
+        assert!(message("c").is_some_and(|m| m.contains("awaits approval")));
+        assert!(
+            message("d").is_some_and(
+                |m| m.contains("changed since it was approved (command, args changed)")
+            ),
+            "{held:#?}"
+        );
+        assert!(message("e").is_some_and(|m| m.contains("denied")));
     }
 }

@@ -1,12 +1,15 @@
 //! The verbs that record a person's choice about project servers:
-//! `approve NAME`, `deny NAME` and `reset-project-choices` (REFERENCE §1.7).
+//! `approve NAME`, `deny NAME`, `reset-project-choices`, and about the
+//! project itself: `trust`, `untrust` (REFERENCE §1.7).
 //!
 //! Choices go to local settings, this project's entry in
 //! `<home>/.claude.json`, through `mcp_config::edit`: never to a file the
-//! project ships, which could not be trusted to hold them.
+//! project ships, which could not be trusted to hold them. Approving also
+//! records what was approved (`mcp_config::consent`), so a server changed
+//! since is pending again.
 
 use mcp_config::edit::{self, ProjectChoice, ServersLocation};
-use mcp_config::{Approval, LoadOptions, LoadedConfig, Scope, load};
+use mcp_config::{Approval, ApprovalRecord, LoadOptions, LoadedConfig, Scope, ScopedServer, load};
 use serde_json::json;
 
 use crate::cli::NameArgs;
@@ -23,10 +26,14 @@ pub(crate) fn choose(
     edit::validate_name(name)?;
     let options = settings_only(context);
     let config = load(&options);
-    project_server(&config, name)?;
+    let record = ApprovalRecord::of(&project_server(&config, name)?.config);
     let location = local_location(context)?;
     let changed = edit::edit(location.clone(), |document| {
-        document.set_project_choice(name, choice)
+        let mut changed = document.set_project_choice(name, choice)?;
+        if choice == ProjectChoice::Approve {
+            changed |= document.set_approval_record(name, &record)?;
+        }
+        Ok(changed)
     })?;
     let (verb, wanted) = match choice {
         ProjectChoice::Approve => ("approved", Approval::Approved),
@@ -105,19 +112,51 @@ fn settings_only(context: &Context) -> LoadOptions {
     }
 }
 
-/// Checks that `name` is a server the project's own files define.
-fn project_server(config: &LoadedConfig, name: &str) -> anyhow::Result<()> {
+/// Where project servers come from, for messages.
+const PROJECT_FILES: &str = "only servers from the project's .mcp.json, .claude.json or .claude/settings.json (and .claude/settings.local.json while the project is not trusted) need approval";
+
+/// The server `name`, which must be one the project's own files define.
+fn project_server<'a>(config: &'a LoadedConfig, name: &str) -> anyhow::Result<&'a ScopedServer> {
     match config.server(name) {
-        Some(server) if server.scope == Scope::Project => Ok(()),
+        Some(server) if server.scope == Scope::Project => Ok(server),
         Some(server) => anyhow::bail!(
-            "server `{name}` is not a project server: it comes from {} scope ({}); only servers from the project's .mcp.json, .claude.json or .claude/settings.json need approval",
+            "server `{name}` is not a project server: it comes from {} scope ({}); {PROJECT_FILES}",
             server.scope,
             server.source.display()
         ),
-        None => anyhow::bail!(
-            "no project server named `{name}`; only servers from the project's .mcp.json, .claude.json or .claude/settings.json need approval"
-        ),
+        None => anyhow::bail!("no project server named `{name}`; {PROJECT_FILES}"),
     }
+}
+
+/// `trust` and `untrust`: whether files inside this project count as the
+/// user's consent (`hasTrustDialogAccepted` in this project's entry of
+/// `<home>/.claude.json`).
+pub(crate) fn trust(context: &Context, trusted: bool) -> anyhow::Result<Outcome> {
+    let location = local_location(context)?;
+    let changed = edit::edit(location.clone(), |document| {
+        document.set_project_trust(trusted)
+    })?;
+    let project = context.project.display();
+    let file = place(&location);
+    if context.json {
+        output::print_json(&json!({
+            "action": if trusted { "trust" } else { "untrust" },
+            "project": context.project,
+            "file": location.path,
+            "changed": changed,
+            "trusted": trusted,
+        }))?;
+    } else if changed && trusted {
+        outln!("trusted project {project} in {file}: files inside it now count as your consent");
+    } else if changed {
+        outln!(
+            "stopped trusting project {project} in {file}: files inside it no longer count as your consent"
+        );
+    } else {
+        let state = if trusted { "trusted" } else { "not trusted" };
+        outln!("project {project} was already {state} in {file}");
+    }
+    Ok(Outcome::Ok)
 }
 
 /// `<home>/.claude.json`, under this project's entry.

@@ -93,6 +93,12 @@ pub(crate) enum Command {
     /// Forget every approval and denial of this project's servers
     #[command(name = "reset-project-choices")]
     ResetProjectChoices,
+    /// Trust this project: files inside it (.claude/settings.local.json)
+    /// then count as your consent (written to <home>/.claude.json)
+    Trust,
+    /// Stop trusting this project: files inside it no longer count as your
+    /// consent
+    Untrust,
     /// Check every config source and report problems with their positions
     #[command(name = "check-config")]
     CheckConfig(CheckArgs),

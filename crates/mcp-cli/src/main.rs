@@ -73,6 +73,8 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::Approve(args) => approve::choose(context, &args, ProjectChoice::Approve),
         Command::Deny(args) => approve::choose(context, &args, ProjectChoice::Deny),
         Command::ResetProjectChoices => approve::reset(context),
+        Command::Trust => approve::trust(context, true),
+        Command::Untrust => approve::trust(context, false),
     }
 }
 

@@ -4,8 +4,8 @@
 
 use mcp_config::check::diagnostic_line;
 use mcp_config::{
-    Approval, CheckReport, LoadedConfig, ScopedServer, TransportConfig, config_hash, load,
-    signature,
+    Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, TransportConfig, config_hash,
+    load, signature,
 };
 use serde_json::{Value, json};
 
@@ -22,15 +22,24 @@ pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
     if context.json {
         let servers: Vec<Value> = config.servers.iter().map(summary_json).collect();
         output::print_json(&json!({
+            "project": {"path": context.project, "trusted": config.project_trusted},
             "servers": servers,
             "diagnostics": config.diagnostics,
         }))?;
         return Ok(Outcome::Ok);
     }
+    let project = context.project.display();
+    if config.project_trusted {
+        outln!("project {project} is trusted: files inside it count as your consent");
+    } else {
+        outln!(
+            "project {project} is not trusted: files inside it do not count as your consent (mcp-cli trust)"
+        );
+    }
     if config.servers.is_empty() {
         outln!("no servers configured");
     } else {
-        let rows: Vec<[String; 5]> = config
+        let rows: Vec<[String; 6]> = config
             .servers
             .iter()
             .map(|server| {
@@ -39,14 +48,32 @@ pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
                     server.config.transport.kind().to_string(),
                     server.scope.to_string(),
                     state(server),
+                    approval_basis(&server.approval_basis),
                     server.source.display().to_string(),
                 ]
             })
             .collect();
-        print_table(["NAME", "KIND", "SCOPE", "STATE", "SOURCE"], &rows);
+        print_table(
+            ["NAME", "KIND", "SCOPE", "STATE", "APPROVAL", "SOURCE"],
+            &rows,
+        );
     }
     print_diagnostics(&config);
     Ok(Outcome::Ok)
+}
+
+/// Why a server may or may not start, in a few words.
+pub(crate) fn approval_basis(basis: &ApprovalBasis) -> String {
+    match basis {
+        ApprovalBasis::NotNeeded => "-".to_owned(),
+        ApprovalBasis::Recorded => "approved".to_owned(),
+        ApprovalBasis::NameOnly => "by name only".to_owned(),
+        ApprovalBasis::AllProjectServers => "all project servers".to_owned(),
+        ApprovalBasis::TrustedRun => "--trust-project".to_owned(),
+        ApprovalBasis::NotApproved => "not approved".to_owned(),
+        ApprovalBasis::Changed { fields } => format!("changed: {}", fields.join(", ")),
+        ApprovalBasis::Denied => "denied".to_owned(),
+    }
 }
 
 /// `get NAME`: one server in full, secrets redacted.
@@ -72,6 +99,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
         ("scope", server.scope.to_string()),
         ("source", server.source.display().to_string()),
         ("state", state(server)),
+        ("approval", approval_basis(&server.approval_basis)),
     ];
     if let Some(plugin) = &server.plugin {
         lines.push(("plugin", plugin.clone()));
@@ -211,6 +239,7 @@ fn summary_json(server: &ScopedServer) -> Value {
         "source": server.source,
         "enabled": server.config.enabled,
         "approval": server.approval,
+        "approvalBasis": server.approval_basis,
         "plugin": server.plugin,
     })
 }

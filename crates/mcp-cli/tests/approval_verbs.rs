@@ -119,17 +119,17 @@ fn only_project_servers_can_be_approved_or_denied() {
         (
             &["approve", "docs"],
             1,
-            "error: server `docs` is not a project server: it comes from user scope ([ROOT]/home/.claude.json); only servers from the project's .mcp.json, .claude.json or .claude/settings.json need approval\n",
+            "error: server `docs` is not a project server: it comes from user scope ([ROOT]/home/.claude.json); only servers from the project's .mcp.json, .claude.json or .claude/settings.json (and .claude/settings.local.json while the project is not trusted) need approval\n",
         ),
         (
             &["deny", "search"],
             1,
-            "error: server `search` is not a project server: it comes from openclaw scope ([ROOT]/openclaw/openclaw.json); only servers from the project's .mcp.json, .claude.json or .claude/settings.json need approval\n",
+            "error: server `search` is not a project server: it comes from openclaw scope ([ROOT]/openclaw/openclaw.json); only servers from the project's .mcp.json, .claude.json or .claude/settings.json (and .claude/settings.local.json while the project is not trusted) need approval\n",
         ),
         (
             &["approve", "nope"],
             1,
-            "error: no project server named `nope`; only servers from the project's .mcp.json, .claude.json or .claude/settings.json need approval\n",
+            "error: no project server named `nope`; only servers from the project's .mcp.json, .claude.json or .claude/settings.json (and .claude/settings.local.json while the project is not trusted) need approval\n",
         ),
         (
             &["deny", "bad name"],

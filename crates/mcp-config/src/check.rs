@@ -194,6 +194,7 @@ mod tests {
                     .iter()
                     .map(|l| diagnostic(*l, Some(1), Some(2)))
                     .collect(),
+                project_trusted: false,
             },
         }
     }

@@ -13,7 +13,16 @@
 //!
 //! A file that is not plain JSON (comments, trailing commas) is refused
 //! rather than rewritten, because rewriting it would lose what a person
-//! wrote there.
+//! wrote there. So is every file the loader would refuse to read (the same
+//! check: not a regular file, larger than
+//! [`MAX_CONFIG_FILE_BYTES`](crate::MAX_CONFIG_FILE_BYTES), not UTF-8), and
+//! every edit whose result would be larger than that cap: either would
+//! leave a file that no longer loads.
+//!
+//! A config file that is a symlink (a `~/.claude.json` kept in a dotfiles
+//! repository) is edited where it points: the target is replaced and the
+//! link stays a link. A symlink to nothing, or to anything but a regular
+//! file, is refused with the link's path in the error.
 //!
 //! Names and entries are checked before anything is written: see
 //! [`validate_name`] and [`validate_entry`].
@@ -25,6 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::consent::{ApprovalRecord, RECORDS_KEY, TRUST_KEY};
 use crate::entry::{EntryContext, EntryOutcome, parse_entry};
 use crate::json::Document;
 use crate::types::{Level, Scope, TransportKind};
@@ -86,6 +96,18 @@ pub enum EditError {
     /// The scope has no file this library writes.
     #[error("scope `{scope}` is read-only: {reason}")]
     ReadOnlyScope { scope: Scope, reason: &'static str },
+    /// The file is one the loader would refuse to read (not a regular
+    /// file, a symlink to nothing, too large, not UTF-8): editing it would
+    /// hide the problem or make it worse.
+    #[error("{}: {reason}; refusing to edit it", path.display())]
+    Unreadable { path: PathBuf, reason: String },
+    /// The edited file would be larger than the loader reads, so the edit
+    /// would make the whole file stop loading.
+    #[error(
+        "{}: the edited file would be larger than {limit_mib} MiB, the most the loader reads; nothing written",
+        path.display()
+    )]
+    TooLarge { path: PathBuf, limit_mib: usize },
 }
 
 /// The directories that decide where each scope's file lives.
@@ -238,10 +260,69 @@ impl Layout {
     }
 }
 
+/// The file an edit of `path` reads and replaces: `path` itself, or, when
+/// it is a symlink (a `~/.claude.json` kept in a dotfiles repository), the
+/// file it points to, so the link stays a link. A missing `path` is a file
+/// to create; a symlink to nothing, or to anything but a regular file, is
+/// refused.
+fn edit_target(path: &Path) -> Result<PathBuf, EditError> {
+    let refuse = |reason: String| EditError::Unreadable {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(source) => {
+            return Err(EditError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if !meta.file_type().is_symlink() {
+        return if meta.is_file() {
+            Ok(path.to_path_buf())
+        } else {
+            Err(refuse("not a regular file".to_owned()))
+        };
+    }
+    let shown = fs::read_link(path)
+        .map(|target| target.display().to_string())
+        .unwrap_or_default();
+    match fs::canonicalize(path) {
+        Ok(real) if fs::metadata(&real).is_ok_and(|m| m.is_file()) => Ok(real),
+        Ok(real) => Err(refuse(format!(
+            "a symlink to {}, which is not a regular file",
+            real.display()
+        ))),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            Err(refuse(format!("a symlink to a missing file ({shown})")))
+        }
+        Err(err) => Err(refuse(format!(
+            "a symlink that cannot be followed ({shown}): {err}"
+        ))),
+    }
+}
+
+/// The bytes of `target` the way the loader reads them (regular files
+/// only, capped, UTF-8), `None` when it does not exist; `shown` is the path
+/// errors name.
+fn read_capped(shown: &Path, target: &Path) -> Result<Option<Vec<u8>>, EditError> {
+    crate::load::read_text(target)
+        .map(|text| text.map(String::into_bytes))
+        .map_err(|d| EditError::Unreadable {
+            path: shown.to_path_buf(),
+            reason: d.message,
+        })
+}
+
 /// One config file read into memory, ready to be edited and written back.
 #[derive(Debug, Clone)]
 pub struct ConfigDocument {
     location: ServersLocation,
+    /// The file read and replaced: `location.path`, or its symlink's target.
+    target: PathBuf,
     /// The bytes read, `None` when the file did not exist.
     original: Option<Vec<u8>>,
     root: Map<String, Value>,
@@ -249,18 +330,11 @@ pub struct ConfigDocument {
 }
 
 impl ConfigDocument {
-    /// Reads the file at `location`; a missing file reads as an empty object.
+    /// Reads the file at `location`; a missing file reads as an empty
+    /// object. A file the loader would refuse is refused here too.
     pub fn read(location: ServersLocation) -> Result<ConfigDocument, EditError> {
-        let original = match fs::read(&location.path) {
-            Ok(bytes) => Some(bytes),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-            Err(source) => {
-                return Err(EditError::Io {
-                    path: location.path.clone(),
-                    source,
-                });
-            }
-        };
+        let target = edit_target(&location.path)?;
+        let original = read_capped(&location.path, &target)?;
         let (root, layout) = match &original {
             None => (Map::new(), Layout::fresh()),
             Some(bytes) if bytes.trim_ascii().is_empty() => (Map::new(), Layout::fresh()),
@@ -288,6 +362,7 @@ impl ConfigDocument {
         };
         let document = ConfigDocument {
             location,
+            target,
             original,
             root,
             layout,
@@ -453,33 +528,44 @@ impl ConfigDocument {
 
     /// Writes the document back atomically, refusing when the file on disk
     /// no longer holds the bytes that were read.
+    ///
+    /// Through a symlink, the link's target is replaced and the link kept.
+    /// A result larger than the loader reads is refused, naming the file.
     pub fn write(&self) -> Result<(), EditError> {
         let path = &self.location.path;
         let io_err = |source| EditError::Io {
             path: path.clone(),
             source,
         };
-        let current = match fs::read(path) {
-            Ok(bytes) => Some(bytes),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-            Err(source) => return Err(io_err(source)),
-        };
+        let bytes = self.render();
+        if bytes.len() > crate::load::MAX_CONFIG_FILE_BYTES {
+            return Err(EditError::TooLarge {
+                path: path.clone(),
+                limit_mib: crate::load::MAX_CONFIG_FILE_BYTES >> 20,
+            });
+        }
+        // The link must still lead where it led when the file was read.
+        if edit_target(path)? != self.target {
+            return Err(EditError::Changed { path: path.clone() });
+        }
+        let current = read_capped(path, &self.target)?;
         if current != self.original {
             return Err(EditError::Changed { path: path.clone() });
         }
-        let dir = parent_dir(path);
+        let target = &self.target;
+        let dir = parent_dir(target);
         fs::create_dir_all(&dir).map_err(io_err)?;
         let mut temp = tempfile::Builder::new()
             .prefix(".mcp-edit-")
             .tempfile_in(&dir)
             .map_err(io_err)?;
-        temp.write_all(&self.render()).map_err(io_err)?;
+        temp.write_all(&bytes).map_err(io_err)?;
         temp.as_file().sync_all().map_err(io_err)?;
         // Keep the original's permissions (`.claude.json` is often 0600).
-        if let Ok(meta) = fs::metadata(path) {
+        if let Ok(meta) = fs::metadata(target) {
             fs::set_permissions(temp.path(), meta.permissions()).map_err(io_err)?;
         }
-        temp.persist(path).map_err(|err| io_err(err.error))?;
+        temp.persist(target).map_err(|err| io_err(err.error))?;
         Ok(())
     }
 
@@ -526,7 +612,88 @@ impl ConfigDocument {
             items.push(Value::String(name.to_owned()));
             changed = true;
         }
+        if choice == ProjectChoice::Deny {
+            changed |= self.remove_approval_record(name)?;
+        }
         Ok(changed)
+    }
+
+    /// Records what approving the project server `name` approved, next to
+    /// `enabledMcpjsonServers` (see [`crate::consent`]): a later change to
+    /// the server makes it pending again. Returns whether the file content
+    /// changed.
+    pub fn set_approval_record(
+        &mut self,
+        name: &str,
+        record: &ApprovalRecord,
+    ) -> Result<bool, EditError> {
+        let path = self.location.path.clone();
+        let settings = self.settings_mut()?;
+        let records = settings
+            .entry(RECORDS_KEY.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(records) = records else {
+            return Err(EditError::NotAnObject {
+                path,
+                key: RECORDS_KEY.to_owned(),
+            });
+        };
+        let value = record.to_json();
+        if records.get(name) == Some(&value) {
+            return Ok(false);
+        }
+        records.insert(name.to_owned(), value);
+        Ok(true)
+    }
+
+    /// Forgets the approval record of `name`, and the records object once
+    /// it is empty.
+    fn remove_approval_record(&mut self, name: &str) -> Result<bool, EditError> {
+        let path = self.location.path.clone();
+        let settings = self.settings_mut()?;
+        let Some(records) = settings.get_mut(RECORDS_KEY) else {
+            return Ok(false);
+        };
+        let Value::Object(map) = records else {
+            return Err(EditError::NotAnObject {
+                path,
+                key: RECORDS_KEY.to_owned(),
+            });
+        };
+        let removed = map.shift_remove(name).is_some();
+        if map.is_empty() {
+            settings.shift_remove(RECORDS_KEY);
+        }
+        Ok(removed)
+    }
+
+    /// Records whether the user trusts this document's project
+    /// (`hasTrustDialogAccepted` next to the server map, for the local
+    /// scope's location: the project's entry in `<home>/.claude.json`).
+    /// Only then do files inside the project count as the user's consent.
+    /// Returns whether the file content changed.
+    pub fn set_project_trust(&mut self, trusted: bool) -> Result<bool, EditError> {
+        // Untrusting a project that is not trusted leaves the file alone.
+        if !trusted && !self.project_trusted()? {
+            return Ok(false);
+        }
+        let settings = self.settings_mut()?;
+        let value = Value::Bool(trusted);
+        if settings.get(TRUST_KEY) == Some(&value) {
+            return Ok(false);
+        }
+        settings.insert(TRUST_KEY.to_owned(), value);
+        Ok(true)
+    }
+
+    /// Whether this document's project is trusted (see
+    /// [`ConfigDocument::set_project_trust`]).
+    pub fn project_trusted(&self) -> Result<bool, EditError> {
+        Ok(self
+            .settings()?
+            .and_then(|settings| settings.get(TRUST_KEY))
+            .and_then(Value::as_bool)
+            == Some(true))
     }
 
     /// Forgets every choice about project servers kept next to this
@@ -614,7 +781,9 @@ pub fn edit<T>(
     location: ServersLocation,
     change: impl FnOnce(&mut ConfigDocument) -> Result<T, EditError>,
 ) -> Result<T, EditError> {
-    let _lock = EditLock::acquire(&location.path)?;
+    // Lock where the file really is, so edits through a symlink and
+    // through its target exclude each other.
+    let _lock = EditLock::acquire(&edit_target(&location.path)?)?;
     let mut document = ConfigDocument::read(location)?;
     let outcome = change(&mut document)?;
     if document.is_modified() {

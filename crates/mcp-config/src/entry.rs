@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::env_safety::is_dangerous_env_key;
 use crate::expand::{expand_tilde, expand_vars};
 use crate::json::{Document, child_pointer};
-use crate::plugin::RootGuard;
+use crate::plugin::{PathField, RootGuard};
 use crate::types::{
     Diagnostic, Level, McpOAuthConfig, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig,
     Timeouts, ToolFilter, TransportConfig, TransportKind,
@@ -32,13 +32,21 @@ pub enum EntryOutcome {
     Invalid,
 }
 
-/// Paths a plugin entry is resolved against.
+/// Paths a plugin entry is resolved against. An entry may be patched
+/// together from several files, so each path field has the folder of the
+/// file that wrote it (see [`crate::plugin`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PluginPaths<'a> {
     /// The plugin root (every path must stay inside it).
     pub guard: &'a RootGuard,
-    /// The folder relative paths resolve against.
-    pub base: &'a Path,
+    /// The folder of the file that wrote `command`; also the default `cwd`.
+    pub command_base: &'a Path,
+    /// The folder of the file that wrote `args`.
+    pub args_base: &'a Path,
+    /// The folder of the file that wrote `cwd`.
+    pub cwd_base: &'a Path,
+    /// The folder of the file that wrote `headersHelper`.
+    pub helper_base: &'a Path,
 }
 
 /// Everything an entry is parsed against.
@@ -401,44 +409,32 @@ impl<'a> EntryParser<'a, '_> {
         }
     }
 
-    /// Resolves a plugin path: explicitly relative paths join the base
-    /// folder; anything that names the plugin root must stay inside it.
-    /// With `any_relative` (for `cwd`) every relative path joins the base.
+    /// Resolves one path of a plugin entry (see [`PluginPaths::resolve`]);
+    /// a path that leaves the plugin root is an error and is kept as
+    /// written, since the entry is invalid anyway.
     fn plugin_path(
         &mut self,
-        field: &str,
+        field: PathField<'_>,
         pointer: &str,
         raw: &str,
         expanded: String,
-        any_relative: bool,
     ) -> String {
         let Some(plugin) = self.cx.plugin else {
             return expanded;
         };
-        let names_root = raw.contains("${CLAUDE_PLUGIN_ROOT}") || raw.contains("${PLUGIN_ROOT}");
-        let relative = if any_relative {
-            Path::new(&expanded).is_relative()
-        } else {
-            is_explicitly_relative(&expanded)
-        };
-        let path = if relative {
-            plugin.base.join(&expanded)
-        } else if names_root {
-            PathBuf::from(&expanded)
-        } else {
-            return expanded;
-        };
-        let normal = normalize(&path);
-        if !plugin.guard.contains(&normal) {
-            self.push_at(
-                Level::Error,
-                pointer,
-                Some(field),
-                format!("`{field}` path `{raw}` leaves the plugin root"),
-            );
-            return expanded;
+        match plugin.resolve(field, raw, expanded) {
+            Ok(resolved) => resolved,
+            Err(expanded) => {
+                let name = field.name();
+                self.push_at(
+                    Level::Error,
+                    pointer,
+                    Some(name),
+                    format!("`{name}` path `{raw}` leaves the plugin root"),
+                );
+                expanded
+            }
         }
-        path_text(&normal)
     }
 
     fn stdio(&mut self) -> Option<StdioConfig> {
@@ -454,12 +450,27 @@ impl<'a> EntryParser<'a, '_> {
             Some(Value::String(s)) => {
                 let pointer = self.pointer(Some("command"));
                 let expanded = self.expand("command", &pointer, s, true, true);
-                Some(self.plugin_path("command", &pointer, s, expanded, false))
+                Some(self.plugin_path(PathField::Command, &pointer, s, expanded))
             }
             Some(_) => {
                 self.error(Some("command"), "`command` must be a string".into());
                 None
             }
+        };
+        // `cwd` before `args`: a plugin's relative args are checked where
+        // the child will resolve them.
+        let cwd = match self.string_field("cwd") {
+            Some(raw) => {
+                let pointer = self.pointer(Some("cwd"));
+                let expanded = self.expand("cwd", &pointer, raw, true, true);
+                Some(PathBuf::from(self.plugin_path(
+                    PathField::Cwd,
+                    &pointer,
+                    raw,
+                    expanded,
+                )))
+            }
+            None => self.cx.plugin.map(|p| p.command_base.to_path_buf()),
         };
         let mut args = Vec::new();
         if let Some(value) = self.get("args") {
@@ -471,20 +482,13 @@ impl<'a> EntryParser<'a, '_> {
             {
                 let p = format!("{pointer}/{i}");
                 let expanded = self.expand("args", &p, arg, true, true);
-                args.push(self.plugin_path("args", &p, arg, expanded, false));
+                let field = PathField::Arg {
+                    cwd: cwd.as_deref(),
+                };
+                args.push(self.plugin_path(field, &p, arg, expanded));
             }
         }
         let env = self.stdio_env();
-        let cwd = match self.string_field("cwd") {
-            Some(raw) => {
-                let pointer = self.pointer(Some("cwd"));
-                let expanded = self.expand("cwd", &pointer, raw, true, true);
-                Some(PathBuf::from(
-                    self.plugin_path("cwd", &pointer, raw, expanded, true),
-                ))
-            }
-            None => self.cx.plugin.map(|p| p.base.to_path_buf()),
-        };
         Some(StdioConfig {
             command: command?,
             args,
@@ -566,7 +570,10 @@ impl<'a> EntryParser<'a, '_> {
                 None => self.error(Some("headers"), "`headers` must be an object".into()),
             }
         }
-        let headers_helper = self.string_field("headersHelper").map(str::to_owned);
+        let headers_helper = self.string_field("headersHelper").map(|raw| {
+            let pointer = self.pointer(Some("headersHelper"));
+            self.plugin_path(PathField::HeadersHelper, &pointer, raw, raw.to_owned())
+        });
         let oauth = if kind == TransportKind::Ws {
             None
         } else {
@@ -773,12 +780,12 @@ impl<'a> EntryParser<'a, '_> {
 
 /// `path` as text, as `Display` writes it (lossily only when it is not
 /// UTF-8), without going through the formatter in the common case.
-fn path_text(path: &Path) -> String {
+pub(crate) fn path_text(path: &Path) -> String {
     path.to_str()
         .map_or_else(|| path.display().to_string(), str::to_owned)
 }
 
-fn is_explicitly_relative(path: &str) -> bool {
+pub(crate) fn is_explicitly_relative(path: &str) -> bool {
     path == "." || path == ".." || path.starts_with("./") || path.starts_with("../")
 }
 

@@ -17,9 +17,12 @@
 //! [`LoadOptions`] names and hands them to [`merge()`]; [`check`] renders the
 //! result for `check-config` front ends. [`edit`] is the one module that
 //! writes: it changes one entry of one file, under a lock and atomically,
-//! and only when the caller asks (the CLI's write verbs).
+//! and only when the caller asks (the CLI's write verbs). [`consent`] says
+//! what counts as the user's consent to run a project's servers: trust of
+//! the project, and approvals that record what they approved.
 
 pub mod check;
+pub mod consent;
 pub mod edit;
 pub mod entry;
 pub mod env_safety;
@@ -33,6 +36,7 @@ pub mod plugin;
 pub mod types;
 
 pub use check::CheckReport;
+pub use consent::ApprovalRecord;
 pub use entry::EntryOutcome;
 pub use env_safety::{child_env, inherited_env_names, is_dangerous_env_key};
 pub use identity::{config_hash, signature, unwrap_ccr_proxy_url};

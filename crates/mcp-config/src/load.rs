@@ -16,12 +16,24 @@
 //! `openclaw.json`); the top level of a `.claude.json` is application
 //! state, not settings, and is not merged.
 //!
+//! **Trust.** `<project>/.claude/settings.local.json` lives inside the
+//! project tree, so a cloned project can ship it. It counts as the user's
+//! local settings only once the user trusts the project
+//! (`projects["<project>"].hasTrustDialogAccepted: true` in
+//! `<home>/.claude.json`, see [`crate::consent`]). Until then it is read
+//! as one more project file, after `.mcp.json`: its servers are project
+//! servers awaiting approval, and its consent keys are ignored with a
+//! warning (its other settings, denials included, still count).
+//!
 //! **Installed plugins.** The settings key `enabledPlugins` (an object of
 //! `"<name>"` or `"<name>@<marketplace>"` to `true`/`false`, deep-merged
 //! across user, project and local settings, so a later layer can switch a
 //! plugin off) enables plugins installed as folders
-//! `<home>/.claude/plugins/<name>/`. They load after the explicit roots,
-//! sorted by name; an enabled plugin that is not installed is a warning.
+//! `<home>/.claude/plugins/<name>/`. A plugin the user's own settings
+//! (user and local) switch off stays off whatever the project's files say:
+//! a plugin runs code, and the project cannot consent to that for the
+//! user. They load after the explicit roots, sorted by name; an enabled
+//! plugin that is not installed is a warning.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,8 +41,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::consent::trusted_in;
 use crate::json::{Document, child_pointer};
-use crate::merge::{Contribution, deep_merge, merge};
+use crate::merge::{CONSENT_KEYS, Contribution, deep_merge, merge};
 use crate::parse::{ParseEnv, parse_file, parse_servers, settings_without};
 use crate::plugin::{PluginInfo, load_canonical_plugin, load_plugin};
 use crate::types::{Approval, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope, ScopedServer};
@@ -91,6 +104,9 @@ pub struct LoadedConfig {
     pub files: Vec<PathBuf>,
     /// Every problem found, in reading order, then merge notes.
     pub diagnostics: Vec<Diagnostic>,
+    /// Whether the user trusts the project (see [`crate::consent`]): only
+    /// then do files inside it count as the user's consent.
+    pub project_trusted: bool,
 }
 
 impl std::fmt::Debug for LoadedConfig {
@@ -108,6 +124,7 @@ impl std::fmt::Debug for LoadedConfig {
             .field("plugins", &self.plugins)
             .field("files", &self.files)
             .field("diagnostics", &self.diagnostics)
+            .field("project_trusted", &self.project_trusted)
             .finish()
     }
 }
@@ -174,6 +191,8 @@ struct Loader<'a> {
     files: Vec<PathBuf>,
     diagnostics: Vec<Diagnostic>,
     contributions: Vec<Contribution>,
+    /// The user trusts the project (read from `<home>/.claude.json`).
+    trusted: bool,
 }
 
 impl Loader<'_> {
@@ -201,6 +220,55 @@ impl Loader<'_> {
             rank,
             entries: parsed.entries,
             settings: is_settings.then_some(parsed.settings),
+        });
+    }
+
+    /// `<project>/.claude/settings.local.json`: local settings when the
+    /// project is trusted, else one more project file without its consent
+    /// keys (see the module docs).
+    fn project_local_settings(&mut self, path: &Path, home: Option<&Path>) {
+        if self.trusted {
+            self.file(path, Scope::Local, 0, true);
+            return;
+        }
+        let Some(text) = self.read(path) else { return };
+        let mut parsed = parse_file(&text, path, Scope::Local, self.env);
+        self.diagnostics.extend(parsed.diagnostics);
+        let ignored: Vec<&str> = CONSENT_KEYS
+            .iter()
+            .copied()
+            .filter(|key| {
+                parsed
+                    .settings
+                    .as_object_mut()
+                    .is_some_and(|map| map.shift_remove(*key).is_some())
+            })
+            .collect();
+        if !ignored.is_empty()
+            && let Ok(doc) = Document::parse(&text, path)
+        {
+            let home_file = home.map_or_else(
+                || "<home>/.claude.json".to_owned(),
+                |h| h.join(".claude.json").display().to_string(),
+            );
+            for key in ignored {
+                self.diagnostics.push(doc.diagnostic(
+                    Level::Warning,
+                    &child_pointer("", key),
+                    format!(
+                        "`{key}` is ignored: this file is inside the project, and the project is not trusted (`hasTrustDialogAccepted` in {home_file})"
+                    ),
+                    None,
+                    Some(key),
+                ));
+            }
+        }
+        // After every other project file: it was the highest of them all.
+        self.contributions.push(Contribution {
+            scope: Scope::Project,
+            rank: 3,
+            entries: parsed.entries,
+            settings: Some(parsed.settings),
         });
     }
 
@@ -238,6 +306,7 @@ impl Loader<'_> {
         let Some(object) = doc.get(&pointer) else {
             return;
         };
+        self.trusted = trusted_in(object);
         if !object.is_object() {
             self.diagnostics.push(doc.diagnostic(
                 Level::Error,
@@ -258,6 +327,22 @@ impl Loader<'_> {
             settings: Some(settings_without(object, "/mcpServers")),
         });
     }
+}
+
+/// The plugin names (the part before `@`) that `settings`'
+/// `enabledPlugins` switches to `on`, sorted and unique.
+fn plugin_switches(settings: &Value, on: bool) -> Vec<String> {
+    let mut names: Vec<String> = settings
+        .get("enabledPlugins")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, value)| value.as_bool() == Some(on))
+        .map(|(id, _)| id.split('@').next().unwrap_or(id).to_owned())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// Whether `name` is one plain folder name: an installed plugin is a folder
@@ -283,6 +368,7 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
         files: Vec::new(),
         diagnostics: Vec::new(),
         contributions: Vec::new(),
+        trusted: false,
     };
 
     if let Some(openclaw) = &options.openclaw_home {
@@ -306,11 +392,9 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
             true,
         );
         loader.file(&project.join(".mcp.json"), Scope::Project, 2, false);
-        loader.file(
+        loader.project_local_settings(
             &project.join(".claude").join("settings.local.json"),
-            Scope::Local,
-            0,
-            true,
+            options.home.as_deref(),
         );
     }
 
@@ -330,51 +414,68 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
     }
     if let Some(home) = &options.home {
         let mut settings = Value::Object(Default::default());
+        // The same, from the user's own files only (not the project's).
+        let mut owner = Value::Object(Default::default());
         let mut ordered: Vec<&Contribution> = loader.contributions.iter().collect();
         ordered.sort_by_key(|c| (c.scope, c.rank));
         for c in ordered {
             if let Some(s) = &c.settings {
                 deep_merge(&mut settings, s);
+                if c.scope != Scope::Project {
+                    deep_merge(&mut owner, s);
+                }
             }
         }
-        if let Some(enabled) = settings.get("enabledPlugins").and_then(Value::as_object) {
-            let mut names: Vec<&str> = enabled
-                .iter()
-                .filter(|(_, on)| on.as_bool() == Some(true))
-                .map(|(id, _)| id.split('@').next().unwrap_or(id))
-                .collect();
-            names.sort_unstable();
-            names.dedup();
-            for name in names {
-                let root = home.join(".claude").join("plugins").join(name);
-                if !is_folder_name(name) {
-                    loader.diagnostics.push(Diagnostic {
-                        level: Level::Error,
-                        message: format!(
-                            "plugin name `{name}` leaves the plugins folder; it is not loaded"
-                        ),
-                        file: Some(root),
-                        line: None,
-                        column: None,
-                        server: None,
-                        field: Some("enabledPlugins".into()),
-                    });
-                    continue;
-                }
-                if !root.is_dir() {
-                    loader.diagnostics.push(Diagnostic {
-                        level: Level::Warning,
-                        message: format!("plugin `{name}` is enabled but not installed"),
-                        file: Some(root),
-                        line: None,
-                        column: None,
-                        server: None,
-                        field: Some("enabledPlugins".into()),
-                    });
-                    continue;
-                }
-                add_root(root);
+        let user_disabled = plugin_switches(&owner, false);
+        let user_enabled = plugin_switches(&owner, true);
+        let mut names = plugin_switches(&settings, true);
+        names.retain(|name| {
+            let refused = user_disabled.contains(name) && !user_enabled.contains(name);
+            if refused {
+                loader.diagnostics.push(Diagnostic {
+                    level: Level::Warning,
+                    message: format!(
+                        "plugin `{name}` is disabled in your user or local settings; a file inside the project cannot enable it, so it is not loaded"
+                    ),
+                    file: Some(home.join(".claude").join("plugins").join(name)),
+                    line: None,
+                    column: None,
+                    server: None,
+                    field: Some("enabledPlugins".into()),
+                });
             }
+            !refused
+        });
+        for name in names {
+            let name = name.as_str();
+            let root = home.join(".claude").join("plugins").join(name);
+            if !is_folder_name(name) {
+                loader.diagnostics.push(Diagnostic {
+                    level: Level::Error,
+                    message: format!(
+                        "plugin name `{name}` leaves the plugins folder; it is not loaded"
+                    ),
+                    file: Some(root),
+                    line: None,
+                    column: None,
+                    server: None,
+                    field: Some("enabledPlugins".into()),
+                });
+                continue;
+            }
+            if !root.is_dir() {
+                loader.diagnostics.push(Diagnostic {
+                    level: Level::Warning,
+                    message: format!("plugin `{name}` is enabled but not installed"),
+                    file: Some(root),
+                    line: None,
+                    column: None,
+                    server: None,
+                    field: Some("enabledPlugins".into()),
+                });
+                continue;
+            }
+            add_root(root);
         }
     }
     let mut plugins = Vec::new();
@@ -421,5 +522,6 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
         plugins,
         files: loader.files,
         diagnostics,
+        project_trusted: loader.trusted,
     }
 }

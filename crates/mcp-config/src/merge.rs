@@ -10,10 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::consent::{ApprovalRecord, RECORDS_KEY};
 use crate::entry::EntryOutcome;
 use crate::identity::signature;
 use crate::parse::ParsedEntry;
-use crate::types::{Approval, Diagnostic, Level, Scope, ScopedServer};
+use crate::types::{Approval, ApprovalBasis, Diagnostic, Level, Scope, ScopedServer, ServerConfig};
 
 /// Settings keys that approve or deny project servers. They count only
 /// from user and local files, never from a file the project ships.
@@ -21,6 +22,15 @@ pub const APPROVAL_KEYS: &[&str] = &[
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
+    RECORDS_KEY,
+];
+
+/// The approval keys that give consent (all but the denial list): a file
+/// inside an untrusted project is read without them.
+pub const CONSENT_KEYS: &[&str] = &[
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    RECORDS_KEY,
 ];
 
 /// What one file (or one plugin) contributes to the merge.
@@ -196,16 +206,20 @@ pub fn merge(mut contributions: Vec<Contribution>, trust_project_servers: bool) 
         let EntryOutcome::Server(config) = entry.outcome else {
             continue;
         };
-        let approval = if scope == Scope::Project {
-            approvals.decide(&name, trust_project_servers)
+        let (approval, approval_basis) = if scope == Scope::Project {
+            approvals.decide(&name, &config, trust_project_servers)
         } else {
-            Approval::Approved
+            (Approval::Approved, ApprovalBasis::NotNeeded)
         };
         if approval != Approval::Approved && config.enabled {
-            let message = match approval {
-                Approval::Denied => {
+            let message = match &approval_basis {
+                ApprovalBasis::Denied => {
                     format!("project server `{name}` is denied by disabledMcpjsonServers")
                 }
+                ApprovalBasis::Changed { fields } => format!(
+                    "project server `{name}` changed since it was approved ({} changed); it awaits approval again",
+                    fields.join(", ")
+                ),
                 _ => format!(
                     "project server `{name}` awaits approval (enabledMcpjsonServers or enableAllProjectMcpServers in user or local settings)"
                 ),
@@ -227,6 +241,7 @@ pub fn merge(mut contributions: Vec<Contribution>, trust_project_servers: bool) 
             source: entry.source,
             plugin: entry.plugin,
             approval,
+            approval_basis,
         });
     }
     Merged {
@@ -261,40 +276,78 @@ struct ApprovalSettings {
     enable_all: bool,
     enabled: BTreeSet<String>,
     disabled: BTreeSet<String>,
+    /// What each approval approved; `None` for a record that cannot be read.
+    records: BTreeMap<String, Option<ApprovalRecord>>,
 }
 
 impl ApprovalSettings {
-    /// Reads the approval keys of user and local contributions (sorted).
-    /// The name lists accumulate across files; the flag's last value wins.
+    /// Reads the approval keys of the contributions (sorted). Consent
+    /// counts only from user and local contributions; a denial counts from
+    /// any file that still holds one (project files lose theirs when
+    /// parsed, an untrusted project's local settings keep theirs: a denial
+    /// can only hold a server back). The name lists accumulate across
+    /// files; the flag's last value and each name's last record win.
     fn from(contributions: &[Contribution]) -> Self {
         let mut a = ApprovalSettings::default();
-        for c in contributions
-            .iter()
-            .filter(|c| matches!(c.scope, Scope::User | Scope::Local))
-        {
+        for c in contributions {
             let Some(s) = &c.settings else { continue };
+            if let Some(items) = s.get("disabledMcpjsonServers").and_then(Value::as_array) {
+                a.disabled
+                    .extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
+            if !matches!(c.scope, Scope::User | Scope::Local) {
+                continue;
+            }
             if let Some(b) = s.get("enableAllProjectMcpServers").and_then(Value::as_bool) {
                 a.enable_all = b;
             }
-            for (key, set) in [
-                ("enabledMcpjsonServers", &mut a.enabled),
-                ("disabledMcpjsonServers", &mut a.disabled),
-            ] {
-                if let Some(items) = s.get(key).and_then(Value::as_array) {
-                    set.extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
+            if let Some(items) = s.get("enabledMcpjsonServers").and_then(Value::as_array) {
+                a.enabled
+                    .extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
+            }
+            if let Some(records) = s.get(RECORDS_KEY).and_then(Value::as_object) {
+                for (name, record) in records {
+                    a.records
+                        .insert(name.clone(), ApprovalRecord::from_json(record));
                 }
             }
         }
         a
     }
 
-    fn decide(&self, name: &str, trust: bool) -> Approval {
+    fn decide(&self, name: &str, config: &ServerConfig, trust: bool) -> (Approval, ApprovalBasis) {
         if self.disabled.contains(name) {
-            Approval::Denied
-        } else if trust || self.enable_all || self.enabled.contains(name) {
-            Approval::Approved
+            return (Approval::Denied, ApprovalBasis::Denied);
+        }
+        if trust {
+            return (Approval::Approved, ApprovalBasis::TrustedRun);
+        }
+        let by_name = if self.enabled.contains(name) {
+            match self.records.get(name) {
+                None => Some(ApprovalBasis::NameOnly),
+                Some(Some(record)) => {
+                    let fields = record.changed(&ApprovalRecord::of(config));
+                    if fields.is_empty() {
+                        Some(ApprovalBasis::Recorded)
+                    } else {
+                        Some(ApprovalBasis::Changed { fields })
+                    }
+                }
+                // A damaged record approves nothing: ask again.
+                Some(None) => Some(ApprovalBasis::Changed {
+                    fields: vec!["record".to_owned()],
+                }),
+            }
         } else {
-            Approval::Pending
+            None
+        };
+        match by_name {
+            Some(ApprovalBasis::Changed { .. }) | None if self.enable_all => {
+                (Approval::Approved, ApprovalBasis::AllProjectServers)
+            }
+            Some(basis @ ApprovalBasis::Changed { .. }) => (Approval::Pending, basis),
+            Some(basis) => (Approval::Approved, basis),
+            None => (Approval::Pending, ApprovalBasis::NotApproved),
         }
     }
 }

@@ -10,17 +10,41 @@
 //! object. These combine as an RFC 7396 merge patch: a later source's entry
 //! patches the earlier one field by field and `null` deletes it.
 //!
-//! Relative `command`/`args` and `cwd` resolve against the folder of the
-//! file the entry came from (the plugin root for inline manifest entries);
-//! `cwd` defaults to that folder. Every path must stay inside the root.
+//! Paths resolve against the folder of the file that wrote them (the plugin
+//! root for inline manifest entries): when a later file patches an entry,
+//! the `command`, `args` and `cwd` each keep the folder of the file they
+//! came from, and `cwd` defaults to the folder of the file that wrote
+//! `command`.
+//!
+//! **Confinement.** Every relative path a plugin names must stay inside the
+//! plugin root *as the system will resolve it*, symlinks and `..` included
+//! (a hostile bundle ships `linkdir -> ../outside` and names
+//! `linkdir/tool`):
+//!
+//! - `command`: a bare name (`node`) is a `PATH` lookup and stays as
+//!   written; any other relative command (`./run`, `bin/run`,
+//!   `linkdir/tool`) joins its file's folder, is checked, and is passed on
+//!   absolute, so the child's working directory cannot change what runs.
+//! - `args`: an explicitly relative arg (`./data`, `../x`) joins its file's
+//!   folder and is passed on absolute; any other relative arg with a
+//!   separator (`dist/index.js`), and the value of a `--flag=value`, is
+//!   checked where the child will resolve it (its working directory) and
+//!   passed on as written. Words without a separator are not paths.
+//! - `cwd`: any relative `cwd` joins its file's folder and is checked.
+//! - `headersHelper`: its program is judged like a `command` (it runs in
+//!   the host's working directory, so a relative one would otherwise be
+//!   looked up in the user's project).
+//! - Anything that names `${CLAUDE_PLUGIN_ROOT}` is checked too. Absolute
+//!   paths the plugin writes out in full are its author's explicit choice
+//!   and are not confined.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::entry::{PluginPaths, normalize};
+use crate::entry::{PluginPaths, is_explicitly_relative, normalize, path_text};
 use crate::json::{Document, child_pointer};
 use crate::load::read_text;
 use crate::parse::{ParseEnv, ParsedEntry, parse_one};
@@ -59,6 +83,15 @@ pub struct PluginInfo {
     /// The MCP files read, in merge order.
     pub mcp_files: Vec<PathBuf>,
 }
+
+/// The keys of the path fields whose file of origin is remembered through
+/// a plugin's merge: `command`, `args`, `cwd` (with its aliases).
+const PATH_FIELD_KEYS: [&[&str]; 4] = [
+    &["command"],
+    &["args"],
+    &["cwd", "workingDirectory", "working_directory"],
+    &["headersHelper", "headers_helper"],
+];
 
 /// One source of a plugin's servers: a document and where its map sits.
 struct Source {
@@ -148,6 +181,158 @@ impl RootGuard {
         path.ancestors()
             .find_map(|a| a.canonicalize().ok())
             .is_some_and(|real| real.starts_with(&self.root))
+    }
+
+    /// Whether the absolute `path`, *not* normalised, stays inside the root
+    /// when the system resolves it: a `..` after a symlink climbs from the
+    /// link's target, not from the link (`linkdir/../x` with `linkdir ->
+    /// ../outside` is `<root>/../x`), so lexical normalisation cannot judge
+    /// a path that is passed on as written. The longest prefix that exists
+    /// is resolved; the missing rest cannot hold a symlink and is joined
+    /// lexically.
+    pub fn contains_as_resolved(&self, path: &Path) -> bool {
+        // A relative path would resolve against this process's directory.
+        if !path.is_absolute() {
+            return false;
+        }
+        let components: Vec<Component<'_>> = path.components().collect();
+        for end in (0..=components.len()).rev() {
+            let prefix: PathBuf = components[..end].iter().collect();
+            if prefix.as_os_str().is_empty() {
+                break;
+            }
+            if let Ok(real) = prefix.canonicalize() {
+                let rest: PathBuf = components[end..].iter().collect();
+                return normalize(&real.join(rest)).starts_with(&self.root);
+            }
+        }
+        false
+    }
+}
+
+/// Which path field of a plugin entry [`PluginPaths::resolve`] resolves.
+#[derive(Debug, Clone, Copy)]
+pub enum PathField<'a> {
+    Command,
+    /// One arg; `cwd` is the child's working directory as resolved so far.
+    Arg {
+        cwd: Option<&'a Path>,
+    },
+    Cwd,
+    /// A remote entry's `headersHelper`: a command line whose program is
+    /// judged like a `command`.
+    HeadersHelper,
+}
+
+impl PathField<'_> {
+    /// The field's name in diagnostics.
+    pub fn name(self) -> &'static str {
+        match self {
+            PathField::Command => "command",
+            PathField::Arg { .. } => "args",
+            PathField::Cwd => "cwd",
+            PathField::HeadersHelper => "headersHelper",
+        }
+    }
+}
+
+impl PluginPaths<'_> {
+    /// Resolves one path of a plugin entry, `expanded` being `raw` after
+    /// variable expansion (see the module docs for the rules). `Err` gives
+    /// `expanded` back when the path leaves the plugin root.
+    pub fn resolve(
+        &self,
+        field: PathField<'_>,
+        raw: &str,
+        expanded: String,
+    ) -> Result<String, String> {
+        let names_root = raw.contains("${CLAUDE_PLUGIN_ROOT}") || raw.contains("${PLUGIN_ROOT}");
+        let relative = Path::new(&expanded).is_relative();
+        let has_separator = expanded.contains(std::path::is_separator);
+        let (base, rewrite) = match field {
+            PathField::HeadersHelper => return self.resolve_helper(expanded),
+            PathField::Command => (
+                self.command_base,
+                relative && (has_separator || is_explicitly_relative(&expanded)),
+            ),
+            PathField::Cwd => (self.cwd_base, relative),
+            PathField::Arg { cwd } => {
+                if relative && is_explicitly_relative(&expanded) {
+                    (self.args_base, true)
+                } else {
+                    return self
+                        .check_arg(&expanded, names_root, cwd)
+                        .then_some(expanded.clone())
+                        .ok_or(expanded);
+                }
+            }
+        };
+        let path = if rewrite {
+            base.join(&expanded)
+        } else if names_root {
+            PathBuf::from(&expanded)
+        } else {
+            return Ok(expanded);
+        };
+        // The normalised path is what is passed on, so it is what is checked.
+        let normal = normalize(&path);
+        if self.guard.contains(&normal) {
+            Ok(path_text(&normal))
+        } else {
+            Err(expanded)
+        }
+    }
+
+    /// A `headersHelper` command line with its program resolved like a
+    /// `command` (it runs in the host's working directory, so a relative
+    /// program would otherwise be looked up in the user's project). A line
+    /// that does not split is passed on for the transport to refuse.
+    fn resolve_helper(&self, line: String) -> Result<String, String> {
+        let Ok(mut argv) = shell_words::split(&line) else {
+            return Ok(line);
+        };
+        let Some(program) = argv.first() else {
+            return Ok(line);
+        };
+        let relative = Path::new(program).is_relative()
+            && (program.contains(std::path::is_separator) || is_explicitly_relative(program));
+        if !relative {
+            return Ok(line);
+        }
+        let normal = normalize(&self.helper_base.join(program));
+        if !self.guard.contains(&normal) {
+            return Err(line);
+        }
+        argv[0] = path_text(&normal);
+        Ok(shell_words::join(argv))
+    }
+
+    /// Whether an arg passed on as written stays inside the root where the
+    /// child resolves it: the arg itself, and the value of a
+    /// `--flag=value`.
+    fn check_arg(&self, arg: &str, names_root: bool, cwd: Option<&Path>) -> bool {
+        let value = arg
+            .strip_prefix('-')
+            .and_then(|flag| flag.split_once('='))
+            .map(|(_, value)| value);
+        [Some(arg), value].into_iter().flatten().all(|text| {
+            let path = Path::new(text);
+            if path.is_absolute() {
+                return !names_root || self.guard.contains_as_resolved(path);
+            }
+            if !(text.contains(std::path::is_separator) || is_explicitly_relative(text)) {
+                return true;
+            }
+            // A `cwd` that was refused is still relative: judge from the
+            // default instead (the entry is invalid anyway).
+            let cwd = cwd.filter(|c| c.is_absolute()).unwrap_or(self.command_base);
+            // Relative to a folder the plugin named outside its root: that
+            // absolute folder was the author's explicit choice.
+            if !self.guard.contains_as_resolved(cwd) {
+                return true;
+            }
+            self.guard.contains_as_resolved(&cwd.join(path))
+        })
     }
 }
 
@@ -323,9 +508,11 @@ pub(crate) fn load_canonical_plugin(
     }
 
     // RFC 7396 merge across sources; remember which source last touched
-    // each server so diagnostics point at it.
+    // each server so diagnostics point at it, and which source wrote each
+    // path field, so each path resolves against its own file's folder.
     let mut merged: Map<String, Value> = Map::new();
     let mut origin: std::collections::HashMap<String, usize> = Default::default();
+    let mut path_origins: HashMap<String, [Option<usize>; 4]> = HashMap::new();
     for (index, source) in sources.iter().enumerate() {
         let Some(value) = source.doc.get(&source.pointer) else {
             continue;
@@ -344,9 +531,25 @@ pub(crate) fn load_canonical_plugin(
             if patch.is_null() {
                 merged.remove(name);
                 origin.remove(name);
+                path_origins.remove(name);
                 continue;
             }
             let target = merged.remove(name).unwrap_or(Value::Null);
+            let origins = path_origins.entry(name.clone()).or_default();
+            if !target.is_object() {
+                *origins = [None; 4];
+            }
+            for (slot, keys) in origins.iter_mut().zip(PATH_FIELD_KEYS) {
+                let set = match patch.as_object() {
+                    Some(patch) => keys.iter().find_map(|k| patch.get(*k)),
+                    None => None,
+                };
+                match set {
+                    Some(Value::Null) => *slot = None,
+                    Some(_) => *slot = Some(index),
+                    None => {}
+                }
+            }
             merged.insert(name.clone(), merge_patch(target, patch));
             origin.insert(name.clone(), index);
         }
@@ -357,9 +560,19 @@ pub(crate) fn load_canonical_plugin(
             continue;
         };
         let pointer = child_pointer(&source.pointer, &name);
+        let base_of = |slot: usize| {
+            path_origins
+                .get(&name)
+                .and_then(|origins| origins[slot])
+                .and_then(|i| sources.get(i))
+                .map_or(source.base.as_path(), |s| s.base.as_path())
+        };
         let paths = PluginPaths {
             guard: &guard,
-            base: &source.base,
+            command_base: base_of(0),
+            args_base: base_of(1),
+            cwd_base: base_of(2),
+            helper_base: base_of(3),
         };
         entries.push(parse_one(
             &source.doc,

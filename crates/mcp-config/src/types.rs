@@ -246,6 +246,31 @@ pub enum Approval {
     Denied,
 }
 
+/// Why a server has its [`Approval`] (REFERENCE §1.7, see
+/// [`crate::consent`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "basis")]
+pub enum ApprovalBasis {
+    /// Not a project server: nothing to approve.
+    NotNeeded,
+    /// Approved, and the server is what the recorded approval approved.
+    Recorded,
+    /// Named in `enabledMcpjsonServers` with no record of what was
+    /// approved (as Claude Code writes it): approved by name only.
+    NameOnly,
+    /// `enableAllProjectMcpServers` in user or local settings.
+    AllProjectServers,
+    /// The host trusts every project server for this run
+    /// ([`crate::LoadOptions::trust_project_servers`]).
+    TrustedRun,
+    /// Awaiting approval: never approved.
+    NotApproved,
+    /// Awaiting approval again: approved once, changed since in `fields`.
+    Changed { fields: Vec<String> },
+    /// Named in `disabledMcpjsonServers`.
+    Denied,
+}
+
 /// A merged server: its config plus where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ScopedServer {
@@ -256,6 +281,9 @@ pub struct ScopedServer {
     /// The plugin that contributed it, for plugin-scope servers.
     pub plugin: Option<String>,
     pub approval: Approval,
+    /// Why the server has that approval.
+    #[serde(rename = "approvalBasis")]
+    pub approval_basis: ApprovalBasis,
 }
 
 /// Severity of a diagnostic.

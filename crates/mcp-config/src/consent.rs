@@ -1,0 +1,213 @@
+//! The user's consent to run what a project names (REFERENCE §1.7): whether
+//! the user trusts a project, and what exactly an approval approved.
+//!
+//! **Trust.** A cloned project can ship its own
+//! `.claude/settings.local.json`, so a file inside the project tree counts
+//! as the user's consent only once the user has trusted that project in
+//! their own home config: `projects["<abs path>"].hasTrustDialogAccepted:
+//! true` in `<home>/.claude.json` (the key Claude Code writes). Until then
+//! the loader reads `settings.local.json` for everything but consent: its
+//! approval keys are ignored (a denial still counts: it can only hold
+//! servers back), its servers are project servers awaiting approval, and
+//! it cannot enable a plugin the user disabled.
+//!
+//! **Approval records.** An approval by name alone would outlive any change
+//! to the server (after `approve p1`, `p1` could become `/bin/sh -c …`).
+//! So approving also records, next to the name, one FNV-1a hash per part of
+//! what was approved ([`ApprovalRecord`]): the transport kind, and for stdio
+//! the command, args, env and cwd (env and cwd decide which program a bare
+//! or relative command is), for remote servers the url and the
+//! `headersHelper` (a command that runs before connecting), for the proxy
+//! its url and id. A server whose parts no longer match is pending again,
+//! and the diagnostic names the parts that changed. Hashes, not values: args,
+//! env values and url queries can hold tokens, and the record must not copy
+//! them into another file. Names approved without a record (as Claude Code
+//! writes `enabledMcpjsonServers`) stay approved by name, and say so
+//! ([`ApprovalBasis::NameOnly`](crate::ApprovalBasis::NameOnly));
+//! `enableAllProjectMcpServers` approves every project server whatever its
+//! record says; a denial wins over both. Loading only reads: records are
+//! written by [`ConfigDocument::set_approval_record`](crate::edit::ConfigDocument::set_approval_record),
+//! and a denial forgets the record of its name.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::identity::fnv1a64_hex;
+use crate::types::{ServerConfig, TransportConfig};
+
+/// The key of a project's entry in `<home>/.claude.json` that says the user
+/// trusts the project.
+pub const TRUST_KEY: &str = "hasTrustDialogAccepted";
+
+/// The settings key that keeps an [`ApprovalRecord`] per approved name,
+/// next to `enabledMcpjsonServers`.
+pub const RECORDS_KEY: &str = "enabledMcpjsonServerSignatures";
+
+/// The parts of a server an approval records, in the order messages name
+/// them.
+pub const RECORDED_PARTS: &[&str] = &[
+    "kind",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headersHelper",
+    "id",
+    "name",
+];
+
+/// What an approval approved: one hash per part of the server (see the
+/// module docs). Parts a server does not have are absent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ApprovalRecord {
+    parts: BTreeMap<String, String>,
+}
+
+impl ApprovalRecord {
+    /// The record of `config` as it is now.
+    pub fn of(config: &ServerConfig) -> ApprovalRecord {
+        let mut parts = BTreeMap::new();
+        let mut put = |part: &str, value: Value| {
+            // A part the server does not have is absent, so that a
+            // transport change names only the parts that exist.
+            if value.is_null() {
+                return;
+            }
+            // Each part is hashed with its name, so equal values of two
+            // parts do not give equal hashes.
+            let text = format!("{part}\0{value}");
+            parts.insert(part.to_owned(), fnv1a64_hex(&text));
+        };
+        put("kind", Value::from(config.transport.kind().as_str()));
+        match &config.transport {
+            TransportConfig::Stdio(stdio) => {
+                put("command", Value::from(stdio.command.as_str()));
+                put("args", Value::from(stdio.args.clone()));
+                let env: Map<String, Value> = stdio
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                    .collect();
+                put("env", Value::Object(env));
+                put(
+                    "cwd",
+                    stdio
+                        .cwd
+                        .as_ref()
+                        .map_or(Value::Null, |c| Value::from(c.to_string_lossy())),
+                );
+            }
+            TransportConfig::Sse(remote)
+            | TransportConfig::Http(remote)
+            | TransportConfig::Ws(remote) => {
+                put("url", Value::from(remote.url.as_str()));
+                put(
+                    "headersHelper",
+                    remote
+                        .headers_helper
+                        .as_deref()
+                        .map_or(Value::Null, Value::from),
+                );
+            }
+            TransportConfig::ClaudeAiProxy(proxy) => {
+                put("url", Value::from(proxy.url.as_str()));
+                put("id", Value::from(proxy.id.as_str()));
+            }
+            TransportConfig::Sdk { name } => put("name", Value::from(name.as_str())),
+        }
+        ApprovalRecord { parts }
+    }
+
+    /// The record as it is written: `{"<part>": "<16 hex digits>", …}`.
+    pub fn to_json(&self) -> Value {
+        Value::Object(
+            self.parts
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect(),
+        )
+    }
+
+    /// A record read back from settings; `None` when `value` is not an
+    /// object of strings (a damaged record approves nothing).
+    pub fn from_json(value: &Value) -> Option<ApprovalRecord> {
+        let object = value.as_object()?;
+        let mut parts = BTreeMap::new();
+        for (k, v) in object {
+            parts.insert(k.clone(), v.as_str()?.to_owned());
+        }
+        Some(ApprovalRecord { parts })
+    }
+
+    /// The parts that differ between this record and `now`, in
+    /// [`RECORDED_PARTS`] order (a part present on one side only differs).
+    pub fn changed(&self, now: &ApprovalRecord) -> Vec<String> {
+        let mut changed: Vec<String> = RECORDED_PARTS
+            .iter()
+            .filter(|part| self.parts.get(**part) != now.parts.get(**part))
+            .map(|part| (*part).to_owned())
+            .collect();
+        // Parts this version does not know (a newer writer's) differ too.
+        let unknown: std::collections::BTreeSet<&String> = self
+            .parts
+            .keys()
+            .chain(now.parts.keys())
+            .filter(|k| !RECORDED_PARTS.contains(&k.as_str()))
+            .filter(|k| self.parts.get(*k) != now.parts.get(*k))
+            .collect();
+        changed.extend(unknown.into_iter().cloned());
+        changed
+    }
+}
+
+/// Whether the object of one project in `<home>/.claude.json` says the
+/// user trusts it: only a literal `true` does.
+pub fn trusted_in(project_entry: &Value) -> bool {
+    project_entry.get(TRUST_KEY).and_then(Value::as_bool) == Some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{StdioConfig, Timeouts, ToolFilter};
+
+    fn stdio(command: &str, args: &[&str]) -> ServerConfig {
+        ServerConfig {
+            name: "s".into(),
+            transport: TransportConfig::Stdio(StdioConfig {
+                command: command.into(),
+                args: args.iter().map(|a| (*a).to_owned()).collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+            }),
+            enabled: true,
+            required: false,
+            tool_filter: ToolFilter::default(),
+            timeouts: Timeouts::default(),
+        }
+    }
+
+    #[test]
+    fn records_name_the_parts_that_changed_and_survive_a_round_trip() {
+        let before = ApprovalRecord::of(&stdio("a", &["b"]));
+        let check = |after: ServerConfig, changed: &[&str]| {
+            assert_eq!(before.changed(&ApprovalRecord::of(&after)), changed);
+        };
+        check(stdio("a", &["b"]), &[]);
+        check(stdio("x", &["b"]), &["command"]);
+        check(stdio("a", &[]), &["args"]);
+        // A value moving from one part to another is still a change.
+        check(stdio("b", &["a"]), &["command", "args"]);
+        let back = ApprovalRecord::from_json(&before.to_json());
+        assert_eq!(back.as_ref(), Some(&before));
+        assert_eq!(
+            ApprovalRecord::from_json(&serde_json::json!({"kind": 1})),
+            None
+        );
+        assert_eq!(ApprovalRecord::from_json(&serde_json::json!([])), None);
+        let text = before.to_json().to_string();
+        assert!(!text.contains("\"a\"") && !text.contains("\"b\""), "{text}");
+    }
+}
