@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::identity::{config_hash, signature};
+use crate::identity::{config_hash, redacted_signature};
 use crate::load::{LoadOptions, LoadedConfig, load};
 use crate::types::{Approval, Diagnostic, Level};
 
@@ -117,7 +117,14 @@ impl CheckReport {
                     "scope": s.scope.as_str(),
                     "source": s.source.display().to_string(),
                     "enabled": s.config.enabled,
-                    "signature": signature(&s.config),
+                    "signature": redacted_signature(
+                        &s.config,
+                        self.config
+                            .raw_entries
+                            .get(&s.config.name)
+                            .and_then(|raw| raw.get("url"))
+                            .and_then(Value::as_str),
+                    ),
                     "hash": config_hash(&s.config),
                 })
             })

@@ -26,11 +26,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::entry::{EntryContext, EntryOutcome, parse_entry};
-use crate::json::Document;
+use crate::json::{Document, escape_text};
+use crate::name::server_name_problem;
 use crate::types::{Level, Scope, TransportKind};
 
 /// The longest server name [`validate_name`] accepts.
-pub const MAX_NAME_LEN: usize = 64;
+pub use crate::name::MAX_NAME_LEN;
 
 /// Why an edit was refused or failed. Nothing is written when any of these is
 /// returned.
@@ -674,38 +675,20 @@ pub fn tombstone() -> Value {
     Value::Object(entry)
 }
 
-/// Checks a server name for writing.
-///
-/// A name is 1 to 64 characters from `A-Z a-z 0-9 _ - .`, and starts with a
-/// letter, digit or `_`. These names survive both catalog naming styles
-/// unchanged apart from `.`, appear verbatim in `mcp__<server>__<tool>`, and
-/// cannot be mistaken for a flag or a path.
+/// Checks a server name for writing: the loader's own rule
+/// ([`crate::name::server_name_problem`]), so every name that loads can be
+/// managed by every verb and no verb writes a name that would not load.
 pub fn validate_name(name: &str) -> Result<(), EditError> {
-    let invalid = |reason: &str| {
-        Err(EditError::InvalidName {
-            name: name.to_owned(),
-            reason: reason.to_owned(),
-        })
-    };
-    if name.is_empty() {
-        return invalid("the name is empty");
+    match server_name_problem(name) {
+        None => Ok(()),
+        Some(reason) => Err(EditError::InvalidName {
+            name: escape_text(name).into_owned(),
+            reason: reason
+                .strip_prefix("a server name ")
+                .unwrap_or(&reason)
+                .to_owned(),
+        }),
     }
-    if name.chars().count() > MAX_NAME_LEN {
-        return invalid("longer than 64 characters");
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return invalid(&format!(
-            "`{}` is not allowed; use letters, digits, `_`, `-` and `.`",
-            bad.escape_default()
-        ));
-    }
-    if name.starts_with(['-', '.']) {
-        return invalid("must start with a letter, digit or `_`");
-    }
-    Ok(())
 }
 
 /// A server entry that passed [`validate_entry`]: the only kind of entry
@@ -1118,13 +1101,13 @@ mod tests {
         let file = "{ \"mcpServers\": {\"a\": {\"command\": \"x\"}} }";
         let bad_entries = [
             (
-                "bad name",
+                "bad\u{1b}[2Jname",
                 r#"{"command": "x"}"#,
-                "invalid server name `bad name`",
+                "invalid server name `bad\\u{1b}[2Jname`",
             ),
-            ("", r#"{"command": "x"}"#, "the name is empty"),
-            (&"n".repeat(65), r#"{"command": "x"}"#, "longer than 64"),
-            ("-x", r#"{"command": "x"}"#, "must start with"),
+            ("", r#"{"command": "x"}"#, "must not be empty"),
+            (&"n".repeat(129), r#"{"command": "x"}"#, "longer than 128"),
+            (" x", r#"{"command": "x"}"#, "white space"),
             ("b", "[1]", "expected a JSON object, got an array"),
             ("b", r#"{"command": ""}"#, "command"),
             ("b", r#"{"command": "x", "args": [1]}"#, "args"),
@@ -1164,7 +1147,7 @@ mod tests {
         check(
             Some(file),
             &["mcpServers"],
-            |doc| doc.set_enabled("no/slash", false).map(drop),
+            |doc| doc.set_enabled("two\nlines", false).map(drop),
             Err("invalid server name"),
         );
     }

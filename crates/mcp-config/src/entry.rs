@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::env_safety::is_dangerous_env_key;
+use crate::env_safety::{is_dangerous_env_key, is_env_name};
 use crate::expand::{expand_tilde, expand_vars};
-use crate::json::{Document, child_pointer};
+use crate::json::{Document, child_pointer, escape_text};
 use crate::plugin::RootGuard;
 use crate::types::{
     Diagnostic, Level, McpOAuthConfig, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig,
@@ -160,7 +160,7 @@ impl<'a> EntryParser<'a, '_> {
         if level == Level::Error {
             self.invalid = true;
         }
-        let message = format!("server `{}`: {message}", self.cx.name);
+        let message = format!("server `{}`: {message}", escape_text(self.cx.name));
         let d = self
             .cx
             .doc
@@ -519,6 +519,22 @@ impl<'a> EntryParser<'a, '_> {
                     continue;
                 }
             };
+            if !is_env_name(key) {
+                // `A=B` would reach the child as the variable `A`, `A\0B`
+                // would stop the spawn: neither is a name any shell sets.
+                self.diagnostics.push(self.cx.doc.diagnostic(
+                    Level::Error,
+                    &p,
+                    format!(
+                        "server `{}`: `env` key `{}` is not a variable name (letters, digits and `_`, not starting with a digit) and is refused",
+                        escape_text(self.cx.name),
+                        escape_text(key)
+                    ),
+                    Some(self.cx.name),
+                    Some("env"),
+                ));
+                continue;
+            }
             if is_dangerous_env_key(key) {
                 // Reported as an error so checks fail, but the entry stays
                 // usable: the key is dropped and never reaches a child.
@@ -527,7 +543,7 @@ impl<'a> EntryParser<'a, '_> {
                     &p,
                     format!(
                         "server `{}`: `env.{key}` can change how the server's interpreter starts and is refused",
-                        self.cx.name
+                        escape_text(self.cx.name)
                     ),
                     Some(self.cx.name),
                     Some("env"),
@@ -535,7 +551,7 @@ impl<'a> EntryParser<'a, '_> {
                 continue;
             }
             let expanded = self.expand("env", &p, &text, true, false);
-            env.insert(key.trim().to_owned(), expanded);
+            env.insert(key.clone(), expanded);
         }
         env
     }
@@ -549,9 +565,35 @@ impl<'a> EntryParser<'a, '_> {
                 Some(map) => {
                     for (key, value) in map {
                         let p = child_pointer(&pointer, key);
+                        if !is_header_name(key) {
+                            self.push_at(
+                                Level::Error,
+                                &p,
+                                Some("headers"),
+                                format!(
+                                    "header name `{}` is not an HTTP token (RFC 9110: letters, digits and !#$%&'*+-.^_`|~)",
+                                    escape_text(key)
+                                ),
+                            );
+                            continue;
+                        }
                         match value.as_str() {
                             Some(v) => {
                                 let expanded = self.expand("headers", &p, v, false, false);
+                                // Checked after expansion: a variable can
+                                // carry the line break too. The value is a
+                                // secret, so the message names the header.
+                                if expanded.contains(['\r', '\n', '\0']) {
+                                    self.push_at(
+                                        Level::Error,
+                                        &p,
+                                        Some("headers"),
+                                        format!(
+                                            "`headers.{key}` holds a line break or NUL, which would end the header early and start another"
+                                        ),
+                                    );
+                                    continue;
+                                }
                                 headers.insert(key.clone(), expanded);
                             }
                             None => self.push_at(
@@ -596,7 +638,7 @@ impl<'a> EntryParser<'a, '_> {
             return Some(expanded);
         }
         let schemes: &[&str] = match kind {
-            TransportKind::Ws => &["ws", "wss", "http", "https"],
+            TransportKind::Ws => &["ws", "wss"],
             _ => &["http", "https"],
         };
         match url::Url::parse(&expanded) {
@@ -607,7 +649,11 @@ impl<'a> EntryParser<'a, '_> {
                 let scheme = raw.split(':').next().unwrap_or(raw);
                 self.error(
                     Some("url"),
-                    format!("`url` scheme `{scheme}` is not valid for {kind} servers"),
+                    format!(
+                        "`url` scheme `{}` is not valid for {kind} servers (expected {})",
+                        escape_text(scheme),
+                        schemes.join(" or ")
+                    ),
                 );
                 None
             }
@@ -769,6 +815,14 @@ impl<'a> EntryParser<'a, '_> {
             tool_call: tool_call.unwrap_or(defaults.tool_call),
         }
     }
+}
+
+/// Whether `name` is an HTTP field name: an RFC 9110 token.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// `path` as text, as `Display` writes it (lossily only when it is not

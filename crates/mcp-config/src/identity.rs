@@ -62,6 +62,196 @@ pub fn unwrap_ccr_proxy_url(url: &str) -> String {
     url.to_owned()
 }
 
+/// Query and fragment keys whose values are shown as `***`: any key that
+/// contains one of these (compared in lowercase) looks like it carries a
+/// credential. Over-matching (`author`, `zipcode`) only hides a harmless
+/// value from a display.
+const SECRET_KEY_PARTS: &[&str] = &[
+    "token",
+    "secret",
+    "passw",
+    "pwd",
+    "auth",
+    "key",
+    "sig",
+    "credential",
+    "session",
+    "jwt",
+    "bearer",
+    "code",
+    "ticket",
+    "cookie",
+];
+
+/// `url` as it may be shown to a person or written to a report: the same
+/// text with every part that may be a credential replaced by `***`.
+///
+/// - userinfo: the password (`user:***@`); a user name alone, which is how
+///   tokens are often passed (`https://<token>@host`), becomes `***@`;
+/// - query and fragment values whose key looks secret (`token`, `api_key`,
+///   `sig`, `password`, ... see the list in the source);
+/// - with `written` (the url as the config file has it, before `${VAR}`
+///   expansion): every query or fragment value, path segment and user
+///   name that came from a variable.
+///
+/// The url is not normalised or re-encoded: what is not redacted is shown
+/// as written. This is for display only; [`signature`] and every
+/// connection use the url unchanged.
+pub fn redact_url(url: &str, written: Option<&str>) -> String {
+    let written = written.map(UrlParts::split);
+    let parts = UrlParts::split(url);
+    let mut out = String::with_capacity(url.len());
+    out.push_str(parts.scheme);
+    if let Some(userinfo) = parts.userinfo {
+        let from_var = written
+            .as_ref()
+            .and_then(|w| w.userinfo)
+            .is_some_and(|w| w.split(':').next().unwrap_or(w).contains("${"));
+        match userinfo.split_once(':') {
+            Some((user, _)) if !from_var => {
+                out.push_str(user);
+                out.push_str(":***@");
+            }
+            Some(_) => out.push_str("***:***@"),
+            None => out.push_str("***@"),
+        }
+    }
+    let written_path: Vec<&str> = written
+        .as_ref()
+        .map_or_else(Vec::new, |w| w.path.split('/').collect());
+    for (i, segment) in parts.path.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        if i > 0 && written_path.get(i).is_some_and(|w| w.contains("${")) && !segment.is_empty() {
+            out.push_str("***");
+        } else {
+            out.push_str(segment);
+        }
+    }
+    for (mark, text, written) in [
+        ('?', parts.query, written.as_ref().and_then(|w| w.query)),
+        (
+            '#',
+            parts.fragment,
+            written.as_ref().and_then(|w| w.fragment),
+        ),
+    ] {
+        let Some(text) = text else { continue };
+        out.push(mark);
+        let from_vars: Vec<&str> = written
+            .map(|w| {
+                w.split('&')
+                    .filter_map(|pair| pair.split_once('='))
+                    .filter(|(_, value)| value.contains("${"))
+                    .map(|(key, _)| key)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (i, pair) in text.split('&').enumerate() {
+            if i > 0 {
+                out.push('&');
+            }
+            match pair.split_once('=') {
+                Some((key, value))
+                    if !value.is_empty() && (looks_secret(key) || from_vars.contains(&key)) =>
+                {
+                    out.push_str(key);
+                    out.push_str("=***");
+                }
+                _ => out.push_str(pair),
+            }
+        }
+    }
+    out
+}
+
+fn looks_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    SECRET_KEY_PARTS.iter().any(|part| key.contains(part))
+}
+
+/// A url cut into the parts [`redact_url`] treats, without decoding.
+#[derive(Debug, Clone, Copy)]
+struct UrlParts<'a> {
+    /// Up to and including `://` (or empty).
+    scheme: &'a str,
+    userinfo: Option<&'a str>,
+    /// Host, port and path.
+    path: &'a str,
+    query: Option<&'a str>,
+    fragment: Option<&'a str>,
+}
+
+impl<'a> UrlParts<'a> {
+    fn split(url: &'a str) -> UrlParts<'a> {
+        let (rest, fragment) = match url.split_once('#') {
+            Some((r, f)) => (r, Some(f)),
+            None => (url, None),
+        };
+        let (rest, query) = match rest.split_once('?') {
+            Some((r, q)) => (r, Some(q)),
+            None => (rest, None),
+        };
+        let (scheme, rest) = match rest.find("://") {
+            Some(i) => rest.split_at(i + 3),
+            None => ("", rest),
+        };
+        // The authority ends at the first `/`; its userinfo ends at its
+        // last `@`. (A url parser also ends the authority at `\` for
+        // http(s) and ws(s); not doing so can only hide more.)
+        let authority_end = rest.find('/').unwrap_or(rest.len());
+        let (userinfo, path) = match rest.get(..authority_end).and_then(|a| a.rfind('@')) {
+            Some(at) if !scheme.is_empty() => (rest.get(..at), rest.get(at + 1..).unwrap_or("")),
+            _ => (None, rest),
+        };
+        UrlParts {
+            scheme,
+            userinfo,
+            path,
+            query,
+            fragment,
+        }
+    }
+}
+
+/// [`signature`] for display: each url in it (a remote server's url, or
+/// an argument of a stdio command that is one) passes through
+/// [`redact_url`], with `written_url` the entry's url as written. The
+/// signature used to connect equal servers once is [`signature`], which
+/// this never changes.
+pub fn redacted_signature(config: &ServerConfig, written_url: Option<&str>) -> Option<String> {
+    match &config.transport {
+        TransportConfig::Stdio(s) => {
+            let parts: Vec<String> = std::iter::once(&s.command)
+                .chain(&s.args)
+                .map(|p| {
+                    let shown = if p.contains("://") {
+                        redact_url(p, None)
+                    } else {
+                        p.clone()
+                    };
+                    shown.replace('\\', "\\\\").replace('|', "\\|")
+                })
+                .collect();
+            Some(format!("stdio:[{}]", parts.join("|")))
+        }
+        TransportConfig::Sse(r) | TransportConfig::Http(r) | TransportConfig::Ws(r) => {
+            Some(redacted_url_signature(&r.url, written_url))
+        }
+        TransportConfig::ClaudeAiProxy(p) => Some(redacted_url_signature(&p.url, written_url)),
+        TransportConfig::Sdk { .. } => None,
+    }
+}
+
+fn redacted_url_signature(url: &str, written: Option<&str>) -> String {
+    let written = written.map(unwrap_ccr_proxy_url);
+    format!(
+        "url:{}",
+        redact_url(&unwrap_ccr_proxy_url(url), written.as_deref())
+    )
+}
+
 /// FNV-1a 64 of `bytes`.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

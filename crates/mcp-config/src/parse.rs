@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::entry::{EntryContext, EntryOutcome, PluginPaths, parse_entry};
-use crate::json::{Document, child_pointer};
+use crate::json::{Document, child_pointer, escape_text};
 use crate::merge::APPROVAL_KEYS;
+use crate::name::server_name_problem;
 use crate::types::{Diagnostic, Level, Scope};
 
 /// The inputs expansion needs: variables and the home directory. Its
@@ -112,6 +113,7 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope, env: ParseEnv<'_>) -> P
     let (entries, diagnostics) = parse_servers(&doc, pointer, env, None);
     file.entries = entries;
     file.diagnostics.extend(diagnostics);
+    file.diagnostics.extend(doc.file_findings(&[pointer]));
     file.settings = settings_without(&doc.value, pointer);
     if scope == Scope::Project {
         // A project must not approve its own servers (REFERENCE §1.7).
@@ -219,11 +221,12 @@ pub(crate) fn parse_one(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ParsedEntry {
     let (line, column) = doc.position(pointer);
-    let outcome = if name.trim().is_empty() {
+    let mut outcome = if let Some(problem) = server_name_problem(name) {
+        let shown = escape_text(name);
         diagnostics.push(doc.diagnostic(
             Level::Error,
             pointer,
-            "a server name must not be empty".into(),
+            format!("server `{shown}`: {problem}"),
             Some(name),
             None,
         ));
@@ -239,6 +242,25 @@ pub(crate) fn parse_one(
         };
         parse_entry(&raw, &cx, diagnostics)
     };
+    // A repeated key or an undecodable escape inside the entry: what runs
+    // would not be what a reader of the file sees, so the entry is invalid.
+    let shown = escape_text(name);
+    for finding in doc.findings_within(pointer) {
+        let field = finding
+            .pointer
+            .get(pointer.len() + 1..)
+            .and_then(|rest| rest.split('/').next())
+            .filter(|token| !token.is_empty())
+            .map(|token| token.replace("~1", "/").replace("~0", "~"));
+        diagnostics.push(doc.finding_diagnostic(
+            finding,
+            Level::Error,
+            format!("server `{shown}`: {}", finding.message),
+            Some(name),
+            field.as_deref(),
+        ));
+        outcome = EntryOutcome::Invalid;
+    }
     ParsedEntry {
         name: name.to_owned(),
         outcome,

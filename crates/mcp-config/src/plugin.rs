@@ -314,6 +314,14 @@ pub(crate) fn load_canonical_plugin(
             base,
         });
     }
+    for source in &sources {
+        diagnostics.extend(source.doc.file_findings(&[source.pointer.as_str()]));
+    }
+    if let Some(doc) = &manifest
+        && !inline
+    {
+        diagnostics.extend(doc.file_findings(&[]));
+    }
     if let Some(doc) = manifest.filter(|_| inline) {
         sources.push(Source {
             doc,
