@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::entry::{EntryContext, EntryOutcome, parse_entry};
-use crate::json::{Document, escape_text};
+use crate::json::{Document, FindingKind, escape_text};
 use crate::name::server_name_problem;
 use crate::types::{Level, Scope, TransportKind};
 
@@ -196,6 +196,7 @@ struct Layout {
     indent: Option<Vec<u8>>,
     trailing_newline: bool,
     crlf: bool,
+    bom: bool,
 }
 
 impl Layout {
@@ -205,6 +206,7 @@ impl Layout {
             indent: Some(b"  ".to_vec()),
             trailing_newline: true,
             crlf: false,
+            bom: false,
         }
     }
 
@@ -235,6 +237,7 @@ impl Layout {
             indent,
             trailing_newline,
             crlf,
+            bom: bytes.starts_with(UTF8_BOM),
         }
     }
 }
@@ -266,8 +269,11 @@ impl ConfigDocument {
             None => (Map::new(), Layout::fresh()),
             Some(bytes) if bytes.trim_ascii().is_empty() => (Map::new(), Layout::fresh()),
             Some(bytes) => {
+                // A byte order mark is kept on writing, and not JSON.
+                let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+                refuse_repeated_keys(body, &location.path)?;
                 let value: Value =
-                    serde_json::from_slice(bytes).map_err(|err| EditError::Syntax {
+                    serde_json::from_slice(body).map_err(|err| EditError::Syntax {
                         path: location.path.clone(),
                         line: err.line(),
                         column: err.column(),
@@ -417,6 +423,9 @@ impl ConfigDocument {
     pub fn render(&self) -> Vec<u8> {
         let root = Value::Object(self.root.clone());
         let mut out = Vec::new();
+        if self.layout.bom {
+            out.extend_from_slice(UTF8_BOM);
+        }
         let written = match &self.layout.indent {
             Some(indent) => {
                 let formatter = serde_json::ser::PrettyFormatter::with_indent(indent);
@@ -673,6 +682,36 @@ pub fn tombstone() -> Value {
     let mut entry = Map::new();
     entry.insert("enabled".to_owned(), Value::Bool(false));
     Value::Object(entry)
+}
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Refuses a file that repeats a key: it reads as its last occurrence, so
+/// rewriting it would silently delete the first (perhaps a whole server
+/// map) from the file a person reads.
+fn refuse_repeated_keys(body: &[u8], path: &Path) -> Result<(), EditError> {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Ok(());
+    };
+    // Anything this parser refuses, serde_json refuses too, with its own
+    // message; only a repeated key is this check's to report.
+    let Ok(document) = Document::parse(text, path) else {
+        return Ok(());
+    };
+    let Some(finding) = document
+        .findings()
+        .iter()
+        .find(|f| f.kind == FindingKind::DuplicateKey)
+    else {
+        return Ok(());
+    };
+    let d = document.finding_diagnostic(finding, Level::Error, finding.message.clone(), None, None);
+    Err(EditError::Syntax {
+        path: path.to_path_buf(),
+        line: d.line.map_or(0, |l| l as usize),
+        column: d.column.map_or(0, |c| c as usize),
+        message: finding.message.clone(),
+    })
 }
 
 /// Checks a server name for writing: the loader's own rule

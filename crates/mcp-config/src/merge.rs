@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use crate::entry::EntryOutcome;
-use crate::identity::signature;
+use crate::identity::{redacted_signature, signature};
 use crate::parse::ParsedEntry;
 use crate::types::{Approval, Diagnostic, Level, Scope, ScopedServer};
 
@@ -167,10 +167,12 @@ pub fn merge(mut contributions: Vec<Contribution>, trust_project_servers: bool) 
         match reason {
             Some(reason) => {
                 let e = &winner.entry;
+                // Diagnostics are printed: the endpoint without credentials.
+                let shown = redacted_signature(config, None).unwrap_or_default();
                 diagnostics.push(Diagnostic {
                     level: Level::Info,
                     message: format!(
-                        "plugin server `{}` is dropped: {reason} already reaches {sig}",
+                        "plugin server `{}` is dropped: {reason} already reaches {shown}",
                         e.name
                     ),
                     file: Some(e.source.clone()),

@@ -969,3 +969,64 @@ fn every_problem_is_one_diagnostic_and_the_other_servers_survive() {
         .collect();
     assert_eq!(servers.len(), 6, "{:#?}", config.diagnostics);
 }
+
+// ------------------------------------------- the edit path reads the same
+
+#[test]
+fn the_edit_path_survives_the_same_files_and_never_drops_a_repeated_key() {
+    use mcp_config::edit::{self, ServersLocation};
+
+    /// Disables server `s` in `before`; expects the file after, or (on
+    /// `Err`) an error containing the text and the file unchanged.
+    #[track_caller]
+    fn check(before: &[u8], after: Result<&[u8], &str>) {
+        let dirs = Dirs::new();
+        dirs.write("home/.claude.json", before);
+        let location = ServersLocation {
+            path: dirs.path("home/.claude.json"),
+            key_path: vec!["mcpServers".into()],
+        };
+        let outcome = edit::edit(location, |doc| doc.set_enabled("s", false));
+        let on_disk = std::fs::read(dirs.path("home/.claude.json")).unwrap();
+        let shown = String::from_utf8_lossy(before);
+        match after {
+            Ok(expected) => {
+                assert!(outcome.is_ok(), "{shown}: {outcome:?}");
+                assert_eq!(
+                    String::from_utf8_lossy(&on_disk),
+                    String::from_utf8_lossy(expected),
+                    "{shown}"
+                );
+            }
+            Err(message) => {
+                let err = outcome.expect_err("expected a refusal").to_string();
+                assert!(err.contains(message), "{shown}: `{err}` lacks `{message}`");
+                assert_eq!(on_disk, before, "{shown}: a refused edit changed the file");
+            }
+        }
+    }
+    let deep = format!(
+        r#"{{"mcpServers": {{"s": {{"command": "x"}}}}, "x": {}}}"#,
+        nested("[", "]", 10_000)
+    );
+    check(deep.as_bytes(), Err("recursion limit"));
+    check(
+        b"\xEF\xBB\xBF{\"mcpServers\": {\"s\": {\"command\": \"x\"}}}",
+        Ok(b"\xEF\xBB\xBF{\"mcpServers\":{\"s\":{\"command\":\"x\",\"enabled\":false}}}"),
+    );
+    check(
+        br#"{"mcpServers": {"s": {"command": "x", "args": ["\ud83d\ude00"]}}}"#,
+        Ok(
+            "{\"mcpServers\":{\"s\":{\"command\":\"x\",\"args\":[\"😀\"],\"enabled\":false}}}"
+                .as_bytes(),
+        ),
+    );
+    check(
+        br#"{"mcpServers": {"a": {"command": "x"}}, "mcpServers": {"s": {"command": "x"}}}"#,
+        Err("key `mcpServers` is repeated: 1:2 is ignored, 1:41 is used"),
+    );
+    check(
+        br#"{"mcpServers": {"s": {"command": "x", "command": "y"}}}"#,
+        Err("repeated"),
+    );
+}
