@@ -394,6 +394,16 @@ impl<'a> EntryParser<'a, '_> {
                 ),
             );
         }
+        if matches!(field, "command" | "args" | "env" | "cwd") && expanded.value.contains('\0') {
+            // A spawn would fail on it; say so where it is written. The
+            // value may be a secret: the message names the field only.
+            self.push_at(
+                Level::Error,
+                pointer,
+                Some(field),
+                format!("`{field}` holds a NUL character, which no program can be given"),
+            );
+        }
         if tilde {
             expand_tilde(&expanded.value, self.cx.home)
         } else {
@@ -583,13 +593,15 @@ impl<'a> EntryParser<'a, '_> {
                                 // Checked after expansion: a variable can
                                 // carry the line break too. The value is a
                                 // secret, so the message names the header.
-                                if expanded.contains(['\r', '\n', '\0']) {
+                                // RFC 9110 field values: visible text,
+                                // spaces and tabs.
+                                if expanded.chars().any(|c| c.is_ascii_control() && c != '\t') {
                                     self.push_at(
                                         Level::Error,
                                         &p,
                                         Some("headers"),
                                         format!(
-                                            "`headers.{key}` holds a line break or NUL, which would end the header early and start another"
+                                            "`headers.{key}` holds a control character (a line break or NUL would end the header early and start another)"
                                         ),
                                     );
                                     continue;

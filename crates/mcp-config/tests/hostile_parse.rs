@@ -739,9 +739,12 @@ fn headers_urls_and_env_keys_a_check_must_refuse() {
             "{entry}: raw control character in {:?}",
             d.message
         );
-        if field != "env" {
-            assert!(config.server("s").is_none(), "{entry}");
-        }
+        // A key that is not a name is dropped and the entry kept, as a
+        // refused key is; any other error makes the entry invalid.
+        let key_only = entry["env"]
+            .as_object()
+            .is_some_and(|env| env.keys().any(|k| !mcp_config::is_env_name(k)));
+        assert_eq!(config.server("s").is_some(), key_only, "{entry}");
         assert!(CheckReport { config }.failed(false), "{entry}");
     }
     let http = |headers: Value| json!({"type": "http", "url": "https://h/mcp", "headers": headers});
@@ -784,6 +787,20 @@ fn headers_urls_and_env_keys_a_check_must_refuse() {
         json!({"type": "ws", "url": "${WS_URL}"}),
         "url",
         &[("WS_URL", "https://secret-host.example/ws")],
+    );
+    check(http(json!({"X-A": "a\u{1}b"})), "headers", &[]);
+    check(http(json!({"X-A": "a\u{7f}b"})), "headers", &[]);
+    check(json!({"command": "x\u{0}y"}), "command", &[]);
+    check(
+        json!({"command": "x", "args": ["a", "b\u{0}"]}),
+        "args",
+        &[],
+    );
+    check(json!({"command": "x", "cwd": "/tmp\u{0}"}), "cwd", &[]);
+    check(
+        json!({"command": "x", "env": {"TOKEN": "${SECRET}"}}),
+        "env",
+        &[("SECRET", "a\u{0}b")],
     );
     check(json!({"command": "x", "env": {"A=B": "1"}}), "env", &[]);
     check(json!({"command": "x", "env": {"A B": "1"}}), "env", &[]);
@@ -1029,4 +1046,78 @@ fn the_edit_path_survives_the_same_files_and_never_drops_a_repeated_key() {
         br#"{"mcpServers": {"s": {"command": "x", "command": "y"}}}"#,
         Err("repeated"),
     );
+}
+
+// ------------------------------------------------ any text, any nesting
+
+mod soup {
+    use mcp_config::json::{Document, MAX_JSON_DEPTH};
+    use mcp_config::parse::{ParseEnv, parse_file};
+    use mcp_config::{Level, Scope};
+    use proptest::prelude::*;
+
+    /// Text built from the pieces the scan before parsing must tell apart:
+    /// brackets, both quotes, escapes (surrogates among them), comments,
+    /// line breaks, a BOM, keys that repeat.
+    fn soup() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("[".to_owned()),
+            Just("]".to_owned()),
+            Just("{".to_owned()),
+            Just("}".to_owned()),
+            Just("{\"a\":".to_owned()),
+            Just("\"".to_owned()),
+            Just("'".to_owned()),
+            Just("\\".to_owned()),
+            Just("\\\"".to_owned()),
+            Just("\\ud83d".to_owned()),
+            Just("\\ude00".to_owned()),
+            Just("\\u00e9".to_owned()),
+            Just("//".to_owned()),
+            Just("/*".to_owned()),
+            Just("*/".to_owned()),
+            Just("\n".to_owned()),
+            Just("\r".to_owned()),
+            Just(",".to_owned()),
+            Just(":".to_owned()),
+            Just("1".to_owned()),
+            Just("\u{feff}".to_owned()),
+            Just("é".to_owned()),
+            "[\\[{]{100,300}",
+        ];
+        prop::collection::vec(piece, 0..60).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn any_text_parses_or_is_one_positioned_error(text in soup()) {
+            match Document::parse(&text, std::path::Path::new("f.json")) {
+                Ok(doc) => {
+                    for finding in doc.findings() {
+                        let d = doc.finding_diagnostic(finding, Level::Warning, String::new(), None, None);
+                        prop_assert!(d.line.is_some_and(|l| l as usize <= text.lines().count().max(1) + 1));
+                    }
+                }
+                Err(d) => {
+                    prop_assert_eq!(d.level, Level::Error);
+                    prop_assert!(d.line.is_some() && d.column.is_some());
+                    prop_assert!(d.message.starts_with("invalid JSON"), "{}", d.message);
+                }
+            }
+            let vars = Default::default();
+            let env = ParseEnv { vars: &vars, home: None };
+            let file = parse_file(&text, std::path::Path::new("f.json"), Scope::Project, env);
+            prop_assert!(file.diagnostics.iter().all(|d| d.file.is_some()));
+        }
+
+        #[test]
+        fn nesting_is_refused_exactly_past_the_cap(depth in 1usize..400, arrays in any::<bool>()) {
+            let (open, close) = if arrays { ("[", "]") } else { ("{\"k\":", "}") };
+            let text = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+            let parsed = Document::parse(&text, std::path::Path::new("f.json"));
+            prop_assert_eq!(parsed.is_ok(), depth <= MAX_JSON_DEPTH, "depth {}", depth);
+        }
+    }
 }
