@@ -105,6 +105,8 @@ impl CheckReport {
     /// The report as one JSON object:
     /// `{"servers":[{name,kind,scope,source,enabled,signature,hash}],
     ///   "diagnostics":[{level,message,file,line,column,server,field}]}`.
+    /// `signature` is shown redacted ([`redacted_signature`]): the report
+    /// is printed and kept in CI logs.
     pub fn to_json(&self) -> Value {
         let servers: Vec<Value> = self
             .config

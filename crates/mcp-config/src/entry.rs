@@ -1,6 +1,14 @@
 //! One server entry: from its JSON object (either dialect) to a typed
 //! [`ServerConfig`], a tombstone, or an invalid entry, with a positioned
 //! diagnostic for every problem found (REFERENCE §1.1, §1.2, §1.4, §1.6).
+//!
+//! Besides shape, every field a transport will hand on is checked where it
+//! is written: env keys are names; header names are RFC 9110 tokens and
+//! header values hold no control character but tab (a CR or LF would end
+//! the header and start another), after expansion; a `ws` url is ws or
+//! wss, every other url http or https; a stdio command, argument, env
+//! value or cwd holds no NUL. Messages never quote a value that may be a
+//! secret (an expanded variable, a header or env value).
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};

@@ -1,9 +1,18 @@
 //! Stdio env safety (REFERENCE §1.6).
 //!
+//! An entry's env key must be a name ([`is_env_name`]): `A=B` would reach
+//! the child as the variable `A` (the way `PYTHONPATH=/srv/hook:` smuggled
+//! a module path past the refused list), NUL would stop the spawn. Such a
+//! key is an error diagnostic and never reaches a child.
+//!
 //! Some variables change how an interpreter starts before the server's first
 //! JSON-RPC message (preloaded libraries, startup scripts, module paths).
 //! A config entry may not set them: the loader reports an `error`
-//! diagnostic and drops the key, so it never reaches a child. The child
+//! diagnostic and drops the key, so it never reaches a child. The list
+//! covers every variable known to make a common interpreter, package
+//! runner or launcher load code it would not otherwise run, one justified
+//! group per program; a name on it may still reach a child as the host's
+//! own value when it is on the inherited allow-list (`HOME`, `SHELL`). The child
 //! inherits only an allow-list of the parent's variables plus its entry's
 //! own `env`; [`child_env`] computes exactly that for the transport crate.
 

@@ -2,6 +2,12 @@
 //! it really reaches, used to connect equal servers once), the claude.ai
 //! proxy url unwrap, and the config hash (what a runtime compares to decide
 //! whether a server must reconnect).
+//!
+//! Urls and signatures shown to people go through [`redact_url`] and
+//! [`redacted_signature`]: credentials in a url (userinfo, secret-looking
+//! query values, values expanded from variables) become `***`. The
+//! identity itself never changes: dedupe and reconnection compare the real
+//! [`signature`] and [`config_hash`].
 
 use percent_encoding::percent_decode_str;
 use serde_json::{Value, json};
@@ -284,6 +290,7 @@ pub fn canonical_rendering(config: &ServerConfig) -> String {
     out
 }
 
+// Recursion is bounded by the shape of a `ServerConfig` (a few levels).
 fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {

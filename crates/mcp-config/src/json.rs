@@ -5,6 +5,26 @@
 //! Files are read leniently (comments and trailing commas are accepted, as
 //! hand-edited config files often have them); positions are addressed with
 //! RFC 6901 JSON pointers.
+//!
+//! Every config, settings and plugin file is read through
+//! [`Document::parse`], which holds the input rules of the crate:
+//!
+//! - **Depth.** The parser underneath recurses once per level, so text
+//!   nested 10,000 levels deep would overflow the stack and abort the
+//!   host. An iterative scan that knows strings and comments runs first
+//!   and refuses anything deeper than [`MAX_JSON_DEPTH`] with one error at
+//!   the bracket that goes too deep. Every later walk over a parsed value
+//!   (conversion here, plugin merge patches, the deep merge of settings,
+//!   rendering) recurses at most that deep.
+//! - **Encoding.** A leading byte order mark is skipped; surrogate-pair
+//!   escapes decode to their character (the same scan rewrites them for
+//!   the parser and maps offsets back); a lone surrogate reads as U+FFFD.
+//! - **Findings.** A key repeated in one object and a lone surrogate are
+//!   recorded as [`Finding`]s with their positions; the caller decides the
+//!   level (see [`crate::parse`]).
+//!
+//! [`escape_text`] is how a message quotes text from a file that may hold
+//! control or invisible characters.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -11,6 +11,13 @@
 //! every directory and every environment variable comes in through the
 //! caller's inputs, so the core is pure and testable.
 //!
+//! Input is hostile until checked: [`json`] refuses nesting past a fixed
+//! depth before anything recursive runs, reads BOMs and surrogate pairs,
+//! and reports repeated keys; [`name`] is the one rule for server names
+//! (the loader's and every write verb's); [`env_safety`] keeps code-loading
+//! variables and keys that are not names away from children;
+//! [`redact_url`] is how a url or signature is shown.
+//!
 //! The core parses from text ([`parse_file`]) and returns entries *and*
 //! diagnostics: a bad entry never stops the others, a bad file never stops
 //! the other files. [`load`] is the thin layer that reads the files a

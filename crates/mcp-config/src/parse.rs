@@ -1,4 +1,20 @@
 //! Parsing one config file from text: the pure core of loading.
+//!
+//! **Repeated keys and lone surrogates** ([`crate::json::Finding`]) are
+//! reported at a level that follows what they could hide:
+//!
+//! - inside a server entry, at any depth (two `command`s, two `env.TOKEN`s,
+//!   two headers of one name), and a server name repeated in its map: an
+//!   error, and the entry is invalid. JSON keeps the last occurrence, so a
+//!   reviewer reading the first would approve something else;
+//! - a key on the way to a server map (`mcpServers` twice, the project's
+//!   `projects[...]` twice): an error; the last map is the one loaded, as
+//!   every JSON reader loads it;
+//! - anywhere else (settings): a warning naming both positions; the last
+//!   value is used.
+//!
+//! Server names follow [`crate::name`]: a refused name is an error at the
+//! entry, shown escaped.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
