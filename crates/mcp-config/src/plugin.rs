@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::entry::{PluginPaths, normalize};
-use crate::json::{Document, child_pointer};
+use crate::json::{Document, child_pointer, escape_text};
 use crate::load::read_text;
 use crate::parse::{ParseEnv, ParsedEntry, parse_one};
 use crate::types::{Diagnostic, Level};
@@ -369,7 +369,7 @@ pub(crate) fn load_canonical_plugin(
             guard: &guard,
             base: &source.base,
         };
-        entries.push(parse_one(
+        let mut entry = parse_one(
             &source.doc,
             &pointer,
             &name,
@@ -377,7 +377,23 @@ pub(crate) fn load_canonical_plugin(
             env,
             Some((&info.name, paths)),
             diagnostics,
-        ));
+        );
+        // Earlier files patched this entry too: a repeated key there is in
+        // the merged entry as much as one in the last file.
+        for other in sources.iter().filter(|s| !std::ptr::eq(*s, source)) {
+            let at = child_pointer(&other.pointer, &name);
+            for finding in other.doc.findings_within(&at) {
+                diagnostics.push(other.doc.finding_diagnostic(
+                    finding,
+                    Level::Error,
+                    format!("server `{}`: {}", escape_text(&name), finding.message),
+                    Some(&name),
+                    None,
+                ));
+                entry.outcome = crate::entry::EntryOutcome::Invalid;
+            }
+        }
+        entries.push(entry);
     }
     (info, entries)
 }

@@ -561,6 +561,24 @@ fn duplicate_keys_in_settings_and_plugin_files_are_reported_too() {
     );
     assert!(config.server("p").is_none());
     assert!(config.server("q").is_some());
+
+    // A repeated key in an earlier file of the plugin, patched by a later
+    // one, still makes the merged entry invalid.
+    let dirs = Dirs::new();
+    dirs.write(
+        "plugin/.mcp.json",
+        "{\"p\": {\"command\": \"x\", \"command\": \"y\"}, \"q\": {\"command\": \"z\"}}",
+    );
+    dirs.write(
+        "plugin/.claude-plugin/plugin.json",
+        r#"{"name": "pl", "mcpServers": {"p": {"args": ["1"]}}}"#,
+    );
+    let config = dirs.load(&[]);
+    let errors = errors(&config);
+    assert_eq!(errors.len(), 1, "{:#?}", config.diagnostics);
+    assert_eq!(errors[0].file, Some(dirs.path("plugin/.mcp.json")));
+    assert!(config.server("p").is_none(), "{:#?}", config.servers);
+    assert!(config.server("q").is_some());
 }
 
 // ---------------------------------------------------------------- item 14
