@@ -12,6 +12,7 @@
 use percent_encoding::percent_decode_str;
 use serde_json::{Value, json};
 
+use crate::expand::expand_vars;
 use crate::types::{ServerConfig, TransportConfig};
 
 /// Path markers of claude.ai's connector proxy.
@@ -92,76 +93,49 @@ const SECRET_KEY_PARTS: &[&str] = &[
 /// `url` as it may be shown to a person or written to a report: the same
 /// text with every part that may be a credential replaced by `***`.
 ///
+/// - with `written` (the url as the config file spells it, before `${VAR}`
+///   expansion), the text shown is the written one with every variable
+///   reference as `***`: no part that came from a variable is ever shown,
+///   wherever it sits (host, path, query, userinfo);
 /// - userinfo: the password (`user:***@`); a user name alone, which is how
 ///   tokens are often passed (`https://<token>@host`), becomes `***@`;
 /// - query and fragment values whose key looks secret (`token`, `api_key`,
-///   `sig`, `password`, ... see the list in the source);
-/// - with `written` (the url as the config file has it, before `${VAR}`
-///   expansion): every query or fragment value, path segment and user
-///   name that came from a variable.
+///   `sig`, `password`, ... see the list in the source).
 ///
 /// The url is not normalised or re-encoded: what is not redacted is shown
 /// as written. This is for display only; [`signature`] and every
 /// connection use the url unchanged.
 pub fn redact_url(url: &str, written: Option<&str>) -> String {
-    let written = written.map(UrlParts::split);
+    let masked;
+    let url = match written {
+        Some(written) => {
+            masked = expand_vars(written, |_| Some(REDACTED.to_owned())).value;
+            masked.as_str()
+        }
+        None => url,
+    };
     let parts = UrlParts::split(url);
     let mut out = String::with_capacity(url.len());
     out.push_str(parts.scheme);
     if let Some(userinfo) = parts.userinfo {
-        let from_var = written
-            .as_ref()
-            .and_then(|w| w.userinfo)
-            .is_some_and(|w| w.split(':').next().unwrap_or(w).contains("${"));
         match userinfo.split_once(':') {
-            Some((user, _)) if !from_var => {
+            Some((user, _)) => {
                 out.push_str(user);
                 out.push_str(":***@");
             }
-            Some(_) => out.push_str("***:***@"),
             None => out.push_str("***@"),
         }
     }
-    let written_path: Vec<&str> = written
-        .as_ref()
-        .map_or_else(Vec::new, |w| w.path.split('/').collect());
-    for (i, segment) in parts.path.split('/').enumerate() {
-        if i > 0 {
-            out.push('/');
-        }
-        if i > 0 && written_path.get(i).is_some_and(|w| w.contains("${")) && !segment.is_empty() {
-            out.push_str("***");
-        } else {
-            out.push_str(segment);
-        }
-    }
-    for (mark, text, written) in [
-        ('?', parts.query, written.as_ref().and_then(|w| w.query)),
-        (
-            '#',
-            parts.fragment,
-            written.as_ref().and_then(|w| w.fragment),
-        ),
-    ] {
+    out.push_str(parts.path);
+    for (mark, text) in [('?', parts.query), ('#', parts.fragment)] {
         let Some(text) = text else { continue };
         out.push(mark);
-        let from_vars: Vec<&str> = written
-            .map(|w| {
-                w.split('&')
-                    .filter_map(|pair| pair.split_once('='))
-                    .filter(|(_, value)| value.contains("${"))
-                    .map(|(key, _)| key)
-                    .collect()
-            })
-            .unwrap_or_default();
         for (i, pair) in text.split('&').enumerate() {
             if i > 0 {
                 out.push('&');
             }
             match pair.split_once('=') {
-                Some((key, value))
-                    if !value.is_empty() && (looks_secret(key) || from_vars.contains(&key)) =>
-                {
+                Some((key, value)) if !value.is_empty() && looks_secret(key) => {
                     out.push_str(key);
                     out.push_str("=***");
                 }
@@ -171,6 +145,9 @@ pub fn redact_url(url: &str, written: Option<&str>) -> String {
     }
     out
 }
+
+/// What a redacted part is shown as.
+const REDACTED: &str = "***";
 
 fn looks_secret(key: &str) -> bool {
     let key = key.to_ascii_lowercase();

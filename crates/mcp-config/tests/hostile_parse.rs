@@ -954,10 +954,32 @@ fn redact_url_vectors() {
         Some("https://h/x?q=${V}"),
         "https://h/x?q=***",
     );
+    // The literal `a` is what the file spells; the variable's part is not shown.
     check(
         "https://h/x?q=av",
         Some("https://h/x?q=a${V}"),
-        "https://h/x?q=***",
+        "https://h/x?q=a***",
+    );
+    check(
+        "https://sekrit/x",
+        Some("https://${HOST}/x"),
+        "https://***/x",
+    );
+    check(
+        "https://h/a/b/c",
+        Some("https://h/${P}/c"),
+        "https://h/***/c",
+    );
+    check("https://h/mcp?k=1", Some("${URL}"), "***");
+    check(
+        "https://u:p@h/",
+        Some("https://${U}:${P}@h/"),
+        "https://***:***@h/",
+    );
+    check(
+        "https://h/x?api_key=1",
+        Some("https://h/x?api_key=${K:-1}"),
+        "https://h/x?api_key=***",
     );
     check(
         "https://h/x?q=v",
