@@ -27,6 +27,7 @@
 //! control or invisible characters.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::ast;
@@ -610,8 +611,8 @@ impl Convert<'_> {
                     let start = self.scanned.original(range_of(e).start);
                     self.positions.insert(p, start);
                     let len = self.pointer.len();
-                    self.pointer.push('/');
-                    self.pointer.push_str(&i.to_string());
+                    // Writing into a String cannot fail.
+                    let _ = write!(self.pointer, "/{i}");
                     items.push(self.convert(e, p));
                     self.pointer.truncate(len);
                 }

@@ -320,7 +320,9 @@ pub(crate) fn load_canonical_plugin(
     if let Some(doc) = &manifest
         && !inline
     {
-        diagnostics.extend(doc.file_findings(&[]));
+        // `mcpServers` names the files that hold servers: repeating it
+        // hides a set of them just as a repeated server map does.
+        diagnostics.extend(doc.file_findings(&["/mcpServers"]));
     }
     if let Some(doc) = manifest.filter(|_| inline) {
         sources.push(Source {
