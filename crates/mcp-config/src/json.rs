@@ -451,7 +451,9 @@ pub fn escape_text(text: &str) -> std::borrow::Cow<'_, str> {
 /// Control characters (C0, DEL, C1) and the invisible format characters
 /// that reorder or hide text: bidirectional embeddings, overrides and
 /// isolates, zero-width characters, line and paragraph separators, the
-/// byte order mark, soft hyphen and Arabic letter mark.
+/// byte order mark, soft hyphen, Arabic letter mark, interlinear
+/// annotation controls and the tag characters (invisible text that some
+/// models still read).
 pub(crate) fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -464,6 +466,8 @@ pub(crate) fn needs_escape(c: char) -> bool {
                 | '\u{2060}'..='\u{2064}'
                 | '\u{2066}'..='\u{2069}'
                 | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{e0000}'..='\u{e007f}'
         )
 }
 

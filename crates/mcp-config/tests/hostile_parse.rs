@@ -405,6 +405,8 @@ fn server_names_with_control_characters_are_refused_escaped() {
     check("bell\u{7}", "bell\\u{7}");
     check("rtl\u{202e}gnp.exe", "rtl\\u{202e}gnp.exe");
     check("zero\u{200b}width", "zero\\u{200b}width");
+    check("tag\u{e0041}", "tag\\u{e0041}");
+    check("line\u{2028}sep", "line\\u{2028}sep");
 }
 
 #[test]
