@@ -1,7 +1,8 @@
 //! Hostile names and credentials through the built binary (issue 12 items
 //! 12 and 16): every name the loader accepts is one every verb manages, a
 //! name with control characters is refused everywhere and never printed
-//! raw, and no url credential reaches `get`, `list` or `check-config`.
+//! raw, and no url credential reaches `get`, `list`, `check-config` or
+//! `auth-status`.
 
 mod support;
 
@@ -151,6 +152,8 @@ fn url_credentials_never_reach_get_list_or_check_config() {
         &["--json", "list"],
         &["check-config"],
         &["--json", "check-config"],
+        &["auth-status"],
+        &["--json", "auth-status"],
     ] {
         let out = run(args, 0);
         for secret in secrets {
@@ -178,6 +181,11 @@ fn url_credentials_never_reach_get_list_or_check_config() {
     assert_eq!(
         bridge["config"]["transport"]["args"],
         serde_json::json!(["mcp-remote", "https://u:***@h.example/mcp"])
+    );
+    let status = run(&["--json", "auth-status"], 0).json();
+    assert_eq!(
+        status["servers"][0]["url"],
+        "https://user:***@h.example/mcp?team=core&token=***"
     );
     // Asked for, the secrets are still there to see.
     let shown = run(&["get", "--show-secrets", "remote"], 0).stdout;
