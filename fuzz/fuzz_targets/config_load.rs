@@ -12,7 +12,10 @@
 //!
 //! Besides "never panics", it checks what the loader promises: servers
 //! sorted by unique name, each with its raw entry; identities that render;
-//! no refused env key on a stdio server; no plugin loaded from outside
+//! no refused env key and no key that is not a name on a stdio server; no
+//! loaded server name the write verbs would refuse; no expanded variable
+//! value in the check's JSON (signatures are shown redacted); no plugin
+//! loaded from outside
 //! the explicit plugin root or the installed-plugins folder; and no
 //! expanded variable value inside a diagnostic unless the input itself
 //! spells it.
@@ -25,7 +28,8 @@ use std::path::{Path, PathBuf};
 
 use libfuzzer_sys::fuzz_target;
 use mcp_config::{
-    CheckReport, LoadOptions, TransportConfig, config_hash, is_dangerous_env_key, signature,
+    CheckReport, LoadOptions, TransportConfig, config_hash, is_dangerous_env_key, is_env_name,
+    server_name_problem, signature,
 };
 
 /// The files a section can become, relative to the tree's root.
@@ -159,10 +163,15 @@ fuzz_target!(|data: &[u8]| {
                 "config hash {hash:?} is not 16 hex digits"
             );
             let _ = signature(&server.config);
+            assert!(
+                server_name_problem(&server.config.name).is_none(),
+                "server name {:?} loaded but no verb could manage it",
+                server.config.name
+            );
             if let TransportConfig::Stdio(stdio) = &server.config.transport {
                 for key in stdio.env.keys() {
                     assert!(
-                        !is_dangerous_env_key(key),
+                        !is_dangerous_env_key(key) && is_env_name(key),
                         "refused env key {key:?} reached server {:?}",
                         server.config.name
                     );
@@ -181,7 +190,7 @@ fuzz_target!(|data: &[u8]| {
         }
 
         let lines = report.human_lines();
-        let _ = report.to_json().to_string();
+        let json = report.to_json().to_string();
         let _ = report.exit_code(true);
         let spelled = data
             .windows(SECRET_VALUE.len())
@@ -197,6 +206,12 @@ fuzz_target!(|data: &[u8]| {
             assert!(
                 !lines.iter().any(|l| l.contains(SECRET_VALUE)),
                 "check-config output shows the value of ${SECRET_NAME}"
+            );
+            // In JSON the value could only sit in a signature (a url
+            // expanded from the variable): that one is redacted.
+            assert!(
+                !json.contains(SECRET_VALUE),
+                "check-config --json shows the value of ${SECRET_NAME}"
             );
         }
     });

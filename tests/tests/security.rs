@@ -138,9 +138,14 @@ fn host_env() -> BTreeMap<String, String> {
 /// variable outside the allow-list, the entry's safe key present.
 #[track_caller]
 fn check_child_env(env: &BTreeMap<String, String>, via: &str) {
-    for key in env.keys() {
+    let host = host_env();
+    for (key, value) in env {
+        // An entry may not set `HOME` or `SHELL`, but the child inherits
+        // the host's own (the allow-list): only the host's value may show.
+        let inherited = mcp_config::inherited_env_names().contains(&key.as_str())
+            && host.get(key) == Some(value);
         assert!(
-            !mcp_config::is_dangerous_env_key(key),
+            !mcp_config::is_dangerous_env_key(key) || inherited,
             "{via}: refused key `{key}` reached the child"
         );
     }

@@ -224,16 +224,23 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
                 }
             },
         };
-        rows.push((server, settings, status, expires_at, detail));
+        // Printed, so shown without credentials.
+        let written = config
+            .raw_entries
+            .get(&server.config.name)
+            .and_then(|raw| raw.get("url"))
+            .and_then(Value::as_str);
+        let url = mcp_config::redact_url(&settings.server_url, written);
+        rows.push((server, url, status, expires_at, detail));
     }
     if context.json {
         let servers: Vec<Value> = rows
             .iter()
-            .map(|(server, settings, status, expires_at, detail)| {
+            .map(|(server, url, status, expires_at, detail)| {
                 json!({
                     "name": server.config.name,
                     "kind": server.config.transport.kind(),
-                    "url": settings.server_url,
+                    "url": url,
                     "status": status,
                     "expiresAt": expires_at,
                     "detail": detail,
@@ -246,11 +253,11 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
     } else {
         let table: Vec<[String; 4]> = rows
             .iter()
-            .map(|(server, settings, status, _, detail)| {
+            .map(|(server, url, status, _, detail)| {
                 [
                     server.config.name.clone(),
                     (*status).to_owned(),
-                    settings.server_url.clone(),
+                    url.clone(),
                     detail.clone(),
                 ]
             })

@@ -153,7 +153,10 @@ pub(crate) struct GetArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct AddArgs {
-    /// The server's name (letters, digits, `_`, `-`, `.`; at most 64)
+    /// The server's name (printable text, no control characters; at most 128)
+    // `--` belongs to the command, so a name the loader accepts that starts
+    // with `-` is taken as a value here.
+    #[arg(allow_hyphen_values = true)]
     pub(crate) name: String,
     /// The file the entry is written to
     #[arg(long, short, value_enum, default_value = "local")]

@@ -5,7 +5,7 @@
 use mcp_config::check::diagnostic_line;
 use mcp_config::{
     Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, TransportConfig, config_hash,
-    load, signature,
+    load, redact_url, redacted_signature, signature,
 };
 use serde_json::{Value, json};
 
@@ -83,11 +83,48 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
         anyhow::bail!("{}", unknown_server(&config, &args.name));
     };
     let mut detail = serde_json::to_value(server)?;
+    // The url as the file spells it tells which parts came from variables.
+    let written_url = config
+        .raw_entries
+        .get(&args.name)
+        .and_then(|raw| raw.get("url"))
+        .and_then(Value::as_str);
+    let shown_url = |url: &str| {
+        if args.show_secrets {
+            url.to_owned()
+        } else {
+            redact_url(url, written_url)
+        }
+    };
+    let shown_args = |items: &[String]| -> Vec<String> {
+        items
+            .iter()
+            .map(|arg| {
+                if !args.show_secrets && arg.contains("://") {
+                    redact_url(arg, None)
+                } else {
+                    arg.clone()
+                }
+            })
+            .collect()
+    };
+    let shown_signature = if args.show_secrets {
+        signature(&server.config)
+    } else {
+        redacted_signature(&server.config, written_url)
+    };
     if !args.show_secrets {
-        redact(&mut detail["config"]["transport"]);
+        let transport = &mut detail["config"]["transport"];
+        redact(transport);
+        if let Some(url) = transport.get("url").and_then(Value::as_str) {
+            transport["url"] = json!(shown_url(url));
+        }
+        if let TransportConfig::Stdio(stdio) = &server.config.transport {
+            transport["args"] = json!(shown_args(&stdio.args));
+        }
     }
     if context.json {
-        detail["signature"] = json!(signature(&server.config));
+        detail["signature"] = json!(shown_signature);
         detail["hash"] = json!(config_hash(&server.config));
         detail["diagnostics"] = json!(server_diagnostics(&config, &args.name));
         output::print_json(&detail)?;
@@ -107,7 +144,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
     match &server.config.transport {
         TransportConfig::Stdio(stdio) => {
             lines.push(("command", stdio.command.clone()));
-            lines.push(("args", shell_words(&stdio.args)));
+            lines.push(("args", shell_words(&shown_args(&stdio.args))));
             lines.push(("env", pairs(&transport["env"], "=")));
             if let Some(cwd) = &stdio.cwd {
                 lines.push(("cwd", cwd.display().to_string()));
@@ -116,7 +153,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
         TransportConfig::Http(remote)
         | TransportConfig::Sse(remote)
         | TransportConfig::Ws(remote) => {
-            lines.push(("url", remote.url.clone()));
+            lines.push(("url", shown_url(&remote.url)));
             lines.push(("headers", pairs(&transport["headers"], ": ")));
             if let Some(helper) = &remote.headers_helper {
                 lines.push(("headersHelper", helper.clone()));
@@ -144,7 +181,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
         }
         TransportConfig::Sdk { name } => lines.push(("sdk name", name.clone())),
         TransportConfig::ClaudeAiProxy(proxy) => {
-            lines.push(("url", proxy.url.clone()));
+            lines.push(("url", shown_url(&proxy.url)));
             lines.push(("id", proxy.id.clone()));
         }
         #[allow(unreachable_patterns)]
@@ -174,7 +211,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
     if server.config.required {
         lines.push(("required", "yes".to_owned()));
     }
-    if let Some(signature) = signature(&server.config) {
+    if let Some(signature) = shown_signature {
         lines.push(("signature", signature));
     }
     lines.push(("hash", config_hash(&server.config)));

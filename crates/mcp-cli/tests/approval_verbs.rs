@@ -132,9 +132,9 @@ fn only_project_servers_can_be_approved_or_denied() {
             "error: no project server named `nope`; only servers from the project's .mcp.json, .claude.json or .claude/settings.json (and .claude/settings.local.json while the project is not trusted) need approval\n",
         ),
         (
-            &["deny", "bad name"],
+            &["deny", "bad\tname"],
             2,
-            "error: invalid server name `bad name`: ",
+            "error: invalid server name `bad\\tname`: ",
         ),
     ];
     for (args, code, message) in cases {

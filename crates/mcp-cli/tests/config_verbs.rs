@@ -222,15 +222,15 @@ fn add_json_accepts_both_dialects_and_refuses_bad_input() {
     );
     check_refused(
         &tree,
-        &["add-json", "bad/name", r#"{"command": "a"}"#],
+        &["add-json", "bad\u{1b}name", r#"{"command": "a"}"#],
         2,
-        "invalid server name `bad/name`: `/` is not allowed",
+        "invalid server name `bad\\u{1b}name`: must not hold control or invisible formatting characters",
     );
     check_refused(
         &tree,
         &["add", "", "--", "a"],
         2,
-        "invalid server name ``: the name is empty",
+        "invalid server name ``: must not be empty",
     );
     check_refused(
         &tree,

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::identity::{config_hash, signature};
+use crate::identity::{config_hash, redacted_signature};
 use crate::load::{LoadOptions, LoadedConfig, load};
 use crate::types::{Approval, Diagnostic, Level};
 
@@ -105,6 +105,8 @@ impl CheckReport {
     /// The report as one JSON object:
     /// `{"servers":[{name,kind,scope,source,enabled,signature,hash}],
     ///   "diagnostics":[{level,message,file,line,column,server,field}]}`.
+    /// `signature` is shown redacted ([`redacted_signature`]): the report
+    /// is printed and kept in CI logs.
     pub fn to_json(&self) -> Value {
         let servers: Vec<Value> = self
             .config
@@ -117,7 +119,14 @@ impl CheckReport {
                     "scope": s.scope.as_str(),
                     "source": s.source.display().to_string(),
                     "enabled": s.config.enabled,
-                    "signature": signature(&s.config),
+                    "signature": redacted_signature(
+                        &s.config,
+                        self.config
+                            .raw_entries
+                            .get(&s.config.name)
+                            .and_then(|raw| raw.get("url"))
+                            .and_then(Value::as_str),
+                    ),
                     "hash": config_hash(&s.config),
                 })
             })

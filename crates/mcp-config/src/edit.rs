@@ -36,11 +36,12 @@ use serde_json::{Map, Value};
 
 use crate::consent::{ApprovalRecord, RECORDS_KEY, TRUST_KEY};
 use crate::entry::{EntryContext, EntryOutcome, parse_entry};
-use crate::json::Document;
+use crate::json::{Document, FindingKind, escape_text};
+use crate::name::server_name_problem;
 use crate::types::{Level, Scope, TransportKind};
 
 /// The longest server name [`validate_name`] accepts.
-pub const MAX_NAME_LEN: usize = 64;
+pub use crate::name::MAX_NAME_LEN;
 
 /// Why an edit was refused or failed. Nothing is written when any of these is
 /// returned.
@@ -217,6 +218,7 @@ struct Layout {
     indent: Option<Vec<u8>>,
     trailing_newline: bool,
     crlf: bool,
+    bom: bool,
 }
 
 impl Layout {
@@ -226,6 +228,7 @@ impl Layout {
             indent: Some(b"  ".to_vec()),
             trailing_newline: true,
             crlf: false,
+            bom: false,
         }
     }
 
@@ -256,6 +259,7 @@ impl Layout {
             indent,
             trailing_newline,
             crlf,
+            bom: bytes.starts_with(UTF8_BOM),
         }
     }
 }
@@ -339,8 +343,11 @@ impl ConfigDocument {
             None => (Map::new(), Layout::fresh()),
             Some(bytes) if bytes.trim_ascii().is_empty() => (Map::new(), Layout::fresh()),
             Some(bytes) => {
+                // A byte order mark is kept on writing, and not JSON.
+                let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+                refuse_repeated_keys(body, &location.path)?;
                 let value: Value =
-                    serde_json::from_slice(bytes).map_err(|err| EditError::Syntax {
+                    serde_json::from_slice(body).map_err(|err| EditError::Syntax {
                         path: location.path.clone(),
                         line: err.line(),
                         column: err.column(),
@@ -491,6 +498,9 @@ impl ConfigDocument {
     pub fn render(&self) -> Vec<u8> {
         let root = Value::Object(self.root.clone());
         let mut out = Vec::new();
+        if self.layout.bom {
+            out.extend_from_slice(UTF8_BOM);
+        }
         let written = match &self.layout.indent {
             Some(indent) => {
                 let formatter = serde_json::ser::PrettyFormatter::with_indent(indent);
@@ -843,38 +853,50 @@ pub fn tombstone() -> Value {
     Value::Object(entry)
 }
 
-/// Checks a server name for writing.
-///
-/// A name is 1 to 64 characters from `A-Z a-z 0-9 _ - .`, and starts with a
-/// letter, digit or `_`. These names survive both catalog naming styles
-/// unchanged apart from `.`, appear verbatim in `mcp__<server>__<tool>`, and
-/// cannot be mistaken for a flag or a path.
-pub fn validate_name(name: &str) -> Result<(), EditError> {
-    let invalid = |reason: &str| {
-        Err(EditError::InvalidName {
-            name: name.to_owned(),
-            reason: reason.to_owned(),
-        })
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Refuses a file that repeats a key: it reads as its last occurrence, so
+/// rewriting it would silently delete the first (perhaps a whole server
+/// map) from the file a person reads.
+fn refuse_repeated_keys(body: &[u8], path: &Path) -> Result<(), EditError> {
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Ok(());
     };
-    if name.is_empty() {
-        return invalid("the name is empty");
+    // Anything this parser refuses, serde_json refuses too, with its own
+    // message; only a repeated key is this check's to report.
+    let Ok(document) = Document::parse(text, path) else {
+        return Ok(());
+    };
+    let Some(finding) = document
+        .findings()
+        .iter()
+        .find(|f| f.kind == FindingKind::DuplicateKey)
+    else {
+        return Ok(());
+    };
+    let d = document.finding_diagnostic(finding, Level::Error, finding.message.clone(), None, None);
+    Err(EditError::Syntax {
+        path: path.to_path_buf(),
+        line: d.line.map_or(0, |l| l as usize),
+        column: d.column.map_or(0, |c| c as usize),
+        message: finding.message.clone(),
+    })
+}
+
+/// Checks a server name for writing: the loader's own rule
+/// ([`crate::name::server_name_problem`]), so every name that loads can be
+/// managed by every verb and no verb writes a name that would not load.
+pub fn validate_name(name: &str) -> Result<(), EditError> {
+    match server_name_problem(name) {
+        None => Ok(()),
+        Some(reason) => Err(EditError::InvalidName {
+            name: escape_text(name).into_owned(),
+            reason: reason
+                .strip_prefix("a server name ")
+                .unwrap_or(&reason)
+                .to_owned(),
+        }),
     }
-    if name.chars().count() > MAX_NAME_LEN {
-        return invalid("longer than 64 characters");
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return invalid(&format!(
-            "`{}` is not allowed; use letters, digits, `_`, `-` and `.`",
-            bad.escape_default()
-        ));
-    }
-    if name.starts_with(['-', '.']) {
-        return invalid("must start with a letter, digit or `_`");
-    }
-    Ok(())
 }
 
 /// A server entry that passed [`validate_entry`]: the only kind of entry
@@ -1287,13 +1309,13 @@ mod tests {
         let file = "{ \"mcpServers\": {\"a\": {\"command\": \"x\"}} }";
         let bad_entries = [
             (
-                "bad name",
+                "bad\u{1b}[2Jname",
                 r#"{"command": "x"}"#,
-                "invalid server name `bad name`",
+                "invalid server name `bad\\u{1b}[2Jname`",
             ),
-            ("", r#"{"command": "x"}"#, "the name is empty"),
-            (&"n".repeat(65), r#"{"command": "x"}"#, "longer than 64"),
-            ("-x", r#"{"command": "x"}"#, "must start with"),
+            ("", r#"{"command": "x"}"#, "must not be empty"),
+            (&"n".repeat(129), r#"{"command": "x"}"#, "longer than 128"),
+            (" x", r#"{"command": "x"}"#, "white space"),
             ("b", "[1]", "expected a JSON object, got an array"),
             ("b", r#"{"command": ""}"#, "command"),
             ("b", r#"{"command": "x", "args": [1]}"#, "args"),
@@ -1333,7 +1355,7 @@ mod tests {
         check(
             Some(file),
             &["mcpServers"],
-            |doc| doc.set_enabled("no/slash", false).map(drop),
+            |doc| doc.set_enabled("two\nlines", false).map(drop),
             Err("invalid server name"),
         );
     }

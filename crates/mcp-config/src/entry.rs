@@ -1,6 +1,14 @@
 //! One server entry: from its JSON object (either dialect) to a typed
 //! [`ServerConfig`], a tombstone, or an invalid entry, with a positioned
 //! diagnostic for every problem found (REFERENCE §1.1, §1.2, §1.4, §1.6).
+//!
+//! Besides shape, every field a transport will hand on is checked where it
+//! is written: env keys are names; header names are RFC 9110 tokens and
+//! header values hold no control character but tab (a CR or LF would end
+//! the header and start another), after expansion; a `ws` url is ws or
+//! wss, every other url http or https; a stdio command, argument, env
+//! value or cwd holds no NUL. Messages never quote a value that may be a
+//! secret (an expanded variable, a header or env value).
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -8,9 +16,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::env_safety::is_dangerous_env_key;
+use crate::env_safety::{is_dangerous_env_key, is_env_name};
 use crate::expand::{expand_tilde, expand_vars};
-use crate::json::{Document, child_pointer};
+use crate::json::{Document, child_pointer, escape_text};
 use crate::plugin::{PathField, RootGuard};
 use crate::types::{
     Diagnostic, Level, McpOAuthConfig, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig,
@@ -168,7 +176,7 @@ impl<'a> EntryParser<'a, '_> {
         if level == Level::Error {
             self.invalid = true;
         }
-        let message = format!("server `{}`: {message}", self.cx.name);
+        let message = format!("server `{}`: {message}", escape_text(self.cx.name));
         let d = self
             .cx
             .doc
@@ -402,6 +410,16 @@ impl<'a> EntryParser<'a, '_> {
                 ),
             );
         }
+        if matches!(field, "command" | "args" | "env" | "cwd") && expanded.value.contains('\0') {
+            // A spawn would fail on it; say so where it is written. The
+            // value may be a secret: the message names the field only.
+            self.push_at(
+                Level::Error,
+                pointer,
+                Some(field),
+                format!("`{field}` holds a NUL character, which no program can be given"),
+            );
+        }
         if tilde {
             expand_tilde(&expanded.value, self.cx.home)
         } else {
@@ -523,6 +541,22 @@ impl<'a> EntryParser<'a, '_> {
                     continue;
                 }
             };
+            if !is_env_name(key) {
+                // `A=B` would reach the child as the variable `A`, `A\0B`
+                // would stop the spawn: neither is a name any shell sets.
+                self.diagnostics.push(self.cx.doc.diagnostic(
+                    Level::Error,
+                    &p,
+                    format!(
+                        "server `{}`: `env` key `{}` is not a variable name (letters, digits and `_`, not starting with a digit) and is refused",
+                        escape_text(self.cx.name),
+                        escape_text(key)
+                    ),
+                    Some(self.cx.name),
+                    Some("env"),
+                ));
+                continue;
+            }
             if is_dangerous_env_key(key) {
                 // Reported as an error so checks fail, but the entry stays
                 // usable: the key is dropped and never reaches a child.
@@ -531,7 +565,7 @@ impl<'a> EntryParser<'a, '_> {
                     &p,
                     format!(
                         "server `{}`: `env.{key}` can change how the server's interpreter starts and is refused",
-                        self.cx.name
+                        escape_text(self.cx.name)
                     ),
                     Some(self.cx.name),
                     Some("env"),
@@ -539,7 +573,7 @@ impl<'a> EntryParser<'a, '_> {
                 continue;
             }
             let expanded = self.expand("env", &p, &text, true, false);
-            env.insert(key.trim().to_owned(), expanded);
+            env.insert(key.clone(), expanded);
         }
         env
     }
@@ -553,9 +587,37 @@ impl<'a> EntryParser<'a, '_> {
                 Some(map) => {
                     for (key, value) in map {
                         let p = child_pointer(&pointer, key);
+                        if !is_header_name(key) {
+                            self.push_at(
+                                Level::Error,
+                                &p,
+                                Some("headers"),
+                                format!(
+                                    "header name `{}` is not an HTTP token (RFC 9110: letters, digits and !#$%&'*+-.^_`|~)",
+                                    escape_text(key)
+                                ),
+                            );
+                            continue;
+                        }
                         match value.as_str() {
                             Some(v) => {
                                 let expanded = self.expand("headers", &p, v, false, false);
+                                // Checked after expansion: a variable can
+                                // carry the line break too. The value is a
+                                // secret, so the message names the header.
+                                // RFC 9110 field values: visible text,
+                                // spaces and tabs.
+                                if expanded.chars().any(|c| c.is_ascii_control() && c != '\t') {
+                                    self.push_at(
+                                        Level::Error,
+                                        &p,
+                                        Some("headers"),
+                                        format!(
+                                            "`headers.{key}` holds a control character (a line break or NUL would end the header early and start another)"
+                                        ),
+                                    );
+                                    continue;
+                                }
                                 headers.insert(key.clone(), expanded);
                             }
                             None => self.push_at(
@@ -603,7 +665,7 @@ impl<'a> EntryParser<'a, '_> {
             return Some(expanded);
         }
         let schemes: &[&str] = match kind {
-            TransportKind::Ws => &["ws", "wss", "http", "https"],
+            TransportKind::Ws => &["ws", "wss"],
             _ => &["http", "https"],
         };
         match url::Url::parse(&expanded) {
@@ -614,7 +676,11 @@ impl<'a> EntryParser<'a, '_> {
                 let scheme = raw.split(':').next().unwrap_or(raw);
                 self.error(
                     Some("url"),
-                    format!("`url` scheme `{scheme}` is not valid for {kind} servers"),
+                    format!(
+                        "`url` scheme `{}` is not valid for {kind} servers (expected {})",
+                        escape_text(scheme),
+                        schemes.join(" or ")
+                    ),
                 );
                 None
             }
@@ -776,6 +842,14 @@ impl<'a> EntryParser<'a, '_> {
             tool_call: tool_call.unwrap_or(defaults.tool_call),
         }
     }
+}
+
+/// Whether `name` is an HTTP field name: an RFC 9110 token.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// `path` as text, as `Display` writes it (lossily only when it is not

@@ -1,9 +1,18 @@
 //! Stdio env safety (REFERENCE §1.6).
 //!
+//! An entry's env key must be a name ([`is_env_name`]): `A=B` would reach
+//! the child as the variable `A` (the way `PYTHONPATH=/srv/hook:` smuggled
+//! a module path past the refused list), NUL would stop the spawn. Such a
+//! key is an error diagnostic and never reaches a child.
+//!
 //! Some variables change how an interpreter starts before the server's first
 //! JSON-RPC message (preloaded libraries, startup scripts, module paths).
 //! A config entry may not set them: the loader reports an `error`
-//! diagnostic and drops the key, so it never reaches a child. The child
+//! diagnostic and drops the key, so it never reaches a child. The list
+//! covers every variable known to make a common interpreter, package
+//! runner or launcher load code it would not otherwise run, one justified
+//! group per program; a name on it may still reach a child as the host's
+//! own value when it is on the inherited allow-list (`HOME`, `SHELL`). The child
 //! inherits only an allow-list of the parent's variables plus its entry's
 //! own `env`; [`child_env`] computes exactly that for the transport crate.
 
@@ -12,54 +21,193 @@ use std::collections::BTreeMap;
 use crate::types::{INHERITED_ENV_ALLOWLIST, INHERITED_ENV_ALLOWLIST_WINDOWS};
 
 /// Refused prefixes (compared case-insensitively).
-pub const DANGEROUS_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_", "BASH_FUNC_"];
+pub const DANGEROUS_ENV_PREFIXES: &[&str] = &[
+    // the dynamic loader: preloaded libraries, library search paths, audit
+    // modules (glibc and musl `LD_*`, macOS `DYLD_*`)
+    "LD_",
+    "DYLD_",
+    // bash imports exported functions from these, under any command name
+    "BASH_FUNC_",
+    // npm (and pnpm, npx) read every `npm_config_*` as a setting:
+    // `node-options`, `script-shell`, `userconfig`, `globalconfig`,
+    // `registry`, `git`, `shell`, `onload-script` all run other code
+    "NPM_CONFIG_",
+    // yarn 2+ reads every `YARN_*` as an `.yarnrc.yml` setting: plugins,
+    // `yarnPath` (the yarn release it runs), registries
+    "YARN_",
+    // `GIT_CONFIG`, `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM` and
+    // `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>` set any
+    // git option, including `core.sshCommand`, `core.fsmonitor`, hooks
+    "GIT_CONFIG",
+    // Lua runs `LUA_INIT` (and `LUA_INIT_5_x`) as code and searches
+    // modules on `LUA_PATH`/`LUA_CPATH` (and their `_5_x` forms)
+    "LUA_INIT",
+    "LUA_PATH",
+    "LUA_CPATH",
+    // .NET profilers are native libraries loaded into the runtime
+    // (`CORECLR_PROFILER`, `_PATH`, `_PATH_32`/`_64`, `COR_PROFILER...`)
+    "CORECLR_PROFILER",
+    "COR_PROFILER",
+];
 
-/// Refused names (compared case-insensitively). REFERENCE's list is the
-/// floor; the extra names below it load code or change an interpreter's
-/// start-up in the same way.
+/// Refused names (compared case-insensitively). REFERENCE §1.6 lists the
+/// floor; each group below names what the variables make a program load
+/// or run before (or instead of) the server the entry names.
 pub const DANGEROUS_ENV_NAMES: &[&str] = &[
+    // Node: options and `--require` preloads, module search path, the REPL
+    // module, coverage output written where it points
     "NODE_OPTIONS",
     "NODE_PATH",
     "NODE_REPL_EXTERNAL_MODULE",
     "NODE_V8_COVERAGE",
+    // Electron apps then run as plain Node, honouring NODE_OPTIONS
+    "ELECTRON_RUN_AS_NODE",
+    // corepack downloads the package manager it runs from this registry
+    "COREPACK_NPM_REGISTRY",
+    // Python: start-up file, stdlib home, module path, breakpoint hook
+    // (imports a module), user site (runs its `.pth` files), platform lib
+    // dir, `-W` warning categories (imports the named module), interactive
+    // mode after the script (reads code from stdin), bytecode cache
+    // location, the interpreter path macOS launchers re-exec
     "PYTHONSTARTUP",
     "PYTHONHOME",
     "PYTHONPATH",
     "PYTHONBREAKPOINT",
+    "PYTHONUSERBASE",
+    "PYTHONPLATLIBDIR",
+    "PYTHONWARNINGS",
+    "PYTHONINSPECT",
+    "PYTHONPYCACHEPREFIX",
+    "PYTHONEXECUTABLE",
+    // pip and uv (`uvx`): where packages (code) are fetched from, their
+    // config files, and which interpreter uv runs
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "PIP_CONFIG_FILE",
+    "UV_INDEX",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_FIND_LINKS",
+    "UV_CONFIG_FILE",
+    "UV_PYTHON",
+    // Perl: module paths, `-M` options, the debugger (code), PerlIO
+    // layers (load modules), the shell it runs on Windows
     "PERL5LIB",
+    "PERLLIB",
     "PERL5OPT",
+    "PERL5DB",
+    "PERLIO",
+    "PERL5SHELL",
+    // Ruby: load path, `-r` options, the shell `system` uses, Bundler and
+    // RubyGems paths and Gemfiles (which gems, that is which code, load)
     "RUBYLIB",
     "RUBYOPT",
-    "BASH_ENV",
-    "ENV",
-    "SHELLOPTS",
-    "PS4",
-    "IFS",
-    "GCONV_PATH",
-    "GLIBC_TUNABLES",
+    "RUBYSHELL",
+    "RUBYGEMS_GEMDEPS",
+    "GEM_HOME",
+    "GEM_PATH",
+    "BUNDLE_GEMFILE",
+    // JVM: agents and options (`-javaagent`), class path, the JDK launcher
+    // scripts run, build tool options that reach the JVM
     "JAVA_TOOL_OPTIONS",
     "JAVA_OPTS",
     "_JAVA_OPTIONS",
     "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "JAVA_HOME",
+    "MAVEN_OPTS",
+    "GRADLE_OPTS",
+    "SBT_OPTS",
+    // .NET: startup hooks (assemblies run before `Main`), profiling on,
+    // extra dependency manifests, the runtime a host starts
     "DOTNET_STARTUP_HOOKS",
-    "CORECLR_PROFILER",
-    "LUA_INIT",
-    "SSLKEYLOGFILE",
-    // beyond the floor
-    "PERLLIB",
-    "PERL5DB",
-    "PYTHONUSERBASE",
-    "PYTHONPLATLIBDIR",
-    "RUBYGEMS_GEMDEPS",
-    "CORECLR_PROFILER_PATH",
-    "COR_PROFILER",
-    "COR_PROFILER_PATH",
-    "LUA_PATH",
-    "LUA_CPATH",
-    "ZDOTDIR",
+    "CORECLR_ENABLE_PROFILING",
+    "COR_ENABLE_PROFILING",
+    "DOTNET_ADDITIONAL_DEPS",
+    "DOTNET_SHARED_STORE",
+    "DOTNET_ROOT",
+    // PHP: the php.ini (auto_prepend_file, extensions) and its scan dir
+    "PHPRC",
+    "PHP_INI_SCAN_DIR",
+    // R: profile scripts and environ files it sources, library paths
+    "R_PROFILE",
+    "R_PROFILE_USER",
+    "R_ENVIRON",
+    "R_ENVIRON_USER",
+    "R_LIBS",
+    "R_LIBS_USER",
+    "R_LIBS_SITE",
+    // Tcl/Tk: package search path and the init scripts' library
+    "TCLLIBPATH",
+    "TCL_LIBRARY",
+    "TK_LIBRARY",
+    // Deno's module cache (code it runs without fetching), Bun's registry
+    "DENO_DIR",
+    "BUN_CONFIG_REGISTRY",
+    // shells: start-up files (`ENV`, `BASH_ENV`, zsh's dot dir), options
+    // (`xtrace` with PS4 runs command substitutions), prompt hooks, word
+    // splitting, the shell other programs start for commands
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "IFS",
     "PROMPT_COMMAND",
+    "ZDOTDIR",
+    "SHELL",
+    "COMSPEC",
+    // programs that tools such as git and npm start on their own
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "BROWSER",
+    // glibc: iconv modules (shared objects), tunables, locale and message
+    // catalog data it parses; jemalloc's config
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "LOCPATH",
+    "NLSPATH",
     "MALLOC_CONF",
+    // git: ssh and askpass programs, its exec path, the repository (whose
+    // config and hooks run), editors and pagers, proxy and diff commands,
+    // templates (hooks copied into new repositories)
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_EXEC_PATH",
+    "GIT_DIR",
+    "GIT_COMMON_DIR",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_PROXY_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_TEMPLATE_DIR",
+    // OpenSSL: its config loads engines and providers (shared objects)
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+    "OPENSSL_MODULES",
+    // TLS session keys written to a file: a secret, not code
+    "SSLKEYLOGFILE",
+    // where npm, pip, git and shells read their own config files, each of
+    // which can name programs to run (`.npmrc` node-options, git hooks)
+    "HOME",
+    "XDG_CONFIG_HOME",
 ];
+
+/// Whether `key` is a variable name: `[A-Za-z_][A-Za-z0-9_]*`
+/// (REFERENCE §1.6, Decision 2026-12). Anything else (`=`, which would
+/// smuggle `NAME=value` into the child's environment block, NUL, spaces,
+/// a leading digit) is refused.
+pub fn is_env_name(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    matches!(bytes.next(), Some(b) if b == b'_' || b.is_ascii_alphabetic())
+        && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
+}
 
 /// Whether a stdio entry may not set `key` (trimmed, case-insensitive).
 pub fn is_dangerous_env_key(key: &str) -> bool {
@@ -78,8 +226,9 @@ pub fn inherited_env_names() -> Vec<&'static str> {
 }
 
 /// The complete environment of a stdio child: the allow-listed part of
-/// `parent` plus the entry's own `env` (which wins). Dangerous keys are
-/// removed again here, so a caller that builds `env` by hand is covered too.
+/// `parent` plus the entry's own `env` (which wins). Keys that are not
+/// names and dangerous keys are removed again here, so a caller that
+/// builds `env` by hand is covered too.
 pub fn child_env(
     parent: &BTreeMap<String, String>,
     entry_env: &BTreeMap<String, String>,
@@ -99,7 +248,7 @@ pub fn child_env(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     for (k, v) in entry_env {
-        if !is_dangerous_env_key(k) {
+        if is_env_name(k) && !is_dangerous_env_key(k) {
             env.insert(k.clone(), v.clone());
         }
     }

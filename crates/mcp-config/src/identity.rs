@@ -2,10 +2,17 @@
 //! it really reaches, used to connect equal servers once), the claude.ai
 //! proxy url unwrap, and the config hash (what a runtime compares to decide
 //! whether a server must reconnect).
+//!
+//! Urls and signatures shown to people go through [`redact_url`] and
+//! [`redacted_signature`]: credentials in a url (userinfo, secret-looking
+//! query values, values expanded from variables) become `***`. The
+//! identity itself never changes: dedupe and reconnection compare the real
+//! [`signature`] and [`config_hash`].
 
 use percent_encoding::percent_decode_str;
 use serde_json::{Value, json};
 
+use crate::expand::expand_vars;
 use crate::types::{ServerConfig, TransportConfig};
 
 /// Path markers of claude.ai's connector proxy.
@@ -62,6 +69,172 @@ pub fn unwrap_ccr_proxy_url(url: &str) -> String {
     url.to_owned()
 }
 
+/// Query and fragment keys whose values are shown as `***`: any key that
+/// contains one of these (compared in lowercase) looks like it carries a
+/// credential. Over-matching (`author`, `zipcode`) only hides a harmless
+/// value from a display.
+const SECRET_KEY_PARTS: &[&str] = &[
+    "token",
+    "secret",
+    "passw",
+    "pwd",
+    "auth",
+    "key",
+    "sig",
+    "credential",
+    "session",
+    "jwt",
+    "bearer",
+    "code",
+    "ticket",
+    "cookie",
+];
+
+/// `url` as it may be shown to a person or written to a report: the same
+/// text with every part that may be a credential replaced by `***`.
+///
+/// - with `written` (the url as the config file spells it, before `${VAR}`
+///   expansion), the text shown is the written one with every variable
+///   reference as `***`: no part that came from a variable is ever shown,
+///   wherever it sits (host, path, query, userinfo);
+/// - userinfo: the password (`user:***@`); a user name alone, which is how
+///   tokens are often passed (`https://<token>@host`), becomes `***@`;
+/// - query and fragment values whose key looks secret (`token`, `api_key`,
+///   `sig`, `password`, ... see the list in the source).
+///
+/// The url is not normalised or re-encoded: what is not redacted is shown
+/// as written. This is for display only; [`signature`] and every
+/// connection use the url unchanged.
+pub fn redact_url(url: &str, written: Option<&str>) -> String {
+    let masked;
+    let url = match written {
+        Some(written) => {
+            masked = expand_vars(written, |_| Some(REDACTED.to_owned())).value;
+            masked.as_str()
+        }
+        None => url,
+    };
+    let parts = UrlParts::split(url);
+    let mut out = String::with_capacity(url.len());
+    out.push_str(parts.scheme);
+    if let Some(userinfo) = parts.userinfo {
+        match userinfo.split_once(':') {
+            Some((user, _)) => {
+                out.push_str(user);
+                out.push_str(":***@");
+            }
+            None => out.push_str("***@"),
+        }
+    }
+    out.push_str(parts.path);
+    for (mark, text) in [('?', parts.query), ('#', parts.fragment)] {
+        let Some(text) = text else { continue };
+        out.push(mark);
+        for (i, pair) in text.split('&').enumerate() {
+            if i > 0 {
+                out.push('&');
+            }
+            match pair.split_once('=') {
+                Some((key, value)) if !value.is_empty() && looks_secret(key) => {
+                    out.push_str(key);
+                    out.push_str("=***");
+                }
+                _ => out.push_str(pair),
+            }
+        }
+    }
+    out
+}
+
+/// What a redacted part is shown as.
+const REDACTED: &str = "***";
+
+fn looks_secret(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    SECRET_KEY_PARTS.iter().any(|part| key.contains(part))
+}
+
+/// A url cut into the parts [`redact_url`] treats, without decoding.
+#[derive(Debug, Clone, Copy)]
+struct UrlParts<'a> {
+    /// Up to and including `://` (or empty).
+    scheme: &'a str,
+    userinfo: Option<&'a str>,
+    /// Host, port and path.
+    path: &'a str,
+    query: Option<&'a str>,
+    fragment: Option<&'a str>,
+}
+
+impl<'a> UrlParts<'a> {
+    fn split(url: &'a str) -> UrlParts<'a> {
+        let (rest, fragment) = match url.split_once('#') {
+            Some((r, f)) => (r, Some(f)),
+            None => (url, None),
+        };
+        let (rest, query) = match rest.split_once('?') {
+            Some((r, q)) => (r, Some(q)),
+            None => (rest, None),
+        };
+        let (scheme, rest) = match rest.find("://") {
+            Some(i) => rest.split_at(i + 3),
+            None => ("", rest),
+        };
+        // The authority ends at the first `/`; its userinfo ends at its
+        // last `@`. (A url parser also ends the authority at `\` for
+        // http(s) and ws(s); not doing so can only hide more.)
+        let authority_end = rest.find('/').unwrap_or(rest.len());
+        let (userinfo, path) = match rest.get(..authority_end).and_then(|a| a.rfind('@')) {
+            Some(at) if !scheme.is_empty() => (rest.get(..at), rest.get(at + 1..).unwrap_or("")),
+            _ => (None, rest),
+        };
+        UrlParts {
+            scheme,
+            userinfo,
+            path,
+            query,
+            fragment,
+        }
+    }
+}
+
+/// [`signature`] for display: each url in it (a remote server's url, or
+/// an argument of a stdio command that is one) passes through
+/// [`redact_url`], with `written_url` the entry's url as written. The
+/// signature used to connect equal servers once is [`signature`], which
+/// this never changes.
+pub fn redacted_signature(config: &ServerConfig, written_url: Option<&str>) -> Option<String> {
+    match &config.transport {
+        TransportConfig::Stdio(s) => {
+            let parts: Vec<String> = std::iter::once(&s.command)
+                .chain(&s.args)
+                .map(|p| {
+                    let shown = if p.contains("://") {
+                        redact_url(p, None)
+                    } else {
+                        p.clone()
+                    };
+                    shown.replace('\\', "\\\\").replace('|', "\\|")
+                })
+                .collect();
+            Some(format!("stdio:[{}]", parts.join("|")))
+        }
+        TransportConfig::Sse(r) | TransportConfig::Http(r) | TransportConfig::Ws(r) => {
+            Some(redacted_url_signature(&r.url, written_url))
+        }
+        TransportConfig::ClaudeAiProxy(p) => Some(redacted_url_signature(&p.url, written_url)),
+        TransportConfig::Sdk { .. } => None,
+    }
+}
+
+fn redacted_url_signature(url: &str, written: Option<&str>) -> String {
+    let written = written.map(unwrap_ccr_proxy_url);
+    format!(
+        "url:{}",
+        redact_url(&unwrap_ccr_proxy_url(url), written.as_deref())
+    )
+}
+
 /// FNV-1a 64 of `bytes`.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -94,6 +267,7 @@ pub fn canonical_rendering(config: &ServerConfig) -> String {
     out
 }
 
+// Recursion is bounded by the shape of a `ServerConfig` (a few levels).
 fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {

@@ -11,6 +11,13 @@
 //! every directory and every environment variable comes in through the
 //! caller's inputs, so the core is pure and testable.
 //!
+//! Input is hostile until checked: [`json`] refuses nesting past a fixed
+//! depth before anything recursive runs, reads BOMs and surrogate pairs,
+//! and reports repeated keys; [`name`] is the one rule for server names
+//! (the loader's and every write verb's); [`env_safety`] keeps code-loading
+//! variables and keys that are not names away from children;
+//! [`redact_url`] is how a url or signature is shown.
+//!
 //! The core parses from text ([`parse_file`]) and returns entries *and*
 //! diagnostics: a bad entry never stops the others, a bad file never stops
 //! the other files. [`load`] is the thin layer that reads the files a
@@ -31,6 +38,7 @@ pub mod identity;
 pub mod json;
 pub mod load;
 pub mod merge;
+pub mod name;
 pub mod parse;
 pub mod plugin;
 pub mod types;
@@ -38,10 +46,11 @@ pub mod types;
 pub use check::CheckReport;
 pub use consent::ApprovalRecord;
 pub use entry::EntryOutcome;
-pub use env_safety::{child_env, inherited_env_names, is_dangerous_env_key};
-pub use identity::{config_hash, signature, unwrap_ccr_proxy_url};
+pub use env_safety::{child_env, inherited_env_names, is_dangerous_env_key, is_env_name};
+pub use identity::{config_hash, redact_url, redacted_signature, signature, unwrap_ccr_proxy_url};
 pub use load::{LoadOptions, LoadedConfig, MAX_CONFIG_FILE_BYTES, load};
 pub use merge::{Contribution, Merged, merge};
+pub use name::{MAX_NAME_LEN, server_name_problem};
 pub use parse::{ParseEnv, ParsedEntry, ParsedFile, parse_file};
 pub use plugin::{PluginFormat, PluginInfo};
 pub use types::*;

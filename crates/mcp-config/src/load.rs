@@ -291,21 +291,26 @@ impl Loader<'_> {
             entries,
             settings: None,
         });
-        let Some(project) = project else { return };
+        let local = self.home_project(&doc, project);
+        let mut maps = vec!["/mcpServers"];
+        maps.extend(local.as_deref());
+        self.diagnostics.extend(doc.file_findings(&maps));
+    }
+
+    /// The project's `projects[...]` object of `<home>/.claude.json`, as
+    /// the local contribution; returns the pointer of its server map.
+    fn home_project(&mut self, doc: &Document, project: Option<&Path>) -> Option<String> {
+        let project = project?;
         let key = project.display().to_string();
         let projects = doc.value.get("projects").and_then(Value::as_object);
-        let Some(key) = projects.and_then(|p| {
+        let key = projects.and_then(|p| {
             [key.as_str(), key.trim_end_matches('/')]
                 .into_iter()
                 .find(|k| p.contains_key(*k))
                 .map(str::to_owned)
-        }) else {
-            return;
-        };
+        })?;
         let pointer = child_pointer("/projects", &key);
-        let Some(object) = doc.get(&pointer) else {
-            return;
-        };
+        let object = doc.get(&pointer)?;
         self.trusted = trusted_in(object);
         if !object.is_object() {
             self.diagnostics.push(doc.diagnostic(
@@ -315,10 +320,10 @@ impl Loader<'_> {
                 None,
                 Some("projects"),
             ));
-            return;
+            return None;
         }
         let servers = format!("{pointer}/mcpServers");
-        let (entries, diagnostics) = parse_servers(&doc, &servers, self.env, None);
+        let (entries, diagnostics) = parse_servers(doc, &servers, self.env, None);
         self.diagnostics.extend(diagnostics);
         self.contributions.push(Contribution {
             scope: Scope::Local,
@@ -326,6 +331,7 @@ impl Loader<'_> {
             entries,
             settings: Some(settings_without(object, "/mcpServers")),
         });
+        Some(servers)
     }
 }
 

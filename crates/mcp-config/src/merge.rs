@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::consent::{ApprovalRecord, RECORDS_KEY};
 use crate::entry::EntryOutcome;
-use crate::identity::signature;
+use crate::identity::{redacted_signature, signature};
 use crate::parse::ParsedEntry;
 use crate::types::{Approval, ApprovalBasis, Diagnostic, Level, Scope, ScopedServer, ServerConfig};
 
@@ -177,10 +177,12 @@ pub fn merge(mut contributions: Vec<Contribution>, trust_project_servers: bool) 
         match reason {
             Some(reason) => {
                 let e = &winner.entry;
+                // Diagnostics are printed: the endpoint without credentials.
+                let shown = redacted_signature(config, None).unwrap_or_default();
                 diagnostics.push(Diagnostic {
                     level: Level::Info,
                     message: format!(
-                        "plugin server `{}` is dropped: {reason} already reaches {sig}",
+                        "plugin server `{}` is dropped: {reason} already reaches {shown}",
                         e.name
                     ),
                     file: Some(e.source.clone()),

@@ -1,4 +1,20 @@
 //! Parsing one config file from text: the pure core of loading.
+//!
+//! **Repeated keys and lone surrogates** ([`crate::json::Finding`]) are
+//! reported at a level that follows what they could hide:
+//!
+//! - inside a server entry, at any depth (two `command`s, two `env.TOKEN`s,
+//!   two headers of one name), and a server name repeated in its map: an
+//!   error, and the entry is invalid. JSON keeps the last occurrence, so a
+//!   reviewer reading the first would approve something else;
+//! - a key on the way to a server map (`mcpServers` twice, the project's
+//!   `projects[...]` twice): an error; the last map is the one loaded, as
+//!   every JSON reader loads it;
+//! - anywhere else (settings): a warning naming both positions; the last
+//!   value is used.
+//!
+//! Server names follow [`crate::name`]: a refused name is an error at the
+//! entry, shown escaped.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -6,8 +22,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::entry::{EntryContext, EntryOutcome, PluginPaths, parse_entry};
-use crate::json::{Document, child_pointer};
+use crate::json::{Document, child_pointer, escape_text};
 use crate::merge::APPROVAL_KEYS;
+use crate::name::server_name_problem;
 use crate::types::{Diagnostic, Level, Scope};
 
 /// The inputs expansion needs: variables and the home directory. Its
@@ -112,6 +129,7 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope, env: ParseEnv<'_>) -> P
     let (entries, diagnostics) = parse_servers(&doc, pointer, env, None);
     file.entries = entries;
     file.diagnostics.extend(diagnostics);
+    file.diagnostics.extend(doc.file_findings(&[pointer]));
     file.settings = settings_without(&doc.value, pointer);
     if scope == Scope::Project {
         // A project must not approve its own servers (REFERENCE §1.7).
@@ -219,11 +237,12 @@ pub(crate) fn parse_one(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ParsedEntry {
     let (line, column) = doc.position(pointer);
-    let outcome = if name.trim().is_empty() {
+    let mut outcome = if let Some(problem) = server_name_problem(name) {
+        let shown = escape_text(name);
         diagnostics.push(doc.diagnostic(
             Level::Error,
             pointer,
-            "a server name must not be empty".into(),
+            format!("server `{shown}`: {problem}"),
             Some(name),
             None,
         ));
@@ -239,6 +258,25 @@ pub(crate) fn parse_one(
         };
         parse_entry(&raw, &cx, diagnostics)
     };
+    // A repeated key or an undecodable escape inside the entry: what runs
+    // would not be what a reader of the file sees, so the entry is invalid.
+    let shown = escape_text(name);
+    for finding in doc.findings_within(pointer) {
+        let field = finding
+            .pointer
+            .get(pointer.len() + 1..)
+            .and_then(|rest| rest.split('/').next())
+            .filter(|token| !token.is_empty())
+            .map(|token| token.replace("~1", "/").replace("~0", "~"));
+        diagnostics.push(doc.finding_diagnostic(
+            finding,
+            Level::Error,
+            format!("server `{shown}`: {}", finding.message),
+            Some(name),
+            field.as_deref(),
+        ));
+        outcome = EntryOutcome::Invalid;
+    }
     ParsedEntry {
         name: name.to_owned(),
         outcome,

@@ -45,7 +45,7 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::entry::{PluginPaths, is_explicitly_relative, normalize, path_text};
-use crate::json::{Document, child_pointer};
+use crate::json::{Document, child_pointer, escape_text};
 use crate::load::read_text;
 use crate::parse::{ParseEnv, ParsedEntry, parse_one};
 use crate::types::{Diagnostic, Level};
@@ -499,6 +499,16 @@ pub(crate) fn load_canonical_plugin(
             base,
         });
     }
+    for source in &sources {
+        diagnostics.extend(source.doc.file_findings(&[source.pointer.as_str()]));
+    }
+    if let Some(doc) = &manifest
+        && !inline
+    {
+        // `mcpServers` names the files that hold servers: repeating it
+        // hides a set of them just as a repeated server map does.
+        diagnostics.extend(doc.file_findings(&["/mcpServers"]));
+    }
     if let Some(doc) = manifest.filter(|_| inline) {
         sources.push(Source {
             doc,
@@ -574,7 +584,7 @@ pub(crate) fn load_canonical_plugin(
             cwd_base: base_of(2),
             helper_base: base_of(3),
         };
-        entries.push(parse_one(
+        let mut entry = parse_one(
             &source.doc,
             &pointer,
             &name,
@@ -582,7 +592,23 @@ pub(crate) fn load_canonical_plugin(
             env,
             Some((&info.name, paths)),
             diagnostics,
-        ));
+        );
+        // Earlier files patched this entry too: a repeated key there is in
+        // the merged entry as much as one in the last file.
+        for other in sources.iter().filter(|s| !std::ptr::eq(*s, source)) {
+            let at = child_pointer(&other.pointer, &name);
+            for finding in other.doc.findings_within(&at) {
+                diagnostics.push(other.doc.finding_diagnostic(
+                    finding,
+                    Level::Error,
+                    format!("server `{}`: {}", escape_text(&name), finding.message),
+                    Some(&name),
+                    None,
+                ));
+                entry.outcome = crate::entry::EntryOutcome::Invalid;
+            }
+        }
+        entries.push(entry);
     }
     (info, entries)
 }
