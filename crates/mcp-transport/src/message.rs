@@ -271,7 +271,7 @@ impl RawMessage {
         let outcome = match (raw.result, raw.error) {
             (Some(_), Some(_)) => return Err("response has both result and error".to_string()),
             (Some(result), None) => Ok(result),
-            (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error)
+            (None, Some(error)) => Err(crate::codec::from_value::<ErrorObject>(error)
                 .map_err(|e| format!("invalid error object: {e}"))?),
             (None, None) => return Err("response has neither result nor error".to_string()),
         };

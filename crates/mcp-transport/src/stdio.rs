@@ -42,7 +42,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 
-use crate::codec::{Codec, DecodeError};
+use crate::codec::{Codec, DecodeError, Undecodable};
 use crate::message::JsonRpcMessage;
 use crate::outbox::Outbox;
 use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
@@ -525,18 +525,24 @@ impl ReadBuffer {
 }
 
 /// Decodes one line into `out`; blank lines, non-JSON lines and invalid
-/// messages are skipped (and logged).
+/// messages are skipped (and logged), except that an answer among them
+/// whose id can be found becomes an error answer to that request.
 fn decode_line(codec: &Codec, server: &str, line: &[u8], out: &mut VecDeque<JsonRpcMessage>) {
     if line.iter().all(u8::is_ascii_whitespace) {
         return;
     }
-    match codec.decode(line) {
+    match codec.decode_salvaging(line) {
         Ok(decoded) => out.extend(decoded),
-        Err(DecodeError::NotJson(reason)) => {
+        Err(Undecodable {
+            error: DecodeError::NotJson(reason),
+            salvaged,
+        }) if salvaged.is_empty() => {
             tracing::info!(server = %server, %reason, "skipping a stdout line that is not JSON");
         }
-        Err(error) => {
+        Err(Undecodable { error, salvaged }) => {
+            // The requests the line answered fail now, saying why.
             tracing::warn!(server = %server, %error, "skipping an invalid message");
+            out.extend(salvaged);
         }
     }
 }
