@@ -32,7 +32,9 @@ use mcp_transport::{ClientSession, ConnectOptions, ServerEvent};
 use serde_json::{Value, json};
 
 const SCRIPTED: &str = env!("CARGO_BIN_EXE_mcp-scripted-server");
-const EXAMPLE: &str = env!("CARGO_BIN_EXE_mcp-example-server");
+/// Told to hang at `hostile/hold`, it never reads its stdin again: only a
+/// signal can end it once its host is gone.
+const MISBEHAVING: &str = env!("CARGO_BIN_EXE_mcp-misbehaving-server");
 const HOST: &str = env!("CARGO_BIN_EXE_mcp-stdio-host");
 
 const TIMEOUTS: Timeouts = Timeouts {
@@ -378,12 +380,14 @@ fn schemas_deeper_than_serde_defaults_keep_every_tool() {
     });
 }
 
-/// Starts `mcp-stdio-host` serving the example server, spawned from
+/// Starts `mcp-stdio-host` serving a server that ignores the end of its
+/// stdin, spawned from
 /// `spawn_from`; returns it and the server's pid once it is ready (the host
 /// checks the server still answers after the spawning thread exited).
 fn start_host(spawn_from: &str) -> (std::process::Child, i32) {
     let mut host = Command::new(HOST)
-        .args(["--spawn-from", spawn_from, "--", EXAMPLE])
+        .args(["--spawn-from", spawn_from, "--", MISBEHAVING])
+        .args(["--fault", "hang", "--at", "hostile/hold"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -419,10 +423,13 @@ fn check_host_death(spawn_from: &str) {
     host.wait().unwrap();
     let killed = Instant::now();
     while running(server) {
-        assert!(
-            killed.elapsed() < Duration::from_secs(5),
-            "{spawn_from}: server {server} still runs 5 s after its host was killed"
-        );
+        if killed.elapsed() > Duration::from_secs(5) {
+            // Leave nothing behind, then fail.
+            let _ = Command::new("kill")
+                .args(["-9", &server.to_string()])
+                .status();
+            panic!("{spawn_from}: server {server} still ran 5 s after its host was killed");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     eprintln!(

@@ -5,7 +5,9 @@
 //! spawns the server from a runtime worker, from a short-lived thread that
 //! exits right after, or from a blocking-pool thread that exits once idle
 //! (keep-alive 100 ms); waits until that thread is surely gone; checks that
-//! the server still answers; prints `ready <server pid>` and then lives
+//! the server still answers; sends the notification `hostile/hold` (a
+//! scripted server stops reading there, so the end of its stdin cannot end
+//! it); prints `ready <server pid>` and then lives
 //! until its stdin closes or it is killed. A test kills it (SIGKILL, no
 //! cleanup runs) and checks that the server dies with it.
 
@@ -90,6 +92,11 @@ async fn host(spawn_from: &str, config: StdioConfig, options: StdioOptions) -> R
             .await
             .map_err(|e: TransportError| format!("the server no longer answers: {e}"))?;
     session.ping().await.map_err(|e| e.to_string())?;
+    // Scripted servers can be told to stop reading here, so that only a
+    // signal, not the end of their stdin, can end them.
+    session
+        .notify("hostile/hold", None)
+        .map_err(|e| e.to_string())?;
     println!("ready {pid}");
     let _ = std::io::stdout().flush();
     // Live until stdin closes (the test ends) or a signal ends the process.
