@@ -9,9 +9,10 @@
 //! body, as an SSE answer, or on the GET stream), legacy SSE and WebSocket
 //! by [`serve`]. The test asks for a shape with the request
 //! `hostile/answer` and params `{"shape": ..., "levels": N, "bytes": N}`;
-//! `initialize`, `ping` and `tools/list` (an `echo` tool and a `deep` tool
-//! whose input schema nests 65 levels, or `levels` when given) are answered
-//! normally.
+//! `initialize`, `ping`, `tools/list` (an `echo` tool and a `deep` tool
+//! whose input schema nests 65 levels, or `levels` when given) and
+//! `tools/call` (a result whose `structuredContent` nests the argument
+//! `levels` objects) are answered normally.
 
 use std::sync::{Arc, Mutex};
 
@@ -155,6 +156,17 @@ pub fn answer(request: &Value) -> Option<Answer> {
             raw_result(&format!(
                 r#"{{"tools":[{{"name":"echo","inputSchema":{{"type":"object"}}}},{{"name":"deep","inputSchema":{}}}]}}"#,
                 nested_schema(levels)
+            ))
+        }
+        // `structuredContent` nests `levels` objects (from the arguments).
+        "tools/call" => {
+            let levels = params
+                .pointer("/arguments/levels")
+                .and_then(Value::as_u64)
+                .unwrap_or(1) as usize;
+            raw_result(&format!(
+                r#"{{"content":[{{"type":"text","text":"deep"}}],"structuredContent":{}}}"#,
+                nested_objects(levels)
             ))
         }
         "hostile/answer" => shaped(id, &params),

@@ -339,7 +339,7 @@ fn undecodable_answers_with_an_id_fail_that_request_at_once() {
 }
 
 #[test]
-fn schemas_deeper_than_serde_defaults_keep_every_tool() {
+fn schemas_and_results_deeper_than_serde_defaults_arrive_typed() {
     runtime().block_on(async {
         for via in EVERY_KIND {
             let (session, _server) = connect(via).await;
@@ -374,6 +374,23 @@ fn schemas_deeper_than_serde_defaults_keep_every_tool() {
                 "{via:?}: {error}"
             );
             assert!(!error.is_fatal(), "{via:?}: {error}");
+            // A typed result at the ceiling goes through the library's own
+            // conversion (`structuredContent`: message, result, then 510).
+            let result = session
+                .call_tool("deep", Some(json!({"levels": 510})))
+                .await
+                .unwrap_or_else(|e| panic!("{via:?}: {e}"));
+            assert_eq!(depth(result.structured_content.as_ref().unwrap()), 510);
+            let started = Instant::now();
+            let error = session
+                .call_tool("deep", Some(json!({"levels": 511})))
+                .await
+                .unwrap_err();
+            assert!(started.elapsed() < AT_ONCE, "{via:?}");
+            assert!(
+                error.to_string().contains("deep (limit 512)"),
+                "{via:?}: {error}"
+            );
             session.ping().await.unwrap();
             let _ = session.close().await;
         }
