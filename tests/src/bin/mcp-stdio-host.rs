@@ -97,8 +97,10 @@ async fn host(spawn_from: &str, config: StdioConfig, options: StdioOptions) -> R
     session
         .notify("hostile/hold", None)
         .map_err(|e| e.to_string())?;
-    println!("ready {pid}");
-    let _ = std::io::stdout().flush();
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "ready {pid}")
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot write to stdout: {e}"))?;
     // Live until stdin closes (the test ends) or a signal ends the process.
     tokio::task::spawn_blocking(|| {
         let mut line = String::new();
