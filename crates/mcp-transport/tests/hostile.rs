@@ -153,6 +153,21 @@ fn undecodable_frames_with_an_id_fail_that_request_and_keep_the_rest_of_a_batch(
                 ),
             ],
         );
+        // A server's long value is cut short in the error.
+        let cut = format!(
+            "invalid JSON-RPC message: jsonrpc must be \"2.0\", not \"{}...",
+            "v".repeat(59)
+        );
+        check(
+            format!(
+                r#"{{"jsonrpc":"{}","id":1,"result":{{}}}}"#,
+                "v".repeat(100_000)
+            ),
+            &[
+                &format!("undecodable: {cut}"),
+                &format!("error 1 {PARSE}: the answer could not be decoded: {cut}"),
+            ],
+        );
         // A banner line: skipped, nothing to fail.
         check(
             "Server listening on stdio".to_owned(),
