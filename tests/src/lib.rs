@@ -16,4 +16,5 @@ pub mod harness;
 pub mod measure;
 pub mod misbehaving;
 pub mod net;
+pub mod scripted;
 pub mod server;

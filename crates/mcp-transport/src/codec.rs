@@ -17,8 +17,47 @@
 //!
 //! Decoding goes straight from bytes into the typed message through one
 //! `serde` pass (no intermediate `Value` for the envelope).
+//!
+//! # Depth
+//!
+//! A message is decoded at any depth up to [`MAX_DEPTH`], well past
+//! `serde_json`'s default limit of 128 (a 65-level tool schema nests about
+//! 135 levels): a message the default parse refuses is measured by a scan
+//! that never recurses ([`crate::scan`]) and, when it nests deeper than 128
+//! but not past [`MAX_DEPTH`], parsed again without the limit, on a stack
+//! that `serde_stacker` grows on the heap as needed. A message deeper than
+//! [`MAX_DEPTH`] (a 16 MiB message can nest eight million levels) is refused
+//! with [`DecodeError::TooDeep`] without building anything. The ceiling
+//! exists for the values handed to callers: `serde_json::Value`'s `Clone`,
+//! `PartialEq`, `Drop` and `Serialize` recurse, and at [`MAX_DEPTH`] they
+//! stay well within a 2 MiB thread stack even in a debug build, where a
+//! `Clone` of a few thousand nested objects would not.
+//!
+//! # Undecodable answers
+//!
+//! [`Codec::decode_salvaging`] is what transports call: when a frame cannot
+//! be decoded (too deep, too large, not JSON, not JSON-RPC), the scan still
+//! finds the ids of the answers it carries, and each becomes an error
+//! answer ([`undecodable_answer`]) so the request fails at once, saying
+//! why, instead of waiting out its timeout; the good elements of a batch
+//! are kept.
 
-use crate::message::{JsonRpcMessage, RawMessage};
+use std::fmt::Display;
+
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use crate::message::{ErrorObject, JsonRpcMessage, RawMessage, RequestId, error_codes};
+use crate::scan::{self, AnswerScan};
+
+/// Deepest nesting of arrays and objects in a decoded message (the
+/// envelope counts as one level). Deeper messages are refused with
+/// [`DecodeError::TooDeep`]; see the module docs for why there is one.
+pub const MAX_DEPTH: usize = 512;
+
+/// Messages nesting less than this are parsed with `serde_json`'s default
+/// recursion limit (128); only deeper ones need the unbounded parse.
+const SERDE_DEFAULT_DEPTH: usize = 100;
 
 /// Default cap on one message: large enough for big tool results (images
 /// as base64), small enough that a runaway server cannot exhaust memory.
@@ -38,6 +77,63 @@ pub enum DecodeError {
     /// The frame is JSON but not a JSON-RPC 2.0 message.
     #[error("invalid JSON-RPC message: {0}")]
     Invalid(String),
+    /// The frame nests deeper than [`MAX_DEPTH`].
+    #[error("message nests {depth} levels deep (limit {max})")]
+    TooDeep { depth: usize, max: usize },
+}
+
+/// A frame that could not be decoded, and what could be saved from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undecodable {
+    /// Why the frame (or its first bad batch element) could not be decoded.
+    pub error: DecodeError,
+    /// The batch elements that did decode, and an [`undecodable_answer`]
+    /// for each answer whose id was found in what did not, in order.
+    pub salvaged: Vec<JsonRpcMessage>,
+}
+
+/// The error answer that stands for an answer that could not be decoded:
+/// its request fails at once with `reason` (JSON-RPC parse error code).
+pub fn undecodable_answer(id: RequestId, reason: &dyn Display) -> JsonRpcMessage {
+    JsonRpcMessage::error(
+        Some(id),
+        ErrorObject::new(
+            error_codes::PARSE_ERROR,
+            format!("the answer could not be decoded: {reason}"),
+        ),
+    )
+}
+
+/// `serde_json::from_value` that cannot overflow the stack on a deep value
+/// (the session converts results with it).
+pub(crate) fn from_value<T: DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<T, serde_json::Error> {
+    T::deserialize(serde_stacker::Deserializer::new(value))
+}
+
+/// Parses `frame` at any depth up to [`MAX_DEPTH`].
+fn parse<T: DeserializeOwned>(frame: &[u8]) -> Result<T, DecodeError> {
+    let error = match serde_json::from_slice::<T>(frame) {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
+    let depth = scan::depth(frame);
+    if depth < SERDE_DEFAULT_DEPTH {
+        return Err(classify(error));
+    }
+    if depth > MAX_DEPTH {
+        return Err(DecodeError::TooDeep {
+            depth,
+            max: MAX_DEPTH,
+        });
+    }
+    let mut deserializer = serde_json::Deserializer::from_slice(frame);
+    deserializer.disable_recursion_limit();
+    let value =
+        T::deserialize(serde_stacker::Deserializer::new(&mut deserializer)).map_err(classify)?;
+    deserializer.end().map_err(classify)?;
+    Ok(value)
 }
 
 /// The messages of one frame: one, or a batch.
@@ -118,11 +214,12 @@ impl Codec {
             None => Err(DecodeError::NotJson("empty message".to_string())),
             Some(b'[') => self.decode_batch(frame),
             Some(b'{') => {
-                let raw: RawMessage = serde_json::from_slice(frame).map_err(classify)?;
+                let raw: RawMessage = parse(frame)?;
                 raw.into_message()
                     .map(Decoded::Single)
                     .map_err(DecodeError::Invalid)
             }
+            // `IgnoredAny` parses without recursing, at any depth.
             Some(_) => match serde_json::from_slice::<serde::de::IgnoredAny>(frame) {
                 Ok(_) => Err(DecodeError::Invalid(
                     "expected an object or a batch array".to_string(),
@@ -133,7 +230,7 @@ impl Codec {
     }
 
     fn decode_batch(&self, frame: &[u8]) -> Result<Decoded, DecodeError> {
-        let raws: Vec<RawMessage> = serde_json::from_slice(frame).map_err(classify)?;
+        let raws: Vec<RawMessage> = parse(frame)?;
         if raws.is_empty() {
             return Err(DecodeError::Invalid("empty batch".to_string()));
         }
@@ -145,6 +242,50 @@ impl Codec {
             messages.push(message);
         }
         Ok(Decoded::Batch(messages))
+    }
+
+    /// [`Codec::decode`] for transports: an undecodable frame still yields
+    /// what can be saved from it (see [`Undecodable`]), so the requests it
+    /// answers fail at once and the good elements of a batch arrive.
+    pub fn decode_salvaging(&self, frame: &[u8]) -> Result<Decoded, Undecodable> {
+        let error = match self.decode(frame) {
+            Ok(decoded) => return Ok(decoded),
+            Err(error) => error,
+        };
+        let mut salvaged = Vec::new();
+        let is_batch = frame.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+        let fits = !matches!(error, DecodeError::TooLarge { .. });
+        // `RawValue` splits a batch without recursing, at any depth.
+        let elements = (is_batch && fits)
+            .then(|| serde_json::from_slice::<Vec<&RawValue>>(frame).ok())
+            .flatten();
+        match elements {
+            Some(elements) => {
+                let mut first_error = None;
+                for element in elements {
+                    let bytes = element.get().as_bytes();
+                    match self.decode(bytes) {
+                        Ok(decoded) => salvaged.extend(decoded),
+                        Err(e) => {
+                            for id in AnswerScan::answers_in(bytes) {
+                                salvaged.push(undecodable_answer(id, &e));
+                            }
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+                Err(Undecodable {
+                    error: first_error.unwrap_or(error),
+                    salvaged,
+                })
+            }
+            None => {
+                for id in AnswerScan::answers_in(frame) {
+                    salvaged.push(undecodable_answer(id, &error));
+                }
+                Err(Undecodable { error, salvaged })
+            }
+        }
     }
 
     /// Encodes one message as compact JSON (never containing a raw newline)

@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Mutex;
 
-use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
+use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Undecodable};
+use crate::event_stream::{Event, SseDecoder, SseItem};
 use crate::headers_helper::run_headers_helper;
 use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
 use crate::transport::TransportError;
@@ -413,94 +413,60 @@ pub(crate) async fn read_body_capped(
     Ok(body)
 }
 
-/// Why an SSE body stopped early.
-#[derive(Debug)]
-pub(crate) enum StreamError {
-    /// The connection broke.
-    Http(reqwest::Error),
-    /// One event grew past the message cap.
-    TooLarge { max: usize },
-}
-
-impl std::fmt::Display for StreamError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StreamError::Http(e) => e.fmt(f),
-            StreamError::TooLarge { max } => {
-                write!(f, "message too large: more than {max} bytes")
-            }
-        }
-    }
-}
-
-/// An error while reading SSE events.
-pub(crate) type SseError = EventStreamError<StreamError>;
-
-/// Counts the bytes of the SSE event being received, so one event cannot
-/// make the decoder buffer without bound. An event ends at an empty line;
-/// lines end with CR, LF or CRLF.
-struct EventLimit {
-    max: usize,
-    event_bytes: usize,
-    line_empty: bool,
-    previous: u8,
-}
-
-impl EventLimit {
-    fn new(max: usize) -> Self {
-        EventLimit {
-            max,
-            event_bytes: 0,
-            line_empty: true,
-            previous: 0,
-        }
-    }
-
-    /// Takes the next chunk; false once the current event is past the cap.
-    fn admit(&mut self, chunk: &[u8]) -> bool {
-        for &byte in chunk {
-            match byte {
-                // The second half of a CRLF.
-                b'\n' if self.previous == b'\r' => {}
-                b'\n' | b'\r' => {
-                    if self.line_empty {
-                        self.event_bytes = 0;
-                    }
-                    self.line_empty = true;
-                }
-                _ => {
-                    self.line_empty = false;
-                    self.event_bytes += 1;
-                }
-            }
-            self.previous = byte;
-        }
-        self.event_bytes <= self.max
-    }
-}
-
-/// The events of an SSE response body; an event past the message cap ends
-/// the stream with [`StreamError::TooLarge`].
+/// The items of an SSE response body: events, and a report for each event
+/// past the message cap (whose rest is skipped in bounded memory); a
+/// broken connection ends the stream with its error.
 pub(crate) fn sse_events(
     response: reqwest::Response,
-) -> impl Stream<Item = Result<Event, SseError>> + Send + Unpin {
-    let mut limit = EventLimit::new(DEFAULT_MAX_MESSAGE_BYTES);
-    response
-        .bytes_stream()
-        .map(move |chunk| match chunk {
-            Ok(bytes) if limit.admit(&bytes) => Ok(bytes),
-            Ok(_) => Err(StreamError::TooLarge { max: limit.max }),
-            Err(e) => Err(StreamError::Http(e)),
-        })
-        .eventsource()
+) -> impl Stream<Item = Result<SseItem, reqwest::Error>> + Send {
+    let decoder = SseDecoder::new(DEFAULT_MAX_MESSAGE_BYTES);
+    futures::stream::unfold(
+        (response.bytes_stream(), decoder, false),
+        |(mut body, mut decoder, mut ended)| async move {
+            loop {
+                if let Some(item) = decoder.next_item() {
+                    return Some((Ok(item), (body, decoder, ended)));
+                }
+                if ended {
+                    return None;
+                }
+                match body.next().await {
+                    Some(Ok(chunk)) => decoder.feed(&chunk),
+                    Some(Err(e)) => return Some((Err(e), (body, decoder, true))),
+                    None => {
+                        decoder.end();
+                        ended = true;
+                    }
+                }
+            }
+        },
+    )
 }
 
-/// Decodes one JSON text (a message or a batch) into messages.
-pub(crate) fn decode_payload(text: &str) -> Result<Vec<JsonRpcMessage>, String> {
+/// Decodes one JSON text (a message or a batch) into messages; an
+/// undecodable one still yields what can be saved (see
+/// [`Codec::decode_salvaging`]).
+pub(crate) fn decode_payload(text: &[u8]) -> Result<Vec<JsonRpcMessage>, Undecodable> {
     Codec::default()
-        .decode(text.as_bytes())
+        .decode_salvaging(text)
         .map(|decoded| decoded.into_iter().collect())
-        .map_err(|e| e.to_string())
+}
+
+/// The error answers that stand for answers past the message cap.
+pub(crate) fn too_large_answers(
+    server: &str,
+    max: usize,
+    answers: Vec<RequestId>,
+) -> impl Iterator<Item = JsonRpcMessage> {
+    let server = server.to_owned();
+    answers.into_iter().map(move |id| {
+        let error = TransportError::MessageTooLarge {
+            server: server.clone(),
+            max,
+        };
+        // Named like the transport's other made-up answers.
+        synthetic_error(id, error.to_string())
+    })
 }
 
 /// Encodes a message as its JSON text.
@@ -543,27 +509,32 @@ pub(crate) fn synthetic_error(id: RequestId, message: String) -> JsonRpcMessage 
 
 /// Decodes SSE bytes (as one body) into the JSON-RPC messages its events
 /// carry, the way the HTTP transports read a stream: events named `message`
-/// (or unnamed) with non-empty data are decoded; other events are skipped.
-/// Public for the fuzz target and for tests; never panics.
+/// (or unnamed) with non-empty data are decoded; other events are skipped;
+/// an event past the message cap is an error. Public for the fuzz target
+/// and for tests; never panics.
 pub fn decode_sse_body(chunks: &[&[u8]]) -> Vec<Result<JsonRpcMessage, String>> {
-    let owned: Vec<Result<bytes::Bytes, std::convert::Infallible>> = chunks
-        .iter()
-        .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
-        .collect();
-    let stream = futures::stream::iter(owned).eventsource();
-    let events: Vec<_> = futures::executor::block_on(stream.collect());
+    let mut decoder = SseDecoder::new(DEFAULT_MAX_MESSAGE_BYTES);
+    let mut items = Vec::new();
+    for chunk in chunks {
+        decoder.feed(chunk);
+        items.extend(std::iter::from_fn(|| decoder.next_item()));
+    }
+    decoder.end();
+    items.extend(std::iter::from_fn(|| decoder.next_item()));
     let mut out = Vec::new();
-    for event in events {
-        match event {
-            Ok(event) => {
+    for item in items {
+        match item {
+            SseItem::Event(event) => {
                 if is_message_event(&event) {
-                    match decode_payload(&event.data) {
+                    match decode_payload(event.data.as_bytes()) {
                         Ok(messages) => out.extend(messages.into_iter().map(Ok)),
-                        Err(e) => out.push(Err(e)),
+                        Err(e) => out.push(Err(e.error.to_string())),
                     }
                 }
             }
-            Err(e) => out.push(Err(e.to_string())),
+            SseItem::TooLarge { max, .. } => {
+                out.push(Err(format!("message too large: more than {max} bytes")));
+            }
         }
     }
     out
@@ -608,24 +579,6 @@ mod tests {
                 .collect();
             prop_assert_eq!(got, methods);
         }
-    }
-
-    #[test]
-    fn the_event_limit_counts_one_event_at_a_time() {
-        // Many small events in one chunk, with every line ending, stay
-        // under a cap smaller than their sum.
-        for eol in ["\n", "\r", "\r\n"] {
-            let event = format!("event: message{eol}data: 0123456789{eol}{eol}");
-            let mut limit = EventLimit::new(40);
-            assert!(limit.admit(event.repeat(100).as_bytes()), "{eol:?}");
-            // Split inside a line ending, too.
-            let (a, b) = event.split_at(event.len() - 1);
-            assert!(limit.admit(a.as_bytes()) && limit.admit(b.as_bytes()));
-        }
-        // One event past the cap, however it is split, is refused.
-        let mut limit = EventLimit::new(40);
-        assert!(limit.admit(b"data: 0123456789\ndata: 0123456789\n"));
-        assert!(!limit.admit(b"data: 0123456789\n"));
     }
 
     #[test]

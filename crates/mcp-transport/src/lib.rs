@@ -10,6 +10,7 @@
 
 pub mod codec;
 pub mod connect;
+pub mod event_stream;
 pub mod message;
 pub mod protocol;
 pub mod session;
@@ -25,8 +26,9 @@ pub mod streamable_http;
 pub mod ws;
 
 mod outbox;
+pub mod scan;
 
-pub use codec::{Codec, DecodeError};
+pub use codec::{Codec, DecodeError, MAX_DEPTH, Undecodable};
 pub use connect::{ConnectOptions, connect, open_transport};
 pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
 pub use sdk::{SdkRegistry, SdkServer, SdkServerConnection};

@@ -225,6 +225,40 @@ fn parse_id(id: Value) -> Result<Option<RequestId>, String> {
     }
 }
 
+/// The start of a value as JSON, for an error message: a server's value
+/// may be megabytes long.
+fn excerpt(value: &Value) -> String {
+    const MAX: usize = 60;
+    struct Bounded(Vec<u8>);
+    impl std::io::Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = (MAX + 1).saturating_sub(self.0.len());
+            if room == 0 {
+                // Stops serde_json once enough is written.
+                return Err(std::io::Error::other("long enough"));
+            }
+            let taken = buf.len().min(room);
+            self.0.extend_from_slice(&buf[..taken]);
+            Ok(taken)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Bounded(Vec::with_capacity(MAX + 1));
+    let _ = serde_json::to_writer(&mut out, value);
+    let mut text = String::from_utf8_lossy(&out.0).into_owned();
+    if text.len() > MAX {
+        let mut end = MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    text
+}
+
 fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -242,7 +276,9 @@ impl RawMessage {
         let raw = self;
         match raw.jsonrpc {
             Some(Value::String(v)) if v == "2.0" => {}
-            Some(other) => return Err(format!("jsonrpc must be \"2.0\", not {other}")),
+            Some(other) => {
+                return Err(format!("jsonrpc must be \"2.0\", not {}", excerpt(&other)));
+            }
             None => return Err("missing \"jsonrpc\": \"2.0\"".to_string()),
         }
         if let Some(method) = raw.method {
@@ -260,7 +296,10 @@ impl RawMessage {
                 })),
                 Some(id) => match parse_id(id)? {
                     Some(id) => Ok(JsonRpcMessage::Request(Request { id, method, params })),
-                    None => Err(format!("request {method:?} has a null id")),
+                    None => Err(format!(
+                        "request {} has a null id",
+                        excerpt(&Value::String(method))
+                    )),
                 },
             };
         }
@@ -271,7 +310,7 @@ impl RawMessage {
         let outcome = match (raw.result, raw.error) {
             (Some(_), Some(_)) => return Err("response has both result and error".to_string()),
             (Some(result), None) => Ok(result),
-            (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error)
+            (None, Some(error)) => Err(crate::codec::from_value::<ErrorObject>(error)
                 .map_err(|e| format!("invalid error object: {e}"))?),
             (None, None) => return Err("response has neither result nor error".to_string()),
         };

@@ -584,7 +584,7 @@ impl ClientSession {
             Err(e) => return Err(e),
         };
         let init: InitializeResult =
-            serde_json::from_value(result).map_err(|e| TransportError::Protocol {
+            crate::codec::from_value(result).map_err(|e| TransportError::Protocol {
                 server: server.clone(),
                 message: format!("invalid initialize result: {e}"),
             })?;
@@ -768,7 +768,7 @@ impl ClientSession {
     }
 
     fn parse<T: DeserializeOwned>(&self, method: &str, result: Value) -> Result<T, TransportError> {
-        serde_json::from_value(result).map_err(|e| TransportError::Protocol {
+        crate::codec::from_value(result).map_err(|e| TransportError::Protocol {
             server: self.shared.server.clone(),
             message: format!("invalid {method} result: {e}"),
         })
@@ -816,7 +816,7 @@ impl ClientSession {
                 return Err(self.limit_error(method, format!("result has no {field:?} array")));
             };
             for entry in entries {
-                match serde_json::from_value::<T>(entry) {
+                match crate::codec::from_value::<T>(entry) {
                     Ok(item) => items.push(item),
                     Err(e) => tracing::warn!(
                         server = %self.shared.server,

@@ -18,9 +18,10 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use crate::event_stream::SseItem;
 use crate::http::{
     HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
-    media_type, sse_events, unexpected_status, within,
+    media_type, sse_events, too_large_answers, unexpected_status, within,
 };
 use crate::message::JsonRpcMessage;
 use crate::transport::{Transport, TransportError};
@@ -161,9 +162,20 @@ async fn read_stream(
 ) {
     let mut endpoint_tx = Some(endpoint_tx);
     let mut events = Box::pin(sse_events(response));
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(event) => event,
+    while let Some(item) = events.next().await {
+        let event = match item {
+            Ok(SseItem::Event(event)) => event,
+            Ok(SseItem::TooLarge { max, answers }) => {
+                // The stream goes on past the skipped event; the requests it
+                // answered fail now instead of at their timeout.
+                tracing::warn!(server = %server, max, "skipping an SSE event past the size cap");
+                for answer in too_large_answers(&server, max, answers) {
+                    if tx.send(Ok(answer)).is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
             Err(e) => {
                 let _ = tx.send(Err(io_error(&server, format!("SSE stream broke: {e}"))));
                 return;
@@ -178,16 +190,13 @@ async fn read_stream(
         if !is_message_event(&event) {
             continue;
         }
-        match decode_payload(&event.data) {
-            Ok(messages) => {
-                for message in messages {
-                    if tx.send(Ok(message)).is_err() {
-                        return;
-                    }
-                }
-            }
-            Err(e) => {
-                tracing::debug!(server = %server, error = %e, "skipping an undecodable SSE event")
+        let messages = decode_payload(event.data.as_bytes()).unwrap_or_else(|undecodable| {
+            tracing::warn!(server = %server, error = %undecodable.error, "skipping an undecodable SSE event");
+            undecodable.salvaged
+        });
+        for message in messages {
+            if tx.send(Ok(message)).is_err() {
+                return;
             }
         }
     }

@@ -27,6 +27,20 @@
 //!   process group, wait ~2 s, SIGKILL. Dropping the transport without
 //!   closing SIGKILLs the group at once, so nothing is orphaned when a client
 //!   is dropped or its task cancelled.
+//! - **Host death** (Linux): the child also gets a parent-death signal,
+//!   SIGTERM, so a host that is killed outright (SIGKILL, a crash, the OOM
+//!   killer), which runs no drop and no shutdown, still ends its direct
+//!   children; a server that ignores SIGTERM, or its grandchildren, are not
+//!   covered (the process group is, by every orderly exit). The kernel sends
+//!   that signal when the *thread* that forked the child exits, not the
+//!   process, and a tokio runtime forks from whichever worker or
+//!   blocking-pool thread calls [`StdioTransport::spawn`], which may exit
+//!   long before the host does (an idle blocking thread does after ten
+//!   seconds). So every server is forked from one dedicated thread that
+//!   lives as long as the process, with the caller's runtime entered so the
+//!   pipes and the child belong to it. A host that died between the fork
+//!   and the `prctl` is caught by comparing the parent's pid: the server is
+//!   then not started.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
@@ -42,7 +56,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 
-use crate::codec::{Codec, DecodeError};
+use crate::codec::{Codec, DecodeError, Undecodable};
 use crate::message::JsonRpcMessage;
 use crate::outbox::Outbox;
 use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
@@ -156,9 +170,10 @@ impl StdioTransport {
             if let Some(cwd) = &config.cwd {
                 command.current_dir(cwd);
             }
+            die_with_parent(command);
         });
         command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-        let mut child = command.spawn().map_err(|e| TransportError::Spawn {
+        let mut child = spawn_child(command).map_err(|e| TransportError::Spawn {
             server: server.clone(),
             command: config.command.clone(),
             message: e.to_string(),
@@ -380,6 +395,82 @@ impl Drop for StdioTransport {
     }
 }
 
+/// Forks the child on the spawner thread (see the module docs), inside the
+/// caller's tokio runtime.
+fn spawn_child(mut command: TokioCommandWrap) -> std::io::Result<Box<dyn TokioChildWrapper>> {
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|e| std::io::Error::other(format!("no tokio runtime: {e}")))?;
+    on_spawner_thread(move || {
+        let _entered = runtime.enter();
+        command.spawn()
+    })
+    .unwrap_or_else(|| Err(std::io::Error::other("the process spawner thread is gone")))
+}
+
+type SpawnJob = Box<dyn FnOnce() + Send>;
+
+/// The long-lived thread servers are forked from; `None` when it could not
+/// be started.
+static SPAWNER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<SpawnJob>>> =
+    std::sync::OnceLock::new();
+
+/// Runs `job` on the spawner thread and waits for its result (a fork and
+/// exec: milliseconds). `None` when the thread is unavailable or the job
+/// panicked (the thread survives that).
+fn on_spawner_thread<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let spawner = SPAWNER.get_or_init(|| {
+        let (jobs, queue) = std::sync::mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("mcp-stdio-spawner".to_owned())
+            .spawn(move || {
+                for job in queue {
+                    job();
+                }
+            })
+            .ok()
+            .map(|_| jobs)
+    });
+    let (reply, result) = std::sync::mpsc::sync_channel(1);
+    spawner
+        .as_ref()?
+        .send(Box::new(move || {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            let _ = reply.send(outcome.ok());
+        }))
+        .ok()?;
+    result.recv().ok().flatten()
+}
+
+/// Asks the kernel to SIGTERM the child when the thread that forked it
+/// exits (the spawner thread lives as long as the host, see the module
+/// docs), and refuses to start it when the host is already gone.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(command: &mut tokio::process::Command) {
+    let host = nix::unistd::getpid();
+    let hook = move || -> std::io::Result<()> {
+        nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
+        if nix::unistd::getppid() != host {
+            // The host died before the prctl: no signal will ever come.
+            return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        }
+        Ok(())
+    };
+    // SAFETY: the hook runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed. It makes two system calls,
+    // prctl(2) and getppid(2), through nix wrappers that only convert the
+    // return value, and builds its errors from an errno or an error kind,
+    // which allocates nothing; it takes no lock and touches no state shared
+    // with other threads (`host` is a copied integer).
+    unsafe {
+        command.pre_exec(hook);
+    }
+}
+
+/// Elsewhere the process group is the only guarantee.
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut tokio::process::Command) {}
+
 /// Reads stdout lines up to the cap. A longer line is drained without
 /// buffering and reported once as too large (ending the connection).
 ///
@@ -525,18 +616,24 @@ impl ReadBuffer {
 }
 
 /// Decodes one line into `out`; blank lines, non-JSON lines and invalid
-/// messages are skipped (and logged).
+/// messages are skipped (and logged), except that an answer among them
+/// whose id can be found becomes an error answer to that request.
 fn decode_line(codec: &Codec, server: &str, line: &[u8], out: &mut VecDeque<JsonRpcMessage>) {
     if line.iter().all(u8::is_ascii_whitespace) {
         return;
     }
-    match codec.decode(line) {
+    match codec.decode_salvaging(line) {
         Ok(decoded) => out.extend(decoded),
-        Err(DecodeError::NotJson(reason)) => {
+        Err(Undecodable {
+            error: DecodeError::NotJson(reason),
+            salvaged,
+        }) if salvaged.is_empty() => {
             tracing::info!(server = %server, %reason, "skipping a stdout line that is not JSON");
         }
-        Err(error) => {
+        Err(Undecodable { error, salvaged }) => {
+            // The requests the line answered fail now, saying why.
             tracing::warn!(server = %server, %error, "skipping an invalid message");
+            out.extend(salvaged);
         }
     }
 }

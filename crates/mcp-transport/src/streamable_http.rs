@@ -40,13 +40,12 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use eventsource_stream::EventStreamError;
-
 use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::event_stream::SseItem;
 use crate::http::{
-    HttpOptions, RequestHeaders, StreamError, build_client, decode_payload, encode, io_error,
-    is_message_event, is_unreachable, media_type, read_body_capped, sse_events, strip,
-    synthetic_error, unexpected_status, within,
+    HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
+    is_unreachable, media_type, read_body_capped, sse_events, strip, synthetic_error,
+    too_large_answers, unexpected_status, within,
 };
 use crate::message::{JsonRpcMessage, Notification, Request, RequestId};
 use crate::transport::{Transport, TransportError};
@@ -58,6 +57,9 @@ const LAST_EVENT_ID: &str = "last-event-id";
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Resumption attempts for one stream before its request is failed.
 const MAX_RESUMPTIONS: u32 = 5;
+/// Longest reconnection delay honoured from a server's `retry:` field: a
+/// hostile value must not park a resumption for days.
+const MAX_RETRY: Duration = Duration::from_secs(30);
 /// Consecutive GET-stream failures before the transport stops reopening it.
 const MAX_GET_FAILURES: u32 = 3;
 
@@ -324,8 +326,7 @@ impl Shared {
             kind => {
                 let bytes =
                     read_body_capped(&self.server, response, DEFAULT_MAX_MESSAGE_BYTES).await?;
-                let text = String::from_utf8_lossy(&bytes);
-                if text.trim().is_empty() {
+                if bytes.iter().all(u8::is_ascii_whitespace) {
                     return match expect {
                         Some(_) => Err(io_error(&self.server, "POST: HTTP 200 with an empty body")),
                         None => Ok(()),
@@ -334,12 +335,28 @@ impl Shared {
                 if kind != "application/json" {
                     tracing::debug!(server = %self.server, content_type = kind, "unexpected content type; reading as JSON");
                 }
-                let messages = decode_payload(&text)
-                    .map_err(|e| io_error(&self.server, format!("POST answer: {e}")))?;
+                let text = String::from_utf8_lossy(&bytes);
+                let (messages, error) = match decode_payload(text.as_bytes()) {
+                    Ok(messages) => (messages, None),
+                    Err(undecodable) => (undecodable.salvaged, Some(undecodable.error)),
+                };
+                let mut answered = false;
                 for message in messages {
+                    if let (JsonRpcMessage::Response(r), Some(want)) = (&message, expect) {
+                        answered |= r.id.as_ref() == Some(want);
+                    }
                     self.deliver(message);
                 }
-                Ok(())
+                match error {
+                    Some(e) if !answered => {
+                        Err(io_error(&self.server, format!("POST answer: {e}")))
+                    }
+                    Some(e) => {
+                        tracing::warn!(server = %self.server, error = %e, "skipping part of an undecodable POST answer");
+                        Ok(())
+                    }
+                    None => Ok(()),
+                }
             }
         }
     }
@@ -359,10 +376,10 @@ impl Shared {
         loop {
             let mut answered = false;
             let mut broken = None;
-            while let Some(event) = events.next().await {
-                let event = match event {
-                    Ok(event) => event,
-                    Err(EventStreamError::Transport(StreamError::TooLarge { max })) => {
+            while let Some(item) = events.next().await {
+                let event = match item {
+                    Ok(SseItem::Event(event)) => event,
+                    Ok(SseItem::TooLarge { max, .. }) => {
                         // The answer is lost, the session is not.
                         return Err(TransportError::MessageTooLarge {
                             server: self.server.clone(),
@@ -379,23 +396,20 @@ impl Shared {
                     last_event_id = Some(event.id.clone());
                 }
                 if let Some(delay) = event.retry {
-                    retry = delay;
+                    retry = delay.min(MAX_RETRY);
                 }
                 if !is_message_event(&event) {
                     continue;
                 }
-                match decode_payload(&event.data) {
-                    Ok(messages) => {
-                        for message in messages {
-                            if let (JsonRpcMessage::Response(r), Some(want)) = (&message, expect) {
-                                answered |= r.id.as_ref() == Some(want);
-                            }
-                            self.deliver(message);
-                        }
+                let messages = decode_payload(event.data.as_bytes()).unwrap_or_else(|undecodable| {
+                    tracing::warn!(server = %self.server, error = %undecodable.error, "skipping an undecodable SSE event");
+                    undecodable.salvaged
+                });
+                for message in messages {
+                    if let (JsonRpcMessage::Response(r), Some(want)) = (&message, expect) {
+                        answered |= r.id.as_ref() == Some(want);
                     }
-                    Err(e) => {
-                        tracing::debug!(server = %self.server, error = %e, "skipping an undecodable SSE event")
-                    }
+                    self.deliver(message);
                 }
                 if answered {
                     return Ok(());
@@ -480,22 +494,32 @@ impl Shared {
             }
             let mut events = Box::pin(sse_events(response));
             let mut got_any = false;
-            while let Some(event) = events.next().await {
-                let Ok(event) = event else { break };
+            while let Some(item) = events.next().await {
+                let event = match item {
+                    Ok(SseItem::Event(event)) => event,
+                    Ok(SseItem::TooLarge { max, answers }) => {
+                        // The stream goes on past the skipped event; the
+                        // requests it answered fail now.
+                        got_any = true;
+                        tracing::warn!(server = %self.server, max, "skipping an SSE event past the size cap");
+                        too_large_answers(&self.server, max, answers).for_each(|m| self.deliver(m));
+                        continue;
+                    }
+                    Err(_) => break,
+                };
                 got_any = true;
                 if !event.id.is_empty() {
                     last_event_id = Some(event.id.clone());
                 }
                 if let Some(delay) = event.retry {
-                    retry = delay;
+                    retry = delay.min(MAX_RETRY);
                 }
                 if is_message_event(&event) {
-                    match decode_payload(&event.data) {
-                        Ok(messages) => messages.into_iter().for_each(|m| self.deliver(m)),
-                        Err(e) => {
-                            tracing::debug!(server = %self.server, error = %e, "skipping an undecodable SSE event")
-                        }
-                    }
+                    let messages = decode_payload(event.data.as_bytes()).unwrap_or_else(|undecodable| {
+                        tracing::warn!(server = %self.server, error = %undecodable.error, "skipping an undecodable SSE event");
+                        undecodable.salvaged
+                    });
+                    messages.into_iter().for_each(|m| self.deliver(m));
                 }
             }
             failures = if got_any { 0 } else { failures + 1 };
@@ -596,12 +620,20 @@ async fn read_all(
     if media_type(&response) == "text/event-stream" {
         let mut out = Vec::new();
         let mut events = Box::pin(sse_events(response));
-        while let Some(event) = events.next().await {
-            let event =
-                event.map_err(|e| io_error(&shared.server, format!("SSE stream broke: {e}")))?;
+        while let Some(item) = events.next().await {
+            let event = match item {
+                Ok(SseItem::Event(event)) => event,
+                Ok(SseItem::TooLarge { max, .. }) => {
+                    return Err(TransportError::MessageTooLarge {
+                        server: shared.server.clone(),
+                        max,
+                    });
+                }
+                Err(e) => return Err(io_error(&shared.server, format!("SSE stream broke: {e}"))),
+            };
             if is_message_event(&event) {
-                let messages =
-                    decode_payload(&event.data).map_err(|e| io_error(&shared.server, e))?;
+                let messages = decode_payload(event.data.as_bytes())
+                    .map_err(|u| io_error(&shared.server, u.error.to_string()))?;
                 let done = messages
                     .iter()
                     .any(|m| matches!(m, JsonRpcMessage::Response(_)));
@@ -614,7 +646,8 @@ async fn read_all(
         Ok(out)
     } else {
         let bytes = read_body_capped(&shared.server, response, DEFAULT_MAX_MESSAGE_BYTES).await?;
-        decode_payload(&String::from_utf8_lossy(&bytes)).map_err(|e| io_error(&shared.server, e))
+        decode_payload(String::from_utf8_lossy(&bytes).as_bytes())
+            .map_err(|u| io_error(&shared.server, u.error.to_string()))
     }
 }
 

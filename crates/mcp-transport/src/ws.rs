@@ -18,10 +18,11 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
-use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 
+use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::headers_helper::run_headers_helper;
 use crate::http::{HttpOptions, decode_payload, encode, io_error};
 use crate::message::JsonRpcMessage;
@@ -100,7 +101,7 @@ impl WsTransport {
 
         let (stream, _response) = tokio::time::timeout(
             options.connect_timeout,
-            tokio_tungstenite::connect_async(request),
+            tokio_tungstenite::connect_async_with_config(request, Some(ws_config()), false),
         )
         .await
         .map_err(|_| io_error(&server, "timed out opening the WebSocket"))?
@@ -117,6 +118,16 @@ impl WsTransport {
             closed: false,
         })
     }
+}
+
+/// Frames and messages past the message cap are refused by the socket
+/// itself, as soon as a frame header announces one, instead of being
+/// buffered first (tungstenite's default is 64 MiB).
+fn ws_config() -> WebSocketConfig {
+    let mut config = WebSocketConfig::default();
+    config.max_message_size = Some(DEFAULT_MAX_MESSAGE_BYTES);
+    config.max_frame_size = Some(DEFAULT_MAX_MESSAGE_BYTES);
+    config
 }
 
 fn describe_ws(e: &tungstenite::Error) -> String {
@@ -164,11 +175,10 @@ async fn drive(
                 }
             },
             frame = socket.next() => match frame {
-                Some(Ok(Message::Text(text))) => deliver(&server, text.as_str(), &incoming),
-                Some(Ok(Message::Binary(data))) => match std::str::from_utf8(&data) {
-                    Ok(text) => deliver(&server, text, &incoming),
-                    Err(_) => tracing::debug!(server = %server, "skipping a binary frame that is not UTF-8"),
-                },
+                Some(Ok(Message::Text(text))) => deliver(&server, text.as_bytes(), &incoming),
+                // The codec checks the UTF-8 of what it decodes, and still
+                // finds the id of an answer that is not.
+                Some(Ok(Message::Binary(data))) => deliver(&server, &data, &incoming),
                 // tungstenite queues the pong itself and flushes it with the
                 // next read or write.
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
@@ -184,16 +194,15 @@ async fn drive(
 
 fn deliver(
     server: &str,
-    text: &str,
+    frame: &[u8],
     incoming: &mpsc::UnboundedSender<Result<JsonRpcMessage, TransportError>>,
 ) {
-    match decode_payload(text) {
-        Ok(messages) => {
-            for message in messages {
-                let _ = incoming.send(Ok(message));
-            }
-        }
-        Err(e) => tracing::debug!(server = %server, error = %e, "skipping an undecodable frame"),
+    let messages = decode_payload(frame).unwrap_or_else(|undecodable| {
+        tracing::warn!(server = %server, error = %undecodable.error, "skipping an undecodable frame");
+        undecodable.salvaged
+    });
+    for message in messages {
+        let _ = incoming.send(Ok(message));
     }
 }
 
