@@ -442,7 +442,8 @@ impl Catalog {
         self.style
     }
 
-    /// Whether any diagnostic is an error (a tool or server left out).
+    /// Whether any diagnostic is an error: a tool or server left out, or a
+    /// server whose tool prefix collided with another's.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.level == Level::Error)
     }
@@ -513,12 +514,20 @@ pub fn describe(description: Option<&str>, tool: &str, server: &str, max_chars: 
 }
 
 /// Where a schema lives: in a server's listing, or made here.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 enum SharedSchema {
     /// In the server's listing, at this index.
     Listed { tools: Arc<[Tool]>, index: usize },
     /// Made here (utility tools, rewritten schemas).
     Own(Arc<Value>),
+}
+
+impl std::fmt::Debug for SharedSchema {
+    /// The schema alone: the rest of the listing may hold tools whose
+    /// schemas were left out for nesting too deep to print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
 }
 
 impl SharedSchema {

@@ -770,6 +770,23 @@ pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
     let mut ids: HashMap<*const Value, usize> = HashMap::new();
     let mut nodes: Vec<(&Value, String)> = Vec::new();
     index_schemas(root, String::new(), &mut ids, &mut nodes);
+    // An `$id` below the root starts a new resource, against which a
+    // validator resolves `#…` differently from the walk here; such a
+    // schema could hide a cycle from this check, so it is refused.
+    let draft4 = root
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.contains("draft-04"));
+    for (value, pointer) in &nodes[1..] {
+        let nested_id =
+            value.get("$id").is_some() || (draft4 && value.get("id").is_some_and(Value::is_string));
+        if nested_id {
+            return Err(schema_error(
+                pointer,
+                "a schema resource with its own $id inside a schema that uses $ref is not supported",
+            ));
+        }
+    }
 
     // Edges: in-place subschemas and reference targets. A reference into
     // a place no keyword makes a schema is read as a schema all the same

@@ -621,6 +621,50 @@ fn deep_values_through_the_runtime() {
     });
 }
 
+/// A schema just inside the subschema limit compiles and validates an
+/// instance as deep as it describes, on a 2 MiB stack.
+#[test]
+fn schemas_at_the_limit_validate_on_a_small_stack() {
+    on_small_stack(|| {
+        let script = Scripted {
+            tools: Arc::new(|| vec![tool("nested", nested_schema(MAX_ITEMS, wrap_items))]),
+            result: Arc::new(|| CallToolResult {
+                content: vec![json!({"type": "text", "text": "done"})],
+                structured_content: None,
+                is_error: false,
+            }),
+            resources: Arc::new(|| json!({})),
+        };
+        let runtime = scripted_runtime(script, ProviderProfile::Generic);
+        block_on(async {
+            let catalog = runtime.catalog().await.unwrap();
+            assert!(
+                has_tool(&catalog, "srv", "nested"),
+                "{}",
+                diagnostics_text(&catalog)
+            );
+            let mut good = json!("leaf");
+            let mut bad = json!(7);
+            for _ in 0..MAX_ITEMS {
+                good = Value::Array(vec![good]);
+                bad = Value::Array(vec![bad]);
+            }
+            let result = runtime.call("srv__nested", obj(vec![("p", good)])).await;
+            assert!(result.is_ok(), "{:?}", result.err());
+            let refused = runtime.call("srv__nested", obj(vec![("p", bad)])).await;
+            assert!(
+                matches!(refused, Err(CatalogError::InvalidArguments { .. })),
+                "{:?}",
+                refused.map(|r| r.status)
+            );
+            runtime.shutdown().await;
+        });
+    });
+}
+
+/// Item levels that keep a schema within 64 subschema levels.
+const MAX_ITEMS: usize = 62;
+
 // ---------------------------------------------------------------------
 // 7: $ref cycles
 
@@ -697,6 +741,23 @@ fn ref_cycles() {
                 Expect::LeftOut(&["$ref", "cycle"]),
             );
         }
+    }
+
+    // A nested `$id` makes `#/$defs/A` mean the nested resource's A to a
+    // validator: refused rather than checked against the wrong A.
+    let hidden = json!({"type": "object",
+        "properties": {"x": {"$id": "https://example.invalid/x",
+                             "$defs": {"A": {"$ref": "#/$defs/A"}},
+                             "$ref": "#/$defs/A"}},
+        "$defs": {"A": {"type": "string"}}});
+    for profile in ProviderProfile::ALL {
+        check_tool(
+            "nested $id",
+            profile,
+            "hidden",
+            hidden.clone(),
+            Expect::LeftOut(&["$id"]),
+        );
     }
 
     let unresolved: &[(&str, Value)] = &[
