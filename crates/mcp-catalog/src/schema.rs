@@ -269,9 +269,8 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
         return;
     };
     if depth > MAX_DEPTH {
-        // Deeper than any real schema: accept anything below this point
-        // rather than recurse without bound.
-        map.clear();
+        // Deeper than any profile accepts (`check_limits` refuses it):
+        // left as it is, so the refusal names its real depth.
         return;
     }
     if needs_rewrite(map) {
@@ -960,21 +959,29 @@ pub fn prepare_shared(
     prepare_shared_with(schema, profile, &SchemaLimits::default())
 }
 
-/// [`prepare_shared`] within `limits`. The limits and the reference cycle
-/// check run first, without recursion, on the schema as sent.
+/// [`prepare_shared`] within `limits`. The limits are checked first,
+/// without recursion, on the schema as sent and on its normal form; the
+/// reference cycle check runs on both as well.
 pub fn prepare_shared_with<'s>(
     schema: &'s Value,
     profile: ProviderProfile,
     limits: &SchemaLimits,
 ) -> Result<Cow<'s, Value>, SchemaError> {
     check_limits(schema, limits)?;
-    check_ref_cycles(schema)?;
-    if profile == ProviderProfile::Generic && is_normal(schema) {
+    let prepared = if profile == ProviderProfile::Generic && is_normal(schema) {
         check(schema)?;
         check_generic_top(schema)?;
-        return Ok(Cow::Borrowed(schema));
-    }
-    for_profile_owned(normalize(schema), profile, limits).map(Cow::Owned)
+        Cow::Borrowed(schema)
+    } else {
+        // Normalising may add levels (a type list becomes `anyOf`).
+        let normalized = normalize(schema);
+        check_limits(&normalized, limits)?;
+        Cow::Owned(for_profile_owned(normalized, profile, limits)?)
+    };
+    // Calls are validated against the schema as sent: its references must
+    // not loop either (normalising moves a few subschemas).
+    check_ref_cycles(schema)?;
+    Ok(prepared)
 }
 
 /// Whether [`normalize`] would return `schema` unchanged. Mirrors
@@ -989,7 +996,7 @@ fn is_normal_at(schema: &Value, depth: usize) -> bool {
         return true;
     };
     if depth > MAX_DEPTH {
-        return map.is_empty();
+        return true;
     }
     if needs_rewrite(map) {
         return false;
