@@ -17,12 +17,21 @@ use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use crate::error::CatalogError;
-use crate::filter;
 use crate::naming::{NameAdjustment, NameAllocator, NamingStyle, ServerPrefix};
-use crate::schema::{self, ProviderProfile};
+use crate::schema::{self, ProviderProfile, SchemaLimits};
+use crate::{deep, filter};
 
 /// Default cap on a tool description, in characters (OpenAI's limit).
 pub const DEFAULT_MAX_DESCRIPTION_CHARS: usize = 1024;
+
+/// Longest raw tool name accepted, in bytes. MCP asks for at most 128
+/// characters; longer names still work (the model sees a shortened one),
+/// but a name this long is no tool's.
+pub const MAX_RAW_TOOL_NAME_BYTES: usize = 1024;
+
+/// How deep the arguments of a call may nest. The model's arguments are
+/// validated against a schema by code that recurses per level.
+pub const MAX_ARGUMENT_DEPTH: usize = schema::MAX_JSON_DEPTH;
 
 /// What a server offers besides tools (from its `initialize` capabilities).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
@@ -65,6 +74,8 @@ pub struct MaterializeOptions {
     pub max_description_chars: usize,
     /// Whether servers with resources or prompts get utility tools.
     pub utility_tools: bool,
+    /// Caps on each tool's input schema; a tool over one is left out.
+    pub schema_limits: SchemaLimits,
 }
 
 impl Default for MaterializeOptions {
@@ -75,6 +86,7 @@ impl Default for MaterializeOptions {
             reserved_names: BTreeSet::new(),
             max_description_chars: DEFAULT_MAX_DESCRIPTION_CHARS,
             utility_tools: true,
+            schema_limits: SchemaLimits::default(),
         }
     }
 }
@@ -239,6 +251,10 @@ impl CatalogTool {
     /// dropped, and a missing argument object becomes `{}`; then validates
     /// them against the server's schema.
     pub fn prepare_arguments(&self, arguments: Value) -> Result<Value, CatalogError> {
+        if deep::exceeds_depth(&arguments, MAX_ARGUMENT_DEPTH) {
+            deep::dispose(arguments);
+            return Err(self.too_deep());
+        }
         let mut arguments = match arguments {
             Value::Null => json!({}),
             other => other,
@@ -254,6 +270,9 @@ impl CatalogTool {
     /// Validates arguments against the server's schema, naming the failing
     /// path.
     pub fn validate(&self, arguments: &Value) -> Result<(), CatalogError> {
+        if deep::exceeds_depth(arguments, MAX_ARGUMENT_DEPTH) {
+            return Err(self.too_deep());
+        }
         let validator = self.validator.get_or_init(|| {
             match jsonschema::validator_for(self.original_schema.get()) {
                 Ok(validator) => Some(Arc::new(validator)),
@@ -279,6 +298,16 @@ impl CatalogTool {
             });
         }
         Ok(())
+    }
+}
+
+impl CatalogTool {
+    fn too_deep(&self) -> CatalogError {
+        CatalogError::InvalidArguments {
+            tool: self.name.clone(),
+            path: "/".to_owned(),
+            message: format!("the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"),
+        }
     }
 }
 
@@ -413,7 +442,8 @@ impl Catalog {
         self.style
     }
 
-    /// Whether any diagnostic is an error (a tool or server left out).
+    /// Whether any diagnostic is an error: a tool or server left out, or a
+    /// server whose tool prefix collided with another's.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(|d| d.level == Level::Error)
     }
@@ -484,12 +514,20 @@ pub fn describe(description: Option<&str>, tool: &str, server: &str, max_chars: 
 }
 
 /// Where a schema lives: in a server's listing, or made here.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 enum SharedSchema {
     /// In the server's listing, at this index.
     Listed { tools: Arc<[Tool]>, index: usize },
     /// Made here (utility tools, rewritten schemas).
     Own(Arc<Value>),
+}
+
+impl std::fmt::Debug for SharedSchema {
+    /// The schema alone: the rest of the listing may hold tools whose
+    /// schemas were left out for nesting too deep to print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
 }
 
 impl SharedSchema {
@@ -505,11 +543,14 @@ impl SharedSchema {
 fn prepare(
     original: &SharedSchema,
     profile: ProviderProfile,
+    limits: &SchemaLimits,
 ) -> Result<SharedSchema, schema::SchemaError> {
-    Ok(match schema::prepare_shared(original.get(), profile)? {
-        Cow::Borrowed(_) => original.clone(),
-        Cow::Owned(prepared) => SharedSchema::Own(Arc::new(prepared)),
-    })
+    Ok(
+        match schema::prepare_shared_with(original.get(), profile, limits)? {
+            Cow::Borrowed(_) => original.clone(),
+            Cow::Owned(prepared) => SharedSchema::Own(Arc::new(prepared)),
+        },
+    )
 }
 
 /// One tool waiting for its name.
@@ -579,9 +620,15 @@ pub fn materialize_cached(
         a.server.cmp(&b.server).then_with(|| {
             // Equal names only happen with bad input; order them by content
             // so even then the outcome does not depend on answer order.
-            let a = serde_json::to_string(&a.tools[..]).unwrap_or_default();
-            let b = serde_json::to_string(&b.tools[..]).unwrap_or_default();
-            a.cmp(&b)
+            // (written without recursion: a server's schema may be deep).
+            let key = |listing: &ServerTools| -> Vec<(String, String)> {
+                listing
+                    .tools
+                    .iter()
+                    .map(|t| (t.name.clone(), deep::to_json(&t.input_schema, false)))
+                    .collect()
+            };
+            key(a).cmp(&key(b))
         })
     });
 
@@ -606,6 +653,20 @@ pub fn materialize_cached(
         }
         let prefix = match allocator.server_prefix(server) {
             ServerPrefix::Assigned(prefix) => prefix,
+            ServerPrefix::Renamed {
+                prefix,
+                wanted,
+                taken_by,
+            } => {
+                diagnostics.push(CatalogDiagnostic::server(
+                    Level::Error,
+                    server,
+                    format!(
+                        "server {server:?} has the same tool prefix {wanted:?} as server {taken_by:?}; its tools are named {prefix:?}…, which changes when either server is renamed or removed: rename one of them"
+                    ),
+                ));
+                prefix
+            }
             ServerPrefix::Conflict { prefix, taken_by } => {
                 diagnostics.push(CatalogDiagnostic::server(
                     Level::Error,
@@ -626,9 +687,13 @@ pub fn materialize_cached(
         for item in pending {
             let prepared = match &item.original {
                 SharedSchema::Listed { index, .. } => cached.prepared[*index]
-                    .get_or_insert_with(|| prepare(&item.original, options.profile))
+                    .get_or_insert_with(|| {
+                        prepare(&item.original, options.profile, &options.schema_limits)
+                    })
                     .clone(),
-                SharedSchema::Own(_) => prepare(&item.original, options.profile),
+                SharedSchema::Own(_) => {
+                    prepare(&item.original, options.profile, &options.schema_limits)
+                }
             };
             let input_schema = match prepared {
                 Ok(schema) => schema,
@@ -638,7 +703,8 @@ pub fn materialize_cached(
                         server,
                         item.raw_name,
                         format!(
-                            "input schema cannot be expressed for {}: {error}; the tool is left out",
+                            "server {server:?}, tool {:?}: input schema {error}; the tool is left out of the {} catalog",
+                            item.raw_name,
                             options.profile.as_str()
                         ),
                     ));
@@ -716,6 +782,26 @@ fn pending_tools<'a>(
             hidden += 1;
             continue;
         }
+        if let Some(problem) = refused_tool(server, tool) {
+            diagnostics.push(CatalogDiagnostic::tool(
+                Level::Error,
+                server,
+                &tool.name,
+                problem,
+            ));
+            continue;
+        }
+        if matches!(tool.input_schema, Value::Null | Value::Bool(true)) {
+            diagnostics.push(CatalogDiagnostic::tool(
+                Level::Warning,
+                server,
+                &tool.name,
+                format!(
+                    "server {server:?}, tool {:?}: no input schema (or `true`); its arguments are read as any object",
+                    tool.name
+                ),
+            ));
+        }
         pending.push(Pending {
             raw_name: &tool.name,
             description: describe(
@@ -766,6 +852,49 @@ fn pending_tools<'a>(
         ));
     }
     pending
+}
+
+/// Why a listed tool cannot be offered at all, before its schema is read.
+fn refused_tool(server: &str, tool: &Tool) -> Option<String> {
+    let name = tool.name.as_str();
+    if name.is_empty() {
+        return Some(format!(
+            "server {server:?}, tool \"\": the tool has an empty name; it is left out"
+        ));
+    }
+    if name.len() > MAX_RAW_TOOL_NAME_BYTES {
+        let start: String = name.chars().take(32).collect();
+        return Some(format!(
+            "server {server:?}, tool {name:?}: the name is {} bytes, over the limit of {MAX_RAW_TOOL_NAME_BYTES} (starts {start:?}); the tool is left out",
+            name.len()
+        ));
+    }
+    let kind = match &tool.input_schema {
+        Value::Null | Value::Bool(_) | Value::Object(_) => return None,
+        Value::Array(_) => "a list",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+    };
+    Some(format!(
+        "server {server:?}, tool {name:?}: input schema is {kind}, not a JSON Schema object; the tool is left out"
+    ))
+}
+
+/// Makes a listing safe to keep and drop: every value of each tool is cut
+/// to at most `max_depth + 1` levels (without recursion). A schema that
+/// was deeper still nests deeper than `max_depth`, so materialising
+/// leaves its tool out all the same; what the cut removed would only have
+/// overflowed the stack when dropped.
+pub fn defuse_listing(tools: &mut [Tool], max_depth: usize) {
+    for tool in tools {
+        deep::cut_below(&mut tool.input_schema, max_depth + 1);
+        for value in [&mut tool.output_schema, &mut tool.annotations]
+            .into_iter()
+            .flatten()
+        {
+            deep::cut_below(value, max_depth + 1);
+        }
+    }
 }
 
 fn adjustment_diagnostic(

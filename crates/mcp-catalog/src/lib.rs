@@ -32,6 +32,7 @@
 pub mod backoff;
 pub mod catalog;
 pub mod clock;
+pub mod deep;
 pub mod error;
 pub mod filter;
 pub mod mcp_connector;
@@ -43,7 +44,7 @@ pub mod servers;
 
 pub use catalog::{
     Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, SchemaCache,
-    ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, materialize,
+    ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, defuse_listing, materialize,
     materialize_cached,
 };
 pub use error::CatalogError;
@@ -54,5 +55,5 @@ pub use runtime::{
     Connection, Connector, RuntimeLease, RuntimeManager, RuntimeOptions, ServerEvents,
     SessionRuntime,
 };
-pub use schema::ProviderProfile;
+pub use schema::{ProviderProfile, SchemaLimits};
 pub use servers::ServerSet;

@@ -148,6 +148,16 @@ pub enum NameAdjustment {
 pub enum ServerPrefix {
     /// The prefix to put before each tool name.
     Assigned(String),
+    /// `openclaw` style: another server already had this server's prefix
+    /// (`my.server` and `my server` both become `my-server`), so this one
+    /// got a numbered prefix. Its tool names then depend on which other
+    /// servers exist, which the caller must report.
+    Renamed {
+        prefix: String,
+        /// The prefix the server would have had.
+        wanted: String,
+        taken_by: String,
+    },
     /// `claw` style: another server already uses this prefix.
     Conflict { prefix: String, taken_by: String },
 }
@@ -192,8 +202,9 @@ impl NameAllocator {
     }
 
     /// The prefix of a server's tool names. In `openclaw` style a colliding
-    /// server part gets `-2`, `-3`, …; in `claw` style a collision is a
-    /// conflict the caller must report.
+    /// server part gets `-2`, `-3`, … ([`ServerPrefix::Renamed`]); in
+    /// `claw` style a collision is a conflict. Either is an error the
+    /// caller must report.
     pub fn server_prefix(&mut self, server: &str) -> ServerPrefix {
         match self.style {
             NamingStyle::OpenClaw => {
@@ -201,6 +212,7 @@ impl NameAllocator {
                 let base = cut(&base, MAX_OPENCLAW_SERVER_LEN).to_owned();
                 let mut candidate = base.clone();
                 let mut n = 2u32;
+                let taken_by = self.prefixes.get(&base.to_ascii_lowercase()).cloned();
                 while self.prefixes.contains_key(&candidate.to_ascii_lowercase()) {
                     let suffix = format!("-{n}");
                     candidate = format!(
@@ -211,7 +223,14 @@ impl NameAllocator {
                 }
                 self.prefixes
                     .insert(candidate.to_ascii_lowercase(), server.to_owned());
-                ServerPrefix::Assigned(format!("{candidate}__"))
+                match taken_by {
+                    None => ServerPrefix::Assigned(format!("{candidate}__")),
+                    Some(taken_by) => ServerPrefix::Renamed {
+                        prefix: format!("{candidate}__"),
+                        wanted: format!("{base}__"),
+                        taken_by,
+                    },
+                }
             }
             NamingStyle::Claw => {
                 let prefix = format!("mcp__{}__", normalize_server_name_for_mcp(server));

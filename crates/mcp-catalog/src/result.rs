@@ -10,6 +10,8 @@ use serde_json::Value;
 
 use mcp_transport::protocol::CallToolResult;
 
+use crate::deep;
+
 /// Default cap on the bytes of one converted result (text plus image data).
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 100_000;
 
@@ -68,6 +70,14 @@ impl ModelResult {
 
 /// Converts one content block by the table in REFERENCE §3.5.
 pub fn convert_block(block: &Value) -> ModelBlock {
+    convert_block_capped(block, usize::MAX)
+}
+
+/// [`convert_block`], writing a block shown as JSON text only up to about
+/// `max_len` bytes.
+fn convert_block_capped(block: &Value, max_len: usize) -> ModelBlock {
+    let as_json_text =
+        |block: &Value| ModelBlock::text(deep::to_json_capped(block, false, max_len));
     let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
     let str_field = |name: &str| block.get(name).and_then(Value::as_str);
     match kind {
@@ -116,16 +126,23 @@ pub fn convert_block(block: &Value) -> ModelBlock {
     }
 }
 
-fn as_json_text(block: &Value) -> ModelBlock {
-    ModelBlock::text(serde_json::to_string(block).unwrap_or_default())
-}
-
-/// Whether a text block only repeats the structured content.
+/// Whether a text block only repeats the structured content. The parser
+/// stops at 128 levels, and the comparison recurses no deeper than the
+/// parsed side.
 fn repeats(text: &str, structured: &Value) -> bool {
     serde_json::from_str::<Value>(text.trim()).is_ok_and(|parsed| &parsed == structured)
 }
 
-/// Converts a `tools/call` result, cutting it at `max_bytes`.
+/// Drops a result without recursion (its values may nest any depth).
+pub fn dispose_result(result: CallToolResult) {
+    result.content.into_iter().for_each(deep::dispose);
+    if let Some(structured) = result.structured_content {
+        deep::dispose(structured);
+    }
+}
+
+/// Converts a `tools/call` result, cutting it at `max_bytes`. Reads the
+/// result at any depth without recursion.
 pub fn convert_result(result: &CallToolResult, max_bytes: usize) -> ModelResult {
     let status = if result.is_error {
         ResultStatus::Error
@@ -135,11 +152,12 @@ pub fn convert_result(result: &CallToolResult, max_bytes: usize) -> ModelResult 
     let mut blocks = Vec::with_capacity(result.content.len() + 1);
     let structured = result.structured_content.as_ref().filter(|s| s.is_object());
     if let Some(structured) = structured {
-        let pretty = serde_json::to_string_pretty(structured).unwrap_or_default();
+        // One byte over the cap is enough to know it is cut.
+        let pretty = deep::to_json_capped(structured, true, max_bytes.saturating_add(1));
         blocks.push(ModelBlock::text(format!("structuredContent:\n{pretty}")));
     }
     for block in &result.content {
-        let converted = convert_block(block);
+        let converted = convert_block_capped(block, max_bytes.saturating_add(1));
         if let (Some(structured), ModelBlock::Text { text }) = (structured, &converted)
             && block.get("type").and_then(Value::as_str) == Some("text")
             && repeats(text, structured)

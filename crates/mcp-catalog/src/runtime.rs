@@ -30,11 +30,13 @@ use tokio::sync::Semaphore;
 use crate::backoff::{Backoff, BackoffPolicy, Paused};
 use crate::catalog::{
     Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, SchemaCache, ServerFeatures,
-    ServerTools, ToolTarget, UtilityTool, materialize_cached,
+    ServerTools, ToolTarget, UtilityTool, defuse_listing, materialize_cached,
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
+use crate::deep;
 use crate::error::CatalogError;
-use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result};
+use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result, dispose_result};
+use crate::schema::MAX_JSON_DEPTH;
 use crate::servers::ServerSet;
 
 /// Default number of servers one build connects at the same time.
@@ -408,15 +410,22 @@ impl SessionRuntime {
                     .await
             }
             ToolTarget::Utility { utility } => {
-                call_utility(connection.as_ref(), *utility, arguments).await
+                call_utility(
+                    connection.as_ref(),
+                    *utility,
+                    arguments,
+                    self.shared.options.max_result_bytes,
+                )
+                .await
             }
         };
         self.shared.record(server, epoch, outcome.is_ok());
         let result = outcome?;
-        Ok(convert_result(
-            &result,
-            self.shared.options.max_result_bytes,
-        ))
+        let converted = convert_result(&result, self.shared.options.max_result_bytes);
+        // The server's values may nest any depth; never drop them by
+        // recursion.
+        dispose_result(result);
+        Ok(converted)
     }
 
     /// Drops the cached catalog; the next attempt rebuilds it (reusing
@@ -614,7 +623,14 @@ impl RuntimeShared {
                         }),
                     };
                 match listed {
-                    Ok(tools) => {
+                    Ok(mut tools) => {
+                        let max_depth = self
+                            .options
+                            .materialize
+                            .schema_limits
+                            .max_depth
+                            .min(MAX_JSON_DEPTH);
+                        defuse_listing(&mut tools, max_depth);
                         let tools: Arc<[Tool]> = Arc::from(tools);
                         let mut state = self.lock();
                         if let Some(slot) = state.slots.get_mut(server)
@@ -950,10 +966,14 @@ impl Slot {
     }
 }
 
+/// Turns a utility's answer into content blocks, cut near a byte cap.
+type Shape = fn(&Value, usize) -> Vec<Value>;
+
 async fn call_utility(
     connection: &dyn Connection,
     utility: UtilityTool,
     arguments: Value,
+    max_bytes: usize,
 ) -> Result<CallToolResult, CatalogError> {
     let string_arg = |name: &str| {
         arguments
@@ -961,29 +981,36 @@ async fn call_utility(
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let content = match utility {
-        UtilityTool::ResourcesList => {
-            vec![json_text(
-                &connection.list_resources(string_arg("cursor")).await?,
-            )]
-        }
-        UtilityTool::PromptsList => {
-            vec![json_text(
-                &connection.list_prompts(string_arg("cursor")).await?,
-            )]
-        }
+    let (result, shape): (Value, Shape) = match utility {
+        UtilityTool::ResourcesList => (
+            connection.list_resources(string_arg("cursor")).await?,
+            |result, max_bytes| vec![json_text(result, max_bytes)],
+        ),
+        UtilityTool::PromptsList => (
+            connection.list_prompts(string_arg("cursor")).await?,
+            |result, max_bytes| vec![json_text(result, max_bytes)],
+        ),
         UtilityTool::ResourcesRead => {
             let uri = string_arg("uri").unwrap_or_default();
-            let result = connection.read_resource(&uri).await?;
-            resource_contents(&result)
+            (connection.read_resource(&uri).await?, resource_contents)
         }
         UtilityTool::PromptsGet => {
             let name = string_arg("name").unwrap_or_default();
             let arguments = prompt_arguments(arguments.get("arguments"));
-            let result = connection.get_prompt(&name, arguments).await?;
-            prompt_messages(&result)
+            (
+                connection.get_prompt(&name, arguments).await?,
+                prompt_messages,
+            )
         }
     };
+    // Shaping copies parts of the answer, which recurses: an answer too
+    // deep for that is shown as JSON text, written without recursion.
+    let content = if deep::exceeds_depth(&result, MAX_JSON_DEPTH) {
+        vec![json_text(&result, max_bytes)]
+    } else {
+        shape(&result, max_bytes)
+    };
+    deep::dispose(result);
     Ok(CallToolResult {
         content,
         structured_content: None,
@@ -991,15 +1018,17 @@ async fn call_utility(
     })
 }
 
-fn json_text(value: &Value) -> Value {
-    json!({"type": "text", "text": serde_json::to_string_pretty(value).unwrap_or_default()})
+/// A value as pretty JSON text, cut soon after `max_bytes` (the result
+/// is cut there with a note anyway).
+fn json_text(value: &Value, max_bytes: usize) -> Value {
+    json!({"type": "text", "text": deep::to_json_capped(value, true, max_bytes.saturating_add(1))})
 }
 
 /// `resources/read` contents as content blocks: text stays text, an image
 /// blob becomes an image, any other blob its uri.
-fn resource_contents(result: &Value) -> Vec<Value> {
+fn resource_contents(result: &Value, max_bytes: usize) -> Vec<Value> {
     let Some(contents) = result.get("contents").and_then(Value::as_array) else {
-        return vec![json_text(result)];
+        return vec![json_text(result, max_bytes)];
     };
     contents
         .iter()
@@ -1017,13 +1046,13 @@ fn resource_contents(result: &Value) -> Vec<Value> {
 }
 
 /// `prompts/get` messages as content blocks, text prefixed by the role.
-fn prompt_messages(result: &Value) -> Vec<Value> {
+fn prompt_messages(result: &Value, max_bytes: usize) -> Vec<Value> {
     let mut blocks = Vec::new();
     if let Some(description) = result.get("description").and_then(Value::as_str) {
         blocks.push(json!({"type": "text", "text": description}));
     }
     let Some(messages) = result.get("messages").and_then(Value::as_array) else {
-        return vec![json_text(result)];
+        return vec![json_text(result, max_bytes)];
     };
     for message in messages {
         let role = message

@@ -10,12 +10,149 @@
 //! call.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-/// How deep a schema may nest before it is refused (hostile input).
-const MAX_DEPTH: usize = 64;
+use crate::deep;
+
+/// How many subschema levels a schema may nest before it is refused
+/// (hostile input): the recursive rewrites below never go deeper.
+pub const MAX_DEPTH: usize = 64;
+
+/// How many levels of JSON arrays and objects a schema may nest, whatever
+/// keyword they sit under (`default`, `enum`, …). `serde_json`'s own
+/// parser stops at the same depth.
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// Caps on one tool's input schema, checked (without recursion) before
+/// anything else reads it. A schema over a cap leaves its tool out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SchemaLimits {
+    /// Approximate size as JSON text.
+    pub max_bytes: usize,
+    /// JSON values (every object, array, string, number, …).
+    pub max_nodes: usize,
+    /// Entries of every `properties` map together.
+    pub max_properties: usize,
+    /// Levels of JSON nesting; never above [`MAX_JSON_DEPTH`] in effect.
+    pub max_depth: usize,
+}
+
+impl Default for SchemaLimits {
+    /// Generous for any real tool (the largest schemas of public servers
+    /// are tens of kilobytes), small enough that every profile's rewrite
+    /// of a schema at the caps takes milliseconds.
+    fn default() -> Self {
+        SchemaLimits {
+            max_bytes: 1 << 20,
+            max_nodes: 100_000,
+            max_properties: 10_000,
+            max_depth: MAX_JSON_DEPTH,
+        }
+    }
+}
+
+/// Refuses a schema over `limits`, in one pass with an explicit stack that
+/// stops at the first cap exceeded, so a 16 MiB schema costs no more than
+/// the part below the caps. After this, every walk in this module may
+/// recurse: JSON depth is at most [`MAX_JSON_DEPTH`] and subschema depth
+/// at most [`MAX_DEPTH`].
+pub fn check_limits(schema: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+    /// What a value is to JSON Schema.
+    #[derive(Clone, Copy)]
+    enum Pos {
+        /// A (sub)schema at this subschema depth.
+        Schema(usize),
+        /// An object of subschemas (`properties`, `$defs`, …).
+        SchemaMap(usize),
+        /// A list of subschemas (`anyOf`, `prefixItems`, …).
+        SchemaList(usize),
+        /// Anything else (`enum`, `default`, `required`, …).
+        Data,
+    }
+    let max_depth = limits.max_depth.min(MAX_JSON_DEPTH);
+    let too_big = |what: String| schema_error("", what);
+    let mut nodes = 0usize;
+    let mut bytes = 0usize;
+    let mut properties = 0usize;
+    let mut stack = vec![(schema, 0usize, Pos::Schema(0))];
+    while let Some((value, depth, pos)) = stack.pop() {
+        nodes += 1;
+        if nodes > limits.max_nodes {
+            return Err(too_big(format!(
+                "has more than {} nodes (the limit per tool)",
+                limits.max_nodes
+            )));
+        }
+        bytes += match value {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(n) => number_len(n),
+            Value::String(s) => s.len() + 3,
+            Value::Array(items) => 2 + items.len(),
+            Value::Object(map) => 2 + map.keys().map(|k| k.len() + 4).sum::<usize>(),
+        };
+        if bytes > limits.max_bytes {
+            return Err(too_big(format!(
+                "is larger than {} bytes (the limit per tool)",
+                limits.max_bytes
+            )));
+        }
+        let depth = match value {
+            Value::Array(_) | Value::Object(_) => depth + 1,
+            _ => continue,
+        };
+        if depth > max_depth {
+            return Err(too_big(format!(
+                "nests deeper than {max_depth} levels of JSON"
+            )));
+        }
+        if let Pos::Schema(level) = pos
+            && level > MAX_DEPTH
+        {
+            return Err(too_big(format!(
+                "nests deeper than {MAX_DEPTH} levels of subschemas"
+            )));
+        }
+        match (value, pos) {
+            (Value::Object(map), Pos::Schema(level)) => {
+                for (key, child) in map {
+                    let child_pos = match (keyword(key), child) {
+                        (Some(Keyword::Map), _) => Pos::SchemaMap(level + 1),
+                        (Some(Keyword::List), _) | (Some(Keyword::Single), Value::Array(_)) => {
+                            Pos::SchemaList(level + 1)
+                        }
+                        (Some(Keyword::Single), _) => Pos::Schema(level + 1),
+                        (None, _) => Pos::Data,
+                    };
+                    if key == "properties"
+                        && let Value::Object(names) = child
+                    {
+                        properties += names.len();
+                        if properties > limits.max_properties {
+                            return Err(too_big(format!(
+                                "has more than {} properties (the limit per tool)",
+                                limits.max_properties
+                            )));
+                        }
+                    }
+                    stack.push((child, depth, child_pos));
+                }
+            }
+            (Value::Object(map), Pos::SchemaMap(level)) => {
+                stack.extend(map.values().map(|c| (c, depth, Pos::Schema(level))));
+            }
+            (Value::Array(items), Pos::SchemaList(level)) => {
+                stack.extend(items.iter().map(|c| (c, depth, Pos::Schema(level))));
+            }
+            (Value::Object(map), _) => stack.extend(map.values().map(|c| (c, depth, Pos::Data))),
+            (Value::Array(items), _) => stack.extend(items.iter().map(|c| (c, depth, Pos::Data))),
+            _ => {}
+        }
+    }
+    Ok(())
+}
 
 /// The schema dialect a provider accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
@@ -88,8 +225,32 @@ fn schema_error(path: &str, reason: impl Into<String>) -> SchemaError {
     }
 }
 
-/// Normalises a tool's input schema (REFERENCE §3.4). Idempotent.
+/// About how many bytes a number takes as text, without writing it.
+fn number_len(n: &serde_json::Number) -> usize {
+    let digits = |mut v: u64| {
+        let mut len = 1;
+        while v >= 10 {
+            v /= 10;
+            len += 1;
+        }
+        len
+    };
+    if let Some(v) = n.as_u64() {
+        digits(v) + 1
+    } else if let Some(v) = n.as_i64() {
+        digits(v.unsigned_abs()) + 2
+    } else {
+        24
+    }
+}
+
+/// Normalises a tool's input schema (REFERENCE §3.4). Idempotent. A
+/// schema nesting deeper than [`MAX_JSON_DEPTH`] is not read at all and
+/// becomes `false` (accepts nothing), which every profile refuses.
 pub fn normalize(schema: &Value) -> Value {
+    if deep::exceeds_depth(schema, MAX_JSON_DEPTH) {
+        return Value::Bool(false);
+    }
     let mut out = schema.clone();
     normalize_in_place(&mut out, 0);
     if let Value::Object(map) = &mut out {
@@ -108,9 +269,8 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
         return;
     };
     if depth > MAX_DEPTH {
-        // Deeper than any real schema: accept anything below this point
-        // rather than recurse without bound.
-        map.clear();
+        // Deeper than any profile accepts (`check_limits` refuses it):
+        // left as it is, so the refusal names its real depth.
         return;
     }
     if needs_rewrite(map) {
@@ -343,12 +503,19 @@ impl<'a> Path<'a> {
     }
 }
 
-/// Rewrites a normalised schema for `profile`.
+/// Rewrites a normalised schema for `profile`, within the default
+/// [`SchemaLimits`].
 pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
-    for_profile_owned(normalized.clone(), profile)
+    let limits = SchemaLimits::default();
+    check_limits(normalized, &limits)?;
+    for_profile_owned(normalized.clone(), profile, &limits)
 }
 
-fn for_profile_owned(normalized: Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
+fn for_profile_owned(
+    normalized: Value,
+    profile: ProviderProfile,
+    limits: &SchemaLimits,
+) -> Result<Value, SchemaError> {
     check(&normalized)?;
     match profile {
         ProviderProfile::Generic => {
@@ -359,13 +526,16 @@ fn for_profile_owned(normalized: Value, profile: ProviderProfile) -> Result<Valu
         ProviderProfile::OpenAiStrict => {
             let mut flat = flatten_top_level(normalized)?;
             let defs = definitions(&flat);
-            openai_strict(&mut flat, &defs, &Path::ROOT, 0)?;
+            let mut budget = Budget::new(limits.max_nodes);
+            openai_strict(&mut flat, &defs, &Path::ROOT, 0, &mut budget)?;
+            openai_limits(&flat)?;
             Ok(flat)
         }
         ProviderProfile::Gemini => {
             let flat = flatten_top_level(normalized)?;
             let mut inlined = if contains_ref(&flat, 0) {
-                inline_refs(&flat, &flat, &Path::ROOT, &mut Vec::new(), 0)?
+                let mut budget = Budget::new(limits.max_nodes);
+                inline_refs(&flat, &flat, &Path::ROOT, &mut Vec::new(), 0, &mut budget)?
             } else {
                 flat
             };
@@ -378,7 +548,9 @@ fn for_profile_owned(normalized: Value, profile: ProviderProfile) -> Result<Valu
 /// The checks every profile starts with: structure, then references.
 fn check(normalized: &Value) -> Result<(), SchemaError> {
     check_structure(normalized, &Path::ROOT, 0)?;
-    check_refs(normalized, normalized, &Path::ROOT, 0)
+    let anchors = anchors(normalized);
+    check_refs(normalized, normalized, &anchors, &Path::ROOT, 0)?;
+    check_ref_cycles(normalized)
 }
 
 /// MCP requires an object at the top; combinators may stay.
@@ -479,11 +651,15 @@ fn check_structure(schema: &Value, path: &Path<'_>, depth: usize) -> Result<(), 
     Ok(())
 }
 
-/// Refuses a `$ref` that does not resolve inside the schema: a missing
+/// Keywords that point at another schema.
+const REFERENCE_KEYWORDS: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
+
+/// Refuses a reference that does not resolve inside the schema: a missing
 /// pointer or anchor, or a remote reference (never fetched).
 fn check_refs(
     root: &Value,
     schema: &Value,
+    anchors: &HashMap<&str, &Value>,
     path: &Path<'_>,
     depth: usize,
 ) -> Result<(), SchemaError> {
@@ -495,13 +671,8 @@ fn check_refs(
     }
     for (key, value) in map {
         let here = path.key(key);
-        if key == "$ref" {
-            let ok = match value.as_str() {
-                Some(r) if r == "#" || r.starts_with("#/") => resolve_local(root, r).is_some(),
-                Some(r) if r.starts_with('#') => has_anchor(root, &r[1..], 0),
-                _ => false,
-            };
-            if !ok {
+        if REFERENCE_KEYWORDS.contains(&key.as_str()) {
+            if resolve_reference(root, anchors, value).is_none() {
                 return Err(schema_error(
                     &here.render(),
                     format!("{value} does not resolve inside the schema"),
@@ -512,35 +683,251 @@ fn check_refs(
         match (keyword(key), value) {
             (Some(Keyword::Map), Value::Object(children)) => {
                 for (name, child) in children {
-                    check_refs(root, child, &here.key(name), depth + 1)?;
+                    check_refs(root, child, anchors, &here.key(name), depth + 1)?;
                 }
             }
             (Some(_), Value::Array(children)) => {
                 for (i, child) in children.iter().enumerate() {
-                    check_refs(root, child, &here.index(i), depth + 1)?;
+                    check_refs(root, child, anchors, &here.index(i), depth + 1)?;
                 }
             }
-            (Some(Keyword::Single), child) => check_refs(root, child, &here, depth + 1)?,
+            (Some(Keyword::Single), child) => check_refs(root, child, anchors, &here, depth + 1)?,
             _ => {}
         }
     }
     Ok(())
 }
 
-fn has_anchor(schema: &Value, anchor: &str, depth: usize) -> bool {
-    if depth > MAX_DEPTH + 1 {
-        return false;
-    }
-    match schema {
-        Value::Object(map) => {
-            ["$anchor", "$dynamicAnchor"]
-                .iter()
-                .any(|k| map.get(*k).and_then(Value::as_str) == Some(anchor))
-                || map.values().any(|v| has_anchor(v, anchor, depth + 1))
+/// Every `$anchor` and `$dynamicAnchor` of a schema, found without
+/// recursion.
+fn anchors(root: &Value) -> HashMap<&str, &Value> {
+    let mut found = HashMap::new();
+    let mut stack = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for key in ["$anchor", "$dynamicAnchor"] {
+                    if let Some(Value::String(name)) = map.get(key) {
+                        found.entry(name.as_str()).or_insert(value);
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
         }
-        Value::Array(values) => values.iter().any(|v| has_anchor(v, anchor, depth + 1)),
-        _ => false,
     }
+    found
+}
+
+/// What a reference points at inside `root`: `#`, a JSON pointer `#/…` or
+/// an anchor `#name`. Anything else (another document, a url) is `None`:
+/// nothing is ever fetched.
+fn resolve_reference<'a>(
+    root: &'a Value,
+    anchors: &HashMap<&str, &'a Value>,
+    reference: &Value,
+) -> Option<&'a Value> {
+    let reference = reference.as_str()?;
+    let fragment = reference.strip_prefix('#')?;
+    if fragment.is_empty() || fragment.starts_with('/') {
+        resolve_local(root, reference)
+    } else {
+        anchors.get(fragment).copied()
+    }
+}
+
+/// Keywords that apply a subschema to the same value, not to a part of
+/// it: a cycle made of these alone never reaches a schema that decides
+/// anything, and evaluating it never ends (the `jsonschema` crate then
+/// overflows its stack at the first call). `$ref` and friends are added
+/// to these by [`check_ref_cycles`].
+fn in_place(key: &str) -> Option<Keyword> {
+    match key {
+        "allOf" | "anyOf" | "oneOf" => Some(Keyword::List),
+        "not" | "if" | "then" | "else" => Some(Keyword::Single),
+        "dependentSchemas" | "dependencies" => Some(Keyword::Map),
+        _ => None,
+    }
+}
+
+/// Refuses a reference cycle that never descends into a property or an
+/// item: `A: {$ref: B}, B: {$ref: A}`, `{allOf: [{$ref: "#"}]}`, an anchor
+/// that points at its own `oneOf`. Recursion through `properties`,
+/// `items` and the other keywords that apply to a part of the value (a
+/// tree whose `children` are items of the node type) is a valid recursive
+/// schema and stays: the value is finite, so its validation ends.
+///
+/// Without recursion: schemas are numbered by address, edges are the
+/// in-place applicators and resolved references, and an iterative
+/// depth-first search looks for a cycle.
+pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
+    if !has_reference(root) {
+        return Ok(());
+    }
+    let anchors = anchors(root);
+    let mut ids: HashMap<*const Value, usize> = HashMap::new();
+    let mut nodes: Vec<(&Value, String)> = Vec::new();
+    index_schemas(root, String::new(), &mut ids, &mut nodes);
+    // An `$id` below the root starts a new resource, against which a
+    // validator resolves `#…` differently from the walk here; such a
+    // schema could hide a cycle from this check, so it is refused.
+    let draft4 = root
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.contains("draft-04"));
+    for (value, pointer) in &nodes[1..] {
+        let nested_id =
+            value.get("$id").is_some() || (draft4 && value.get("id").is_some_and(Value::is_string));
+        if nested_id {
+            return Err(schema_error(
+                pointer,
+                "a schema resource with its own $id inside a schema that uses $ref is not supported",
+            ));
+        }
+    }
+
+    // Edges: in-place subschemas and reference targets. A reference into
+    // a place no keyword makes a schema is read as a schema all the same
+    // (as a validator would) and numbered when first seen.
+    let mut edges: Vec<Vec<usize>> = Vec::new();
+    let mut i = 0;
+    while i < nodes.len() {
+        let (value, _) = nodes[i];
+        let mut targets = Vec::new();
+        if let Value::Object(map) = value {
+            for (key, child) in map {
+                if REFERENCE_KEYWORDS.contains(&key.as_str()) {
+                    if let Some(target) = resolve_reference(root, &anchors, child) {
+                        if !ids.contains_key(&(target as *const Value)) {
+                            let pointer = child.as_str().unwrap_or("").trim_start_matches('#');
+                            index_schemas(target, pointer.to_owned(), &mut ids, &mut nodes);
+                        }
+                        targets.extend(ids.get(&(target as *const Value)).copied());
+                    }
+                    continue;
+                }
+                let children: Vec<&Value> = match (in_place(key), child) {
+                    (Some(Keyword::Map), Value::Object(children)) => children.values().collect(),
+                    (Some(_), Value::Array(children)) => children.iter().collect(),
+                    (Some(Keyword::Single), child) => vec![child],
+                    _ => Vec::new(),
+                };
+                targets.extend(
+                    children
+                        .into_iter()
+                        .filter_map(|c| ids.get(&(c as *const Value)).copied()),
+                );
+            }
+        }
+        edges.push(targets);
+        i += 1;
+    }
+
+    // Iterative depth-first search; `on_path` marks the current path.
+    let mut done = vec![false; nodes.len()];
+    let mut on_path = vec![false; nodes.len()];
+    for start in 0..nodes.len() {
+        if done[start] {
+            continue;
+        }
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        on_path[start] = true;
+        while let Some(&mut (node, ref mut next)) = path.last_mut() {
+            if let Some(&target) = edges[node].get(*next) {
+                *next += 1;
+                if on_path[target] {
+                    let from = path.iter().position(|(n, _)| *n == target).unwrap_or(0);
+                    let mut cycle: Vec<String> = path[from..]
+                        .iter()
+                        .map(|(n, _)| pointer_or_root(&nodes[*n].1))
+                        .collect();
+                    cycle.push(pointer_or_root(&nodes[target].1));
+                    return Err(schema_error(
+                        &nodes[target].1,
+                        format!(
+                            "$ref cycle {} never reaches a property or item, so it resolves to no schema",
+                            cycle.join(" -> ")
+                        ),
+                    ));
+                }
+                if !done[target] {
+                    on_path[target] = true;
+                    path.push((target, 0));
+                }
+            } else {
+                on_path[node] = false;
+                done[node] = true;
+                path.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Numbers every schema object under `start` (`start` included) that has
+/// no number yet, by address, with its JSON pointer.
+fn index_schemas<'a>(
+    start: &'a Value,
+    pointer: String,
+    ids: &mut HashMap<*const Value, usize>,
+    nodes: &mut Vec<(&'a Value, String)>,
+) {
+    let mut stack = vec![(start, pointer)];
+    while let Some((value, pointer)) = stack.pop() {
+        let Value::Object(map) = value else {
+            continue;
+        };
+        if ids.contains_key(&(value as *const Value)) {
+            continue;
+        }
+        ids.insert(value as *const Value, nodes.len());
+        for (key, child) in map {
+            let here = format!("{pointer}/{}", escape_pointer(key));
+            let kind = keyword(key).or_else(|| in_place(key));
+            match (kind, child) {
+                (Some(Keyword::Map), Value::Object(children)) => {
+                    for (name, grandchild) in children {
+                        stack.push((grandchild, format!("{here}/{}", escape_pointer(name))));
+                    }
+                }
+                (Some(_), Value::Array(children)) => {
+                    for (i, grandchild) in children.iter().enumerate() {
+                        stack.push((grandchild, format!("{here}/{i}")));
+                    }
+                }
+                (Some(Keyword::Single), child) => stack.push((child, here)),
+                _ => {}
+            }
+        }
+        nodes.push((value, pointer));
+    }
+}
+
+fn pointer_or_root(pointer: &str) -> String {
+    if pointer.is_empty() {
+        "#".to_owned()
+    } else {
+        format!("#{pointer}")
+    }
+}
+
+/// Whether any object of the schema holds a reference keyword.
+fn has_reference(root: &Value) -> bool {
+    let mut stack = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if REFERENCE_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn contains_ref(schema: &Value, depth: usize) -> bool {
@@ -569,12 +956,32 @@ pub fn prepare_shared(
     schema: &Value,
     profile: ProviderProfile,
 ) -> Result<Cow<'_, Value>, SchemaError> {
-    if profile == ProviderProfile::Generic && is_normal(schema) {
+    prepare_shared_with(schema, profile, &SchemaLimits::default())
+}
+
+/// [`prepare_shared`] within `limits`. The limits are checked first,
+/// without recursion, on the schema as sent and on its normal form; the
+/// reference cycle check runs on both as well.
+pub fn prepare_shared_with<'s>(
+    schema: &'s Value,
+    profile: ProviderProfile,
+    limits: &SchemaLimits,
+) -> Result<Cow<'s, Value>, SchemaError> {
+    check_limits(schema, limits)?;
+    let prepared = if profile == ProviderProfile::Generic && is_normal(schema) {
         check(schema)?;
         check_generic_top(schema)?;
-        return Ok(Cow::Borrowed(schema));
-    }
-    for_profile_owned(normalize(schema), profile).map(Cow::Owned)
+        Cow::Borrowed(schema)
+    } else {
+        // Normalising may add levels (a type list becomes `anyOf`).
+        let normalized = normalize(schema);
+        check_limits(&normalized, limits)?;
+        Cow::Owned(for_profile_owned(normalized, profile, limits)?)
+    };
+    // Calls are validated against the schema as sent: its references must
+    // not loop either (normalising moves a few subschemas).
+    check_ref_cycles(schema)?;
+    Ok(prepared)
 }
 
 /// Whether [`normalize`] would return `schema` unchanged. Mirrors
@@ -589,7 +996,7 @@ fn is_normal_at(schema: &Value, depth: usize) -> bool {
         return true;
     };
     if depth > MAX_DEPTH {
-        return map.is_empty();
+        return true;
     }
     if needs_rewrite(map) {
         return false;
@@ -653,6 +1060,22 @@ fn merge_objects(branches: &[Value], all: bool) -> Map<String, Value> {
                         properties.insert(name.clone(), schema.clone());
                     }
                     Some(existing) if existing == schema => {}
+                    Some(existing) if all => {
+                        // Both branches apply: the property must satisfy
+                        // both schemas, never just one of them.
+                        let mut both = match existing.get("allOf") {
+                            Some(Value::Array(both))
+                                if existing.as_object().map(Map::len) == Some(1) =>
+                            {
+                                both.clone()
+                            }
+                            _ => vec![existing.clone()],
+                        };
+                        if !both.contains(schema) {
+                            both.push(schema.clone());
+                        }
+                        *existing = json!({ "allOf": both });
+                    }
                     Some(existing) => {
                         let mut options = match existing.get("anyOf") {
                             Some(Value::Array(options))
@@ -749,6 +1172,10 @@ fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
         let Some(Value::Array(branches)) = root.remove(keyword) else {
             continue;
         };
+        if keyword == "anyOf" && branches.iter().any(|b| b == &Value::Bool(true)) {
+            // One branch accepts anything, so the whole `anyOf` does.
+            continue;
+        }
         let mut resolved = Vec::with_capacity(branches.len());
         for (i, branch) in branches.iter().enumerate() {
             let branch = match branch.get("$ref").and_then(Value::as_str) {
@@ -760,7 +1187,7 @@ fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
                 })?,
                 None => branch,
             };
-            if branch == &Value::Bool(true) {
+            if branch == &Value::Bool(true) && keyword == "allOf" {
                 continue;
             }
             if !is_object_like(branch) {
@@ -773,6 +1200,9 @@ fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
         }
         if resolved.is_empty() {
             continue;
+        }
+        if keyword != "allOf" {
+            refuse_lossy_union(keyword, &resolved, schema)?;
         }
         // The root's own properties count as one more `allOf` branch.
         let own = Value::Object(root.clone());
@@ -789,6 +1219,401 @@ fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
         root.insert("properties".into(), json!({}));
     }
     Ok(Value::Object(root))
+}
+
+/// A top-level `anyOf`/`oneOf` of objects becomes one object only when
+/// that keeps its meaning: every branch requires the same properties (the
+/// merged object can require only what all require, so `anyOf[{required:
+/// [a]}, {required: [b]}]` would lose that one of them is needed), closed
+/// branches list the same properties (else the merge accepts mixtures),
+/// and `oneOf` branches cannot both match.
+fn refuse_lossy_union(keyword: &str, branches: &[Value], root: &Value) -> Result<(), SchemaError> {
+    let required_of = |branch: &Value| {
+        let mut names: Vec<String> = branch
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names.dedup();
+        names
+    };
+    let properties_of = |branch: &Value| {
+        let mut names: Vec<String> = branch
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let path = format!("/{keyword}");
+    let first = required_of(&branches[0]);
+    if branches.iter().any(|b| required_of(b) != first) {
+        let sets: Vec<String> = branches
+            .iter()
+            .map(|b| format!("[{}]", required_of(b).join(", ")))
+            .collect();
+        return Err(schema_error(
+            &path,
+            format!(
+                "top-level {keyword} branches require different properties ({}); one object schema cannot say which are required",
+                sets.join(" or ")
+            ),
+        ));
+    }
+    let closed = branches
+        .iter()
+        .any(|b| b.get("additionalProperties") == Some(&Value::Bool(false)));
+    let names = properties_of(&branches[0]);
+    if closed && branches.iter().any(|b| properties_of(b) != names) {
+        return Err(schema_error(
+            &path,
+            format!(
+                "top-level {keyword} branches are closed objects with different properties; one object schema would accept a mixture"
+            ),
+        ));
+    }
+    if keyword == "oneOf" {
+        refuse_overlapping_one_of(branches, root, "one object schema", &path)?;
+    }
+    Ok(())
+}
+
+/// Most `oneOf` branches one pair check stays cheap for.
+const MAX_ONE_OF_BRANCHES: usize = 256;
+
+/// `oneOf` may become `anyOf` only when no value can match two branches,
+/// which is provable here for branches of distinct types, distinct
+/// constants, or objects told apart by a required discriminator property.
+fn refuse_overlapping_one_of(
+    branches: &[Value],
+    root: &Value,
+    target: &str,
+    path: &str,
+) -> Result<(), SchemaError> {
+    if branches.len() > MAX_ONE_OF_BRANCHES {
+        return Err(schema_error(
+            path,
+            format!(
+                "{target} cannot express oneOf with more than {MAX_ONE_OF_BRANCHES} branches (anyOf would accept values valid for several)"
+            ),
+        ));
+    }
+    for i in 0..branches.len() {
+        for j in i + 1..branches.len() {
+            if !disjoint(&branches[i], &branches[j], root) {
+                return Err(schema_error(
+                    path,
+                    format!(
+                        "{target} cannot express oneOf whose branches {i} and {j} may both match (anyOf would accept a value valid for both)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether no value can match both schemas, by what is cheap to prove.
+fn disjoint(a: &Value, b: &Value, root: &Value) -> bool {
+    let (Some(a), Some(b)) = (follow_ref(a, root), follow_ref(b, root)) else {
+        return false;
+    };
+    if !a.is_object() || !b.is_object() {
+        return false;
+    }
+    if disjoint_values(a, b) {
+        return true;
+    }
+    // A required property both branches pin to different values.
+    let (Some(Value::Object(pa)), Some(Value::Object(pb))) =
+        (a.get("properties"), b.get("properties"))
+    else {
+        return false;
+    };
+    let required = |s: &Value, name: &str| {
+        s.get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| r.iter().any(|n| n == name))
+    };
+    pa.iter().any(|(name, sa)| {
+        required(a, name)
+            && required(b, name)
+            && pb.get(name).is_some_and(|sb| disjoint_values(sa, sb))
+    })
+}
+
+/// `schema`, or what its `$ref` points at.
+fn follow_ref<'a>(schema: &'a Value, root: &'a Value) -> Option<&'a Value> {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => resolve_local(root, reference),
+        None => Some(schema),
+    }
+}
+
+/// Disjoint by type or by constant values, looking at one schema object.
+fn disjoint_values(a: &Value, b: &Value) -> bool {
+    if let (Some(ta), Some(tb)) = (type_set(a), type_set(b))
+        && !ta.iter().any(|x| tb.iter().any(|y| types_overlap(x, y)))
+    {
+        return true;
+    }
+    if let (Some(va), Some(vb)) = (value_set(a), value_set(b))
+        && !va.iter().any(|x| vb.contains(x))
+    {
+        return true;
+    }
+    false
+}
+
+fn types_overlap(a: &str, b: &str) -> bool {
+    a == b || matches!((a, b), ("integer", "number") | ("number", "integer"))
+}
+
+/// The JSON types a schema object allows, when it says.
+fn type_set(schema: &Value) -> Option<Vec<&'static str>> {
+    if let Some(Value::String(t)) = schema.get("type") {
+        return TYPE_NAMES
+            .iter()
+            .find(|n| **n == t.as_str())
+            .map(|n| vec![*n]);
+    }
+    value_set(schema).map(|values| values.into_iter().map(json_type).collect())
+}
+
+/// The values a schema object allows, when it lists them.
+fn value_set(schema: &Value) -> Option<Vec<&Value>> {
+    if let Some(constant) = schema.get("const") {
+        return Some(vec![constant]);
+    }
+    schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(|values| values.iter().collect())
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Keywords a provider would drop whose loss changes what a value means,
+/// not only how tightly it is bounded: a dropped `not` accepts what it
+/// excluded, a dropped `if`/`then` or `dependentRequired` loses a
+/// requirement, a tuple loses its positions. Refused, so the tool is left
+/// out rather than described wrongly. Dropped bounds (`minLength`,
+/// `uniqueItems`, …) only relax, and the server's schema still checks
+/// every call.
+fn refuse_lost_logic(
+    map: &Map<String, Value>,
+    root: &Value,
+    provider: &str,
+    path: &Path<'_>,
+) -> Result<(), SchemaError> {
+    for (key, what) in [
+        ("not", "`not`"),
+        ("if", "if/then/else"),
+        ("then", "if/then/else"),
+        ("else", "if/then/else"),
+        ("dependentRequired", "dependentRequired"),
+        ("dependentSchemas", "dependentSchemas"),
+        ("dependencies", "dependencies"),
+        ("prefixItems", "a tuple (prefixItems)"),
+    ] {
+        if map.contains_key(key) {
+            return Err(schema_error(
+                &path.key(key).render(),
+                format!(
+                    "{provider} cannot express {what}; dropping it would change what the arguments mean"
+                ),
+            ));
+        }
+    }
+    if let Some(Value::Array(_)) = map.get("items") {
+        return Err(schema_error(
+            &path.key("items").render(),
+            format!(
+                "{provider} cannot express a tuple (prefixItems); dropping it would change what the arguments mean"
+            ),
+        ));
+    }
+    if let Some(Value::Array(branches)) = map.get("oneOf") {
+        refuse_overlapping_one_of(branches, root, provider, &path.key("oneOf").render())?;
+    }
+    Ok(())
+}
+
+/// What inlining may still build, in JSON values.
+struct Budget {
+    left: usize,
+    limit: usize,
+}
+
+impl Budget {
+    fn new(limit: usize) -> Self {
+        Budget { left: limit, limit }
+    }
+
+    fn charge(&mut self, nodes: usize, path: &Path<'_>, what: &str) -> Result<(), SchemaError> {
+        match self.left.checked_sub(nodes) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(schema_error(
+                &path.render(),
+                format!(
+                    "{what} would build more than {} nodes (the limit per tool)",
+                    self.limit
+                ),
+            )),
+        }
+    }
+}
+
+/// JSON values in `value`, without recursion.
+fn count_nodes(value: &Value) -> usize {
+    let mut count = 0;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        count += 1;
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    count
+}
+
+// OpenAI's documented limits for strict mode ("Structured Outputs",
+// platform.openai.com/docs/guides/structured-outputs, section "Supported
+// schemas" / "Objects have limitations on nesting depth and size"): at
+// most 5000 object properties in total, at most 10 levels of nesting; in
+// total at most 120,000 characters of property names, definition names,
+// enum values and const values; at most 1000 enum values across the
+// schema; and a single enum of more than 250 string values at most 15,000
+// characters long. A schema over one is refused by the API, so the tool
+// is left out here instead.
+const OPENAI_MAX_PROPERTIES: usize = 5000;
+const OPENAI_MAX_NESTING: usize = 10;
+const OPENAI_MAX_STRING_TOTAL: usize = 120_000;
+const OPENAI_MAX_ENUM_VALUES: usize = 1000;
+const OPENAI_LARGE_ENUM: usize = 250;
+const OPENAI_MAX_LARGE_ENUM_CHARS: usize = 15_000;
+
+/// Refuses a strict schema over OpenAI's documented limits. Nesting counts
+/// the object and array schemas on a path (the root is level 1; a
+/// definition starts again at 1, as references are not followed).
+fn openai_limits(schema: &Value) -> Result<(), SchemaError> {
+    let mut properties = 0usize;
+    let mut strings = 0usize;
+    let mut enum_values = 0usize;
+    let mut stack: Vec<(&Value, String, usize)> = vec![(schema, String::new(), 0)];
+    while let Some((schema, pointer, level)) = stack.pop() {
+        let Value::Object(map) = schema else {
+            continue;
+        };
+        let level = match map.get("type").and_then(Value::as_str) {
+            Some("object" | "array") => level + 1,
+            _ => level,
+        };
+        if level > OPENAI_MAX_NESTING {
+            return Err(schema_error(
+                &pointer,
+                format!("strict mode allows at most {OPENAI_MAX_NESTING} levels of nesting"),
+            ));
+        }
+        if let Some(Value::Array(values)) = map.get("enum") {
+            enum_values += values.len();
+            if enum_values > OPENAI_MAX_ENUM_VALUES {
+                return Err(schema_error(
+                    &pointer,
+                    format!(
+                        "strict mode allows at most {OPENAI_MAX_ENUM_VALUES} enum values in a schema"
+                    ),
+                ));
+            }
+            let chars: usize = values
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|s| s.chars().count())
+                .sum();
+            if values.len() > OPENAI_LARGE_ENUM && chars > OPENAI_MAX_LARGE_ENUM_CHARS {
+                return Err(schema_error(
+                    &pointer,
+                    format!(
+                        "strict mode allows at most {OPENAI_MAX_LARGE_ENUM_CHARS} characters in an enum of more than {OPENAI_LARGE_ENUM} string values"
+                    ),
+                ));
+            }
+            strings += chars;
+        }
+        if let Some(Value::String(constant)) = map.get("const") {
+            strings += constant.chars().count();
+        }
+        if let Some(Value::Object(children)) = map.get("properties") {
+            properties += children.len();
+            if properties > OPENAI_MAX_PROPERTIES {
+                return Err(schema_error(
+                    &pointer,
+                    format!(
+                        "strict mode allows at most {OPENAI_MAX_PROPERTIES} properties in a schema"
+                    ),
+                ));
+            }
+            for (name, child) in children {
+                strings += name.chars().count();
+                stack.push((
+                    child,
+                    format!("{pointer}/properties/{}", escape_pointer(name)),
+                    level,
+                ));
+            }
+        }
+        for keyword in ["$defs", "definitions"] {
+            if let Some(Value::Object(children)) = map.get(keyword) {
+                for (name, child) in children {
+                    strings += name.chars().count();
+                    stack.push((
+                        child,
+                        format!("{pointer}/{keyword}/{}", escape_pointer(name)),
+                        0,
+                    ));
+                }
+            }
+        }
+        if strings > OPENAI_MAX_STRING_TOTAL {
+            return Err(schema_error(
+                &pointer,
+                format!(
+                    "strict mode allows at most {OPENAI_MAX_STRING_TOTAL} characters of property names, definition names, enum and const values"
+                ),
+            ));
+        }
+        if let Some(items) = map.get("items") {
+            stack.push((items, format!("{pointer}/items"), level));
+        }
+        if let Some(Value::Array(branches)) = map.get("anyOf") {
+            for (i, branch) in branches.iter().enumerate() {
+                stack.push((branch, format!("{pointer}/anyOf/{i}"), level));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Keywords OpenAI strict mode accepts; the `openai-strict` profile drops
@@ -822,6 +1647,7 @@ fn openai_strict(
     defs: &Value,
     path: &Path<'_>,
     depth: usize,
+    budget: &mut Budget,
 ) -> Result<(), SchemaError> {
     let Some(map) = provider_object(
         schema,
@@ -833,9 +1659,10 @@ fn openai_strict(
     else {
         return Ok(());
     };
+    refuse_lost_logic(map, defs, "strict mode", path)?;
     if let Some(one_of) = map.remove("oneOf") {
-        // `anyOf` accepts more than `oneOf`; the server's schema still
-        // decides at call time.
+        // No value matches two branches (checked above), so `anyOf`
+        // accepts exactly what `oneOf` does.
         map.insert("anyOf".into(), one_of);
     }
     if let Some(Value::Array(all_of)) = map.remove("allOf") {
@@ -850,6 +1677,7 @@ fn openai_strict(
                 })?,
                 None => branch.clone(),
             };
+            budget.charge(count_nodes(&branch), path, "merging allOf")?;
             if !is_object_like(&branch) {
                 return Err(schema_error(
                     &path.key("allOf").index(i).render(),
@@ -926,7 +1754,13 @@ fn openai_strict(
         };
         let mut all = Vec::with_capacity(properties.len());
         for (name, property) in properties.iter_mut() {
-            openai_strict(property, defs, &path.key("properties").key(name), depth + 1)?;
+            openai_strict(
+                property,
+                defs,
+                &path.key("properties").key(name),
+                depth + 1,
+                budget,
+            )?;
             if !required.contains(name) && !accepts_null(property) {
                 let inner = std::mem::take(property);
                 *property = json!({ "anyOf": [inner, {"type": "null"}] });
@@ -936,17 +1770,17 @@ fn openai_strict(
         map.insert("required".into(), Value::Array(all));
     }
     if let Some(items) = map.get_mut("items") {
-        openai_strict(items, defs, &path.key("items"), depth + 1)?;
+        openai_strict(items, defs, &path.key("items"), depth + 1, budget)?;
     }
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
         for (i, branch) in branches.iter_mut().enumerate() {
-            openai_strict(branch, defs, &path.key("anyOf").index(i), depth + 1)?;
+            openai_strict(branch, defs, &path.key("anyOf").index(i), depth + 1, budget)?;
         }
     }
     for keyword in ["$defs", "definitions"] {
         if let Some(Value::Object(children)) = map.get_mut(keyword) {
             for (name, child) in children.iter_mut() {
-                openai_strict(child, defs, &path.key(keyword).key(name), depth + 1)?;
+                openai_strict(child, defs, &path.key(keyword).key(name), depth + 1, budget)?;
             }
         }
     }
@@ -1007,13 +1841,19 @@ fn inline_refs(
     path: &Path<'_>,
     stack: &mut Vec<String>,
     depth: usize,
+    budget: &mut Budget,
 ) -> Result<Value, SchemaError> {
     if depth > MAX_DEPTH {
-        return Err(schema_error(&path.render(), "schema nests too deeply"));
+        return Err(schema_error(
+            &path.render(),
+            format!("inlining its $refs nests deeper than {MAX_DEPTH} levels of subschemas"),
+        ));
     }
     let Value::Object(map) = schema else {
+        budget.charge(count_nodes(schema), path, "inlining its $refs")?;
         return Ok(schema.clone());
     };
+    budget.charge(1, path, "inlining its $refs")?;
     if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
         if stack.iter().any(|r| r == reference) {
             return Err(schema_error(
@@ -1024,13 +1864,13 @@ fn inline_refs(
         let target = resolve_local(root, reference)
             .ok_or_else(|| schema_error(&path.render(), format!("cannot resolve {reference}")))?;
         stack.push(reference.to_owned());
-        let mut inlined = inline_refs(target, root, path, stack, depth + 1)?;
+        let mut inlined = inline_refs(target, root, path, stack, depth + 1, budget)?;
         stack.pop();
         // Siblings of `$ref` (often a description) stay.
         if let Value::Object(inlined_map) = &mut inlined {
             for (key, value) in map {
                 if key != "$ref" {
-                    let value = inline_refs(value, root, path, stack, depth + 1)?;
+                    let value = inline_refs(value, root, path, stack, depth + 1, budget)?;
                     inlined_map.insert(key.clone(), value);
                 }
             }
@@ -1051,12 +1891,15 @@ fn inline_refs(
                         let grandchild = child_path.key(name);
                         inlined.insert(
                             name.clone(),
-                            inline_refs(child, root, &grandchild, stack, depth + 1)?,
+                            inline_refs(child, root, &grandchild, stack, depth + 1, budget)?,
                         );
                     }
                     Value::Object(inlined)
                 }
-                other => other.clone(),
+                other => {
+                    budget.charge(count_nodes(other), &child_path, "inlining its $refs")?;
+                    other.clone()
+                }
             }
         } else if keyword(key).is_some() {
             match value {
@@ -1064,12 +1907,15 @@ fn inline_refs(
                     children
                         .iter()
                         .enumerate()
-                        .map(|(i, c)| inline_refs(c, root, &child_path.index(i), stack, depth + 1))
+                        .map(|(i, c)| {
+                            inline_refs(c, root, &child_path.index(i), stack, depth + 1, budget)
+                        })
                         .collect::<Result<_, _>>()?,
                 ),
-                other => inline_refs(other, root, &child_path, stack, depth + 1)?,
+                other => inline_refs(other, root, &child_path, stack, depth + 1, budget)?,
             }
         } else {
+            budget.charge(count_nodes(value), &child_path, "inlining its $refs")?;
             value.clone()
         };
         out.insert(key.clone(), value);
@@ -1104,6 +1950,8 @@ fn gemini(schema: &mut Value, path: &Path<'_>, depth: usize) -> Result<(), Schem
     let Some(map) = provider_object(schema, || json!({}), "gemini", path, depth)? else {
         return Ok(());
     };
+    // References are inlined by now.
+    refuse_lost_logic(map, &Value::Null, "gemini", path)?;
     if let Some(one_of) = map.remove("oneOf") {
         map.insert("anyOf".into(), one_of);
     }

@@ -2,7 +2,7 @@
 
 use mcp_catalog::naming::{
     NameAllocator, NamingStyle, ServerPrefix, is_valid_name, normalize_name_for_mcp,
-    normalize_server_name_for_mcp,
+    normalize_server_name_for_mcp, openclaw_fragment,
 };
 use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
 use mcp_config::{Level, ToolFilter};
@@ -93,13 +93,16 @@ fn openclaw_numeric_server_and_tool_get_prefixes() {
     check(
         NamingStyle::OpenClaw,
         &[],
-        &[("12306", &["2024-query", "", "ok"])],
+        &[("12306", &["2024-query", "ok"])],
         &[
             ("12306", "2024-query", "mcp-12306__tool-2024-query"),
-            ("12306", "", "mcp-12306__tool"),
             ("12306", "ok", "mcp-12306__ok"),
         ],
     );
+    // An empty fragment still becomes `tool`, but a tool with an empty
+    // name is refused before naming (tests/hostile.rs).
+    assert_eq!(openclaw_fragment("", "tool"), "tool");
+    assert_eq!(openclaw_fragment("", "mcp"), "mcp");
 }
 
 #[test]

@@ -148,10 +148,12 @@ fn assert_accepted(profile: ProviderProfile, schema: &Value) {
 
 #[test]
 fn anthropic_flattens_top_level_combinators() {
+    // Every branch requires the same properties and a const tells them
+    // apart: one object schema says the same.
     let schema = json!({
         "oneOf": [
-            {"type": "object", "properties": {"id": {"type": "string"}, "kind": {"const": "id"}}, "required": ["id", "kind"]},
-            {"type": "object", "properties": {"name": {"type": "string"}, "kind": {"const": "name"}}, "required": ["name", "kind"]}
+            {"type": "object", "properties": {"v": {"type": "string"}, "kind": {"const": "id"}}, "required": ["kind"]},
+            {"type": "object", "properties": {"v": {"type": "integer"}, "kind": {"const": "name"}}, "required": ["kind"]}
         ]
     });
     let out = prepare(&schema, ProviderProfile::Anthropic).unwrap();
@@ -161,12 +163,30 @@ fn anthropic_flattens_top_level_combinators() {
         json!({
             "type": "object",
             "properties": {
-                "id": {"type": "string"},
-                "kind": {"anyOf": [{"const": "id"}, {"const": "name"}]},
-                "name": {"type": "string"}
+                "v": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                "kind": {"anyOf": [{"const": "id"}, {"const": "name"}]}
             },
             "required": ["kind"]
         })
+    );
+}
+
+#[test]
+fn anthropic_refuses_a_top_level_union_that_would_lose_required() {
+    // Flattened, neither `id` nor `name` could be required any more.
+    let schema = json!({
+        "oneOf": [
+            {"type": "object", "properties": {"id": {"type": "string"}, "kind": {"const": "id"}}, "required": ["id", "kind"]},
+            {"type": "object", "properties": {"name": {"type": "string"}, "kind": {"const": "name"}}, "required": ["name", "kind"]}
+        ]
+    });
+    let error = prepare(&schema, ProviderProfile::Anthropic).unwrap_err();
+    assert_eq!(error.path, "/oneOf");
+    assert!(
+        error
+            .reason
+            .contains("require different properties ([id, kind] or [kind, name])"),
+        "{error}"
     );
 }
 
@@ -235,16 +255,15 @@ fn openai_strict_closes_objects_and_makes_optional_nullable() {
 }
 
 #[test]
-fn openai_strict_gives_a_tuple_items() {
-    // `prefixItems` is outside strict mode's subset, and an array without
-    // `items` is refused, so the tuple accepts any (scalar) item.
+fn openai_strict_refuses_a_tuple() {
+    // `prefixItems` is outside strict mode's subset; dropping it would lose
+    // what each position holds.
     let schema = json!({"type": "object", "properties": {
         "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}
     }, "required": ["pair"]});
-    let out = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap();
-    assert_accepted(ProviderProfile::OpenAiStrict, &out);
-    assert_eq!(out["properties"]["pair"]["type"], json!("array"));
-    assert!(out["properties"]["pair"]["items"].is_object(), "{out}");
+    let error = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap_err();
+    assert_eq!(error.path, "/properties/pair/prefixItems");
+    assert!(error.reason.contains("a tuple (prefixItems)"), "{error}");
 }
 
 #[test]
