@@ -136,7 +136,7 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
         prompt
     };
     let provider = OAuthProvider::new(settings, store.clone(), Arc::new(prompt))?;
-    session::runtime()?.block_on(provider.login())?;
+    session::Connecting::new()?.run(provider.login())??;
     let path = store.path_for(&key);
     if context.json {
         output::print_json(&json!({

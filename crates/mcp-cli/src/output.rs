@@ -24,8 +24,15 @@ pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
     UsageError(message.into()).into()
 }
 
-/// 2 for errors in what the user typed, 1 for everything else.
+/// 128 + the signal's number when a signal ended the verb, 2 for errors
+/// in what the user typed, 1 for everything else.
 pub(crate) fn exit_status(err: &anyhow::Error) -> u8 {
+    if let Some(interrupted) = err
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<crate::session::Interrupted>())
+    {
+        return interrupted.exit_status();
+    }
     let usage = err.chain().any(|cause| {
         cause.is::<UsageError>()
             || matches!(

@@ -74,8 +74,8 @@ pub(crate) fn probe(context: &Context, args: &ProbeArgs) -> anyhow::Result<Outco
         .timeout
         .map(|seconds| session::seconds(seconds, "--timeout"))
         .transpose()?;
-    let runtime = session::runtime()?;
-    let reports = runtime.block_on(probe_all(context, &servers, timeout));
+    let connecting = session::Connecting::new()?;
+    let reports = connecting.run(probe_all(context, &servers, timeout, connecting.open()))?;
     let failed = reports.iter().any(|report| report.status == "error");
     if context.json {
         output::print_json(&serde_json::json!({ "servers": reports }))?;
@@ -101,6 +101,7 @@ async fn probe_all(
     context: &Context,
     servers: &[&ScopedServer],
     timeout: Option<Duration>,
+    open: &session::Open,
 ) -> Vec<ProbeReport> {
     let mut display = Display::new(context, servers);
     let mut reports: Vec<Option<ProbeReport>> = vec![None; servers.len()];
@@ -108,7 +109,7 @@ async fn probe_all(
     for (index, server) in servers.iter().enumerate() {
         if server.config.enabled && server.approval == mcp_config::Approval::Approved {
             let options = session::connect_options(context);
-            pending.push(async move { (index, probe_one(server, &options, timeout).await) });
+            pending.push(async move { (index, probe_one(server, &options, timeout, open).await) });
         } else {
             reports[index] = Some(skipped(server));
             display.done(index, reports[index].as_ref());
@@ -132,6 +133,7 @@ async fn probe_one(
     server: &ScopedServer,
     options: &mcp_transport::ConnectOptions,
     timeout: Option<Duration>,
+    open: &session::Open,
 ) -> ProbeReport {
     let mut config = server.config.clone();
     if let Some(timeout) = timeout {
@@ -142,7 +144,7 @@ async fn probe_one(
     let started = Instant::now();
     let connected = mcp_transport::connect(&config, options).await;
     let session = match connected {
-        Ok(session) => session,
+        Ok(session) => open.session(session),
         Err(err) => {
             report.connect_ms = Some(millis(started.elapsed()));
             return failed(report, &err);

@@ -33,7 +33,7 @@ const MAX_RESULT_BYTES: usize = mcp_catalog::result::DEFAULT_MAX_RESULT_BYTES;
 
 /// The connected servers and the catalog built from their tools.
 struct Connected {
-    sessions: Vec<(String, ClientSession)>,
+    sessions: Vec<(String, Arc<ClientSession>)>,
     failures: Vec<(String, TransportError)>,
     catalog: Catalog,
 }
@@ -43,7 +43,7 @@ impl Connected {
         self.sessions
             .iter()
             .find(|(name, _)| name == server)
-            .map(|(_, session)| session)
+            .map(|(_, session)| session.as_ref())
     }
 
     async fn close(self) {
@@ -70,7 +70,12 @@ impl Connected {
     }
 }
 
-async fn connect_all(context: &Context, naming: NamingArg, provider: ProviderArg) -> Connected {
+async fn connect_all(
+    context: &Context,
+    naming: NamingArg,
+    provider: ProviderArg,
+    open: &session::Open,
+) -> Connected {
     let config = load(&context.load_options());
     let runnable: Vec<&ScopedServer> = config.runnable().collect();
     let options = session::connect_options(context);
@@ -79,7 +84,7 @@ async fn connect_all(context: &Context, naming: NamingArg, provider: ProviderArg
         async move {
             let name = server.config.name.clone();
             let listed = async {
-                let session = mcp_transport::connect(&server.config, options).await?;
+                let session = open.session(mcp_transport::connect(&server.config, options).await?);
                 let tools = if session.has_capability("tools") {
                     match session.list_tools().await {
                         Ok(tools) => tools,
@@ -161,17 +166,19 @@ pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outco
         },
         ..RuntimeOptions::default()
     };
-    let session_runtime = SessionRuntime::for_servers(
+    let connecting = session::Connecting::new()?;
+    let session_runtime = connecting.open().runtime(SessionRuntime::for_servers(
         "mcp-cli",
         servers,
         connector,
         Arc::new(SystemClock),
         options,
-    );
-    let runtime = session::runtime()?;
-    let catalog = runtime.block_on(session_runtime.catalog());
-    runtime.block_on(session_runtime.shutdown());
-    let catalog = catalog?;
+    ));
+    let catalog = connecting.run(async {
+        let catalog = session_runtime.catalog().await;
+        session_runtime.shutdown().await;
+        catalog
+    })??;
     report_diagnostics(&catalog);
     if context.json {
         output::print_json(&catalog.tools())?;
@@ -279,11 +286,14 @@ pub(crate) fn call(context: &Context, args: &CallArgs) -> anyhow::Result<Outcome
         .map(|seconds| session::seconds(seconds, "--timeout"))
         .transpose()?;
     let given = given_arguments(args)?;
-    let runtime = session::runtime()?;
-    let connected = runtime.block_on(connect_all(context, args.naming, ProviderArg::Generic));
-    let outcome = runtime.block_on(call_in(context, args, &connected, given, timeout));
-    runtime.block_on(connected.close());
-    outcome
+    let connecting = session::Connecting::new()?;
+    let open = connecting.open();
+    connecting.run(async {
+        let connected = connect_all(context, args.naming, ProviderArg::Generic, open).await;
+        let outcome = call_in(context, args, &connected, given, timeout).await;
+        connected.close().await;
+        outcome
+    })?
 }
 
 async fn call_in(
