@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::cli::ProbeArgs;
 use crate::context::Context;
-use crate::output::{self, Outcome, outln};
+use crate::output::{self, Outcome, outln, shown, shown_lines};
 use crate::read::{state, unknown_server};
 use crate::session;
 
@@ -238,21 +238,22 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// One human line for a finished (or skipped) server.
+/// One human line for a finished (or skipped) server; every field the
+/// config or the server wrote is shown escaped.
 fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
-    let name = format!("{:name_width$}", report.name);
+    let name = format!("{:name_width$}", shown(&report.name));
     let mut lines = Vec::new();
     match report.status {
         "ok" => {
             let info = report
                 .server_info
                 .as_ref()
-                .map(|info| format!("{} {}", info.name, info.version))
+                .map(|info| format!("{} {}", shown(&info.name), shown(&info.version)))
                 .unwrap_or_default();
             lines.push(format!(
                 "ok    {name}  {:5}  {}  {info}  tools {}, resources {}, prompts {}  {} ms",
                 report.kind,
-                report.protocol_version.as_deref().unwrap_or("?"),
+                shown(report.protocol_version.as_deref().unwrap_or("?")),
                 report.tools.unwrap_or(0),
                 report.resources.unwrap_or(0),
                 report.prompts.unwrap_or(0),
@@ -263,10 +264,11 @@ fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
             lines.push(format!(
                 "fail  {name}  {:5}  {}  ({} ms)",
                 report.kind,
-                report.error.as_deref().unwrap_or("failed"),
+                shown(report.error.as_deref().unwrap_or("failed")),
                 report.connect_ms.unwrap_or(0),
             ));
             if let Some(tail) = &report.stderr_tail {
+                let tail = shown_lines(tail);
                 let tail: Vec<&str> = tail.lines().collect();
                 let shown = &tail[tail.len().saturating_sub(10)..];
                 for stderr_line in shown {
@@ -277,7 +279,7 @@ fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
         _ => lines.push(format!(
             "skip  {name}  {:5}  {}",
             report.kind,
-            report.reason.as_deref().unwrap_or("")
+            shown(report.reason.as_deref().unwrap_or(""))
         )),
     }
     lines
@@ -318,7 +320,12 @@ impl Display {
         };
         let names: Vec<(String, &'static str)> = servers
             .iter()
-            .map(|s| (s.config.name.clone(), s.config.transport.kind().as_str()))
+            .map(|s| {
+                (
+                    shown(&s.config.name).into_owned(),
+                    s.config.transport.kind().as_str(),
+                )
+            })
             .collect();
         let name_width = names
             .iter()

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};
 use crate::context::Context;
-use crate::output::{self, Outcome, errln, outln, usage};
+use crate::output::{self, Outcome, errln, outln, shown, shown_lines, usage};
 use crate::session;
 
 /// Converted results larger than this are cut with a note.
@@ -53,7 +53,7 @@ impl Connected {
     /// Prints connect failures and catalog problems on stderr.
     fn report_problems(&self) {
         for (_, err) in &self.failures {
-            errln!("error: {}", first_line(&err.to_string()));
+            errln!("error: {}", shown(first_line(&err.to_string())));
         }
         for diagnostic in self.catalog.diagnostics() {
             let level = match diagnostic.level {
@@ -63,8 +63,8 @@ impl Connected {
             };
             errln!(
                 "{level}: server `{}`: {}",
-                diagnostic.server,
-                diagnostic.message
+                shown(&diagnostic.server),
+                shown(&diagnostic.message)
             );
         }
     }
@@ -212,12 +212,12 @@ fn report_diagnostics(catalog: &Catalog) {
             .message
             .contains(&format!("\"{}\"", diagnostic.server))
         {
-            errln!("{level}: {}", diagnostic.message);
+            errln!("{level}: {}", shown(&diagnostic.message));
         } else {
             errln!(
                 "{level}: server `{}`: {}",
-                diagnostic.server,
-                diagnostic.message
+                shown(&diagnostic.server),
+                shown(&diagnostic.message)
             );
         }
     }
@@ -231,16 +231,18 @@ fn print_tool(tool: &CatalogTool) {
         #[allow(unreachable_patterns)]
         _ => String::new(),
     };
-    outln!("{}  ({} / {raw})", tool.name(), origin.server);
-    for line in tool
-        .description()
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-    {
+    outln!(
+        "{}  ({} / {})",
+        shown(tool.name()),
+        shown(&origin.server),
+        shown(&raw)
+    );
+    let description = shown_lines(tool.description());
+    for line in description.lines().filter(|line| !line.trim().is_empty()) {
         outln!("    {}", line.trim_end());
     }
     for parameter in parameters(tool.original_schema()) {
-        outln!("    - {parameter}");
+        outln!("    - {}", shown(&parameter));
     }
 }
 
@@ -379,7 +381,7 @@ async fn call_in(
         }
     }
     if converted.is_error() {
-        errln!("error: tool `{}` reported an error", args.tool);
+        errln!("error: tool `{}` reported an error", shown(&args.tool));
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Ok)
@@ -423,9 +425,13 @@ fn print_blocks(blocks: &[ModelBlock]) {
     }
     for block in blocks {
         match block {
-            ModelBlock::Text { text } => outln!("{}", text.trim_end_matches('\n')),
+            ModelBlock::Text { text } => outln!("{}", shown_lines(text.trim_end_matches('\n'))),
             ModelBlock::Image { data, mime_type } => {
-                outln!("[image {mime_type}, {} bytes of base64]", data.len());
+                outln!(
+                    "[image {}, {} bytes of base64]",
+                    shown(mime_type),
+                    data.len()
+                );
             }
             #[allow(unreachable_patterns)]
             other => outln!("{}", serde_json::to_string(other).unwrap_or_default()),
@@ -590,7 +596,7 @@ impl ProgressLine {
             line.latest = Some(text);
             line.draw();
         } else if !line.quiet {
-            errln!("progress {text}");
+            errln!("progress {}", shown(&text));
         }
     }
 
@@ -608,12 +614,12 @@ impl ProgressLine {
         let mut text = format!(
             "\r\x1b[2K{} calling {} ({:.1} s)",
             SPINNER[self.frame % SPINNER.len()],
-            self.tool,
+            shown(&self.tool),
             self.started.elapsed().as_secs_f64()
         );
         if let Some(latest) = &self.latest {
             text.push_str("  ");
-            text.push_str(latest);
+            text.push_str(&shown(latest));
         }
         let mut stderr = std::io::stderr().lock();
         let _ = stderr.write_all(text.as_bytes());

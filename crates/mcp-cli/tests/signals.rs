@@ -155,16 +155,13 @@ fn check(case: &Case, misbehaving: &Path, example: &Path) {
     make_executable(&wrapper);
     let mut args = vec![pids.display().to_string()];
     match case.server {
-        Server::HangsAt(method) => args.extend(
-            [
-                misbehaving.display().to_string(),
-                "--fault".to_owned(),
-                "hang".to_owned(),
-                "--at".to_owned(),
-                method.to_owned(),
-            ]
-            .into_iter(),
-        ),
+        Server::HangsAt(method) => args.extend([
+            misbehaving.display().to_string(),
+            "--fault".to_owned(),
+            "hang".to_owned(),
+            "--at".to_owned(),
+            method.to_owned(),
+        ]),
         Server::Example(flags) => {
             args.push(example.display().to_string());
             args.extend(flags.iter().map(|f| (*f).to_owned()));
