@@ -471,6 +471,31 @@ fn print_table(outcomes: &[Outcome]) {
 mod tests {
     use super::*;
 
+    /// A file in `fuzz_targets/` is a target `cargo xtask fuzz` runs: it
+    /// needs its `[[bin]]` in `fuzz/Cargo.toml` (else `cargo fuzz build`
+    /// fails) and committed seeds (else a run starts from nothing).
+    #[test]
+    fn every_target_is_declared_and_seeded() {
+        let fuzz = workspace_root().join("fuzz");
+        let manifest = fs::read_to_string(fuzz.join("Cargo.toml")).expect("fuzz/Cargo.toml");
+        let targets = list_targets(&fuzz).expect("targets");
+        for required in ["config_hostile", "message_hostile", "schema_hostile"] {
+            assert!(targets.iter().any(|t| t == required), "{required} missing");
+        }
+        for target in &targets {
+            let bin = format!(
+                "[[bin]]\nname = \"{target}\"\npath = \"fuzz_targets/{target}.rs\""
+            );
+            assert!(
+                manifest.contains(&bin),
+                "fuzz/Cargo.toml declares no [[bin]] for {target}"
+            );
+            let seeds = fuzz.join("seeds").join(target);
+            let count = fs::read_dir(&seeds).map_or(0, |entries| entries.count());
+            assert!(count > 0, "no seeds in {}", seeds.display());
+        }
+    }
+
     #[test]
     fn a_clean_run_reports_its_statistics() {
         let log = "INFO: Seed: 1\n\

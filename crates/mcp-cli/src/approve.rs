@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::cli::NameArgs;
 use crate::context::Context;
-use crate::output::{self, Outcome, outln};
+use crate::output::{self, Outcome, outln, shown};
 
 /// `approve NAME` and `deny NAME`.
 pub(crate) fn choose(
@@ -50,9 +50,12 @@ pub(crate) fn choose(
             "approval": now,
         }))?;
     } else if changed {
-        outln!("{verb} project server `{name}` in {file}");
+        outln!("{verb} project server `{}` in {file}", shown(name));
     } else {
-        outln!("project server `{name}` was already {verb} in {file}");
+        outln!(
+            "project server `{}` was already {verb} in {file}",
+            shown(name)
+        );
     }
     if now != Some(wanted) {
         // Approving cannot undo a denial kept in another user or local file.
@@ -98,7 +101,10 @@ pub(crate) fn reset(context: &Context) -> anyhow::Result<Outcome> {
         outln!("no project server choices to reset in {file}");
     }
     if !pending.is_empty() {
-        outln!("project servers not approved: {}", pending.join(", "));
+        outln!(
+            "project servers not approved: {}",
+            shown(&pending.join(", "))
+        );
     }
     Ok(Outcome::Ok)
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{LoginArgs, NameArgs};
 use crate::context::Context;
-use crate::output::{self, Outcome, errln, outln};
+use crate::output::{self, Outcome, errln, outln, shown};
 use crate::read::unknown_server;
 use crate::session;
 
@@ -118,7 +118,11 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
     let open_browser = !args.no_browser;
     let name = args.name.clone();
     let prompt = InteractivePrompt::new(move |url| {
-        errln!("to sign in to `{name}`, open this url:\n\n  {url}\n");
+        errln!(
+            "to sign in to `{}`, open this url:\n\n  {}\n",
+            shown(&name),
+            shown(url.as_str())
+        );
         if !open_browser {
             errln!(
                 "after approving, your browser is sent to a 127.0.0.1 address; if that page does not load, paste its url here:"
@@ -136,7 +140,7 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
         prompt
     };
     let provider = OAuthProvider::new(settings, store.clone(), Arc::new(prompt))?;
-    session::runtime()?.block_on(provider.login())?;
+    session::Connecting::new()?.run(provider.login())??;
     let path = store.path_for(&key);
     if context.json {
         output::print_json(&json!({
@@ -145,11 +149,12 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
             "credentials": path,
         }))?;
     } else {
-        outln!(
+        let line = format!(
             "signed in to `{}`; credentials saved in {}",
             args.name,
             path.display()
         );
+        outln!("{}", shown(&line));
     }
     Ok(Outcome::Ok)
 }
@@ -167,13 +172,14 @@ pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outco
     if context.json {
         output::print_json(&json!({ "action": "logout", "name": args.name, "removed": had }))?;
     } else if had {
-        outln!(
+        let line = format!(
             "signed out of `{}`: removed {}",
             args.name,
             store.path_for(&key).display()
         );
+        outln!("{}", shown(&line));
     } else {
-        outln!("no stored credentials for `{}`", args.name);
+        outln!("no stored credentials for `{}`", shown(&args.name));
     }
     Ok(Outcome::Ok)
 }

@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(1),
         Err(err) => {
-            errln!("error: {}", output::error_chain(&err));
+            errln!("error: {}", output::shown(&output::error_chain(&err)));
             ExitCode::from(output::exit_status(&err))
         }
     }

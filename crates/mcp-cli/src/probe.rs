@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::cli::ProbeArgs;
 use crate::context::Context;
-use crate::output::{self, Outcome, outln};
+use crate::output::{self, Outcome, outln, shown, shown_lines};
 use crate::read::{state, unknown_server};
 use crate::session;
 
@@ -74,8 +74,8 @@ pub(crate) fn probe(context: &Context, args: &ProbeArgs) -> anyhow::Result<Outco
         .timeout
         .map(|seconds| session::seconds(seconds, "--timeout"))
         .transpose()?;
-    let runtime = session::runtime()?;
-    let reports = runtime.block_on(probe_all(context, &servers, timeout));
+    let connecting = session::Connecting::new()?;
+    let reports = connecting.run(probe_all(context, &servers, timeout, connecting.open()))?;
     let failed = reports.iter().any(|report| report.status == "error");
     if context.json {
         output::print_json(&serde_json::json!({ "servers": reports }))?;
@@ -101,6 +101,7 @@ async fn probe_all(
     context: &Context,
     servers: &[&ScopedServer],
     timeout: Option<Duration>,
+    open: &session::Open,
 ) -> Vec<ProbeReport> {
     let mut display = Display::new(context, servers);
     let mut reports: Vec<Option<ProbeReport>> = vec![None; servers.len()];
@@ -108,7 +109,7 @@ async fn probe_all(
     for (index, server) in servers.iter().enumerate() {
         if server.config.enabled && server.approval == mcp_config::Approval::Approved {
             let options = session::connect_options(context);
-            pending.push(async move { (index, probe_one(server, &options, timeout).await) });
+            pending.push(async move { (index, probe_one(server, &options, timeout, open).await) });
         } else {
             reports[index] = Some(skipped(server));
             display.done(index, reports[index].as_ref());
@@ -132,6 +133,7 @@ async fn probe_one(
     server: &ScopedServer,
     options: &mcp_transport::ConnectOptions,
     timeout: Option<Duration>,
+    open: &session::Open,
 ) -> ProbeReport {
     let mut config = server.config.clone();
     if let Some(timeout) = timeout {
@@ -142,7 +144,7 @@ async fn probe_one(
     let started = Instant::now();
     let connected = mcp_transport::connect(&config, options).await;
     let session = match connected {
-        Ok(session) => session,
+        Ok(session) => open.session(session),
         Err(err) => {
             report.connect_ms = Some(millis(started.elapsed()));
             return failed(report, &err);
@@ -236,21 +238,22 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// One human line for a finished (or skipped) server.
+/// One human line for a finished (or skipped) server; every field the
+/// config or the server wrote is shown escaped.
 fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
-    let name = format!("{:name_width$}", report.name);
+    let name = format!("{:name_width$}", shown(&report.name));
     let mut lines = Vec::new();
     match report.status {
         "ok" => {
             let info = report
                 .server_info
                 .as_ref()
-                .map(|info| format!("{} {}", info.name, info.version))
+                .map(|info| format!("{} {}", shown(&info.name), shown(&info.version)))
                 .unwrap_or_default();
             lines.push(format!(
                 "ok    {name}  {:5}  {}  {info}  tools {}, resources {}, prompts {}  {} ms",
                 report.kind,
-                report.protocol_version.as_deref().unwrap_or("?"),
+                shown(report.protocol_version.as_deref().unwrap_or("?")),
                 report.tools.unwrap_or(0),
                 report.resources.unwrap_or(0),
                 report.prompts.unwrap_or(0),
@@ -261,10 +264,11 @@ fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
             lines.push(format!(
                 "fail  {name}  {:5}  {}  ({} ms)",
                 report.kind,
-                report.error.as_deref().unwrap_or("failed"),
+                shown(report.error.as_deref().unwrap_or("failed")),
                 report.connect_ms.unwrap_or(0),
             ));
             if let Some(tail) = &report.stderr_tail {
+                let tail = shown_lines(tail);
                 let tail: Vec<&str> = tail.lines().collect();
                 let shown = &tail[tail.len().saturating_sub(10)..];
                 for stderr_line in shown {
@@ -275,7 +279,7 @@ fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
         _ => lines.push(format!(
             "skip  {name}  {:5}  {}",
             report.kind,
-            report.reason.as_deref().unwrap_or("")
+            shown(report.reason.as_deref().unwrap_or(""))
         )),
     }
     lines
@@ -316,7 +320,12 @@ impl Display {
         };
         let names: Vec<(String, &'static str)> = servers
             .iter()
-            .map(|s| (s.config.name.clone(), s.config.transport.kind().as_str()))
+            .map(|s| {
+                (
+                    shown(&s.config.name).into_owned(),
+                    s.config.transport.kind().as_str(),
+                )
+            })
             .collect();
         let name_width = names
             .iter()

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{CheckArgs, GetArgs};
 use crate::context::Context;
-use crate::output::{self, Outcome, outln};
+use crate::output::{self, Outcome, outln, shown};
 
 /// What secret values are replaced with.
 pub(crate) const REDACTED: &str = "***";
@@ -215,21 +215,21 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
         lines.push(("signature", signature));
     }
     lines.push(("hash", config_hash(&server.config)));
-    outln!("{}", server.config.name);
+    outln!("{}", shown(&server.config.name));
     let width = lines
         .iter()
         .map(|(label, _)| label.len())
         .max()
         .unwrap_or(0);
     for (label, value) in lines {
-        outln!("  {label:width$}  {value}");
+        outln!("  {label:width$}  {}", shown(&value));
     }
     for diagnostic in config
         .diagnostics
         .iter()
         .filter(|d| d.server.as_deref() == Some(args.name.as_str()))
     {
-        outln!("{}", diagnostic_line(diagnostic));
+        outln!("{}", shown(&diagnostic_line(diagnostic)));
     }
     Ok(Outcome::Ok)
 }
@@ -241,7 +241,7 @@ pub(crate) fn check_config(context: &Context, args: &CheckArgs) -> anyhow::Resul
         output::print_json(&report.to_json())?;
     } else {
         for line in report.human_lines() {
-            outln!("{line}");
+            outln!("{}", shown(&line));
         }
     }
     Ok(if report.failed(args.strict) {
@@ -347,12 +347,18 @@ fn shell_words(args: &[String]) -> String {
 
 fn print_diagnostics(config: &LoadedConfig) {
     for diagnostic in &config.diagnostics {
-        outln!("{}", diagnostic_line(diagnostic));
+        outln!("{}", shown(&diagnostic_line(diagnostic)));
     }
 }
 
-/// Prints left-aligned columns; the last column is not padded.
+/// Prints left-aligned columns; the last column is not padded. Cells are
+/// outside text, shown escaped, so none can break its row.
 pub(crate) fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
+    let rows: Vec<[String; N]> = rows
+        .iter()
+        .map(|row| row.clone().map(|cell| shown(&cell).into_owned()))
+        .collect();
+    let rows = rows.as_slice();
     let mut widths = header.map(str::len);
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {

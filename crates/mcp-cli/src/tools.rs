@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};
 use crate::context::Context;
-use crate::output::{self, Outcome, errln, outln, usage};
+use crate::output::{self, Outcome, errln, outln, shown, shown_lines, usage};
 use crate::session;
 
 /// Converted results larger than this are cut with a note.
@@ -33,7 +33,7 @@ const MAX_RESULT_BYTES: usize = mcp_catalog::result::DEFAULT_MAX_RESULT_BYTES;
 
 /// The connected servers and the catalog built from their tools.
 struct Connected {
-    sessions: Vec<(String, ClientSession)>,
+    sessions: Vec<(String, Arc<ClientSession>)>,
     failures: Vec<(String, TransportError)>,
     catalog: Catalog,
 }
@@ -43,7 +43,7 @@ impl Connected {
         self.sessions
             .iter()
             .find(|(name, _)| name == server)
-            .map(|(_, session)| session)
+            .map(|(_, session)| session.as_ref())
     }
 
     async fn close(self) {
@@ -53,7 +53,7 @@ impl Connected {
     /// Prints connect failures and catalog problems on stderr.
     fn report_problems(&self) {
         for (_, err) in &self.failures {
-            errln!("error: {}", first_line(&err.to_string()));
+            errln!("error: {}", shown(first_line(&err.to_string())));
         }
         for diagnostic in self.catalog.diagnostics() {
             let level = match diagnostic.level {
@@ -63,14 +63,19 @@ impl Connected {
             };
             errln!(
                 "{level}: server `{}`: {}",
-                diagnostic.server,
-                diagnostic.message
+                shown(&diagnostic.server),
+                shown(&diagnostic.message)
             );
         }
     }
 }
 
-async fn connect_all(context: &Context, naming: NamingArg, provider: ProviderArg) -> Connected {
+async fn connect_all(
+    context: &Context,
+    naming: NamingArg,
+    provider: ProviderArg,
+    open: &session::Open,
+) -> Connected {
     let config = load(&context.load_options());
     let runnable: Vec<&ScopedServer> = config.runnable().collect();
     let options = session::connect_options(context);
@@ -79,7 +84,7 @@ async fn connect_all(context: &Context, naming: NamingArg, provider: ProviderArg
         async move {
             let name = server.config.name.clone();
             let listed = async {
-                let session = mcp_transport::connect(&server.config, options).await?;
+                let session = open.session(mcp_transport::connect(&server.config, options).await?);
                 let tools = if session.has_capability("tools") {
                     match session.list_tools().await {
                         Ok(tools) => tools,
@@ -161,17 +166,19 @@ pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outco
         },
         ..RuntimeOptions::default()
     };
-    let session_runtime = SessionRuntime::for_servers(
+    let connecting = session::Connecting::new()?;
+    let session_runtime = connecting.open().runtime(SessionRuntime::for_servers(
         "mcp-cli",
         servers,
         connector,
         Arc::new(SystemClock),
         options,
-    );
-    let runtime = session::runtime()?;
-    let catalog = runtime.block_on(session_runtime.catalog());
-    runtime.block_on(session_runtime.shutdown());
-    let catalog = catalog?;
+    ));
+    let catalog = connecting.run(async {
+        let catalog = session_runtime.catalog().await;
+        session_runtime.shutdown().await;
+        catalog
+    })??;
     report_diagnostics(&catalog);
     if context.json {
         output::print_json(&catalog.tools())?;
@@ -205,12 +212,12 @@ fn report_diagnostics(catalog: &Catalog) {
             .message
             .contains(&format!("\"{}\"", diagnostic.server))
         {
-            errln!("{level}: {}", diagnostic.message);
+            errln!("{level}: {}", shown(&diagnostic.message));
         } else {
             errln!(
                 "{level}: server `{}`: {}",
-                diagnostic.server,
-                diagnostic.message
+                shown(&diagnostic.server),
+                shown(&diagnostic.message)
             );
         }
     }
@@ -224,16 +231,18 @@ fn print_tool(tool: &CatalogTool) {
         #[allow(unreachable_patterns)]
         _ => String::new(),
     };
-    outln!("{}  ({} / {raw})", tool.name(), origin.server);
-    for line in tool
-        .description()
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-    {
+    outln!(
+        "{}  ({} / {})",
+        shown(tool.name()),
+        shown(&origin.server),
+        shown(&raw)
+    );
+    let description = shown_lines(tool.description());
+    for line in description.lines().filter(|line| !line.trim().is_empty()) {
         outln!("    {}", line.trim_end());
     }
     for parameter in parameters(tool.original_schema()) {
-        outln!("    - {parameter}");
+        outln!("    - {}", shown(&parameter));
     }
 }
 
@@ -279,11 +288,14 @@ pub(crate) fn call(context: &Context, args: &CallArgs) -> anyhow::Result<Outcome
         .map(|seconds| session::seconds(seconds, "--timeout"))
         .transpose()?;
     let given = given_arguments(args)?;
-    let runtime = session::runtime()?;
-    let connected = runtime.block_on(connect_all(context, args.naming, ProviderArg::Generic));
-    let outcome = runtime.block_on(call_in(context, args, &connected, given, timeout));
-    runtime.block_on(connected.close());
-    outcome
+    let connecting = session::Connecting::new()?;
+    let open = connecting.open();
+    connecting.run(async {
+        let connected = connect_all(context, args.naming, ProviderArg::Generic, open).await;
+        let outcome = call_in(context, args, &connected, given, timeout).await;
+        connected.close().await;
+        outcome
+    })?
 }
 
 async fn call_in(
@@ -369,7 +381,7 @@ async fn call_in(
         }
     }
     if converted.is_error() {
-        errln!("error: tool `{}` reported an error", args.tool);
+        errln!("error: tool `{}` reported an error", shown(&args.tool));
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Ok)
@@ -413,9 +425,13 @@ fn print_blocks(blocks: &[ModelBlock]) {
     }
     for block in blocks {
         match block {
-            ModelBlock::Text { text } => outln!("{}", text.trim_end_matches('\n')),
+            ModelBlock::Text { text } => outln!("{}", shown_lines(text.trim_end_matches('\n'))),
             ModelBlock::Image { data, mime_type } => {
-                outln!("[image {mime_type}, {} bytes of base64]", data.len());
+                outln!(
+                    "[image {}, {} bytes of base64]",
+                    shown(mime_type),
+                    data.len()
+                );
             }
             #[allow(unreachable_patterns)]
             other => outln!("{}", serde_json::to_string(other).unwrap_or_default()),
@@ -580,7 +596,7 @@ impl ProgressLine {
             line.latest = Some(text);
             line.draw();
         } else if !line.quiet {
-            errln!("progress {text}");
+            errln!("progress {}", shown(&text));
         }
     }
 
@@ -598,12 +614,12 @@ impl ProgressLine {
         let mut text = format!(
             "\r\x1b[2K{} calling {} ({:.1} s)",
             SPINNER[self.frame % SPINNER.len()],
-            self.tool,
+            shown(&self.tool),
             self.started.elapsed().as_secs_f64()
         );
         if let Some(latest) = &self.latest {
             text.push_str("  ");
-            text.push_str(latest);
+            text.push_str(&shown(latest));
         }
         let mut stderr = std::io::stderr().lock();
         let _ = stderr.write_all(text.as_bytes());

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{AddArgs, AddJsonArgs, NameScopeArgs, TransportArg};
 use crate::context::Context;
-use crate::output::{self, Outcome, outln, usage};
+use crate::output::{self, Outcome, outln, shown, usage};
 
 /// `add NAME [--scope S] [--env K=V]… -- CMD ARGS…` or
 /// `add NAME --transport http|sse|ws --url URL [--header 'K: V']…`.
@@ -225,14 +225,21 @@ pub(crate) fn set_enabled(
         return Ok(Outcome::Ok);
     }
     if changes.is_empty() {
-        outln!("server `{}` is not disabled in any config file", args.name);
+        outln!(
+            "server `{}` is not disabled in any config file",
+            shown(&args.name)
+        );
     }
     for (scope, location, changed) in &changes {
         let file = format!("{} ({scope})", location.path.display());
         if *changed {
-            outln!("{verb} server `{}` in {file}", args.name);
+            outln!("{verb} server `{}` in {}", shown(&args.name), shown(&file));
         } else {
-            outln!("server `{}` was already {verb} in {file}", args.name);
+            outln!(
+                "server `{}` was already {verb} in {}",
+                shown(&args.name),
+                shown(&file)
+            );
         }
     }
     Ok(Outcome::Ok)
@@ -254,10 +261,8 @@ fn report(
             "file": location.path,
         }))?;
     } else {
-        outln!(
-            "{}",
-            human(&format!("{} ({scope})", location.path.display()))
-        );
+        let line = human(&format!("{} ({scope})", location.path.display()));
+        outln!("{}", shown(&line));
     }
     Ok(Outcome::Ok)
 }

@@ -164,3 +164,42 @@ pub fn check(tree: &Tree, args: &[&str], code: i32) -> Run {
     );
     run
 }
+
+/// Builds a binary of the workspace's test servers (`mcp-example-server`,
+/// `mcp-misbehaving-server`) once per test process, next to this test's
+/// binaries, and returns its path.
+pub fn test_server(name: &str) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Mutex::default);
+    let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(path) = built.get(name) {
+        return path.clone();
+    }
+    let exe = std::env::current_exe().expect("test exe");
+    // target/<profile>/deps/<test> → target/<profile>
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("profile dir");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = std::process::Command::new(cargo);
+    build.current_dir(env!("CARGO_MANIFEST_DIR")).args([
+        "build",
+        "--quiet",
+        "-p",
+        "mcp-integration-tests",
+        "--bin",
+        name,
+    ]);
+    if profile_dir.file_name().is_some_and(|dir| dir == "release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("run cargo build");
+    assert!(status.success(), "building {name} failed");
+    let path = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.exists(), "{} missing after build", path.display());
+    built.insert(name.to_owned(), path.clone());
+    path
+}
