@@ -483,9 +483,7 @@ mod tests {
             assert!(targets.iter().any(|t| t == required), "{required} missing");
         }
         for target in &targets {
-            let bin = format!(
-                "[[bin]]\nname = \"{target}\"\npath = \"fuzz_targets/{target}.rs\""
-            );
+            let bin = format!("[[bin]]\nname = \"{target}\"\npath = \"fuzz_targets/{target}.rs\"");
             assert!(
                 manifest.contains(&bin),
                 "fuzz/Cargo.toml declares no [[bin]] for {target}"
