@@ -42,7 +42,10 @@ fuzz_target!(|data: &[u8]| {
         n if n < PLAIN_NAMES.len() => (PLAIN_NAMES[n].to_owned(), true),
         n => (HOSTILE_STRINGS[n - PLAIN_NAMES.len()].to_owned(), false),
     };
-    let arguments = document(&mut input, &ARGUMENTS).to_value();
+    // Kept as a program: `Value::clone` recurses, so each copy the checks
+    // need is built again without recursion.
+    let arguments_doc = document(&mut input, &ARGUMENTS);
+    let arguments = arguments_doc.to_value();
 
     let normal = normalize(&schema);
     for profile in ProviderProfile::ALL {
@@ -79,7 +82,7 @@ fuzz_target!(|data: &[u8]| {
         );
         for tool in catalog.tools() {
             let _ = tool.validate(&arguments);
-            if let Ok(prepared) = tool.prepare_arguments(arguments.clone()) {
+            if let Ok(prepared) = tool.prepare_arguments(arguments_doc.to_value()) {
                 drop_value(prepared);
             }
         }
@@ -100,7 +103,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    let mut stripped = arguments.clone();
+    let mut stripped = arguments_doc.to_value();
     strip_optional_nulls(&normal, &mut stripped);
     drop_value(stripped);
     drop_value(normal);

@@ -594,9 +594,16 @@ impl Doc {
                      value: Value| match stack.last_mut() {
             Some((Container::Array(items), _)) => items.push(value),
             Some((Container::Object(map), _)) => {
-                map.insert(key.unwrap_or_default(), value);
+                // A repeated key replaces a value that may be deep.
+                if let Some(replaced) = map.insert(key.unwrap_or_default(), value) {
+                    drop_value(replaced);
+                }
             }
-            None => *root = Some(value),
+            None => {
+                if let Some(replaced) = root.replace(value) {
+                    drop_value(replaced);
+                }
+            }
         };
         let close = |container: Container| match container {
             Container::Array(items) => Value::Array(items),
