@@ -18,6 +18,9 @@
 //! variables and keys that are not names away from children;
 //! [`redact_url`] is how a url or signature is shown.
 //!
+//! Which file each scope reads and writes, and where its server map sits,
+//! is one table, [`sources`], that loading, parsing and editing all read.
+//!
 //! The core parses from text ([`parse_file`]) and returns entries *and*
 //! diagnostics: a bad entry never stops the others, a bad file never stops
 //! the other files. [`load`] is the thin layer that reads the files a
@@ -27,6 +30,9 @@
 //! and only when the caller asks (the CLI's write verbs). [`consent`] says
 //! what counts as the user's consent to run a project's servers: trust of
 //! the project, and approvals that record what they approved.
+
+// Nothing here needs `unsafe`; forbid it so no module can opt back in.
+#![forbid(unsafe_code)]
 
 pub mod check;
 pub mod consent;

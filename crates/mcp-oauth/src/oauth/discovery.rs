@@ -4,11 +4,11 @@
 use serde::de::DeserializeOwned;
 use url::Url;
 
-use crate::AuthError;
 use crate::metadata::{
     AuthServerMetadata, BearerChallenge, ProtectedResourceMetadata, auth_server_candidates,
     canonical_resource, check_metadata_override, protected_resource_candidates, resource_matches,
 };
+use crate::{AuthError, AuthErrorKind};
 
 use super::settings::Grant;
 use super::{Discovery, OAuthProvider};
@@ -24,10 +24,14 @@ impl OAuthProvider {
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| AuthError::Http {
-                server: self.settings.server_name.clone(),
-                url: url.to_string(),
-                message: e.without_url().to_string(),
+            .map_err(|e| {
+                let e = e.without_url();
+                AuthError::http(
+                    self.settings.server_name.clone(),
+                    url.to_string(),
+                    e.to_string(),
+                )
+                .with_source(e)
             })?;
         if !response.status().is_success() {
             tracing::debug!(url = %url, status = response.status().as_u16(), "metadata not found here");
@@ -58,11 +62,13 @@ impl OAuthProvider {
         if let Some(prm) = prm {
             if let Some(named) = prm.resource {
                 if !resource_matches(&named, &self.server_url) {
-                    return Err(AuthError::ResourceMismatch {
-                        server: self.settings.server_name.clone(),
-                        resource: named,
-                        url: self.settings.server_url.clone(),
-                    });
+                    return Err(AuthError::new(
+                        self.settings.server_name.clone(),
+                        AuthErrorKind::ResourceMismatch {
+                            resource: named,
+                            url: self.settings.server_url.clone(),
+                        },
+                    ));
                 }
                 resource = named;
             }
@@ -74,10 +80,12 @@ impl OAuthProvider {
         }
         let metadata = if let Some(raw) = &self.settings.config.auth_server_metadata_url {
             let url = check_metadata_override(&self.settings.server_name, raw)?;
-            self.get_json(&url).await?.ok_or_else(|| AuthError::Http {
-                server: self.settings.server_name.clone(),
-                url: url.to_string(),
-                message: "no authorization server metadata at oauth.authServerMetadataUrl".into(),
+            self.get_json(&url).await?.ok_or_else(|| {
+                AuthError::http(
+                    self.settings.server_name.clone(),
+                    url.to_string(),
+                    "no authorization server metadata at oauth.authServerMetadataUrl",
+                )
             })?
         } else {
             // Without protected-resource metadata (2025-03-26 servers) the

@@ -180,11 +180,11 @@ impl OAuthProvider {
             },
             None => {
                 let Some(secret) = &self.settings.client_secret else {
-                    return Err(AuthError::Config {
-                        server: self.settings.server_name.clone(),
-                        field: "client secret".into(),
-                        message: "client credentials need a client secret or a private key".into(),
-                    });
+                    return Err(AuthError::config(
+                        self.settings.server_name.clone(),
+                        "client secret",
+                        "client credentials need a client secret or a private key",
+                    ));
                 };
                 ClientAuth::choose(&client_id, Some(secret), None, |m| {
                     md.supports_auth_method(m)

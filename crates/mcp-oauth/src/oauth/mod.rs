@@ -91,11 +91,8 @@ impl OAuthProvider {
         prompt: Arc<dyn AuthorizationPrompt>,
     ) -> Result<Self, AuthError> {
         let server = settings.server_name.clone();
-        let config_error = |field: &str, message: String| AuthError::Config {
-            server: server.clone(),
-            field: field.into(),
-            message,
-        };
+        let config_error =
+            |field: &str, message: String| AuthError::config(server.clone(), field, message);
         let server_url = Url::parse(&settings.server_url)
             .map_err(|e| config_error("url", format!("not a url: {e}")))?;
         if let Some(raw) = &settings.config.auth_server_metadata_url {
@@ -129,9 +126,8 @@ impl OAuthProvider {
             .timeout(Duration::from_secs(30))
             .redirect(crate::redirect::same_origin_only())
             .build()
-            .map_err(|e| AuthError::Failed {
-                server: server.clone(),
-                message: format!("cannot build http client: {e}"),
+            .map_err(|e| {
+                AuthError::failed(server.clone(), format!("cannot build http client: {e}"))
             })?;
         let key = StoreKey::new(&settings.server_name, &settings.server_url);
         Ok(Self {
@@ -211,10 +207,7 @@ impl OAuthProvider {
     }
 
     fn fail(&self, message: impl Into<String>) -> AuthError {
-        AuthError::Failed {
-            server: self.settings.server_name.clone(),
-            message: message.into(),
-        }
+        AuthError::failed(self.settings.server_name.clone(), message)
     }
 
     async fn blocking<T: Send + 'static>(

@@ -48,11 +48,11 @@ impl OAuthProvider {
             return Ok(client.clone());
         }
         let Some(endpoint) = &md.registration_endpoint else {
-            return Err(AuthError::Config {
-                server: self.settings.server_name.clone(),
-                field: "oauth.clientId".into(),
-                message: "the authorization server offers no dynamic client registration; configure a pre-registered client id".into(),
-            });
+            return Err(AuthError::config(
+                self.settings.server_name.clone(),
+                "oauth.clientId",
+                "the authorization server offers no dynamic client registration; configure a pre-registered client id",
+            ));
         };
         self.register(endpoint, md, redirect_uri, scope).await
     }
@@ -89,10 +89,12 @@ impl OAuthProvider {
         if let Some(scope) = scope {
             body["scope"] = scope.into();
         }
-        let http_error = |message: String| AuthError::Http {
-            server: self.settings.server_name.clone(),
-            url: endpoint.to_owned(),
-            message,
+        let http_error = |message: String| {
+            AuthError::http(
+                self.settings.server_name.clone(),
+                endpoint.to_owned(),
+                message,
+            )
         };
         let response = self
             .http
@@ -100,12 +102,15 @@ impl OAuthProvider {
             .json(&body)
             .send()
             .await
-            .map_err(|e| http_error(e.without_url().to_string()))?;
+            .map_err(|e| {
+                let e = e.without_url();
+                http_error(e.to_string()).with_source(e)
+            })?;
         let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| http_error(e.without_url().to_string()))?;
+        let bytes = response.bytes().await.map_err(|e| {
+            let e = e.without_url();
+            http_error(e.to_string()).with_source(e)
+        })?;
         #[derive(serde::Deserialize)]
         struct Registered {
             client_id: String,
@@ -157,15 +162,13 @@ impl OAuthProvider {
     }
 
     pub(super) fn configured_client(&self) -> Result<String, AuthError> {
-        self.settings
-            .config
-            .client_id
-            .clone()
-            .ok_or_else(|| AuthError::Config {
-                server: self.settings.server_name.clone(),
-                field: "oauth.clientId".into(),
-                message: "this grant needs a pre-registered client id".into(),
-            })
+        self.settings.config.client_id.clone().ok_or_else(|| {
+            AuthError::config(
+                self.settings.server_name.clone(),
+                "oauth.clientId",
+                "this grant needs a pre-registered client id",
+            )
+        })
     }
 }
 
