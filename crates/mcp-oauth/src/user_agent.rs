@@ -130,6 +130,7 @@ impl AuthorizationPrompt for InteractivePrompt {
                     "authorization prompt",
                     format!("cannot read the pasted redirect url: {e}"),
                 )
+                .with_source(e)
             })?;
             if read == 0 {
                 // End of input: only the listener can complete the login.
@@ -195,12 +196,14 @@ impl CallbackListener {
                     "oauth.callbackPort",
                     format!("cannot listen on 127.0.0.1:{}: {e}", port.unwrap_or(0)),
                 )
+                .with_source(e)
             })?;
         let bound = listener.local_addr().map_err(|e| {
             AuthError::failed(
                 server.to_owned(),
                 format!("callback listener has no address: {e}"),
             )
+            .with_source(e)
         })?;
         let redirect_uri = Url::parse(&format!("http://127.0.0.1:{}{CALLBACK_PATH}", bound.port()))
             .map_err(|e| AuthError::failed(server.to_owned(), format!("callback url: {e}")))?;
