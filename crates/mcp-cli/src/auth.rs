@@ -102,10 +102,10 @@ struct SignInFirst {
 #[async_trait::async_trait]
 impl AuthorizationPrompt for SignInFirst {
     async fn present(&self, _: &url::Url) -> Result<Option<url::Url>, AuthError> {
-        Err(AuthError::Failed {
-            server: self.server.clone(),
-            message: format!("no valid sign-in; run `mcp-cli login {}`", self.server),
-        })
+        Err(AuthError::failed(
+            self.server.clone(),
+            format!("no valid sign-in; run `mcp-cli login {}`", self.server),
+        ))
     }
 }
 

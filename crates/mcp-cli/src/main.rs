@@ -16,6 +16,7 @@ mod approve;
 mod auth;
 mod cli;
 mod context;
+mod entry_args;
 mod output;
 mod probe;
 mod read;

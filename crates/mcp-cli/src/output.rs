@@ -39,14 +39,9 @@ pub(crate) fn exit_status(err: &anyhow::Error) -> u8 {
     }
     let usage = err.chain().any(|cause| {
         cause.is::<UsageError>()
-            || matches!(
-                cause.downcast_ref::<EditError>(),
-                Some(
-                    EditError::InvalidName { .. }
-                        | EditError::InvalidEntry { .. }
-                        | EditError::InvalidPair { .. }
-                )
-            )
+            || cause
+                .downcast_ref::<EditError>()
+                .is_some_and(EditError::is_invalid_input)
     });
     if usage { 2 } else { 1 }
 }

@@ -2,18 +2,19 @@
 //! `enable`, `disable`. All the file work is `mcp_config::edit`'s; this
 //! module turns arguments into one edit and reports what it did.
 
-use mcp_config::edit::{self, RemoteEntry, ServersLocation};
-use mcp_config::{Scope, TransportKind};
+use mcp_config::Scope;
+use mcp_config::edit::{self, ServersLocation};
 use serde_json::{Value, json};
 
-use crate::cli::{AddArgs, AddJsonArgs, NameScopeArgs, TransportArg};
+use crate::cli::{AddArgs, AddJsonArgs, NameScopeArgs};
 use crate::context::Context;
+use crate::entry_args;
 use crate::output::{self, Outcome, outln, shown, usage};
 
 /// `add NAME [--scope S] [--env K=V]… -- CMD ARGS…` or
 /// `add NAME --transport http|sse|ws --url URL [--header 'K: V']…`.
 pub(crate) fn add(context: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
-    let entry = entry_from_args(args)?;
+    let entry = entry_args::entry_from_args(args)?;
     let kind = if args.command.is_empty() {
         "remote"
     } else {
@@ -27,72 +28,6 @@ pub(crate) fn add(context: &Context, args: &AddArgs) -> anyhow::Result<Outcome> 
         args.force,
         kind,
     )
-}
-
-fn entry_from_args(args: &AddArgs) -> anyhow::Result<Value> {
-    let env = args
-        .env
-        .iter()
-        .map(|pair| edit::parse_env_pair(pair))
-        .collect::<Result<Vec<_>, _>>()?;
-    let headers = args
-        .headers
-        .iter()
-        .map(|pair| edit::parse_header_pair(pair))
-        .collect::<Result<Vec<_>, _>>()?;
-    match (&args.url, args.command.split_first()) {
-        (Some(_), Some(_)) => Err(usage(
-            "give either a command after `--` (stdio) or --url (remote), not both",
-        )),
-        (None, None) => Err(usage(format!(
-            "server `{}` needs a command after `--` (stdio) or --url URL (remote)",
-            args.name
-        ))),
-        (None, Some((command, rest))) => {
-            if !matches!(args.transport, None | Some(TransportArg::Stdio)) {
-                return Err(usage(
-                    "--transport http, sse and ws need --url, not a command",
-                ));
-            }
-            if !headers.is_empty() || args.client_id.is_some() || args.callback_port.is_some() {
-                return Err(usage(
-                    "--header, --client-id and --callback-port are for remote servers (--url)",
-                ));
-            }
-            Ok(edit::stdio_entry(command, rest, &env))
-        }
-        (Some(url), None) => {
-            let kind = match args.transport {
-                None | Some(TransportArg::Http) => TransportKind::Http,
-                Some(TransportArg::Sse) => TransportKind::Sse,
-                Some(TransportArg::Ws) => TransportKind::Ws,
-                Some(TransportArg::Stdio) => {
-                    return Err(usage(
-                        "--transport stdio takes a command after `--`, not --url",
-                    ));
-                }
-            };
-            if !env.is_empty() {
-                return Err(usage(
-                    "--env is for stdio servers; remote servers take --header",
-                ));
-            }
-            if kind == TransportKind::Ws
-                && (args.client_id.is_some() || args.callback_port.is_some())
-            {
-                return Err(usage(
-                    "ws servers have no OAuth: drop --client-id and --callback-port",
-                ));
-            }
-            Ok(edit::remote_entry(&RemoteEntry {
-                kind,
-                url,
-                headers: &headers,
-                client_id: args.client_id.as_deref(),
-                callback_port: args.callback_port,
-            }))
-        }
-    }
 }
 
 /// `add-json NAME JSON [--scope S]`.
@@ -127,11 +62,11 @@ fn write_entry(
             document.insert_new(name, entry).map(|()| false)
         }
     })
-    .map_err(|err| match err {
-        edit::EditError::AlreadyExists { .. } => {
+    .map_err(|err| match err.kind() {
+        edit::EditErrorKind::AlreadyExists { .. } => {
             anyhow::anyhow!("{err} (pass --force to replace it)")
         }
-        other => other.into(),
+        _ => err.into(),
     })?;
     let action = if replaced { "replaced" } else { "added" };
     report(context, action, name, scope, &report_location, |file| {

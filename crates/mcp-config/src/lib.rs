@@ -18,6 +18,9 @@
 //! variables and keys that are not names away from children;
 //! [`redact_url`] is how a url or signature is shown.
 //!
+//! Which file each scope reads and writes, and where its server map sits,
+//! is one table, [`sources`], that loading, parsing and editing all read.
+//!
 //! The core parses from text ([`parse_file`]) and returns entries *and*
 //! diagnostics: a bad entry never stops the others, a bad file never stops
 //! the other files. [`load`] is the thin layer that reads the files a
@@ -28,11 +31,15 @@
 //! what counts as the user's consent to run a project's servers: trust of
 //! the project, and approvals that record what they approved.
 
+// Nothing here needs `unsafe`; forbid it so no module can opt back in.
+#![forbid(unsafe_code)]
+
 pub mod check;
 pub mod consent;
 pub mod edit;
 pub mod entry;
 pub mod env_safety;
+mod error;
 pub mod expand;
 pub mod identity;
 pub mod json;
@@ -41,12 +48,14 @@ pub mod merge;
 pub mod name;
 pub mod parse;
 pub mod plugin;
+pub mod sources;
 pub mod types;
 
 pub use check::CheckReport;
 pub use consent::ApprovalRecord;
 pub use entry::EntryOutcome;
 pub use env_safety::{child_env, inherited_env_names, is_dangerous_env_key, is_env_name};
+pub use error::{EditError, EditErrorKind};
 pub use identity::{config_hash, redact_url, redacted_signature, signature, unwrap_ccr_proxy_url};
 pub use load::{LoadOptions, LoadedConfig, MAX_CONFIG_FILE_BYTES, load};
 pub use merge::{Contribution, Merged, merge};

@@ -46,6 +46,9 @@ use crate::json::{Document, child_pointer};
 use crate::merge::{CONSENT_KEYS, Contribution, deep_merge, merge};
 use crate::parse::{ParseEnv, parse_file, parse_servers, settings_without};
 use crate::plugin::{PluginInfo, load_canonical_plugin, load_plugin};
+use crate::sources::{
+    Base, PROJECTS_KEY, SOURCES, ServerMap, Source, pointer_below, untrusted_rank,
+};
 use crate::types::{Approval, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope, ScopedServer};
 
 /// The caller's inputs: every directory and every variable the loader may
@@ -211,28 +214,28 @@ impl Loader<'_> {
     }
 
     /// Reads and parses a Claude/OpenClaw file into one contribution.
-    fn file(&mut self, path: &Path, scope: Scope, rank: usize, is_settings: bool) {
+    fn file(&mut self, path: &Path, source: &Source) {
         let Some(text) = self.read(path) else { return };
-        let parsed = parse_file(&text, path, scope, self.env);
+        let parsed = parse_file(&text, path, source.scope, self.env);
         self.diagnostics.extend(parsed.diagnostics);
         self.contributions.push(Contribution {
-            scope,
-            rank,
+            scope: source.scope,
+            rank: source.rank,
             entries: parsed.entries,
-            settings: is_settings.then_some(parsed.settings),
+            settings: source.settings.then_some(parsed.settings),
         });
     }
 
     /// `<project>/.claude/settings.local.json`: local settings when the
     /// project is trusted, else one more project file without its consent
     /// keys (see the module docs).
-    fn project_local_settings(&mut self, path: &Path, home: Option<&Path>) {
+    fn project_local_settings(&mut self, path: &Path, source: &Source, home: Option<&Path>) {
         if self.trusted {
-            self.file(path, Scope::Local, 0, true);
+            self.file(path, source);
             return;
         }
         let Some(text) = self.read(path) else { return };
-        let mut parsed = parse_file(&text, path, Scope::Local, self.env);
+        let mut parsed = parse_file(&text, path, source.scope, self.env);
         self.diagnostics.extend(parsed.diagnostics);
         let ignored: Vec<&str> = CONSENT_KEYS
             .iter()
@@ -266,15 +269,16 @@ impl Loader<'_> {
         // After every other project file: it was the highest of them all.
         self.contributions.push(Contribution {
             scope: Scope::Project,
-            rank: 3,
+            rank: untrusted_rank(),
             entries: parsed.entries,
             settings: Some(parsed.settings),
         });
     }
 
-    /// `<home>/.claude.json`: top-level servers (user) and the project's
-    /// `projects[...]` object (local).
-    fn home_claude_json(&mut self, path: &Path, project: Option<&Path>) {
+    /// A file holding application state at its root and one object per
+    /// project (`<home>/.claude.json`): its top-level servers (`top`, user)
+    /// and the project's `projects[...]` object (`entry`, local).
+    fn state_file(&mut self, path: &Path, top: &Source, entry: &Source, project: Option<&Path>) {
         let Some(text) = self.read(path) else { return };
         let doc = match Document::parse(&text, path) {
             Ok(doc) => doc,
@@ -283,33 +287,39 @@ impl Loader<'_> {
                 return;
             }
         };
-        let (entries, diagnostics) = parse_servers(&doc, "/mcpServers", self.env, None);
+        let top_map = pointer_below("", top.servers.keys());
+        let (entries, diagnostics) = parse_servers(&doc, &top_map, self.env, None);
         self.diagnostics.extend(diagnostics);
         self.contributions.push(Contribution {
-            scope: Scope::User,
-            rank: 0,
+            scope: top.scope,
+            rank: top.rank,
             entries,
             settings: None,
         });
-        let local = self.home_project(&doc, project);
-        let mut maps = vec!["/mcpServers"];
+        let local = self.home_project(&doc, entry, project);
+        let mut maps = vec![top_map.as_str()];
         maps.extend(local.as_deref());
         self.diagnostics.extend(doc.file_findings(&maps));
     }
 
     /// The project's `projects[...]` object of `<home>/.claude.json`, as
-    /// the local contribution; returns the pointer of its server map.
-    fn home_project(&mut self, doc: &Document, project: Option<&Path>) -> Option<String> {
+    /// the contribution of `source`; returns the pointer of its server map.
+    fn home_project(
+        &mut self,
+        doc: &Document,
+        source: &Source,
+        project: Option<&Path>,
+    ) -> Option<String> {
         let project = project?;
         let key = project.display().to_string();
-        let projects = doc.value.get("projects").and_then(Value::as_object);
+        let projects = doc.value.get(PROJECTS_KEY).and_then(Value::as_object);
         let key = projects.and_then(|p| {
             [key.as_str(), key.trim_end_matches('/')]
                 .into_iter()
                 .find(|k| p.contains_key(*k))
                 .map(str::to_owned)
         })?;
-        let pointer = child_pointer("/projects", &key);
+        let pointer = child_pointer(&child_pointer("", PROJECTS_KEY), &key);
         let object = doc.get(&pointer)?;
         self.trusted = trusted_in(object);
         if !object.is_object() {
@@ -322,14 +332,15 @@ impl Loader<'_> {
             ));
             return None;
         }
-        let servers = format!("{pointer}/mcpServers");
+        let keys = source.servers.keys();
+        let servers = pointer_below(&pointer, keys);
         let (entries, diagnostics) = parse_servers(doc, &servers, self.env, None);
         self.diagnostics.extend(diagnostics);
         self.contributions.push(Contribution {
-            scope: Scope::Local,
-            rank: 1,
+            scope: source.scope,
+            rank: source.rank,
             entries,
-            settings: Some(settings_without(object, "/mcpServers")),
+            settings: Some(settings_without(object, &pointer_below("", keys))),
         });
         Some(servers)
     }
@@ -377,31 +388,32 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
         trusted: false,
     };
 
-    if let Some(openclaw) = &options.openclaw_home {
-        loader.file(&openclaw.join("openclaw.json"), Scope::OpenClaw, 0, true);
-    }
-    if let Some(home) = &options.home {
-        loader.home_claude_json(&home.join(".claude.json"), options.project.as_deref());
-        loader.file(
-            &home.join(".claude").join("settings.json"),
-            Scope::User,
-            1,
-            true,
-        );
-    }
-    if let Some(project) = &options.project {
-        loader.file(&project.join(".claude.json"), Scope::Project, 0, false);
-        loader.file(
-            &project.join(".claude").join("settings.json"),
-            Scope::Project,
-            1,
-            true,
-        );
-        loader.file(&project.join(".mcp.json"), Scope::Project, 2, false);
-        loader.project_local_settings(
-            &project.join(".claude").join("settings.local.json"),
-            options.home.as_deref(),
-        );
+    for (i, source) in SOURCES.iter().enumerate() {
+        let dir = match source.base {
+            Base::Home => options.home.as_deref(),
+            Base::Project => options.project.as_deref(),
+            Base::OpenClawHome => options.openclaw_home.as_deref(),
+        };
+        let Some(dir) = dir else { continue };
+        let path = source.path_in(dir);
+        // The project's object of a state file comes with the row before it,
+        // which reads the same file once.
+        let entry = SOURCES
+            .get(i + 1)
+            .filter(|next| next.same_file(source))
+            .filter(|next| matches!(next.servers, ServerMap::ProjectEntry(_)));
+        match source.servers {
+            ServerMap::ProjectEntry(_) => {}
+            ServerMap::Root(_) if source.needs_trust() => {
+                loader.project_local_settings(&path, source, options.home.as_deref());
+            }
+            ServerMap::Root(_) => match entry {
+                Some(entry) => {
+                    loader.state_file(&path, source, entry, options.project.as_deref());
+                }
+                None => loader.file(&path, source),
+            },
+        }
     }
 
     // Plugins: explicit roots, then those the settings enable.

@@ -78,21 +78,15 @@ pub struct ParsedFile {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Where the server map sits in a file of a given scope.
-fn servers_pointer(scope: Scope, value: &Value) -> Option<&'static str> {
-    match scope {
-        Scope::OpenClaw => Some("/mcp/servers"),
-        // plugin files: `{mcpServers:{…}}`, `{servers:{…}}` or a bare map
-        Scope::Plugin => {
-            if value.get("mcpServers").is_some() {
-                Some("/mcpServers")
-            } else if value.get("servers").is_some() {
-                Some("/servers")
-            } else {
-                Some("")
-            }
-        }
-        Scope::User | Scope::Project | Scope::Local => Some("/mcpServers"),
+/// Where the server map sits in a file of `scope`: the table of sources
+/// says, except for plugin files, which hold `{mcpServers:{…}}`,
+/// `{servers:{…}}` or a bare map.
+fn servers_pointer(scope: Scope, value: &Value) -> String {
+    match crate::sources::root_servers(scope) {
+        Some(keys) => crate::sources::pointer_below("", keys),
+        None if value.get("mcpServers").is_some() => "/mcpServers".to_owned(),
+        None if value.get("servers").is_some() => "/servers".to_owned(),
+        None => String::new(),
     }
 }
 
@@ -125,12 +119,13 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope, env: ParseEnv<'_>) -> P
         ));
         return file;
     }
-    let pointer = servers_pointer(scope, &doc.value).unwrap_or("/mcpServers");
-    let (entries, diagnostics) = parse_servers(&doc, pointer, env, None);
+    let pointer = servers_pointer(scope, &doc.value);
+    let (entries, diagnostics) = parse_servers(&doc, &pointer, env, None);
     file.entries = entries;
     file.diagnostics.extend(diagnostics);
-    file.diagnostics.extend(doc.file_findings(&[pointer]));
-    file.settings = settings_without(&doc.value, pointer);
+    file.diagnostics
+        .extend(doc.file_findings(&[pointer.as_str()]));
+    file.settings = settings_without(&doc.value, &pointer);
     if scope == Scope::Project {
         // A project must not approve its own servers (REFERENCE §1.7).
         for key in APPROVAL_KEYS {
@@ -165,22 +160,17 @@ pub fn parse_file(text: &str, path: &Path, scope: Scope, env: ParseEnv<'_>) -> P
     file
 }
 
-/// The document without the server map at `pointer` (and without the
-/// `mcp` object once it is empty, for OpenClaw files).
+/// The document without the server map at `pointer` (an empty object for
+/// a file that is a bare server map).
 pub(crate) fn settings_without(value: &Value, pointer: &str) -> Value {
+    // A bare map (`""`) is all servers: no settings.
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return Value::Object(Default::default());
+    };
+    let key = last.replace("~1", "/").replace("~0", "~");
     let mut settings = value.clone();
-    match pointer {
-        "/mcpServers" | "/servers" => {
-            if let Some(map) = settings.as_object_mut() {
-                map.remove(&pointer[1..]);
-            }
-        }
-        "/mcp/servers" => {
-            if let Some(mcp) = settings.get_mut("mcp").and_then(Value::as_object_mut) {
-                mcp.remove("servers");
-            }
-        }
-        _ => return Value::Object(Default::default()),
+    if let Some(map) = settings.pointer_mut(parent).and_then(Value::as_object_mut) {
+        map.remove(&key);
     }
     settings
 }

@@ -28,6 +28,10 @@
 //! every secret is a [`Secret`], whose `Debug` is `***` and which has no
 //! `Display`, so no log line or error message can carry one.
 
+// Nothing here needs `unsafe`; forbid it so no module can opt back in.
+#![forbid(unsafe_code)]
+
+mod error;
 pub mod metadata;
 pub mod oauth;
 pub mod pkce;
@@ -43,7 +47,7 @@ pub use oauth::{
     OAuthSettings, PrivateKey,
 };
 pub use provider::{
-    AuthError, AuthProvider, Challenge, ChallengeOutcome, authorization_fingerprint,
+    AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, authorization_fingerprint,
 };
 pub use secret::Secret;
 pub use store::{

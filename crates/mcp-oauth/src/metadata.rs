@@ -242,10 +242,8 @@ pub fn canonical_resource(server_url: &Url) -> String {
 
 /// Checks an `authServerMetadataUrl` override: https, or http on loopback.
 pub fn check_metadata_override(server: &str, raw: &str) -> Result<Url, AuthError> {
-    let bad = |message: String| AuthError::Config {
-        server: server.to_owned(),
-        field: "oauth.authServerMetadataUrl".into(),
-        message,
+    let bad = |message: String| {
+        AuthError::config(server.to_owned(), "oauth.authServerMetadataUrl", message)
     };
     let url = Url::parse(raw).map_err(|e| bad(format!("not a url: {e}")))?;
     match url.scheme() {

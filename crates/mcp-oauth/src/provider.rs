@@ -2,6 +2,8 @@
 
 use async_trait::async_trait;
 
+pub use crate::error::{AuthError, AuthErrorKind};
+
 /// What the server said when it refused a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Challenge {
@@ -39,45 +41,6 @@ pub enum ChallengeOutcome {
     Retry,
     /// Nothing more can be done: surface the refusal.
     GiveUp,
-}
-
-/// An error from an auth provider. Messages never contain secrets.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AuthError {
-    /// A step of the authorization flow failed.
-    #[error("authorization for {server} failed: {message}")]
-    Failed { server: String, message: String },
-    /// The server's OAuth settings are unusable.
-    #[error("oauth settings for {server}: {field}: {message}")]
-    Config {
-        server: String,
-        field: String,
-        message: String,
-    },
-    /// An HTTP exchange with a metadata, registration or token endpoint failed.
-    #[error("request to {url} for {server} failed: {message}")]
-    Http {
-        server: String,
-        url: String,
-        message: String,
-    },
-    /// The protected-resource metadata names a different resource than the server.
-    #[error(
-        "protected resource metadata for {server} names resource {resource}, which does not match {url}"
-    )]
-    ResourceMismatch {
-        server: String,
-        resource: String,
-        url: String,
-    },
-    /// Reading or writing stored credentials failed.
-    #[error("credential store for {server} at {path}: {message}")]
-    Store {
-        server: String,
-        path: String,
-        message: String,
-    },
 }
 
 /// Supplies bearer tokens to the HTTP, SSE and proxy transports.

@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use crate::{AuthError, Secret};
+use crate::{AuthError, AuthErrorKind, Secret};
 
 /// Identifies one server's credentials: its configured name plus its url,
 /// so a renamed or repointed server never receives another's tokens.
@@ -160,28 +160,38 @@ impl FileCredentialStore {
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder
             .create(&self.dir)
-            .map_err(|e| store_error(key, &self.dir, &e))?;
+            .map_err(|e| store_error(key, &self.dir, e))?;
         // A folder that existed with looser bits is made private too: the
         // mode above applies only to folders this call creates.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;
-            let meta = fs::metadata(&self.dir).map_err(|e| store_error(key, &self.dir, &e))?;
+            let meta = fs::metadata(&self.dir).map_err(|e| store_error(key, &self.dir, e))?;
             if meta.permissions().mode() & 0o077 != 0 {
                 fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
-                    .map_err(|e| store_error(key, &self.dir, &e))?;
+                    .map_err(|e| store_error(key, &self.dir, e))?;
             }
         }
         Ok(())
     }
 }
 
-fn store_error(key: &StoreKey, path: &Path, e: &dyn std::fmt::Display) -> AuthError {
-    AuthError::Store {
-        server: key.server_name.clone(),
-        path: path.display().to_string(),
-        message: e.to_string(),
-    }
+/// A store failure caused by `e`, kept as the source.
+fn store_error<E>(key: &StoreKey, path: &Path, e: E) -> AuthError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    store_failure(key, path, e.to_string()).with_source(e)
+}
+
+fn store_failure(key: &StoreKey, path: &Path, message: String) -> AuthError {
+    AuthError::new(
+        key.server_name.clone(),
+        AuthErrorKind::Store {
+            path: path.display().to_string(),
+            message,
+        },
+    )
 }
 
 fn open_private(path: &Path, truncate: bool) -> std::io::Result<fs::File> {
@@ -198,11 +208,11 @@ impl CredentialStore for FileCredentialStore {
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(store_error(key, &path, &e)),
+            Err(e) => return Err(store_error(key, &path, e)),
         };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| store_error(key, &path, &format!("not valid credentials json: {e}")))
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            store_failure(key, &path, format!("not valid credentials json: {e}")).with_source(e)
+        })
     }
 
     fn save(&self, key: &StoreKey, credentials: &StoredCredentials) -> Result<(), AuthError> {
@@ -214,7 +224,7 @@ impl CredentialStore for FileCredentialStore {
             crate::pkce::random_urlsafe(6)
         ));
         let text =
-            serde_json::to_vec_pretty(credentials).map_err(|e| store_error(key, &path, &e))?;
+            serde_json::to_vec_pretty(credentials).map_err(|e| store_error(key, &path, e))?;
         let write = || -> std::io::Result<()> {
             let mut file = open_private(&tmp, true)?;
             file.write_all(&text)?;
@@ -223,7 +233,7 @@ impl CredentialStore for FileCredentialStore {
         };
         write().map_err(|e| {
             let _ = fs::remove_file(&tmp);
-            store_error(key, &path, &e)
+            store_error(key, &path, e)
         })
     }
 
@@ -232,7 +242,7 @@ impl CredentialStore for FileCredentialStore {
         match fs::remove_file(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(store_error(key, &path, &e)),
+            Err(e) => Err(store_error(key, &path, e)),
         }
     }
 
@@ -240,9 +250,9 @@ impl CredentialStore for FileCredentialStore {
         use fs4::fs_std::FileExt as _;
         self.ensure_dir(key)?;
         let path = self.lock_path_for(key);
-        let file = open_private(&path, false).map_err(|e| store_error(key, &path, &e))?;
+        let file = open_private(&path, false).map_err(|e| store_error(key, &path, e))?;
         file.lock_exclusive()
-            .map_err(|e| store_error(key, &path, &e))?;
+            .map_err(|e| store_error(key, &path, e))?;
         // Closing the file releases the lock.
         Ok(Box::new(file))
     }
@@ -283,11 +293,7 @@ impl Drop for GateGuard {
 }
 
 fn poisoned(key: &StoreKey) -> AuthError {
-    AuthError::Store {
-        server: key.server_name.clone(),
-        path: "memory".into(),
-        message: "store lock poisoned".into(),
-    }
+    store_failure(key, Path::new("memory"), "store lock poisoned".into())
 }
 
 impl CredentialStore for MemoryCredentialStore {

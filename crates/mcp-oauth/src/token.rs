@@ -182,11 +182,8 @@ pub async fn request_token(
     auth: &ClientAuth,
     mut params: Vec<(&'static str, String)>,
 ) -> TokenResult {
-    let http_error = |message: String| AuthError::Http {
-        server: server.to_owned(),
-        url: token_endpoint.to_owned(),
-        message,
-    };
+    let http_error =
+        |message: String| AuthError::http(server.to_owned(), token_endpoint.to_owned(), message);
     let mut request = http
         .post(token_endpoint)
         .header(reqwest::header::ACCEPT, "application/json");
@@ -232,16 +229,15 @@ pub async fn request_token(
             params.push(("client_assertion", assertion));
         }
     }
-    let response = request
-        .form(&params)
-        .send()
-        .await
-        .map_err(|e| http_error(e.without_url().to_string()))?;
+    let response = request.form(&params).send().await.map_err(|e| {
+        let e = e.without_url();
+        http_error(e.to_string()).with_source(e)
+    })?;
     let status = response.status();
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| http_error(e.without_url().to_string()))?;
+    let body = response.bytes().await.map_err(|e| {
+        let e = e.without_url();
+        http_error(e.to_string()).with_source(e)
+    })?;
     if !status.is_success() {
         let parsed: Option<ErrorBody> = serde_json::from_slice(&body).ok();
         return Ok(Err(TokenEndpointError {
@@ -280,11 +276,7 @@ pub fn client_assertion(
     audience: &str,
 ) -> Result<String, AuthError> {
     use jsonwebtoken::{Algorithm, EncodingKey, Header};
-    let bad = |message: String| AuthError::Config {
-        server: server.to_owned(),
-        field: "private key".into(),
-        message,
-    };
+    let bad = |message: String| AuthError::config(server.to_owned(), "private key", message);
     let alg: Algorithm = algorithm
         .parse()
         .map_err(|_| bad(format!("unsupported signing algorithm {algorithm}")))?;

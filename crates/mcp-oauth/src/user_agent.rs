@@ -39,9 +39,8 @@ impl HeadlessPrompt {
             .redirect(reqwest::redirect::Policy::none())
             .timeout(std::time::Duration::from_secs(30))
             .build()
-            .map_err(|e| AuthError::Failed {
-                server: "headless prompt".into(),
-                message: format!("cannot build http client: {e}"),
+            .map_err(|e| {
+                AuthError::failed("headless prompt", format!("cannot build http client: {e}"))
             })?;
         Ok(Self { http })
     }
@@ -51,11 +50,8 @@ impl HeadlessPrompt {
 impl AuthorizationPrompt for HeadlessPrompt {
     async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError> {
         let endpoint = endpoint_only(authorization_url);
-        let fail = |message: String| AuthError::Http {
-            server: "authorization endpoint".into(),
-            url: endpoint.clone(),
-            message,
-        };
+        let fail =
+            |message: String| AuthError::http("authorization endpoint", endpoint.clone(), message);
         let response = self
             .http
             .get(authorization_url.clone())
@@ -121,23 +117,21 @@ impl InteractivePrompt {
 #[async_trait]
 impl AuthorizationPrompt for InteractivePrompt {
     async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError> {
-        (self.show)(authorization_url).map_err(|message| AuthError::Failed {
-            server: "authorization prompt".into(),
-            message,
-        })?;
+        (self.show)(authorization_url)
+            .map_err(|message| AuthError::failed("authorization prompt", message))?;
         let Some(input) = &self.pasted else {
             return Ok(None);
         };
         let mut input = input.lock().await;
         loop {
             let mut line = String::new();
-            let read = input
-                .read_line(&mut line)
-                .await
-                .map_err(|e| AuthError::Failed {
-                    server: "authorization prompt".into(),
-                    message: format!("cannot read the pasted redirect url: {e}"),
-                })?;
+            let read = input.read_line(&mut line).await.map_err(|e| {
+                AuthError::failed(
+                    "authorization prompt",
+                    format!("cannot read the pasted redirect url: {e}"),
+                )
+                .with_source(e)
+            })?;
             if read == 0 {
                 // End of input: only the listener can complete the login.
                 return Ok(None);
@@ -153,9 +147,11 @@ impl AuthorizationPrompt for InteractivePrompt {
 /// query (`code=…&state=…`, with or without the `?`).
 pub fn parse_pasted_redirect(text: &str) -> Result<Url, AuthError> {
     let text = text.trim();
-    let fail = || AuthError::Failed {
-        server: "authorization prompt".into(),
-        message: "the pasted text is not a redirect url with a code and state".into(),
+    let fail = || {
+        AuthError::failed(
+            "authorization prompt",
+            "the pasted text is not a redirect url with a code and state",
+        )
     };
     let url = if text.contains("://") {
         Url::parse(text).map_err(|_| fail())?
@@ -194,20 +190,23 @@ impl CallbackListener {
     pub async fn bind(server: &str, port: Option<u16>) -> Result<Self, AuthError> {
         let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0)))
             .await
-            .map_err(|e| AuthError::Config {
-                server: server.to_owned(),
-                field: "oauth.callbackPort".into(),
-                message: format!("cannot listen on 127.0.0.1:{}: {e}", port.unwrap_or(0)),
+            .map_err(|e| {
+                AuthError::config(
+                    server.to_owned(),
+                    "oauth.callbackPort",
+                    format!("cannot listen on 127.0.0.1:{}: {e}", port.unwrap_or(0)),
+                )
+                .with_source(e)
             })?;
-        let bound = listener.local_addr().map_err(|e| AuthError::Failed {
-            server: server.to_owned(),
-            message: format!("callback listener has no address: {e}"),
+        let bound = listener.local_addr().map_err(|e| {
+            AuthError::failed(
+                server.to_owned(),
+                format!("callback listener has no address: {e}"),
+            )
+            .with_source(e)
         })?;
         let redirect_uri = Url::parse(&format!("http://127.0.0.1:{}{CALLBACK_PATH}", bound.port()))
-            .map_err(|e| AuthError::Failed {
-                server: server.to_owned(),
-                message: format!("callback url: {e}"),
-            })?;
+            .map_err(|e| AuthError::failed(server.to_owned(), format!("callback url: {e}")))?;
         Ok(Self {
             listener,
             redirect_uri,
@@ -276,10 +275,7 @@ pub fn code_from_redirect(
     redirect: &Url,
     expected_state: &str,
 ) -> Result<Secret, AuthError> {
-    let fail = |message: String| AuthError::Failed {
-        server: server.to_owned(),
-        message,
-    };
+    let fail = |message: String| AuthError::failed(server.to_owned(), message);
     let mut code = None;
     let mut state = None;
     let mut error = None;

@@ -1,186 +1,21 @@
-//! Editing the config files a user owns: add, replace, remove, enable or
-//! disable one server entry.
-//!
-//! Every edit is a read-modify-write of one file under an exclusive lock, so
-//! two processes editing the same file at once both keep their change. The
-//! file is rewritten whole but faithfully: every other key stays, key order
-//! stays (an entry that is replaced keeps its place, a new one goes last),
-//! the indentation unit, line endings and trailing newline of the original
-//! are kept. The new bytes go to a temporary file in the same directory that
-//! is renamed over the original, so a reader sees the old file or the new
-//! one, never half of either. If the file's bytes changed on disk since they
-//! were read (an editor that does not take our lock), nothing is written.
-//!
-//! A file that is not plain JSON (comments, trailing commas) is refused
-//! rather than rewritten, because rewriting it would lose what a person
-//! wrote there. So is every file the loader would refuse to read (the same
-//! check: not a regular file, larger than
-//! [`MAX_CONFIG_FILE_BYTES`](crate::MAX_CONFIG_FILE_BYTES), not UTF-8), and
-//! every edit whose result would be larger than that cap: either would
-//! leave a file that no longer loads.
-//!
-//! A config file that is a symlink (a `~/.claude.json` kept in a dotfiles
-//! repository) is edited where it points: the target is replaced and the
-//! link stays a link. A symlink to nothing, or to anything but a regular
-//! file, is refused with the link's path in the error.
-//!
-//! Names and entries are checked before anything is written: see
-//! [`validate_name`] and [`validate_entry`].
+//! One config file in memory: read the way the loader reads it, changed
+//! one entry or consent key at a time, and written back with the
+//! original's layout (indentation, line endings, BOM, key order).
 
-use std::collections::BTreeMap;
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::consent::{ApprovalRecord, RECORDS_KEY, TRUST_KEY};
-use crate::entry::{EntryContext, EntryOutcome, parse_entry};
-use crate::json::{Document, FindingKind, escape_text};
-use crate::name::server_name_problem;
-use crate::types::{Level, Scope, TransportKind};
+use crate::json::{Document, FindingKind};
+use crate::types::Level;
 
-/// The longest server name [`validate_name`] accepts.
-pub use crate::name::MAX_NAME_LEN;
-
-/// Why an edit was refused or failed. Nothing is written when any of these is
-/// returned.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum EditError {
-    /// The file or its directory could not be read, locked or written.
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    /// The file is not plain JSON, so rewriting it would lose content.
-    #[error(
-        "{}:{line}:{column}: not plain JSON ({message}); refusing to rewrite it",
-        path.display()
-    )]
-    Syntax {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// A key on the way to the server map holds something other than an object.
-    #[error("{}: `{key}` is not a JSON object; refusing to rewrite it", path.display())]
-    NotAnObject { path: PathBuf, key: String },
-    /// A list the edit changes holds something other than an array.
-    #[error("{}: `{key}` is not a JSON array; refusing to rewrite it", path.display())]
-    NotAnArray { path: PathBuf, key: String },
-    /// The file changed on disk between reading and writing.
-    #[error("{} changed on disk since it was read; nothing written", path.display())]
-    Changed { path: PathBuf },
-    /// The server name breaks the naming rules.
-    #[error("invalid server name `{name}`: {reason}")]
-    InvalidName { name: String, reason: String },
-    /// The entry is not a valid server entry.
-    #[error("invalid entry for server `{name}`: {reason}")]
-    InvalidEntry { name: String, reason: String },
-    /// A command-line style `K=V` or `K: V` value could not be split.
-    #[error("invalid {what} `{text}`: expected {expected}")]
-    InvalidPair {
-        what: &'static str,
-        text: String,
-        expected: &'static str,
-    },
-    /// The file already has an entry of that name (and replacing was not asked for).
-    #[error("server `{name}` already exists in {}", path.display())]
-    AlreadyExists { name: String, path: PathBuf },
-    /// No entry of that name in the file.
-    #[error("no server named `{name}` in {}", path.display())]
-    NotFound { name: String, path: PathBuf },
-    /// The scope has no file this library writes.
-    #[error("scope `{scope}` is read-only: {reason}")]
-    ReadOnlyScope { scope: Scope, reason: &'static str },
-    /// The file is one the loader would refuse to read (not a regular
-    /// file, a symlink to nothing, too large, not UTF-8): editing it would
-    /// hide the problem or make it worse.
-    #[error("{}: {reason}; refusing to edit it", path.display())]
-    Unreadable { path: PathBuf, reason: String },
-    /// The edited file would be larger than the loader reads, so the edit
-    /// would make the whole file stop loading.
-    #[error(
-        "{}: the edited file would be larger than {limit_mib} MiB, the most the loader reads; nothing written",
-        path.display()
-    )]
-    TooLarge { path: PathBuf, limit_mib: usize },
-}
-
-/// The directories that decide where each scope's file lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EditDirs {
-    /// The user's home directory (holds `.claude.json`).
-    pub home: PathBuf,
-    /// The project directory, absolute (holds `.mcp.json`; also the key of
-    /// the local scope's entries in `<home>/.claude.json`).
-    pub project: PathBuf,
-    /// OpenClaw's home (holds `openclaw.json`).
-    pub openclaw_home: PathBuf,
-}
-
-/// One file and the path of keys inside it that leads to its server map.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServersLocation {
-    /// The file.
-    pub path: PathBuf,
-    /// Object keys from the root to the server map, e.g. `["mcpServers"]`.
-    pub key_path: Vec<String>,
-}
-
-impl ServersLocation {
-    /// Where the entries of `scope` are written:
-    ///
-    /// | scope | file | keys |
-    /// |---|---|---|
-    /// | user | `<home>/.claude.json` | `mcpServers` |
-    /// | project | `<project>/.mcp.json` | `mcpServers` |
-    /// | local | `<home>/.claude.json` | `projects["<project>"].mcpServers` |
-    /// | openclaw | `<openclaw home>/openclaw.json` | `mcp.servers` |
-    ///
-    /// Plugin bundles are never written: a plugin's server is switched off
-    /// with a tombstone (`{"enabled": false}`) in a scope above it.
-    pub fn for_scope(scope: Scope, dirs: &EditDirs) -> Result<ServersLocation, EditError> {
-        let keys = |keys: &[&str]| keys.iter().map(|k| (*k).to_owned()).collect();
-        Ok(match scope {
-            Scope::User => ServersLocation {
-                path: dirs.home.join(".claude.json"),
-                key_path: keys(&["mcpServers"]),
-            },
-            Scope::Project => ServersLocation {
-                path: dirs.project.join(".mcp.json"),
-                key_path: keys(&["mcpServers"]),
-            },
-            Scope::Local => ServersLocation {
-                path: dirs.home.join(".claude.json"),
-                key_path: vec![
-                    "projects".to_owned(),
-                    dirs.project.to_string_lossy().into_owned(),
-                    "mcpServers".to_owned(),
-                ],
-            },
-            Scope::OpenClaw => ServersLocation {
-                path: dirs.openclaw_home.join("openclaw.json"),
-                key_path: keys(&["mcp", "servers"]),
-            },
-            Scope::Plugin => {
-                return Err(EditError::ReadOnlyScope {
-                    scope,
-                    reason: "plugin bundles are never edited; disable the server instead",
-                });
-            }
-        })
-    }
-
-    /// A readable rendering of the key path, e.g. `projects./repo.mcpServers`.
-    pub fn key_path_display(&self) -> String {
-        self.key_path.join(".")
-    }
-}
+use super::location::{edit_target, read_capped};
+use super::lock::parent_dir;
+use super::{ServersLocation, ValidEntry, validate_name};
+use crate::error::{EditError, EditErrorKind};
 
 /// A person's choice about one project server (REFERENCE §1.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,23 +28,6 @@ pub enum ProjectChoice {
 
 const ENABLED_KEY: &str = "enabledMcpjsonServers";
 const DISABLED_KEY: &str = "disabledMcpjsonServers";
-
-/// The writable scopes, lowest precedence first.
-pub const WRITABLE_SCOPES: [Scope; 4] =
-    [Scope::OpenClaw, Scope::User, Scope::Project, Scope::Local];
-
-/// The writable scopes whose file has an entry named `name`, lowest
-/// precedence first, with the entry found there.
-pub fn find_entries(name: &str, dirs: &EditDirs) -> Result<Vec<(Scope, Value)>, EditError> {
-    let mut found = Vec::new();
-    for scope in WRITABLE_SCOPES {
-        let document = ConfigDocument::read(ServersLocation::for_scope(scope, dirs)?)?;
-        if let Some(entry) = document.get(name)? {
-            found.push((scope, entry.clone()));
-        }
-    }
-    Ok(found)
-}
 
 /// How the original file was laid out, so a rewrite looks the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,63 +82,6 @@ impl Layout {
     }
 }
 
-/// The file an edit of `path` reads and replaces: `path` itself, or, when
-/// it is a symlink (a `~/.claude.json` kept in a dotfiles repository), the
-/// file it points to, so the link stays a link. A missing `path` is a file
-/// to create; a symlink to nothing, or to anything but a regular file, is
-/// refused.
-fn edit_target(path: &Path) -> Result<PathBuf, EditError> {
-    let refuse = |reason: String| EditError::Unreadable {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
-        Err(source) => {
-            return Err(EditError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    if !meta.file_type().is_symlink() {
-        return if meta.is_file() {
-            Ok(path.to_path_buf())
-        } else {
-            Err(refuse("not a regular file".to_owned()))
-        };
-    }
-    let shown = fs::read_link(path)
-        .map(|target| target.display().to_string())
-        .unwrap_or_default();
-    match fs::canonicalize(path) {
-        Ok(real) if fs::metadata(&real).is_ok_and(|m| m.is_file()) => Ok(real),
-        Ok(real) => Err(refuse(format!(
-            "a symlink to {}, which is not a regular file",
-            real.display()
-        ))),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            Err(refuse(format!("a symlink to a missing file ({shown})")))
-        }
-        Err(err) => Err(refuse(format!(
-            "a symlink that cannot be followed ({shown}): {err}"
-        ))),
-    }
-}
-
-/// The bytes of `target` the way the loader reads them (regular files
-/// only, capped, UTF-8), `None` when it does not exist; `shown` is the path
-/// errors name.
-fn read_capped(shown: &Path, target: &Path) -> Result<Option<Vec<u8>>, EditError> {
-    crate::load::read_text(target)
-        .map(|text| text.map(String::into_bytes))
-        .map_err(|d| EditError::Unreadable {
-            path: shown.to_path_buf(),
-            reason: d.message,
-        })
-}
-
 /// One config file read into memory, ready to be edited and written back.
 #[derive(Debug, Clone)]
 pub struct ConfigDocument {
@@ -346,23 +107,28 @@ impl ConfigDocument {
                 // A byte order mark is kept on writing, and not JSON.
                 let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
                 refuse_repeated_keys(body, &location.path)?;
-                let value: Value =
-                    serde_json::from_slice(body).map_err(|err| EditError::Syntax {
-                        path: location.path.clone(),
-                        line: err.line(),
-                        column: err.column(),
-                        message: err
-                            .to_string()
-                            .split(" at line")
-                            .next()
-                            .unwrap_or("")
-                            .to_owned(),
-                    })?;
+                let value: Value = serde_json::from_slice(body).map_err(|err| {
+                    EditError::at(
+                        &location.path,
+                        EditErrorKind::Syntax {
+                            line: err.line(),
+                            column: err.column(),
+                            message: err
+                                .to_string()
+                                .split(" at line")
+                                .next()
+                                .unwrap_or("")
+                                .to_owned(),
+                        },
+                    )
+                })?;
                 let Value::Object(root) = value else {
-                    return Err(EditError::NotAnObject {
-                        path: location.path.clone(),
-                        key: "(root)".to_owned(),
-                    });
+                    return Err(EditError::at(
+                        &location.path,
+                        EditErrorKind::NotAnObject {
+                            key: "(root)".to_owned(),
+                        },
+                    ));
                 };
                 (root, Layout::detect(bytes))
             }
@@ -411,10 +177,12 @@ impl ConfigDocument {
     /// entry of that name.
     pub fn insert_new(&mut self, name: &str, entry: ValidEntry) -> Result<(), EditError> {
         if self.get(name)?.is_some() {
-            return Err(EditError::AlreadyExists {
-                name: name.to_owned(),
-                path: self.location.path.clone(),
-            });
+            return Err(EditError::at(
+                &self.location.path,
+                EditErrorKind::AlreadyExists {
+                    name: name.to_owned(),
+                },
+            ));
         }
         self.upsert(name, entry).map(drop)
     }
@@ -484,13 +252,13 @@ impl ConfigDocument {
                     .insert(name.to_owned(), Value::Object(entry));
                 Ok(true)
             }
-            (Some(_), _) => Err(EditError::InvalidEntry {
+            (Some(_), _) => Err(EditError::new(EditErrorKind::InvalidEntry {
                 name: name.to_owned(),
                 reason: format!(
                     "the entry in {} is not a JSON object",
                     self.location.path.display()
                 ),
-            }),
+            })),
         }
     }
 
@@ -543,24 +311,23 @@ impl ConfigDocument {
     /// A result larger than the loader reads is refused, naming the file.
     pub fn write(&self) -> Result<(), EditError> {
         let path = &self.location.path;
-        let io_err = |source| EditError::Io {
-            path: path.clone(),
-            source,
-        };
+        let io_err = |source| EditError::at(path, EditErrorKind::Io(source));
         let bytes = self.render();
         if bytes.len() > crate::load::MAX_CONFIG_FILE_BYTES {
-            return Err(EditError::TooLarge {
-                path: path.clone(),
-                limit_mib: crate::load::MAX_CONFIG_FILE_BYTES >> 20,
-            });
+            return Err(EditError::at(
+                path,
+                EditErrorKind::TooLarge {
+                    limit_mib: crate::load::MAX_CONFIG_FILE_BYTES >> 20,
+                },
+            ));
         }
         // The link must still lead where it led when the file was read.
         if edit_target(path)? != self.target {
-            return Err(EditError::Changed { path: path.clone() });
+            return Err(EditError::at(path, EditErrorKind::Changed));
         }
         let current = read_capped(path, &self.target)?;
         if current != self.original {
-            return Err(EditError::Changed { path: path.clone() });
+            return Err(EditError::at(path, EditErrorKind::Changed));
         }
         let target = &self.target;
         let dir = parent_dir(target);
@@ -600,10 +367,12 @@ impl ConfigDocument {
         let mut changed = false;
         if let Some(list) = settings.get_mut(drop) {
             let Value::Array(items) = list else {
-                return Err(EditError::NotAnArray {
-                    path,
-                    key: drop.to_owned(),
-                });
+                return Err(EditError::at(
+                    &path,
+                    EditErrorKind::NotAnArray {
+                        key: drop.to_owned(),
+                    },
+                ));
             };
             let before = items.len();
             items.retain(|item| item.as_str() != Some(name));
@@ -613,10 +382,12 @@ impl ConfigDocument {
             .entry(add.to_owned())
             .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(items) = list else {
-            return Err(EditError::NotAnArray {
-                path,
-                key: add.to_owned(),
-            });
+            return Err(EditError::at(
+                &path,
+                EditErrorKind::NotAnArray {
+                    key: add.to_owned(),
+                },
+            ));
         };
         if !items.iter().any(|item| item.as_str() == Some(name)) {
             items.push(Value::String(name.to_owned()));
@@ -643,10 +414,12 @@ impl ConfigDocument {
             .entry(RECORDS_KEY.to_owned())
             .or_insert_with(|| Value::Object(Map::new()));
         let Value::Object(records) = records else {
-            return Err(EditError::NotAnObject {
-                path,
-                key: RECORDS_KEY.to_owned(),
-            });
+            return Err(EditError::at(
+                &path,
+                EditErrorKind::NotAnObject {
+                    key: RECORDS_KEY.to_owned(),
+                },
+            ));
         };
         let value = record.to_json();
         if records.get(name) == Some(&value) {
@@ -665,10 +438,12 @@ impl ConfigDocument {
             return Ok(false);
         };
         let Value::Object(map) = records else {
-            return Err(EditError::NotAnObject {
-                path,
-                key: RECORDS_KEY.to_owned(),
-            });
+            return Err(EditError::at(
+                &path,
+                EditErrorKind::NotAnObject {
+                    key: RECORDS_KEY.to_owned(),
+                },
+            ));
         };
         let removed = map.shift_remove(name).is_some();
         if map.is_empty() {
@@ -758,10 +533,10 @@ impl ConfigDocument {
             current = match slot {
                 Value::Object(map) => map,
                 _ => {
-                    return Err(EditError::NotAnObject {
-                        path,
-                        key: key.clone(),
-                    });
+                    return Err(EditError::at(
+                        &path,
+                        EditErrorKind::NotAnObject { key: key.clone() },
+                    ));
                 }
             };
         }
@@ -769,80 +544,21 @@ impl ConfigDocument {
     }
 
     fn not_an_object(&self, key: &str) -> EditError {
-        EditError::NotAnObject {
-            path: self.location.path.clone(),
-            key: key.to_owned(),
-        }
+        EditError::at(
+            &self.location.path,
+            EditErrorKind::NotAnObject {
+                key: key.to_owned(),
+            },
+        )
     }
 
     fn not_found(&self, name: &str) -> EditError {
-        EditError::NotFound {
-            name: name.to_owned(),
-            path: self.location.path.clone(),
-        }
-    }
-}
-
-/// Runs one locked read-modify-write of the file at `location`: takes an
-/// exclusive lock that every process editing through this function honours,
-/// reads the file, lets `change` edit it, and writes it back when it changed.
-/// When `change` fails nothing is written.
-pub fn edit<T>(
-    location: ServersLocation,
-    change: impl FnOnce(&mut ConfigDocument) -> Result<T, EditError>,
-) -> Result<T, EditError> {
-    // Lock where the file really is, so edits through a symlink and
-    // through its target exclude each other.
-    let _lock = EditLock::acquire(&edit_target(&location.path)?)?;
-    let mut document = ConfigDocument::read(location)?;
-    let outcome = change(&mut document)?;
-    if document.is_modified() {
-        document.write()?;
-    }
-    Ok(outcome)
-}
-
-/// An exclusive advisory lock for edits of one file, released on drop.
-///
-/// On Unix the lock is taken on the file's directory, so no lock file is
-/// left next to the user's config; elsewhere on a `<file>.lock` sibling.
-#[derive(Debug)]
-struct EditLock {
-    _file: File,
-}
-
-impl EditLock {
-    fn acquire(path: &Path) -> Result<EditLock, EditError> {
-        use fs4::fs_std::FileExt;
-
-        let dir = parent_dir(path);
-        let io_err = |source| EditError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        fs::create_dir_all(&dir).map_err(io_err)?;
-        #[cfg(unix)]
-        let file = File::open(&dir).map_err(io_err)?;
-        #[cfg(not(unix))]
-        let file = {
-            let mut name = path.file_name().unwrap_or_default().to_os_string();
-            name.push(".lock");
-            fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(dir.join(name))
-                .map_err(io_err)?
-        };
-        FileExt::lock_exclusive(&file).map_err(io_err)?;
-        Ok(EditLock { _file: file })
-    }
-}
-
-fn parent_dir(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
+        EditError::at(
+            &self.location.path,
+            EditErrorKind::NotFound {
+                name: name.to_owned(),
+            },
+        )
     }
 }
 
@@ -875,205 +591,22 @@ fn refuse_repeated_keys(body: &[u8], path: &Path) -> Result<(), EditError> {
         return Ok(());
     };
     let d = document.finding_diagnostic(finding, Level::Error, finding.message.clone(), None, None);
-    Err(EditError::Syntax {
-        path: path.to_path_buf(),
-        line: d.line.map_or(0, |l| l as usize),
-        column: d.column.map_or(0, |c| c as usize),
-        message: finding.message.clone(),
-    })
-}
-
-/// Checks a server name for writing: the loader's own rule
-/// ([`crate::name::server_name_problem`]), so every name that loads can be
-/// managed by every verb and no verb writes a name that would not load.
-pub fn validate_name(name: &str) -> Result<(), EditError> {
-    match server_name_problem(name) {
-        None => Ok(()),
-        Some(reason) => Err(EditError::InvalidName {
-            name: escape_text(name).into_owned(),
-            reason: reason
-                .strip_prefix("a server name ")
-                .unwrap_or(&reason)
-                .to_owned(),
-        }),
-    }
-}
-
-/// A server entry that passed [`validate_entry`]: the only kind of entry
-/// [`ConfigDocument::upsert`] and [`ConfigDocument::insert_new`] accept.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ValidEntry(Value);
-
-impl ValidEntry {
-    /// The entry's JSON.
-    pub fn as_value(&self) -> &Value {
-        &self.0
-    }
-}
-
-/// Checks that `entry` is a server entry the loader accepts, by running the
-/// loader's own entry parser ([`crate::entry::parse_entry`]) over it with
-/// `vars` for `${VAR}` expansion. Any error-level diagnostic refuses the
-/// entry; warnings (an unknown key, an unset variable) do not.
-pub fn validate_entry(
-    name: &str,
-    entry: Value,
-    vars: &BTreeMap<String, String>,
-) -> Result<ValidEntry, EditError> {
-    validate_name(name)?;
-    let invalid = |reason: String| EditError::InvalidEntry {
-        name: name.to_owned(),
-        reason,
-    };
-    if !entry.is_object() {
-        return Err(invalid(format!(
-            "expected a JSON object, got {}",
-            json_type(&entry)
-        )));
-    }
-    let text = serde_json::to_string(&entry).map_err(|err| invalid(err.to_string()))?;
-    let document = Document::parse(&text, Path::new(name)).map_err(|d| invalid(d.message))?;
-    let context = EntryContext {
-        doc: &document,
-        pointer: "",
-        name,
-        env: vars,
-        home: None,
-        plugin: None,
-    };
-    let mut diagnostics = Vec::new();
-    let outcome = parse_entry(&document.value, &context, &mut diagnostics);
-    let errors: Vec<String> = diagnostics
-        .into_iter()
-        .filter(|d| d.level == Level::Error)
-        .map(|d| {
-            // The error already names the server; keep its message bare.
-            let prefix = format!("server `{name}`: ");
-            d.message
-                .strip_prefix(&prefix)
-                .map(str::to_owned)
-                .unwrap_or(d.message)
-        })
-        .collect();
-    if !errors.is_empty() || outcome == EntryOutcome::Invalid {
-        return Err(invalid(if errors.is_empty() {
-            "not a valid server entry".to_owned()
-        } else {
-            errors.join("; ")
-        }));
-    }
-    Ok(ValidEntry(entry))
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Builds a stdio entry: `{"type":"stdio","command","args","env"}`, leaving
-/// out `env` when it is empty.
-pub fn stdio_entry(command: &str, args: &[String], env: &[(String, String)]) -> Value {
-    let mut entry = Map::new();
-    entry.insert("type".to_owned(), Value::from("stdio"));
-    entry.insert("command".to_owned(), Value::from(command));
-    entry.insert("args".to_owned(), Value::from(args.to_vec()));
-    if !env.is_empty() {
-        entry.insert("env".to_owned(), pairs_object(env));
-    }
-    Value::Object(entry)
-}
-
-/// What a remote entry built by [`remote_entry`] contains.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteEntry<'a> {
-    /// `http`, `sse` or `ws`.
-    pub kind: TransportKind,
-    pub url: &'a str,
-    pub headers: &'a [(String, String)],
-    pub client_id: Option<&'a str>,
-    pub callback_port: Option<u16>,
-}
-
-/// Builds a remote entry: `{"type","url","headers","oauth":{clientId,callbackPort}}`,
-/// leaving out empty parts.
-pub fn remote_entry(remote: &RemoteEntry<'_>) -> Value {
-    let mut entry = Map::new();
-    entry.insert("type".to_owned(), Value::from(remote.kind.as_str()));
-    entry.insert("url".to_owned(), Value::from(remote.url));
-    if !remote.headers.is_empty() {
-        entry.insert("headers".to_owned(), pairs_object(remote.headers));
-    }
-    let mut oauth = Map::new();
-    if let Some(client_id) = remote.client_id {
-        oauth.insert("clientId".to_owned(), Value::from(client_id));
-    }
-    if let Some(port) = remote.callback_port {
-        oauth.insert("callbackPort".to_owned(), Value::from(port));
-    }
-    if !oauth.is_empty() {
-        entry.insert("oauth".to_owned(), Value::Object(oauth));
-    }
-    Value::Object(entry)
-}
-
-fn pairs_object(pairs: &[(String, String)]) -> Value {
-    Value::Object(
-        pairs
-            .iter()
-            .map(|(key, value)| (key.clone(), Value::from(value.as_str())))
-            .collect(),
-    )
-}
-
-/// Splits `KEY=VALUE` (an `--env` argument). The key must be non-empty.
-pub fn parse_env_pair(text: &str) -> Result<(String, String), EditError> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => {
-            Ok((key.trim().to_owned(), value.to_owned()))
-        }
-        _ => Err(EditError::InvalidPair {
-            what: "env",
-            text: redact_pair(text, '='),
-            expected: "KEY=VALUE",
-        }),
-    }
-}
-
-/// Splits `Name: value` (a `--header` argument). The name must be a valid
-/// HTTP header name.
-pub fn parse_header_pair(text: &str) -> Result<(String, String), EditError> {
-    let invalid = || EditError::InvalidPair {
-        what: "header",
-        text: redact_pair(text, ':'),
-        expected: "'Name: value'",
-    };
-    let (name, value) = text.split_once(':').ok_or_else(invalid)?;
-    let name = name.trim();
-    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if name.is_empty() || !name.chars().all(token) {
-        return Err(invalid());
-    }
-    Ok((name.to_owned(), value.trim().to_owned()))
-}
-
-/// Keeps the part before `separator` so an error never echoes a secret value.
-fn redact_pair(text: &str, separator: char) -> String {
-    match text.split_once(separator) {
-        Some((key, _)) => format!("{key}{separator}***"),
-        None if text.len() > 24 => "***".to_owned(),
-        None => text.to_owned(),
-    }
+    Err(EditError::at(
+        path,
+        EditErrorKind::Syntax {
+            line: d.line.map_or(0, |l| l as usize),
+            column: d.column.map_or(0, |c| c as usize),
+            message: finding.message.clone(),
+        },
+    ))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::edit::{edit, validate_entry};
 
     fn location(dir: &Path, file: &str, keys: &[&str]) -> ServersLocation {
         ServersLocation {
@@ -1123,7 +656,7 @@ mod tests {
     }
 
     fn stdio(command: &str) -> ValidEntry {
-        valid(stdio_entry(command, &["--flag".to_owned()], &[]))
+        valid(serde_json::json!({"type": "stdio", "command": command, "args": ["--flag"]}))
     }
 
     fn valid(entry: Value) -> ValidEntry {
@@ -1426,53 +959,5 @@ mod tests {
         });
         let doc = ConfigDocument::read(loc).expect("read");
         assert_eq!(doc.servers().expect("servers").map(Map::len), Some(40));
-    }
-
-    #[test]
-    fn scope_locations() {
-        let dirs = EditDirs {
-            home: PathBuf::from("/h"),
-            project: PathBuf::from("/p"),
-            openclaw_home: PathBuf::from("/o"),
-        };
-        let shown: Vec<String> = WRITABLE_SCOPES
-            .iter()
-            .map(|scope| {
-                let loc = ServersLocation::for_scope(*scope, &dirs).expect("writable");
-                format!("{scope}: {} {}", loc.path.display(), loc.key_path_display())
-            })
-            .collect();
-        assert_eq!(
-            shown,
-            [
-                "openclaw: /o/openclaw.json mcp.servers",
-                "user: /h/.claude.json mcpServers",
-                "project: /p/.mcp.json mcpServers",
-                "local: /h/.claude.json projects./p.mcpServers",
-            ]
-        );
-        assert!(ServersLocation::for_scope(Scope::Plugin, &dirs).is_err());
-    }
-
-    #[test]
-    fn pairs() {
-        assert_eq!(
-            parse_env_pair("A=b=c").expect("ok"),
-            ("A".to_owned(), "b=c".to_owned())
-        );
-        assert_eq!(
-            parse_header_pair("Authorization: Bearer x").expect("ok"),
-            ("Authorization".to_owned(), "Bearer x".to_owned())
-        );
-        assert_eq!(
-            parse_env_pair("=secret").expect_err("bad").to_string(),
-            "invalid env `=***`: expected KEY=VALUE"
-        );
-        assert_eq!(
-            parse_header_pair("Bad Name: secret")
-                .expect_err("bad")
-                .to_string(),
-            "invalid header `Bad Name:***`: expected 'Name: value'"
-        );
     }
 }

@@ -1,0 +1,305 @@
+//! The grants: authorization code with PKCE through the host's prompt,
+//! client credentials, and enterprise cross-app access.
+
+use url::Url;
+
+use crate::AuthError;
+use crate::metadata::BearerChallenge;
+use crate::pkce::{Pkce, random_urlsafe};
+use crate::store::{ClientRegistration, StoredCredentials, TokenSet};
+use crate::token::{ClientAuth, TokenResponse, method_name, request_token};
+use crate::user_agent::{CallbackListener, code_from_redirect};
+
+use super::registration::client_auth_for;
+use super::settings::{CrossAppAccess, Grant, PrivateKey};
+use super::{Discovery, LOGIN_TIMEOUT, OAuthProvider, State};
+
+impl OAuthProvider {
+    /// Full authorization: discovery, client identity, the grant, storage.
+    pub(super) async fn authorize(
+        &self,
+        st: &mut State,
+        challenge: &BearerChallenge,
+        scope_override: Option<String>,
+    ) -> Result<(), AuthError> {
+        let discovery = match (&st.discovery, &challenge.resource_metadata) {
+            (Some(d), None) => d.clone(),
+            _ => {
+                let d = self.discover(challenge).await?;
+                st.discovery = Some(d.clone());
+                d
+            }
+        };
+        let scope = self.select_scope(challenge, &discovery, scope_override);
+        let (client, tokens) = match &self.settings.grant {
+            Grant::AuthorizationCode => {
+                self.authorization_code(st, &discovery, scope.clone())
+                    .await?
+            }
+            Grant::ClientCredentials { private_key } => {
+                self.client_credentials(&discovery, private_key.as_ref(), scope.clone())
+                    .await?
+            }
+            Grant::CrossAppAccess(xaa) => {
+                self.cross_app_access(&discovery, xaa, scope.clone())
+                    .await?
+            }
+        };
+        st.creds = StoredCredentials {
+            issuer: discovery.metadata.issuer.clone(),
+            token_endpoint: Some(discovery.metadata.token_endpoint.clone()),
+            resource: Some(discovery.resource.clone()),
+            client: Some(client),
+            tokens: Some(tokens),
+        };
+        st.refreshed_after_401 = None;
+        self.save(&st.creds).await
+    }
+
+    pub(super) async fn authorization_code(
+        &self,
+        st: &State,
+        discovery: &Discovery,
+        scope: Option<String>,
+    ) -> Result<(ClientRegistration, TokenSet), AuthError> {
+        let md = &discovery.metadata;
+        if let Some(methods) = &md.code_challenge_methods_supported
+            && !methods.iter().any(|m| m == "S256")
+        {
+            return Err(self.fail("the authorization server does not support PKCE S256"));
+        }
+        let server = &self.settings.server_name;
+        // Reuse the port of a stored registration so a dynamic client's
+        // redirect uri stays valid across logins.
+        let stored_port = st
+            .creds
+            .client
+            .as_ref()
+            .and_then(|c| c.redirect_uri.as_deref())
+            .and_then(|u| Url::parse(u).ok())
+            .and_then(|u| u.port());
+        let listener = match self.settings.config.callback_port {
+            Some(port) => CallbackListener::bind(server, Some(port)).await?,
+            None => match stored_port {
+                Some(port) => match CallbackListener::bind(server, Some(port)).await {
+                    Ok(l) => l,
+                    Err(_) => CallbackListener::bind(server, None).await?,
+                },
+                None => CallbackListener::bind(server, None).await?,
+            },
+        };
+        let redirect_uri = listener.redirect_uri().to_string();
+        let client = self
+            .ensure_client(st, discovery, &redirect_uri, scope.as_deref())
+            .await?;
+        let pkce = Pkce::generate();
+        let state = random_urlsafe(24);
+        let mut url = Url::parse(&md.authorization_endpoint).map_err(|e| {
+            self.fail(format!(
+                "authorization endpoint {} is not a url: {e}",
+                md.authorization_endpoint
+            ))
+        })?;
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("response_type", "code");
+            q.append_pair("client_id", &client.client_id);
+            q.append_pair("redirect_uri", &redirect_uri);
+            q.append_pair("code_challenge", &pkce.challenge);
+            q.append_pair("code_challenge_method", "S256");
+            q.append_pair("state", &state);
+            if let Some(scope) = &scope {
+                q.append_pair("scope", scope);
+            }
+            q.append_pair("resource", &discovery.resource);
+        }
+        tracing::debug!(server = %server, endpoint = %md.authorization_endpoint, "authorization request");
+        let wait = async {
+            tokio::select! {
+                presented = self.prompt.present(&url) => match presented? {
+                    Some(redirect) => Ok(redirect),
+                    None => listener.wait().await,
+                },
+                arrived = listener.wait() => arrived,
+            }
+        };
+        let redirect = tokio::time::timeout(LOGIN_TIMEOUT, wait)
+            .await
+            .map_err(|_| self.fail("timed out waiting for the authorization redirect"))??;
+        let code = code_from_redirect(server, &redirect, &state)?;
+        let auth = client_auth_for(&client, md);
+        let params = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code.expose().to_owned()),
+            ("redirect_uri", redirect_uri.clone()),
+            ("code_verifier", pkce.verifier.expose().to_owned()),
+            ("resource", discovery.resource.clone()),
+        ];
+        let response = self
+            .token(&md.token_endpoint, &auth, params, "code")
+            .await?;
+        Ok((client, response.into_token_set(None, scope)))
+    }
+
+    pub(super) async fn token(
+        &self,
+        endpoint: &str,
+        auth: &ClientAuth,
+        params: Vec<(&'static str, String)>,
+        what: &str,
+    ) -> Result<TokenResponse, AuthError> {
+        request_token(
+            &self.http,
+            &self.settings.server_name,
+            endpoint,
+            auth,
+            params,
+        )
+        .await?
+        .map_err(|refused| {
+            self.fail(format!(
+                "token endpoint {endpoint} refused the {what}: {refused}"
+            ))
+        })
+    }
+
+    pub(super) async fn client_credentials(
+        &self,
+        discovery: &Discovery,
+        private_key: Option<&PrivateKey>,
+        scope: Option<String>,
+    ) -> Result<(ClientRegistration, TokenSet), AuthError> {
+        let md = &discovery.metadata;
+        let client_id = self.configured_client()?;
+        let auth = match private_key {
+            Some(key) => ClientAuth::PrivateKeyJwt {
+                client_id: client_id.clone(),
+                private_key_pem: key.pem.clone(),
+                algorithm: key.algorithm.clone(),
+                audience: md.audience(),
+            },
+            None => {
+                let Some(secret) = &self.settings.client_secret else {
+                    return Err(AuthError::config(
+                        self.settings.server_name.clone(),
+                        "client secret",
+                        "client credentials need a client secret or a private key",
+                    ));
+                };
+                ClientAuth::choose(&client_id, Some(secret), None, |m| {
+                    md.supports_auth_method(m)
+                })
+            }
+        };
+        let params = vec![
+            ("grant_type", "client_credentials".to_owned()),
+            ("resource", discovery.resource.clone()),
+        ];
+        self.direct_grant(
+            &md.token_endpoint,
+            &auth,
+            client_id,
+            params,
+            scope,
+            "client credentials",
+        )
+        .await
+    }
+
+    /// Posts a grant that needs no browser (client credentials, the
+    /// identity assertion grant) with the chosen scope, and records the
+    /// client it was made as.
+    pub(super) async fn direct_grant(
+        &self,
+        token_endpoint: &str,
+        auth: &ClientAuth,
+        client_id: String,
+        mut params: Vec<(&'static str, String)>,
+        scope: Option<String>,
+        what: &str,
+    ) -> Result<(ClientRegistration, TokenSet), AuthError> {
+        if let Some(scope) = &scope {
+            params.push(("scope", scope.clone()));
+        }
+        let response = self.token(token_endpoint, auth, params, what).await?;
+        let client = ClientRegistration {
+            client_id,
+            client_secret: self.settings.client_secret.clone(),
+            token_endpoint_auth_method: method_name(auth).into(),
+            redirect_uri: None,
+        };
+        Ok((client, response.into_token_set(None, scope)))
+    }
+
+    /// SEP-990: exchange the IdP ID token for an ID-JAG (RFC 8693), then
+    /// the ID-JAG for an access token (RFC 7523 JWT bearer grant).
+    pub(super) async fn cross_app_access(
+        &self,
+        discovery: &Discovery,
+        xaa: &CrossAppAccess,
+        scope: Option<String>,
+    ) -> Result<(ClientRegistration, TokenSet), AuthError> {
+        let md = &discovery.metadata;
+        let client_id = self.configured_client()?;
+        let idp_auth = match &xaa.idp_client_secret {
+            Some(secret) => ClientAuth::Basic {
+                client_id: xaa.idp_client_id.clone(),
+                client_secret: secret.clone(),
+            },
+            None => ClientAuth::None {
+                client_id: xaa.idp_client_id.clone(),
+            },
+        };
+        let mut exchange = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+            ),
+            (
+                "requested_token_type",
+                "urn:ietf:params:oauth:token-type:id-jag".to_owned(),
+            ),
+            ("audience", md.audience()),
+            ("resource", discovery.resource.clone()),
+            ("subject_token", xaa.id_token.expose().to_owned()),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token".to_owned(),
+            ),
+        ];
+        if let Some(scope) = &scope {
+            exchange.push(("scope", scope.clone()));
+        }
+        let jag = self
+            .token(
+                &xaa.idp_token_endpoint,
+                &idp_auth,
+                exchange,
+                "token exchange",
+            )
+            .await?;
+        let auth = ClientAuth::choose(
+            &client_id,
+            self.settings.client_secret.as_ref(),
+            None,
+            |m| md.supports_auth_method(m),
+        );
+        let grant = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+            ),
+            ("assertion", jag.access_token.expose().to_owned()),
+            ("resource", discovery.resource.clone()),
+        ];
+        self.direct_grant(
+            &md.token_endpoint,
+            &auth,
+            client_id,
+            grant,
+            scope,
+            "identity assertion grant",
+        )
+        .await
+    }
+}

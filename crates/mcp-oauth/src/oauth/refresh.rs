@@ -1,0 +1,98 @@
+//! Token refresh under the credential store's cross-process lock.
+
+use crate::token::{ClientAuth, now_secs, request_token};
+use crate::{AuthError, Secret};
+
+use super::{OAuthProvider, State};
+
+impl OAuthProvider {
+    /// Refreshes the tokens under the store's cross-process lock. Another
+    /// process may have refreshed first: the store is re-read after taking
+    /// the lock and its token adopted, so a rotating refresh token is used
+    /// once. Returns whether a usable token is now held.
+    pub(super) async fn refresh(&self, st: &mut State, stale: &Secret) -> Result<bool, AuthError> {
+        let store = self.store.clone();
+        let key = self.key.clone();
+        let guard = self.blocking(move || store.lock(&key)).await?;
+        let store = self.store.clone();
+        let key = self.key.clone();
+        let mut creds = self
+            .blocking(move || store.load(&key))
+            .await?
+            .unwrap_or_default();
+        let now = now_secs();
+        let Some(tokens) = creds.tokens.clone() else {
+            st.creds = creds;
+            return Ok(false);
+        };
+        if &tokens.access_token != stale && !tokens.expires_within(now, self.margin()) {
+            tracing::debug!(server = %self.settings.server_name, "adopted tokens refreshed elsewhere");
+            st.creds = creds;
+            return Ok(true);
+        }
+        let (Some(refresh_token), Some(client)) =
+            (tokens.refresh_token.clone(), creds.client.clone())
+        else {
+            st.creds = creds;
+            return Ok(false);
+        };
+        let token_endpoint = match (&creds.token_endpoint, &st.discovery) {
+            (Some(endpoint), _) => endpoint.clone(),
+            (None, Some(d)) => d.metadata.token_endpoint.clone(),
+            (None, None) => {
+                st.creds = creds;
+                return Ok(false);
+            }
+        };
+        let metadata = st.discovery.as_ref().map(|d| d.metadata.clone());
+        let auth = ClientAuth::choose(
+            &client.client_id,
+            client.client_secret.as_ref(),
+            Some(&client.token_endpoint_auth_method),
+            |m| {
+                metadata
+                    .as_ref()
+                    .is_none_or(|md| md.supports_auth_method(m))
+            },
+        );
+        let mut params = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.expose().to_owned()),
+        ];
+        if let Some(resource) = &creds.resource {
+            params.push(("resource", resource.clone()));
+        }
+        tracing::debug!(server = %self.settings.server_name, "refreshing access token");
+        let answer = request_token(
+            &self.http,
+            &self.settings.server_name,
+            &token_endpoint,
+            &auth,
+            params,
+        )
+        .await?;
+        let ok = match answer {
+            Ok(response) => {
+                creds.tokens = Some(response.into_token_set(Some(refresh_token), tokens.scope));
+                true
+            }
+            Err(refused) if refused.status < 500 => {
+                tracing::debug!(server = %self.settings.server_name, %refused, "refresh refused; tokens dropped");
+                creds.tokens = None;
+                if refused.error.as_deref() == Some("invalid_client") {
+                    // The registration itself is gone: register again at the
+                    // next login (a configured client is rebuilt from config).
+                    creds.client = None;
+                }
+                false
+            }
+            Err(refused) => {
+                return Err(self.fail(format!("token refresh failed: {refused}")));
+            }
+        };
+        self.save(&creds).await?;
+        drop(guard);
+        st.creds = creds;
+        Ok(ok)
+    }
+}

@@ -1,0 +1,182 @@
+//! The client identity: a configured client, a client ID metadata
+//! document, a stored registration, or dynamic registration.
+
+use crate::metadata::AuthServerMetadata;
+use crate::store::ClientRegistration;
+use crate::token::{ClientAuth, method_name};
+use crate::{AuthError, Secret};
+
+use super::{Discovery, OAuthProvider, State};
+
+impl OAuthProvider {
+    /// The client identity for the authorization-code grant: configured,
+    /// a metadata document URL, a stored registration, or a new one.
+    pub(super) async fn ensure_client(
+        &self,
+        st: &State,
+        discovery: &Discovery,
+        redirect_uri: &str,
+        scope: Option<&str>,
+    ) -> Result<ClientRegistration, AuthError> {
+        let md = &discovery.metadata;
+        if let Some(client_id) = &self.settings.config.client_id {
+            let auth =
+                ClientAuth::choose(client_id, self.settings.client_secret.as_ref(), None, |m| {
+                    md.supports_auth_method(m)
+                });
+            return Ok(ClientRegistration {
+                client_id: client_id.clone(),
+                client_secret: self.settings.client_secret.clone(),
+                token_endpoint_auth_method: method_name(&auth).into(),
+                redirect_uri: Some(redirect_uri.into()),
+            });
+        }
+        if md.client_id_metadata_document_supported
+            && let Some(url) = &self.settings.client_metadata_url
+        {
+            return Ok(ClientRegistration {
+                client_id: url.clone(),
+                client_secret: None,
+                token_endpoint_auth_method: "none".into(),
+                redirect_uri: Some(redirect_uri.into()),
+            });
+        }
+        if let Some(client) = &st.creds.client
+            && st.creds.issuer == md.issuer
+            && client.redirect_uri.as_deref() == Some(redirect_uri)
+        {
+            return Ok(client.clone());
+        }
+        let Some(endpoint) = &md.registration_endpoint else {
+            return Err(AuthError::config(
+                self.settings.server_name.clone(),
+                "oauth.clientId",
+                "the authorization server offers no dynamic client registration; configure a pre-registered client id",
+            ));
+        };
+        self.register(endpoint, md, redirect_uri, scope).await
+    }
+
+    /// RFC 7591 dynamic client registration.
+    pub(super) async fn register(
+        &self,
+        endpoint: &str,
+        md: &AuthServerMetadata,
+        redirect_uri: &str,
+        scope: Option<&str>,
+    ) -> Result<ClientRegistration, AuthError> {
+        let explicit = |m: &str| {
+            md.token_endpoint_auth_methods_supported
+                .as_ref()
+                .is_some_and(|l| l.iter().any(|x| x == m))
+        };
+        let requested = if explicit("none") {
+            "none"
+        } else if md.supports_auth_method("client_secret_basic") {
+            "client_secret_basic"
+        } else if md.supports_auth_method("client_secret_post") {
+            "client_secret_post"
+        } else {
+            "none"
+        };
+        let mut body = serde_json::json!({
+            "client_name": self.settings.client_name,
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": requested,
+        });
+        if let Some(scope) = scope {
+            body["scope"] = scope.into();
+        }
+        let http_error = |message: String| {
+            AuthError::http(
+                self.settings.server_name.clone(),
+                endpoint.to_owned(),
+                message,
+            )
+        };
+        let response = self
+            .http
+            .post(endpoint)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| {
+                let e = e.without_url();
+                http_error(e.to_string()).with_source(e)
+            })?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(|e| {
+            let e = e.without_url();
+            http_error(e.to_string()).with_source(e)
+        })?;
+        #[derive(serde::Deserialize)]
+        struct Registered {
+            client_id: String,
+            #[serde(default)]
+            client_secret: Option<Secret>,
+            #[serde(default)]
+            token_endpoint_auth_method: Option<String>,
+        }
+        if !status.is_success() {
+            let detail = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| {
+                    let error = v.get("error")?.as_str()?.to_owned();
+                    let desc = v
+                        .get("error_description")
+                        .and_then(|d| d.as_str())
+                        .map(|d| format!(": {d}"))
+                        .unwrap_or_default();
+                    Some(format!(", {error}{desc}"))
+                })
+                .unwrap_or_default();
+            return Err(http_error(format!(
+                "client registration refused: status {}{detail}",
+                status.as_u16()
+            )));
+        }
+        let registered: Registered = serde_json::from_slice(&bytes)
+            .map_err(|e| http_error(format!("registration response is not valid json: {e}")))?;
+        let method = match (
+            &registered.token_endpoint_auth_method,
+            &registered.client_secret,
+        ) {
+            (Some(m), _) => m.clone(),
+            (None, None) => "none".into(),
+            (None, Some(secret)) => method_name(&ClientAuth::choose(
+                &registered.client_id,
+                Some(secret),
+                None,
+                |m| md.supports_auth_method(m),
+            ))
+            .into(),
+        };
+        Ok(ClientRegistration {
+            client_id: registered.client_id,
+            client_secret: registered.client_secret,
+            token_endpoint_auth_method: method,
+            redirect_uri: Some(redirect_uri.into()),
+        })
+    }
+
+    pub(super) fn configured_client(&self) -> Result<String, AuthError> {
+        self.settings.config.client_id.clone().ok_or_else(|| {
+            AuthError::config(
+                self.settings.server_name.clone(),
+                "oauth.clientId",
+                "this grant needs a pre-registered client id",
+            )
+        })
+    }
+}
+
+pub(super) fn client_auth_for(client: &ClientRegistration, md: &AuthServerMetadata) -> ClientAuth {
+    ClientAuth::choose(
+        &client.client_id,
+        client.client_secret.as_ref(),
+        Some(&client.token_endpoint_auth_method),
+        |m| md.supports_auth_method(m),
+    )
+}

@@ -1,0 +1,123 @@
+//! What the host configures for one server's OAuth: its identity, the
+//! grant to use, and the client's keys.
+
+use std::time::Duration;
+
+use mcp_config::McpOAuthConfig;
+
+use crate::Secret;
+
+use super::DEFAULT_REFRESH_MARGIN;
+
+/// Whether signing in to a server with this `oauth` block needs a person at
+/// a browser. The enterprise cross-app-access grant (`xaa`) does not.
+pub trait OAuthConfigExt {
+    /// `true` unless the grant runs without user interaction.
+    fn requires_user_auth(&self) -> bool;
+}
+
+impl OAuthConfigExt for McpOAuthConfig {
+    fn requires_user_auth(&self) -> bool {
+        !self.xaa
+    }
+}
+
+/// A private key for `private_key_jwt` client authentication.
+#[derive(Debug, Clone)]
+pub struct PrivateKey {
+    /// PKCS#8 PEM.
+    pub pem: Secret,
+    /// JWS algorithm, e.g. `ES256` or `RS256`.
+    pub algorithm: String,
+}
+
+/// The enterprise identity provider's side of cross-app access (SEP-990):
+/// an ID token to exchange for an identity assertion grant (ID-JAG).
+#[derive(Debug, Clone)]
+pub struct CrossAppAccess {
+    /// The IdP's token endpoint (RFC 8693 token exchange).
+    pub idp_token_endpoint: String,
+    /// This application's client id at the IdP.
+    pub idp_client_id: String,
+    /// This application's secret at the IdP, if it is confidential.
+    pub idp_client_secret: Option<Secret>,
+    /// The user's OpenID Connect ID token from the IdP.
+    pub id_token: Secret,
+}
+
+/// How tokens are obtained.
+#[derive(Debug, Clone, Default)]
+pub enum Grant {
+    /// Authorization code + PKCE with a person approving in a browser.
+    #[default]
+    AuthorizationCode,
+    /// Client credentials: `client_id` with the client secret, or with a
+    /// private key when one is given.
+    ClientCredentials {
+        /// Signs a `private_key_jwt` assertion instead of sending a secret.
+        private_key: Option<PrivateKey>,
+    },
+    /// Token exchange at the IdP, then a JWT bearer grant (selected by `xaa`).
+    CrossAppAccess(CrossAppAccess),
+}
+
+/// Everything the provider needs to know about one server.
+#[derive(Debug, Clone)]
+pub struct OAuthSettings {
+    /// The configured server name (keys the credential store, names errors).
+    pub server_name: String,
+    /// The MCP endpoint.
+    pub server_url: String,
+    /// The entry's `oauth` block.
+    pub config: McpOAuthConfig,
+    /// A pre-registered client's secret (from the environment or a secret
+    /// store; never from the config file).
+    pub client_secret: Option<Secret>,
+    /// A client ID metadata document URL to use as `client_id` where the
+    /// authorization server supports it.
+    pub client_metadata_url: Option<String>,
+    /// `client_name` for dynamic registration.
+    pub client_name: String,
+    /// How tokens are obtained.
+    pub grant: Grant,
+    /// Refresh this long before the access token expires.
+    pub refresh_margin: Duration,
+}
+
+impl OAuthSettings {
+    /// Settings for the authorization-code grant.
+    pub fn new(
+        server_name: impl Into<String>,
+        server_url: impl Into<String>,
+        config: McpOAuthConfig,
+    ) -> Self {
+        Self {
+            server_name: server_name.into(),
+            server_url: server_url.into(),
+            config,
+            client_secret: None,
+            client_metadata_url: None,
+            client_name: "mcp-client-toolkit".into(),
+            grant: Grant::AuthorizationCode,
+            refresh_margin: DEFAULT_REFRESH_MARGIN,
+        }
+    }
+
+    /// Whether obtaining a token needs a person at a browser.
+    pub fn requires_user_auth(&self) -> bool {
+        matches!(self.grant, Grant::AuthorizationCode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xaa_needs_no_user() {
+        let mut config = McpOAuthConfig::default();
+        assert!(config.requires_user_auth());
+        config.xaa = true;
+        assert!(!config.requires_user_auth());
+    }
+}
