@@ -6,7 +6,7 @@
 //! as `.ci/run` does) a missing peer fails it, naming the command that
 //! installs the peers.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used)]
 
 use std::net::TcpListener;
 use std::path::PathBuf;

@@ -8,7 +8,7 @@
 //! ignored by a plain `cargo test`; run with `-- --include-ignored`, a
 //! missing peer fails it with the command that installs the peers.
 
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
+#![allow(clippy::unwrap_used, clippy::print_stderr, clippy::expect_used)]
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! `-- --include-ignored`, a missing peer fails it with the command that
 //! installs the peers (`cargo xtask peers`).
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../support/peers.rs"]
 mod peers;

@@ -8,6 +8,8 @@
 //! ignored by a plain `cargo test`; run with `-- --include-ignored`, a
 //! missing peer fails it with the command that installs the peers.
 
+#![allow(clippy::expect_used)]
+
 mod support;
 
 use std::io::{BufRead, BufReader};

@@ -168,7 +168,7 @@ async fn two_processes_refresh_a_rotating_token_once() {
 }
 
 /// One of the racing processes: the test run again as a child.
-#[allow(clippy::unwrap_used)] // test code, outside the `#[test]` function
+#[allow(clippy::unwrap_used, clippy::expect_used)] // test code, outside the `#[test]` function
 async fn race_as_child() {
     let dir = PathBuf::from(std::env::var_os("RACE_DIR").unwrap());
     let url = std::env::var("RACE_URL").unwrap();

@@ -9,7 +9,7 @@
 //! Every peer is a child process on a free loopback port, killed when its
 //! guard drops.
 
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
+#![allow(clippy::unwrap_used, clippy::print_stderr, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
