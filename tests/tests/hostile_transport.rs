@@ -17,7 +17,7 @@
 //! "At once" is asserted against a request timeout of 30 s: each failing
 //! row must end in well under [`AT_ONCE`].
 
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
+#![allow(clippy::unwrap_used, clippy::print_stderr, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

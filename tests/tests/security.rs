@@ -212,19 +212,14 @@ async fn env_safety_keys_never_reach_a_child() {
 }
 
 #[tokio::test]
+#[ignore = "needs cargo xtask peers"]
 async fn env_safety_holds_for_a_real_peer_reading_its_own_environment() {
-    let Some(script) = peers::require(
-        peers::peers_dir()
-            .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
-        "server-everything",
-    ) else {
-        return;
-    };
+    let script = peers::everything_script();
     let mut env: Vec<(&str, &str)> = DANGEROUS.to_vec();
     env.push(("SAFE_SETTING", "visible"));
     let server = stdio(
         "everything",
-        &peers::node().display().to_string(),
+        &peers::node22().display().to_string(),
         &[script.display().to_string(), "stdio".to_owned()],
         &env,
     );

@@ -3,7 +3,7 @@
 //! `transport_suite!` invocation at the bottom.
 
 // Test bodies are plain functions shared by the generated tests.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! cold catalog over 10 servers that each take 300 ms to initialise.
 
 // The stdio benchmark says on stderr why it skips.
-#![allow(clippy::print_stderr)]
+#![allow(clippy::print_stderr, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

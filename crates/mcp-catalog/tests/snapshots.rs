@@ -3,6 +3,8 @@
 //! profile. Each produced schema is also checked against what its provider
 //! accepts.
 
+#![allow(clippy::expect_used)]
+
 mod support;
 
 use mcp_catalog::{

@@ -4,6 +4,8 @@
 //! project's `echo` in `~/.claude/settings.json`; the project's
 //! `unapproved` awaits approval; `docs` is the user's own server.
 
+#![allow(clippy::expect_used)]
+
 mod support;
 
 use support::{Tree, check};

@@ -3,6 +3,7 @@
 //! leaves a marker file when it runs, so a test can tell whether `probe`
 //! started it.
 
+#![allow(clippy::expect_used)]
 #![cfg(unix)]
 
 mod support;

@@ -4,6 +4,8 @@
 //! raw, and no url credential reaches `get`, `list`, `check-config` or
 //! `auth-status`.
 
+#![allow(clippy::expect_used)]
+
 mod support;
 
 use support::{Run, Tree, check};

@@ -10,6 +10,7 @@
 //! `serverInfo`, error messages and stderr tails (through a small stdio
 //! server script per row, run as the built binary would run any server).
 
+#![allow(clippy::expect_used)]
 #![cfg(unix)]
 
 mod support;

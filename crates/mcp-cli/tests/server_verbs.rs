@@ -2,6 +2,8 @@
 //! run as the built binary against the workspace's example stdio server
 //! (`mcp-example-server`, built on first use).
 
+#![allow(clippy::expect_used)]
+
 mod support;
 
 use std::path::PathBuf;

@@ -6,6 +6,7 @@
 //! a small wrapper script that starts the grandchild and keeps the pid and
 //! stderr files in the test's temporary folder.
 
+#![allow(clippy::expect_used)]
 #![cfg(target_os = "linux")]
 
 mod support;

@@ -3,8 +3,9 @@
 //! exactly one refresh request reaches the authorization server and both
 //! processes end with the same valid token.
 //!
-//! The processes are this test binary run again with
-//! `MCP_OAUTH_RACE_CHILD` set: `refresh_race_child` then plays one process.
+//! The processes are this test run again with `MCP_OAUTH_RACE_CHILD` set:
+//! it then plays one racing process instead of the server. One test does
+//! both jobs, so no test can pass without doing its work.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -74,6 +75,10 @@ fn settings(url: &str) -> OAuthSettings {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_processes_refresh_a_rotating_token_once() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        race_as_child().await;
+        return;
+    }
     let server = Arc::new(Mutex::new(Server::default()));
     server
         .lock()
@@ -117,7 +122,11 @@ async fn two_processes_refresh_a_rotating_token_once() {
     let children: Vec<_> = (0..2)
         .map(|i| {
             Command::new(&exe)
-                .args(["--exact", "refresh_race_child", "--nocapture"])
+                .args([
+                    "--exact",
+                    "two_processes_refresh_a_rotating_token_once",
+                    "--nocapture",
+                ])
                 .env(CHILD_ENV, "1")
                 .env("RACE_DIR", dir.path())
                 .env("RACE_URL", &url)
@@ -158,12 +167,9 @@ async fn two_processes_refresh_a_rotating_token_once() {
     );
 }
 
-/// One of the racing processes (does nothing unless run as a child).
-#[tokio::test(flavor = "multi_thread")]
-async fn refresh_race_child() {
-    if std::env::var_os(CHILD_ENV).is_none() {
-        return;
-    }
+/// One of the racing processes: the test run again as a child.
+#[allow(clippy::unwrap_used, clippy::expect_used)] // test code, outside the `#[test]` function
+async fn race_as_child() {
     let dir = PathBuf::from(std::env::var_os("RACE_DIR").unwrap());
     let url = std::env::var("RACE_URL").unwrap();
     let provider = OAuthProvider::new(

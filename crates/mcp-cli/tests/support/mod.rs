@@ -1,7 +1,8 @@
 //! A copy of a fixture tree in a temporary directory and a runner for the
 //! built `mcp-cli` binary against it.
 
-#![allow(dead_code, unreachable_pub)]
+// Test helpers: a failed step fails the test that called it.
+#![allow(dead_code, unreachable_pub, clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

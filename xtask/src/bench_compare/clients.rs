@@ -1,0 +1,163 @@
+//! The clients measured: each a program speaking the common command line,
+//! how to build ours and rmcp's, and running one of them once with a
+//! timeout.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use super::target_dir;
+
+/// How long one client run may take before it counts as failed.
+pub(super) const RUN_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// A program of the benchmark that speaks the common command line.
+#[derive(Debug, Clone)]
+pub(super) struct Client {
+    pub(super) key: &'static str,
+    pub(super) label: &'static str,
+    pub(super) argv: Vec<String>,
+    pub(super) env: Vec<(String, String)>,
+    /// Set when the client cannot run here; the table says why.
+    pub(super) skipped: Option<String>,
+}
+
+/// Runs one client once and returns its JSON line.
+pub(super) fn run_client(
+    client: &Client,
+    scenario: &str,
+    n: usize,
+    calls: usize,
+    target: &[String],
+    runtime: &str,
+) -> Result<Value> {
+    let (program, rest) = client
+        .argv
+        .split_first()
+        .context("the client has no command")?;
+    let mut command = Command::new(program);
+    command
+        .args(rest)
+        .arg(scenario)
+        .arg(n.to_string())
+        .arg(calls.to_string())
+        .args(target)
+        .env("BENCH_RUNTIME", runtime)
+        .envs(client.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("starting {program}"))?;
+    let output = wait_with_timeout(&mut child, RUN_TIMEOUT)?;
+    let stdout = String::from_utf8_lossy(&output.0);
+    let line = stdout.lines().rev().find(|l| l.starts_with('{'));
+    match (output.2, line) {
+        (true, Some(line)) => serde_json::from_str(line)
+            .with_context(|| format!("the client printed an unreadable line: {line}")),
+        _ => {
+            let stderr = String::from_utf8_lossy(&output.1);
+            let tail: Vec<&str> = stderr.lines().rev().take(3).collect();
+            bail!(
+                "exited without a result: {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            )
+        }
+    }
+}
+
+/// Waits for `child`, reading its output; kills it after `timeout`.
+/// Returns stdout, stderr and whether it exited successfully.
+pub(super) fn wait_with_timeout(
+    child: &mut Child,
+    timeout: Duration,
+) -> Result<(Vec<u8>, Vec<u8>, bool)> {
+    let mut stdout = child.stdout.take().context("no stdout")?;
+    let mut stderr = child.stderr.take().context("no stderr")?;
+    let out_reader = std::thread::spawn(move || {
+        let mut buffer = Vec::new();
+        let _ = stdout.read_to_end(&mut buffer);
+        buffer
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buffer = Vec::new();
+        let _ = stderr.read_to_end(&mut buffer);
+        buffer
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = out_reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    match status {
+        Some(status) => Ok((out, err, status.success())),
+        None => bail!("no result within {} s", timeout.as_secs()),
+    }
+}
+
+pub(super) fn build_ours(root: &Path) -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "mcp-bench-client",
+            "--bin",
+            "mcp-bench-client",
+        ])
+        .current_dir(root)
+        .status()
+        .context("building mcp-bench-client")?;
+    if !status.success() {
+        bail!("building mcp-bench-client failed ({status})");
+    }
+    let binary = target_dir(root).join("release/mcp-bench-client");
+    if !binary.exists() {
+        bail!("{} is missing after the build", binary.display());
+    }
+    Ok(binary)
+}
+
+/// Builds the rmcp client in its own workspace and target folder.
+pub(super) fn build_rmcp(root: &Path, target: &Path) -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let target = target.join("rmcp-bench-client");
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--locked",
+            "--manifest-path",
+        ])
+        .arg(root.join("bench/rmcp-client/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .context("building bench/rmcp-client")?;
+    if !status.success() {
+        bail!("building bench/rmcp-client failed ({status})");
+    }
+    let binary = target.join("release/rmcp-bench-client");
+    if !binary.exists() {
+        bail!("{} is missing after the build", binary.display());
+    }
+    Ok(binary)
+}

