@@ -20,7 +20,7 @@ use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Undecodable};
 use crate::event_stream::{Event, SseDecoder, SseItem};
 use crate::headers_helper::run_headers_helper;
 use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
-use crate::transport::TransportError;
+use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 
 /// JSON-RPC error code of answers the transport makes up itself when a request
 /// could not be delivered or its answer was lost (HTTP error, broken stream).
@@ -81,10 +81,7 @@ pub trait AuthProviders: Send + Sync + std::fmt::Debug {
 }
 
 pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportError {
-    TransportError::Io {
-        server: server.to_owned(),
-        message: message.into(),
-    }
+    TransportError::io(server, message)
 }
 
 /// Builds the HTTP client: rustls, connect timeout, no overall timeout (SSE
@@ -135,12 +132,7 @@ impl RequestHeaders {
         let Some(command) = &self.helper else {
             return Ok(false);
         };
-        let map = run_headers_helper(&self.server, &self.url, command)
-            .await
-            .map_err(|e| TransportError::Io {
-                server: self.server.clone(),
-                message: strip_server(&self.server, &e.to_string()),
-            })?;
+        let map = run_headers_helper(&self.server, &self.url, command).await?;
         *self.helper_headers.lock().await =
             to_header_map(&self.server, "headersHelper output", &map)?;
         Ok(true)
@@ -192,7 +184,7 @@ impl RequestHeaders {
             let response = request
                 .send()
                 .await
-                .map_err(|e| io_error(&self.server, describe_reqwest(&e)))?;
+                .map_err(|e| reqwest_error(&self.server, e))?;
             let status = response.status().as_u16();
             let www_authenticate = response
                 .headers()
@@ -236,21 +228,6 @@ impl RequestHeaders {
     }
 }
 
-/// The start of every error message for a server that refused or never
-/// answered the TCP connection.
-const CANNOT_CONNECT: &str = "cannot connect";
-
-/// The start of every error message for a connection the server closed
-/// without answering (it died, or dropped the request).
-const CLOSED_UNANSWERED: &str = "the server closed the connection without answering";
-
-/// Whether `error` says the server could not be reached at all, or hung up
-/// without answering.
-pub(crate) fn is_unreachable(error: &TransportError) -> bool {
-    matches!(error, TransportError::Io { message, .. }
-        if message.starts_with(CANNOT_CONNECT) || message.starts_with(CLOSED_UNANSWERED))
-}
-
 /// Whether hyper, underneath reqwest, saw the connection end before a
 /// complete answer.
 fn closed_unanswered(e: &reqwest::Error) -> bool {
@@ -267,21 +244,9 @@ fn closed_unanswered(e: &reqwest::Error) -> bool {
     false
 }
 
-/// The message of `error` without the leading server name.
-pub(crate) fn strip(server: &str, error: &TransportError) -> String {
-    strip_server(server, &error.to_string())
-}
-
-/// `e.to_string()` of a helper error starts with the server name; the
-/// transport error adds it again.
-fn strip_server(server: &str, message: &str) -> String {
-    message
-        .strip_prefix(&format!("{server}: "))
-        .unwrap_or(message)
-        .to_owned()
-}
-
-fn to_header_map(
+/// Checks and converts headers (`what` names where they come from in
+/// errors); every value is marked sensitive, so it never reaches a log.
+pub(crate) fn to_header_map(
     server: &str,
     what: &str,
     map: &BTreeMap<String, String>,
@@ -306,32 +271,29 @@ fn to_header_map(
     Ok(headers)
 }
 
-/// A reqwest error without the url's query (which may hold a token).
-pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
-    let kind = if e.is_connect() {
-        CANNOT_CONNECT
-    } else if closed_unanswered(e) {
-        CLOSED_UNANSWERED
+/// A reqwest error as a transport error, without the url (whose query may
+/// hold a token): its [`HttpFailure`] and the innermost cause's text.
+pub(crate) fn reqwest_error(server: &str, e: reqwest::Error) -> TransportError {
+    let failure = if e.is_connect() {
+        HttpFailure::CannotConnect
+    } else if closed_unanswered(&e) {
+        HttpFailure::ClosedUnanswered
     } else if e.is_redirect() {
-        "redirect refused"
+        HttpFailure::Redirect
     } else if e.is_timeout() {
-        "timed out"
+        HttpFailure::Timeout
     } else if e.is_body() || e.is_decode() {
-        "broken response body"
+        HttpFailure::Body
     } else {
-        "request failed"
+        HttpFailure::Request
     };
-    let mut source = std::error::Error::source(e);
+    let mut source = std::error::Error::source(&e);
     let mut detail = String::new();
     while let Some(s) = source {
         detail = s.to_string();
         source = s.source();
     }
-    if detail.is_empty() {
-        kind.to_owned()
-    } else {
-        format!("{kind}: {detail}")
-    }
+    TransportError::new(server, TransportErrorKind::Http { failure, detail })
 }
 
 /// How much of an unexpected answer's body is read for its excerpt, and
@@ -389,10 +351,7 @@ pub(crate) async fn read_body_capped(
     mut response: reqwest::Response,
     max: usize,
 ) -> Result<Vec<u8>, TransportError> {
-    let too_large = || TransportError::MessageTooLarge {
-        server: server.to_owned(),
-        max,
-    };
+    let too_large = || TransportError::new(server, TransportErrorKind::MessageTooLarge { max });
     if response
         .content_length()
         .is_some_and(|length| length > max as u64)
@@ -403,7 +362,7 @@ pub(crate) async fn read_body_capped(
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| io_error(server, describe_reqwest(&e)))?
+        .map_err(|e| reqwest_error(server, e))?
     {
         if body.len() + chunk.len() > max {
             return Err(too_large());
@@ -460,10 +419,7 @@ pub(crate) fn too_large_answers(
 ) -> impl Iterator<Item = JsonRpcMessage> {
     let server = server.to_owned();
     answers.into_iter().map(move |id| {
-        let error = TransportError::MessageTooLarge {
-            server: server.clone(),
-            max,
-        };
+        let error = TransportError::new(&*server, TransportErrorKind::MessageTooLarge { max });
         // Named like the transport's other made-up answers.
         synthetic_error(id, error.to_string())
     })

@@ -45,7 +45,7 @@ use crate::protocol::{
     CallToolResult, GetPromptResult, Implementation, InitializeResult, KNOWN_PROTOCOL_VERSIONS,
     LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
+use crate::transport::{MessageSender, StderrTail, Transport, TransportError, TransportErrorKind};
 
 /// Caps on one paginated listing (REFERENCE §2: stop past a cap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,9 +303,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Shared {
     fn closed_error(&self) -> TransportError {
-        TransportError::Closed {
-            server: self.server.clone(),
-        }
+        TransportError::closed(&*self.server)
     }
 
     fn send(&self, message: JsonRpcMessage) -> Result<(), TransportError> {
@@ -423,12 +421,16 @@ impl Shared {
                         }
                     }
                     let reply = reply.unwrap_or_else(|_| Err(self.ended_error()))?;
-                    return reply.map_err(|error| TransportError::Rpc {
-                        server: self.server.clone(),
-                        method: method.to_string(),
-                        code: error.code,
-                        message: error.message,
-                        data: error.data.map(Box::new),
+                    return reply.map_err(|error| {
+                        TransportError::new(
+                            &*self.server,
+                            TransportErrorKind::Rpc {
+                                method: method.to_string(),
+                                code: error.code,
+                                message: error.message,
+                                data: error.data.map(Box::new),
+                            },
+                        )
                     });
                 }
                 Some(progress) = recv_progress(&mut progress_rx) => {
@@ -439,11 +441,13 @@ impl Shared {
                 }
                 () = tokio::time::sleep_until(wake) => {
                     guard.cancel_reason = Some("timed out");
-                    return Err(TransportError::Timeout {
-                        server: self.server.clone(),
-                        method: method.to_string(),
-                        after: Instant::now().duration_since(started),
-                    });
+                    return Err(TransportError::new(
+                        &*self.server,
+                        TransportErrorKind::Timeout {
+                            method: method.to_string(),
+                            after: Instant::now().duration_since(started),
+                        },
+                    ));
                 }
             }
         }
@@ -570,29 +574,34 @@ impl ClientSession {
         };
         let result = match shared.request("initialize", Some(params), &call).await {
             Ok(result) => result,
-            Err(TransportError::Timeout { after, .. }) => {
-                return Err(TransportError::ConnectTimeout {
+            Err(e) => {
+                let TransportErrorKind::Timeout { after, .. } = e.kind() else {
+                    return Err(e);
+                };
+                return Err(TransportError::new(
                     server,
-                    after,
-                    stderr_tail: shared
-                        .stderr
-                        .as_ref()
-                        .map(StderrTail::snapshot)
-                        .unwrap_or_default(),
-                });
+                    TransportErrorKind::ConnectTimeout {
+                        after: *after,
+                        stderr_tail: shared
+                            .stderr
+                            .as_ref()
+                            .map(StderrTail::snapshot)
+                            .unwrap_or_default(),
+                    },
+                ));
             }
-            Err(e) => return Err(e),
         };
-        let init: InitializeResult =
-            crate::codec::from_value(result).map_err(|e| TransportError::Protocol {
-                server: server.clone(),
-                message: format!("invalid initialize result: {e}"),
-            })?;
+        let init: InitializeResult = crate::codec::from_value(result).map_err(|e| {
+            TransportError::protocol(&*server, format!("invalid initialize result: {e}"))
+                .with_source(e)
+        })?;
         if !KNOWN_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
-            return Err(TransportError::UnsupportedVersion {
+            return Err(TransportError::new(
                 server,
-                version: init.protocol_version,
-            });
+                TransportErrorKind::UnsupportedVersion {
+                    version: init.protocol_version,
+                },
+            ));
         }
         shared.send(JsonRpcMessage::notification(
             "notifications/initialized",
@@ -768,17 +777,17 @@ impl ClientSession {
     }
 
     fn parse<T: DeserializeOwned>(&self, method: &str, result: Value) -> Result<T, TransportError> {
-        crate::codec::from_value(result).map_err(|e| TransportError::Protocol {
-            server: self.shared.server.clone(),
-            message: format!("invalid {method} result: {e}"),
+        crate::codec::from_value(result).map_err(|e| {
+            TransportError::protocol(
+                &*self.shared.server,
+                format!("invalid {method} result: {e}"),
+            )
+            .with_source(e)
         })
     }
 
     fn limit_error(&self, method: &str, what: String) -> TransportError {
-        TransportError::Protocol {
-            server: self.shared.server.clone(),
-            message: format!("{method}: {what}"),
-        }
+        TransportError::protocol(&*self.shared.server, format!("{method}: {what}"))
     }
 
     /// Follows `nextCursor` until the last page, refusing a repeated cursor
@@ -847,7 +856,7 @@ impl ClientSession {
 
     /// Closes the connection gracefully (for stdio: close stdin, then
     /// SIGTERM, then SIGKILL). Requests still in flight fail with
-    /// [`TransportError::Closed`]. Closing twice is fine.
+    /// [`TransportErrorKind::Closed`]. Closing twice is fine.
     pub async fn close(&self) -> Result<(), TransportError> {
         let (reply_tx, reply_rx) = oneshot::channel();
         if self.shared.commands.send(Command::Close(reply_tx)).is_err() {
