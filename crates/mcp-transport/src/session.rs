@@ -866,21 +866,64 @@ impl ClientSession {
     }
 }
 
-/// Size of a value as compact JSON, without allocating it.
+/// Length of `value` as compact JSON, counted by walking it: a page is
+/// never serialised again. The walk keeps its own stack, so a deep value
+/// cannot overflow the thread's.
 fn json_size(value: &Value) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
+    let mut size = 0;
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        size += match value {
+            Value::Null | Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(number) => display_len(number),
+            Value::String(text) => string_size(text),
+            Value::Array(items) => {
+                stack.extend(items);
+                // Brackets and commas.
+                2 + items.len().saturating_sub(1)
+            }
+            Value::Object(map) => {
+                for (key, value) in map {
+                    // The key, and its colon.
+                    size += string_size(key) + 1;
+                    stack.push(value);
+                }
+                2 + map.len().saturating_sub(1)
+            }
+        };
+    }
+    size
+}
+
+/// Length of a JSON string literal as serde_json writes it: quotes, and
+/// two bytes for `"`, `\\` and the short control escapes, six for other
+/// control characters (`\u00XX`).
+fn string_size(text: &str) -> usize {
+    let escapes: usize = text
+        .bytes()
+        .map(|byte| match byte {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            0..=0x1f => 5,
+            _ => 0,
+        })
+        .sum();
+    2 + text.len() + escapes
+}
+
+/// Length of a number's text (its `Display` is what serde_json writes),
+/// without allocating it.
+fn display_len(number: &serde_json::Number) -> usize {
+    struct Count(usize);
+    impl fmt::Write for Count {
+        fn write_str(&mut self, text: &str) -> fmt::Result {
+            self.0 += text.len();
             Ok(())
         }
     }
-    let mut counter = Counter(0);
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
+    let mut count = Count(0);
+    let _ = fmt::Write::write_fmt(&mut count, format_args!("{number}"));
+    count.0
 }
 
 /// The driver: owns the transport, forwards commands out and dispatches
@@ -1056,5 +1099,39 @@ fn deliver_progress(shared: &Shared, params: Option<&Value>) {
     let table = lock(&shared.pending);
     if let Some(sender) = table.entries.get(&token).and_then(|p| p.progress.as_ref()) {
         let _ = sender.send(progress);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(value: Value) {
+        let expect = serde_json::to_vec(&value).map_or(0, |bytes| bytes.len());
+        assert_eq!(json_size(&value), expect, "{value}");
+    }
+
+    #[test]
+    fn sizes_match_the_compact_serialisation() {
+        check(json!(null));
+        check(json!(true));
+        check(json!(false));
+        check(json!(0));
+        check(json!(-1234567890123_i64));
+        check(json!(u64::MAX));
+        check(json!(1.5));
+        check(json!(-0.000_012_5));
+        check(json!(1e300));
+        check(json!(""));
+        check(json!("plain text, é, 日本"));
+        check(json!(
+            "quote \" backslash \\ tab \t nl \n cr \r bs \u{8} ff \u{c} nul \u{0} us \u{1f} del \u{7f}"
+        ));
+        check(json!([]));
+        check(json!({}));
+        check(json!([1, [2, [3, []]], {"a": {}}]));
+        check(
+            json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "nextCursor": "c\"1"}),
+        );
     }
 }
