@@ -443,6 +443,11 @@ fn on_spawner_thread<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static
 /// Asks the kernel to SIGTERM the child when the thread that forked it
 /// exits (the spawner thread lives as long as the host, see the module
 /// docs), and refuses to start it when the host is already gone.
+///
+/// This is the workspace's one `unsafe` block: `Command::pre_exec` is an
+/// unsafe fn, and no safe wrapper sets the parent-death signal. It is why
+/// the workspace lint is `unsafe_code = "deny"` and not `"forbid"` (which
+/// no `allow` can lift).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn die_with_parent(command: &mut tokio::process::Command) {
