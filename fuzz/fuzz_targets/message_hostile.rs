@@ -20,7 +20,8 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_fuzz::grammars::{ALWAYS_A_MESSAGE, MESSAGE};
 use mcp_fuzz::{Input, document};
-use mcp_transport::codec::{Codec, DecodeError, MAX_DEPTH};
+use mcp_transport::TransportErrorKind;
+use mcp_transport::codec::{Codec, MAX_DEPTH};
 
 fuzz_target!(|data: &[u8]| {
     let doc = document(&mut Input::new(data), &MESSAGE);
@@ -30,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
     let max = mcp_transport::codec::DEFAULT_MAX_MESSAGE_BYTES;
     if bytes.len() > max {
         assert!(
-            matches!(decoded, Err(DecodeError::TooLarge { .. })),
+            matches!(decoded, Err(TransportErrorKind::FrameTooLarge { .. })),
             "a {}-byte frame over the {max}-byte cap was not refused as too large",
             bytes.len()
         );

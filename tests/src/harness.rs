@@ -113,7 +113,7 @@ impl Harness for StdioHarness {
         let config = self.config(server, timeouts_of(&session));
         let options = ConnectOptions {
             session,
-            env: Some(test_env()),
+            env: test_env(),
             ..ConnectOptions::default()
         };
         mcp_transport::connect(&config, &options).await

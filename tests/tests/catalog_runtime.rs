@@ -31,7 +31,7 @@ fn connector() -> McpConnector {
         Arc::new(ExampleServer::new(ServerOptions::default())) as Arc<dyn mcp_transport::SdkServer>,
     );
     McpConnector::new(ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         sdk_servers: Arc::new(registry),
         ..ConnectOptions::default()
     })

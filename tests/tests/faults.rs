@@ -210,7 +210,7 @@ fn healthy_entry() -> ServerConfig {
 
 fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {
     let connector = McpConnector::new(ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         stdio: StdioOptions {
             stdin_close_grace: Duration::from_millis(500),
             sigterm_grace: Duration::from_millis(500),

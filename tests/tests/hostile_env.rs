@@ -95,7 +95,7 @@ fn read_report(path: &Path) -> BTreeMap<String, String> {
 #[tokio::test]
 async fn env_keys_that_are_not_names_never_reach_a_child() {
     let options = ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         ..ConnectOptions::default()
     };
     for (key, target) in SMUGGLED {
@@ -163,7 +163,7 @@ async fn a_smuggled_pythonpath_does_not_run_sitecustomize() {
     let key = format!("PYTHONPATH={}:", hook.display());
     let env = [(key.as_str(), "x")];
     let options = ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         ..ConnectOptions::default()
     };
     let servers = [

@@ -98,7 +98,7 @@ async fn connect(via: Via) -> (ClientSession, Option<Scripted>) {
     };
     let config = entry(&name_of(via), transport, TIMEOUTS);
     let options = ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         ..ConnectOptions::default()
     };
     let session = mcp_transport::connect(&config, &options)

@@ -44,7 +44,7 @@ fn text(result: &ModelResult) -> &str {
 
 fn connector() -> Arc<McpConnector> {
     Arc::new(McpConnector::new(ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         ..ConnectOptions::default()
     }))
 }

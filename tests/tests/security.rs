@@ -199,7 +199,7 @@ async fn env_safety_keys_never_reach_a_child() {
     let from_file = config.server("from-file").unwrap().config.clone();
 
     let options = ConnectOptions {
-        env: Some(host_env()),
+        env: host_env(),
         ..ConnectOptions::default()
     };
     for server in [by_hand, from_file] {
@@ -231,7 +231,7 @@ async fn env_safety_holds_for_a_real_peer_reading_its_own_environment() {
         "--require /nonexistent/evil.js".into(),
     );
     let options = ConnectOptions {
-        env: Some(host),
+        env: host,
         ..ConnectOptions::default()
     };
     let session = connect(&server, &options).await.unwrap();
@@ -254,7 +254,7 @@ async fn no_shell_spawns_a_stdio_server() {
     let report_text = report.display().to_string();
     let server = stdio("bait", ARGV_REPORT, &args, &[("ARGV_REPORT", &report_text)]);
     let options = ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         ..ConnectOptions::default()
     };
     assert!(connect(&server, &options).await.is_err());
@@ -794,7 +794,7 @@ async fn secrets_never_reach_logs_errors_or_debug() {
     let mut host = test_env();
     host.insert("HOST_TOKEN".into(), "env-secret-9a2e".into());
     let options = ConnectOptions {
-        env: Some(host),
+        env: host,
         ..ConnectOptions::default()
     };
     let session = connect(&local, &options).await.unwrap();
@@ -1015,7 +1015,7 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
     let mut options = project_with_helper(dir.path(), &http.url, &report);
     let connector = || {
         Arc::new(McpConnector::new(ConnectOptions {
-            env: Some(test_env()),
+            env: test_env(),
             ..ConnectOptions::default()
         }))
     };

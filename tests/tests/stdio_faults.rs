@@ -12,7 +12,9 @@ use mcp_config::{StdioConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::harness::{StdioHarness, entry, test_env};
 use mcp_integration_tests::server::ServerOptions;
 use mcp_transport::stdio::StdioOptions;
-use mcp_transport::{ClientSession, ConnectOptions, SessionOptions, TransportError};
+use mcp_transport::{
+    ClientSession, ConnectOptions, SessionOptions, TransportError, TransportErrorKind,
+};
 use serde_json::json;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-example-server");
@@ -39,7 +41,7 @@ async fn connect(
 ) -> Result<ClientSession, TransportError> {
     let config = StdioHarness::new(SERVER).config(&server, timeouts(connect_timeout));
     let options = ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         stdio: fast_shutdown(),
         session: SessionOptions::default(),
         ..ConnectOptions::default()
@@ -119,12 +121,8 @@ async fn connect_timeout_is_honoured_when_initialize_is_never_answered() {
         "took {:?}",
         started.elapsed()
     );
-    let TransportError::ConnectTimeout {
-        server,
-        after,
-        stderr_tail,
-    } = &error
-    else {
+    let server = error.server();
+    let TransportErrorKind::ConnectTimeout { after, stderr_tail } = error.kind() else {
         panic!("unexpected error: {error}");
     };
     assert_eq!(server, "example-stdio");
@@ -160,11 +158,11 @@ async fn exit_during_initialize_reports_status_and_stderr() {
         "took {:?}",
         started.elapsed()
     );
-    let TransportError::ServerExited {
+    let TransportErrorKind::ServerExited {
         status,
         stderr_tail,
         ..
-    } = &error
+    } = error.kind()
     else {
         panic!("unexpected error: {error}");
     };
@@ -199,7 +197,10 @@ async fn spawn_failure_names_the_server_and_command() {
     let error = mcp_transport::connect(&config, &ConnectOptions::default())
         .await
         .unwrap_err();
-    assert!(matches!(error, TransportError::Spawn { .. }), "{error}");
+    assert!(
+        matches!(error.kind(), TransportErrorKind::Spawn { .. }),
+        "{error}"
+    );
     let message = error.to_string();
     assert!(
         message.starts_with("missing: failed to start `/nonexistent/mcp-server`:"),
@@ -225,7 +226,7 @@ async fn child_gets_the_allow_listed_environment_and_its_cwd() {
         timeouts(Duration::from_secs(20)),
     );
     let options = ConnectOptions {
-        env: Some(base),
+        env: base,
         stdio: fast_shutdown(),
         ..ConnectOptions::default()
     };
@@ -330,7 +331,7 @@ async fn a_server_that_exits_on_stdin_close_is_not_signalled() {
     let config = StdioHarness::new(SERVER)
         .config(&ServerOptions::default(), timeouts(Duration::from_secs(20)));
     let options = ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         stdio: StdioOptions {
             stdin_close_grace: Duration::from_secs(8),
             sigterm_grace: Duration::from_secs(8),

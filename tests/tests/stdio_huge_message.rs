@@ -10,7 +10,7 @@ use mcp_config::Timeouts;
 use mcp_integration_tests::harness::{StdioHarness, test_env};
 use mcp_integration_tests::server::ServerOptions;
 use mcp_transport::stdio::StdioOptions;
-use mcp_transport::{Codec, ConnectOptions, TransportError};
+use mcp_transport::{Codec, ConnectOptions, TransportErrorKind};
 use serde_json::json;
 
 const MIB: usize = 1024 * 1024;
@@ -34,7 +34,7 @@ async fn a_message_past_the_cap_fails_clearly_with_bounded_memory() {
         },
     );
     let options = ConnectOptions {
-        env: Some(test_env()),
+        env: test_env(),
         stdio: StdioOptions {
             codec: Codec::new(4 * MIB),
             ..StdioOptions::default()
@@ -57,7 +57,7 @@ async fn a_message_past_the_cap_fails_clearly_with_bounded_memory() {
         .unwrap_err();
     let grown = peak_rss().saturating_sub(before);
     assert!(
-        matches!(&error, TransportError::MessageTooLarge { max, .. } if *max == 4 * MIB),
+        matches!(error.kind(), TransportErrorKind::MessageTooLarge { max, .. } if *max == 4 * MIB),
         "{error}"
     );
     assert_eq!(

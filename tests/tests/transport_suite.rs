@@ -15,7 +15,7 @@ use mcp_integration_tests::server::ServerOptions;
 use mcp_transport::protocol::LATEST_PROTOCOL_VERSION;
 use mcp_transport::{
     CallOptions, ClientHandler, ClientSession, ErrorObject, ListKind, ListLimits, Progress,
-    ServerEvent, SessionOptions, TransportError,
+    ServerEvent, SessionOptions, TransportErrorKind,
 };
 use serde_json::{Value, json};
 
@@ -93,7 +93,7 @@ async fn refuses_an_unknown_version(harness: &dyn Harness) {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, TransportError::UnsupportedVersion { version, .. } if version == "1999-01-01"),
+        matches!(error.kind(), TransportErrorKind::UnsupportedVersion { version, .. } if version == "1999-01-01"),
         "{error}"
     );
     let message = error.to_string();
@@ -183,7 +183,7 @@ async fn calls_tools(harness: &dyn Harness) {
     assert!(fail.is_error);
     let unknown = session.call_tool("nope", None).await.unwrap_err();
     assert!(
-        matches!(&unknown, TransportError::Rpc { code: -32602, method, .. } if method == "tools/call"),
+        matches!(unknown.kind(), TransportErrorKind::Rpc { code: -32602, method, .. } if method == "tools/call"),
         "{unknown}"
     );
     session.close().await.unwrap();
@@ -225,7 +225,7 @@ async fn resources_and_prompts(harness: &dyn Harness) {
         .await
         .unwrap_err();
     assert!(
-        matches!(missing, TransportError::Rpc { code: -32002, .. }),
+        matches!(missing.kind(), TransportErrorKind::Rpc { code: -32002, .. }),
         "{missing}"
     );
     session.close().await.unwrap();
@@ -262,7 +262,7 @@ async fn times_out_and_cancels(harness: &dyn Harness) {
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(
-        matches!(&error, TransportError::Timeout { method, .. } if method == "tools/call"),
+        matches!(error.kind(), TransportErrorKind::Timeout { method, .. } if method == "tools/call"),
         "{error}"
     );
     assert!(error.to_string().starts_with("example-"), "{error}");
@@ -366,7 +366,7 @@ async fn server_crash_fails_calls_promptly(harness: &dyn Harness) {
     assert!(message.starts_with("example-"), "{message}");
     if harness.captures_stderr() {
         assert!(
-            matches!(&error, TransportError::ServerExited { status, .. } if status.contains('3')),
+            matches!(error.kind(), TransportErrorKind::ServerExited { status, .. } if status.contains('3')),
             "{error:?}"
         );
         assert!(message.contains("crash requested"), "{message}");
@@ -425,7 +425,10 @@ async fn close_ends_the_session(harness: &dyn Harness) {
     );
     assert!(session.is_closed());
     let error = session.ping().await.unwrap_err();
-    assert!(matches!(error, TransportError::Closed { .. }), "{error}");
+    assert!(
+        matches!(error.kind(), TransportErrorKind::Closed),
+        "{error}"
+    );
     assert!(error.to_string().starts_with("example-"), "{error}");
     // Closing twice is fine.
     session.close().await.unwrap();

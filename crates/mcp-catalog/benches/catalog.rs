@@ -287,7 +287,7 @@ fn cold_stdio(c: &mut Criterion) {
         .map(|path| BTreeMap::from([("PATH".to_string(), path)]))
         .unwrap_or_default();
     let connector = Arc::new(McpConnector::new(ConnectOptions {
-        env: Some(env),
+        env,
         ..ConnectOptions::default()
     }));
     let mut group = c.benchmark_group("cold_catalog_stdio_300ms_init");

@@ -95,7 +95,12 @@ async fn main() -> ExitCode {
     let runtime = SessionRuntime::new(
         "print-catalog",
         servers,
-        Arc::new(McpConnector::new(ConnectOptions::default())),
+        // Stdio children draw their allow-listed variables from this
+        // process's environment, as a host's own would.
+        Arc::new(McpConnector::new(ConnectOptions {
+            env: std::env::vars().collect(),
+            ..ConnectOptions::default()
+        })),
         Arc::new(SystemClock),
         options,
     );

@@ -60,7 +60,7 @@ impl Connector for McpConnector {
             .await
             .map_err(|error| CatalogError::Connect {
                 server: server.name.clone(),
-                reason: reason(&server.name, &error),
+                reason: error.kind().to_string(),
             })?;
         Ok(Arc::new(SessionConnection::new(
             server.name.clone(),
@@ -124,7 +124,7 @@ impl SessionConnection {
         CatalogError::Request {
             server: self.server.clone(),
             operation: operation.to_owned(),
-            reason: reason(&self.server, &error),
+            reason: error.kind().to_string(),
         }
     }
 
@@ -141,19 +141,6 @@ impl Drop for SessionConnection {
         // The forwarder holds the session; without this a dropped runtime
         // would keep its servers running.
         self.forwarder.abort();
-    }
-}
-
-/// A transport error without the server name it starts with (the catalog
-/// error names the server itself).
-fn reason(server: &str, error: &TransportError) -> String {
-    let text = error.to_string();
-    match text
-        .strip_prefix(server)
-        .and_then(|rest| rest.strip_prefix(": "))
-    {
-        Some(rest) => rest.to_owned(),
-        None => text,
     }
 }
 

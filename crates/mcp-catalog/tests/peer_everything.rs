@@ -50,7 +50,7 @@ fn connector() -> McpConnector {
         .map(|path| BTreeMap::from([("PATH".to_string(), path)]))
         .unwrap_or_default();
     McpConnector::new(ConnectOptions {
-        env: Some(env),
+        env,
         ..ConnectOptions::default()
     })
 }

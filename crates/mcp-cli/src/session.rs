@@ -223,7 +223,7 @@ impl Signals {
 /// draw their allow-listed variables from, and stored OAuth credentials.
 pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
     mcp_transport::ConnectOptions {
-        env: Some(context.env.clone()),
+        env: context.env.clone(),
         auth: Some(std::sync::Arc::new(crate::auth::StoredCredentials::new(
             context,
         ))),

@@ -53,7 +53,7 @@ fn config(binary: &Path, index: usize) -> ServerConfig {
 
 async fn connect_all(binary: &Path, count: usize) -> Vec<ClientSession> {
     let options = ConnectOptions {
-        env: Some(BTreeMap::new()),
+        env: BTreeMap::new(),
         ..ConnectOptions::default()
     };
     let configs: Vec<ServerConfig> = (0..count).map(|i| config(binary, i)).collect();

@@ -55,7 +55,7 @@ async fn connect(binary: &std::path::Path) -> ClientSession {
         timeouts: Timeouts::default(),
     };
     let options = ConnectOptions {
-        env: Some(BTreeMap::new()),
+        env: BTreeMap::new(),
         ..ConnectOptions::default()
     };
     mcp_transport::connect(&config, &options).await.unwrap()

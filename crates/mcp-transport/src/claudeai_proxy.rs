@@ -14,62 +14,36 @@
 //!
 //! No other header is added: the proxy needs nothing else, and the server's
 //! own credentials stay with claude.ai.
+//!
+//! The proxy is plain streamable HTTP, so [`connect`] only configures a
+//! [`StreamableHttpTransport`] (whose kind then reads `claudeai-proxy`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use async_trait::async_trait;
 use mcp_oauth::AuthProvider;
 
 use crate::http::HttpOptions;
-use crate::message::JsonRpcMessage;
 use crate::streamable_http::StreamableHttpTransport;
-use crate::transport::{Transport, TransportError};
+use crate::transport::TransportError;
 
 /// The header naming the hosted server.
 pub const SERVER_ID_HEADER: &str = "X-Mcp-Server-Id";
 
-/// A connection to a claude.ai-hosted server through the proxy.
-#[derive(Debug)]
-pub struct ClaudeAiProxyTransport {
-    inner: StreamableHttpTransport,
-}
-
-impl ClaudeAiProxyTransport {
-    /// Prepares the connection; `credentials` supplies the proxy's
-    /// `Authorization`.
-    pub async fn connect(
-        server: &str,
-        url: &str,
-        id: &str,
-        credentials: Option<Arc<dyn AuthProvider>>,
-        connect_timeout: std::time::Duration,
-    ) -> Result<Self, TransportError> {
-        let mut options = HttpOptions::new(server, url);
-        options
-            .headers
-            .insert(SERVER_ID_HEADER.to_owned(), id.to_owned());
-        options.auth = credentials;
-        options.connect_timeout = connect_timeout;
-        let inner = StreamableHttpTransport::connect_as(options, "claudeai-proxy").await?;
-        Ok(ClaudeAiProxyTransport { inner })
-    }
-}
-
-#[async_trait]
-impl Transport for ClaudeAiProxyTransport {
-    async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
-        self.inner.send(message).await
-    }
-
-    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        self.inner.receive().await
-    }
-
-    async fn close(&mut self) -> Result<(), TransportError> {
-        self.inner.close().await
-    }
-
-    fn kind(&self) -> &'static str {
-        "claudeai-proxy"
-    }
+/// Prepares a connection to the claude.ai-hosted server `id` through the
+/// proxy at `url`; `credentials` supplies the proxy's `Authorization`.
+pub async fn connect(
+    server: &str,
+    url: &str,
+    id: &str,
+    credentials: Option<Arc<dyn AuthProvider>>,
+    connect_timeout: Duration,
+) -> Result<StreamableHttpTransport, TransportError> {
+    let mut options = HttpOptions::new(server, url);
+    options
+        .headers
+        .insert(SERVER_ID_HEADER.to_owned(), id.to_owned());
+    options.auth = credentials;
+    options.connect_timeout = connect_timeout;
+    StreamableHttpTransport::connect_as(options, "claudeai-proxy").await
 }

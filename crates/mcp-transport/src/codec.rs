@@ -10,10 +10,10 @@
 //! - a frame larger than [`Codec::max_message_bytes`] is refused before it is
 //!   parsed, and transports that read incrementally (stdio) use the same cap
 //!   to stop buffering;
-//! - a frame that is not a JSON-RPC message gets a [`DecodeError`] that says
-//!   what is wrong (not JSON at all, or which member is missing or mistyped),
-//!   which the transport wraps into a [`crate::TransportError`] naming the
-//!   server.
+//! - a frame that is not a JSON-RPC message gets a [`TransportErrorKind`]
+//!   that says what is wrong (not JSON at all, or which member is missing or
+//!   mistyped), which the transport puts into a [`crate::TransportError`]
+//!   naming the server.
 //!
 //! Decoding goes straight from bytes into the typed message through one
 //! `serde` pass (no intermediate `Value` for the envelope).
@@ -27,7 +27,7 @@
 //! but not past [`MAX_DEPTH`], parsed again without the limit, on a stack
 //! that `serde_stacker` grows on the heap as needed. A message deeper than
 //! [`MAX_DEPTH`] (a 16 MiB message can nest eight million levels) is refused
-//! with [`DecodeError::TooDeep`] without building anything. The ceiling
+//! with [`TransportErrorKind::TooDeep`] without building anything. The ceiling
 //! exists for the values handed to callers: `serde_json::Value`'s `Clone`,
 //! `PartialEq`, `Drop` and `Serialize` recurse, and at [`MAX_DEPTH`] they
 //! stay well within a 2 MiB thread stack even in a debug build, where a
@@ -49,10 +49,11 @@ use serde_json::value::RawValue;
 
 use crate::message::{ErrorObject, JsonRpcMessage, RawMessage, RequestId, error_codes};
 use crate::scan::{self, AnswerScan};
+use crate::transport::TransportErrorKind;
 
 /// Deepest nesting of arrays and objects in a decoded message (the
 /// envelope counts as one level). Deeper messages are refused with
-/// [`DecodeError::TooDeep`]; see the module docs for why there is one.
+/// [`TransportErrorKind::TooDeep`]; see the module docs for why there is one.
 pub const MAX_DEPTH: usize = 512;
 
 /// Messages nesting less than this are parsed with `serde_json`'s default
@@ -63,30 +64,11 @@ const SERDE_DEFAULT_DEPTH: usize = 100;
 /// as base64), small enough that a runaway server cannot exhaust memory.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
-/// Why a frame could not be decoded. Transports wrap it into a
-/// [`crate::TransportError`] that names the server.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DecodeError {
-    /// The frame exceeds the size cap.
-    #[error("message too large: {size} bytes (limit {max})")]
-    TooLarge { size: usize, max: usize },
-    /// The frame is not JSON (a banner line, a log line, truncated output).
-    #[error("not JSON: {0}")]
-    NotJson(String),
-    /// The frame is JSON but not a JSON-RPC 2.0 message.
-    #[error("invalid JSON-RPC message: {0}")]
-    Invalid(String),
-    /// The frame nests deeper than [`MAX_DEPTH`].
-    #[error("message nests {depth} levels deep (limit {max})")]
-    TooDeep { depth: usize, max: usize },
-}
-
 /// A frame that could not be decoded, and what could be saved from it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Undecodable {
     /// Why the frame (or its first bad batch element) could not be decoded.
-    pub error: DecodeError,
+    pub error: TransportErrorKind,
     /// The batch elements that did decode, and an [`undecodable_answer`]
     /// for each answer whose id was found in what did not, in order.
     pub salvaged: Vec<JsonRpcMessage>,
@@ -113,7 +95,7 @@ pub(crate) fn from_value<T: DeserializeOwned>(
 }
 
 /// Parses `frame` at any depth up to [`MAX_DEPTH`].
-fn parse<T: DeserializeOwned>(frame: &[u8]) -> Result<T, DecodeError> {
+fn parse<T: DeserializeOwned>(frame: &[u8]) -> Result<T, TransportErrorKind> {
     let error = match serde_json::from_slice::<T>(frame) {
         Ok(value) => return Ok(value),
         Err(error) => error,
@@ -123,7 +105,7 @@ fn parse<T: DeserializeOwned>(frame: &[u8]) -> Result<T, DecodeError> {
         return Err(classify(error));
     }
     if depth > MAX_DEPTH {
-        return Err(DecodeError::TooDeep {
+        return Err(TransportErrorKind::TooDeep {
             depth,
             max: MAX_DEPTH,
         });
@@ -202,43 +184,51 @@ impl Codec {
 
     /// Decodes one frame (a message or a batch). Surrounding whitespace is
     /// ignored.
-    pub fn decode(&self, frame: &[u8]) -> Result<Decoded, DecodeError> {
+    pub fn decode(&self, frame: &[u8]) -> Result<Decoded, TransportErrorKind> {
         if frame.len() > self.max_message_bytes {
-            return Err(DecodeError::TooLarge {
+            return Err(TransportErrorKind::FrameTooLarge {
                 size: frame.len(),
                 max: self.max_message_bytes,
             });
         }
         let first = frame.iter().find(|b| !b.is_ascii_whitespace());
         match first {
-            None => Err(DecodeError::NotJson("empty message".to_string())),
+            None => Err(TransportErrorKind::NotJson {
+                reason: "empty message".to_string(),
+            }),
             Some(b'[') => self.decode_batch(frame),
             Some(b'{') => {
                 let raw: RawMessage = parse(frame)?;
                 raw.into_message()
                     .map(Decoded::Single)
-                    .map_err(DecodeError::Invalid)
+                    .map_err(|reason| TransportErrorKind::InvalidMessage { reason })
             }
             // `IgnoredAny` parses without recursing, at any depth.
             Some(_) => match serde_json::from_slice::<serde::de::IgnoredAny>(frame) {
-                Ok(_) => Err(DecodeError::Invalid(
-                    "expected an object or a batch array".to_string(),
-                )),
-                Err(e) => Err(DecodeError::NotJson(e.to_string())),
+                Ok(_) => Err(TransportErrorKind::InvalidMessage {
+                    reason: "expected an object or a batch array".to_string(),
+                }),
+                Err(e) => Err(TransportErrorKind::NotJson {
+                    reason: e.to_string(),
+                }),
             },
         }
     }
 
-    fn decode_batch(&self, frame: &[u8]) -> Result<Decoded, DecodeError> {
+    fn decode_batch(&self, frame: &[u8]) -> Result<Decoded, TransportErrorKind> {
         let raws: Vec<RawMessage> = parse(frame)?;
         if raws.is_empty() {
-            return Err(DecodeError::Invalid("empty batch".to_string()));
+            return Err(TransportErrorKind::InvalidMessage {
+                reason: "empty batch".to_string(),
+            });
         }
         let mut messages = Vec::with_capacity(raws.len());
         for (index, raw) in raws.into_iter().enumerate() {
             let message = raw
                 .into_message()
-                .map_err(|e| DecodeError::Invalid(format!("batch element {index}: {e}")))?;
+                .map_err(|e| TransportErrorKind::InvalidMessage {
+                    reason: format!("batch element {index}: {e}"),
+                })?;
             messages.push(message);
         }
         Ok(Decoded::Batch(messages))
@@ -254,7 +244,7 @@ impl Codec {
         };
         let mut salvaged = Vec::new();
         let is_batch = frame.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
-        let fits = !matches!(error, DecodeError::TooLarge { .. });
+        let fits = !matches!(error, TransportErrorKind::FrameTooLarge { .. });
         // `RawValue` splits a batch without recursing, at any depth.
         let elements = (is_batch && fits)
             .then(|| serde_json::from_slice::<Vec<&RawValue>>(frame).ok())
@@ -308,9 +298,10 @@ impl Codec {
 
 /// Syntax and end-of-input errors mean "not JSON"; data errors mean the JSON
 /// has the wrong shape.
-fn classify(error: serde_json::Error) -> DecodeError {
+fn classify(error: serde_json::Error) -> TransportErrorKind {
+    let reason = error.to_string();
     match error.classify() {
-        serde_json::error::Category::Data => DecodeError::Invalid(error.to_string()),
-        _ => DecodeError::NotJson(error.to_string()),
+        serde_json::error::Category::Data => TransportErrorKind::InvalidMessage { reason },
+        _ => TransportErrorKind::NotJson { reason },
     }
 }

@@ -5,7 +5,8 @@
 //! adds the MCP handshake, bounded by the entry's connect timeout. The host
 //! passes everything a transport needs from the outside world in
 //! [`ConnectOptions`] (the environment for stdio children, its in-process
-//! servers), so nothing here reads global state unless asked to.
+//! servers, credentials): nothing here reads the process environment or
+//! any other global state.
 //!
 //! The connect timeout covers the whole handshake, including any 401/403
 //! answered by the auth provider during it. An interactive login (a browser
@@ -20,7 +21,6 @@ use std::sync::Arc;
 use mcp_config::{RemoteConfig, ServerConfig, TransportConfig};
 use mcp_oauth::AuthProvider;
 
-use crate::claudeai_proxy::ClaudeAiProxyTransport;
 use crate::http::{AuthProviders, HttpOptions};
 use crate::sse::SseTransport;
 use crate::streamable_http::StreamableHttpTransport;
@@ -29,7 +29,7 @@ use crate::ws::WsTransport;
 use crate::sdk::{SdkOptions, SdkRegistry, SdkTransport};
 use crate::session::{ClientSession, SessionOptions};
 use crate::stdio::{StdioOptions, StdioTransport};
-use crate::transport::{Transport, TransportError};
+use crate::transport::{Transport, TransportError, TransportErrorKind};
 
 /// What [`connect`] needs beyond the config entry. Its `Debug` names the
 /// variables of `env`, never their values.
@@ -38,8 +38,9 @@ pub struct ConnectOptions {
     /// Session behaviour. Its timeouts are replaced by the entry's own.
     pub session: SessionOptions,
     /// The environment stdio children draw their allow-listed variables
-    /// from; `None` means this process's environment.
-    pub env: Option<BTreeMap<String, String>>,
+    /// from (a host passes its own, typically `std::env::vars()`; empty by
+    /// default, so children get only their entry's `env`).
+    pub env: BTreeMap<String, String>,
     /// Stdio transport options (`base_env` is filled from `env`).
     pub stdio: StdioOptions,
     /// The host's in-process servers, for `sdk` entries.
@@ -57,10 +58,7 @@ impl std::fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConnectOptions")
             .field("session", &self.session)
-            .field(
-                "env",
-                &self.env.as_ref().map(|env| env.keys().collect::<Vec<_>>()),
-            )
+            .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("stdio", &self.stdio)
             .field("sdk_servers", &self.sdk_servers)
             .field("sdk", &self.sdk)
@@ -79,10 +77,7 @@ pub async fn open_transport(
     match &config.transport {
         TransportConfig::Stdio(stdio) => {
             let mut stdio_options = options.stdio.clone();
-            stdio_options.base_env = match &options.env {
-                Some(env) => env.clone(),
-                None => std::env::vars().collect(),
-            };
+            stdio_options.base_env = options.env.clone();
             Ok(Box::new(StdioTransport::spawn(
                 server,
                 stdio,
@@ -108,7 +103,7 @@ pub async fn open_transport(
             Ok(Box::new(WsTransport::connect(ws).await?))
         }
         TransportConfig::ClaudeAiProxy(proxy) => Ok(Box::new(
-            ClaudeAiProxyTransport::connect(
+            crate::claudeai_proxy::connect(
                 &server,
                 &proxy.url,
                 &proxy.id,
@@ -155,25 +150,28 @@ pub async fn connect(
     let started = tokio::time::Instant::now();
     let transport = tokio::time::timeout(connect_timeout, open_transport(config, options))
         .await
-        .map_err(|_| TransportError::ConnectTimeout {
-            server: config.name.clone(),
-            after: connect_timeout,
-            stderr_tail: String::new(),
+        .map_err(|_| {
+            TransportError::new(
+                &*config.name,
+                TransportErrorKind::ConnectTimeout {
+                    after: connect_timeout,
+                    stderr_tail: String::new(),
+                },
+            )
         })??;
     // The handshake gets what is left of the connect timeout.
     session_options.connect_timeout = connect_timeout.saturating_sub(started.elapsed());
     ClientSession::initialize(transport, config.name.clone(), session_options)
         .await
-        .map_err(|error| match error {
-            TransportError::ConnectTimeout {
-                server,
-                stderr_tail,
-                ..
-            } => TransportError::ConnectTimeout {
-                server,
-                after: connect_timeout,
-                stderr_tail,
-            },
-            other => other,
+        .map_err(|error| match error.kind() {
+            // The handshake's own timer saw only what was left of the budget.
+            TransportErrorKind::ConnectTimeout { stderr_tail, .. } => TransportError::new(
+                error.server(),
+                TransportErrorKind::ConnectTimeout {
+                    after: connect_timeout,
+                    stderr_tail: stderr_tail.clone(),
+                },
+            ),
+            _ => error,
         })
 }

@@ -7,7 +7,7 @@
 //! `CLAUDE_CODE_MCP_SERVER_URL` (the names Claude Code uses, so existing
 //! helpers keep working). Its stdout must be one JSON object whose values are
 //! all strings. Header values are secrets: no error and no log line ever
-//! contains one.
+//! contains one. Failures are [`TransportError`]s with the `Helper*` kinds.
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -16,46 +16,13 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
+use crate::transport::{TransportError, TransportErrorKind};
+
 /// How long a helper may run before it is killed.
 pub const HEADERS_HELPER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Most bytes of stdout read from a helper; more is an error.
 const MAX_OUTPUT: usize = 64 * 1024;
-
-/// Why a helper produced no headers. Every message names the server.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HeadersHelperError {
-    #[error("{server}: headersHelper command line is invalid: {message}")]
-    BadCommand { server: String, message: String },
-    #[error("{server}: headersHelper `{program}` could not start: {message}")]
-    Spawn {
-        server: String,
-        program: String,
-        message: String,
-    },
-    #[error("{server}: headersHelper `{program}` did not finish within {millis} ms")]
-    Timeout {
-        server: String,
-        program: String,
-        millis: u128,
-    },
-    #[error("{server}: headersHelper `{program}` exited with {status}{stderr}")]
-    Failed {
-        server: String,
-        program: String,
-        status: String,
-        stderr: String,
-    },
-    #[error(
-        "{server}: headersHelper `{program}` output is not a JSON object of strings: {message}"
-    )]
-    BadOutput {
-        server: String,
-        program: String,
-        message: String,
-    },
-}
 
 /// Runs `command` for `server` (whose url is `url`) with the default time
 /// limit and returns the headers it printed.
@@ -63,7 +30,7 @@ pub async fn run_headers_helper(
     server: &str,
     url: &str,
     command: &str,
-) -> Result<BTreeMap<String, String>, HeadersHelperError> {
+) -> Result<BTreeMap<String, String>, TransportError> {
     run_headers_helper_with_timeout(server, url, command, HEADERS_HELPER_TIMEOUT).await
 }
 
@@ -73,16 +40,33 @@ pub async fn run_headers_helper_with_timeout(
     url: &str,
     command: &str,
     timeout: Duration,
-) -> Result<BTreeMap<String, String>, HeadersHelperError> {
-    let argv = shell_words::split(command).map_err(|e| HeadersHelperError::BadCommand {
-        server: server.to_owned(),
-        message: e.to_string(),
+) -> Result<BTreeMap<String, String>, TransportError> {
+    let argv = shell_words::split(command).map_err(|e| {
+        TransportError::new(
+            server,
+            TransportErrorKind::HelperCommandInvalid {
+                message: e.to_string(),
+            },
+        )
+        .with_source(e)
     })?;
     let Some((program, args)) = argv.split_first() else {
-        return Err(HeadersHelperError::BadCommand {
-            server: server.to_owned(),
-            message: "the command is empty".to_owned(),
-        });
+        return Err(TransportError::new(
+            server,
+            TransportErrorKind::HelperCommandInvalid {
+                message: "the command is empty".to_owned(),
+            },
+        ));
+    };
+    let spawn_error = |e: std::io::Error| {
+        TransportError::new(
+            server,
+            TransportErrorKind::HelperSpawn {
+                program: program.clone(),
+                message: e.to_string(),
+            },
+        )
+        .with_source(e)
     };
     let mut command = Command::new(program);
     command
@@ -97,11 +81,7 @@ pub async fn run_headers_helper_with_timeout(
     // (a script) is killed whole at the limit.
     #[cfg(unix)]
     command.process_group(0);
-    let mut child = command.spawn().map_err(|e| HeadersHelperError::Spawn {
-        server: server.to_owned(),
-        program: program.clone(),
-        message: e.to_string(),
-    })?;
+    let mut child = command.spawn().map_err(spawn_error)?;
     let mut group = GroupGuard::new(child.id());
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
@@ -125,39 +105,39 @@ pub async fn run_headers_helper_with_timeout(
     let (status, out, err) = match tokio::time::timeout(timeout, run).await {
         Ok(done) => done,
         Err(_) => {
-            return Err(HeadersHelperError::Timeout {
-                server: server.to_owned(),
-                program: program.clone(),
-                millis: timeout.as_millis(),
-            });
+            return Err(TransportError::new(
+                server,
+                TransportErrorKind::HelperTimeout {
+                    program: program.clone(),
+                    after: timeout,
+                },
+            ));
         }
     };
     // The helper finished in time: whatever it left running is its own.
     group.disarm();
-    let status = status.map_err(|e| HeadersHelperError::Spawn {
-        server: server.to_owned(),
-        program: program.clone(),
-        message: e.to_string(),
-    })?;
+    let status = status.map_err(spawn_error)?;
     if !status.success() {
         // stderr is the helper's own diagnostic; it is not header output.
         let stderr = String::from_utf8_lossy(&err);
         let stderr = stderr.trim();
-        return Err(HeadersHelperError::Failed {
-            server: server.to_owned(),
-            program: program.clone(),
-            status: status.to_string(),
-            stderr: if stderr.is_empty() {
-                String::new()
-            } else {
-                format!(": {stderr}")
+        return Err(TransportError::new(
+            server,
+            TransportErrorKind::HelperFailed {
+                program: program.clone(),
+                status: status.to_string(),
+                stderr: stderr.to_owned(),
             },
-        });
+        ));
     }
-    parse_helper_output(&out).map_err(|message| HeadersHelperError::BadOutput {
-        server: server.to_owned(),
-        program: program.clone(),
-        message,
+    parse_helper_output(&out).map_err(|message| {
+        TransportError::new(
+            server,
+            TransportErrorKind::HelperBadOutput {
+                program: program.clone(),
+                message,
+            },
+        )
     })
 }
 

@@ -25,10 +25,11 @@ pub mod stdio;
 pub mod streamable_http;
 pub mod ws;
 
+mod inbox;
 mod outbox;
 pub mod scan;
 
-pub use codec::{Codec, DecodeError, MAX_DEPTH, Undecodable};
+pub use codec::{Codec, MAX_DEPTH, Undecodable};
 pub use connect::{ConnectOptions, connect, open_transport};
 pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
 pub use sdk::{SdkRegistry, SdkServer, SdkServerConnection};
@@ -36,4 +37,6 @@ pub use session::{
     CallOptions, ClientHandler, ClientSession, ListKind, ListLimits, Progress, ServerEvent,
     SessionOptions,
 };
-pub use transport::{MessageSender, StderrTail, Transport, TransportError};
+pub use transport::{
+    HttpFailure, MessageSender, StderrTail, Transport, TransportError, TransportErrorKind,
+};

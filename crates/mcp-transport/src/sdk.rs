@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 
 use crate::codec::Codec;
 use crate::message::JsonRpcMessage;
-use crate::transport::{Transport, TransportError};
+use crate::transport::{Transport, TransportError, TransportErrorKind};
 
 /// How many server→client messages may wait unread.
 const SERVER_TO_CLIENT_CAPACITY: usize = 256;
@@ -132,10 +132,12 @@ impl SdkTransport {
         let server = server.into();
         match registry.get(name) {
             Some(server_impl) => Ok(SdkTransport::connect(server, server_impl, options)),
-            None => Err(TransportError::SdkServerNotRegistered {
+            None => Err(TransportError::new(
                 server,
-                name: name.to_string(),
-            }),
+                TransportErrorKind::SdkServerNotRegistered {
+                    name: name.to_string(),
+                },
+            )),
         }
     }
 
@@ -144,16 +146,11 @@ impl SdkTransport {
         let bytes = codec.encode(&message);
         match codec.decode(&bytes) {
             Ok(decoded) => Ok(decoded.into_iter().collect()),
-            Err(crate::codec::DecodeError::TooLarge { max, .. }) => {
-                Err(TransportError::MessageTooLarge {
-                    server: self.server.clone(),
-                    max,
-                })
-            }
-            Err(e) => Err(TransportError::Protocol {
-                server: self.server.clone(),
-                message: e.to_string(),
-            }),
+            Err(TransportErrorKind::FrameTooLarge { max, .. }) => Err(TransportError::new(
+                &*self.server,
+                TransportErrorKind::MessageTooLarge { max },
+            )),
+            Err(e) => Err(TransportError::protocol(&*self.server, e.to_string())),
         }
     }
 }
@@ -161,9 +158,7 @@ impl SdkTransport {
 #[async_trait]
 impl Transport for SdkTransport {
     async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
-        let closed = || TransportError::Closed {
-            server: self.server.clone(),
-        };
+        let closed = || TransportError::closed(&*self.server);
         let Some(to_server) = &self.to_server else {
             return Err(closed());
         };

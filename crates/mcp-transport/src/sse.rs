@@ -15,14 +15,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::AbortHandle;
+use tokio::sync::oneshot;
 
 use crate::event_stream::SseItem;
 use crate::http::{
-    HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
-    media_type, sse_events, too_large_answers, unexpected_status, within,
+    HttpOptions, RequestHeaders, build_client, encode, io_error, is_message_event, media_type,
+    sse_events, too_large_answers, unexpected_status, within,
 };
+use crate::inbox::{Delivery, Inbox};
 use crate::message::JsonRpcMessage;
 use crate::transport::{Transport, TransportError};
 
@@ -33,9 +33,8 @@ pub struct SseTransport {
     client: reqwest::Client,
     headers: Arc<RequestHeaders>,
     endpoint: reqwest::Url,
-    incoming: mpsc::UnboundedReceiver<Result<JsonRpcMessage, TransportError>>,
-    reader: AbortHandle,
-    closed: bool,
+    /// Fed by the one task that reads the stream.
+    inbox: Inbox,
     /// Bound on one POST (the entry's connect timeout): every POST is
     /// one-way, answered on the stream, and goes out on the session's
     /// driver, which must not wait forever on a stuck server.
@@ -79,31 +78,26 @@ impl SseTransport {
             .await
             .map_err(|_| io_error(&server, "timed out opening the SSE stream"))??;
 
-        let (tx, rx) = mpsc::unbounded_channel();
+        // Dropping the inbox on an early return stops the reader.
+        let (inbox, delivery) = Inbox::new(&server);
         let (endpoint_tx, endpoint_rx) = oneshot::channel();
-        let reader = tokio::spawn(read_stream(
+        inbox.tasks().spawn(read_stream(
             server.clone(),
             url.clone(),
             response,
             endpoint_tx,
-            tx,
-        ))
-        .abort_handle();
+            delivery,
+        ));
         let endpoint = match tokio::time::timeout(options.connect_timeout, endpoint_rx).await {
             Ok(Ok(Ok(endpoint))) => endpoint,
-            Ok(Ok(Err(e))) => {
-                reader.abort();
-                return Err(e);
-            }
+            Ok(Ok(Err(e))) => return Err(e),
             Ok(Err(_)) => {
-                reader.abort();
                 return Err(io_error(
                     &server,
                     "the SSE stream ended before the endpoint event",
                 ));
             }
             Err(_) => {
-                reader.abort();
                 return Err(io_error(
                     &server,
                     "timed out waiting for the endpoint event",
@@ -115,9 +109,7 @@ impl SseTransport {
             client,
             headers,
             endpoint,
-            incoming: rx,
-            reader,
-            closed: false,
+            inbox,
             post_timeout: options.connect_timeout,
         })
     }
@@ -158,7 +150,7 @@ async fn read_stream(
     base: reqwest::Url,
     response: reqwest::Response,
     endpoint_tx: oneshot::Sender<Result<reqwest::Url, TransportError>>,
-    tx: mpsc::UnboundedSender<Result<JsonRpcMessage, TransportError>>,
+    inbox: Delivery,
 ) {
     let mut endpoint_tx = Some(endpoint_tx);
     let mut events = Box::pin(sse_events(response));
@@ -169,15 +161,13 @@ async fn read_stream(
                 // The stream goes on past the skipped event; the requests it
                 // answered fail now instead of at their timeout.
                 tracing::warn!(server = %server, max, "skipping an SSE event past the size cap");
-                for answer in too_large_answers(&server, max, answers) {
-                    if tx.send(Ok(answer)).is_err() {
-                        return;
-                    }
+                if !too_large_answers(&server, max, answers).all(|answer| inbox.message(answer)) {
+                    return;
                 }
                 continue;
             }
             Err(e) => {
-                let _ = tx.send(Err(io_error(&server, format!("SSE stream broke: {e}"))));
+                inbox.lost(io_error(&server, format!("SSE stream broke: {e}")));
                 return;
             }
         };
@@ -190,14 +180,8 @@ async fn read_stream(
         if !is_message_event(&event) {
             continue;
         }
-        let messages = decode_payload(event.data.as_bytes()).unwrap_or_else(|undecodable| {
-            tracing::warn!(server = %server, error = %undecodable.error, "skipping an undecodable SSE event");
-            undecodable.salvaged
-        });
-        for message in messages {
-            if tx.send(Ok(message)).is_err() {
-                return;
-            }
+        if !inbox.payload(event.data.as_bytes(), "SSE event") {
+            return;
         }
     }
 }
@@ -205,10 +189,8 @@ async fn read_stream(
 #[async_trait]
 impl Transport for SseTransport {
     async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
-        if self.closed {
-            return Err(TransportError::Closed {
-                server: self.server.clone(),
-            });
+        if self.inbox.is_closed() {
+            return Err(TransportError::closed(&*self.server));
         }
         let body = encode(&message);
         let post = async {
@@ -230,30 +212,16 @@ impl Transport for SseTransport {
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        if self.closed {
-            return Ok(None);
-        }
-        match self.incoming.recv().await {
-            Some(Ok(message)) => Ok(Some(message)),
-            Some(Err(e)) => Err(e),
-            None => Ok(None),
-        }
+        self.inbox.receive().await
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
-        self.closed = true;
-        self.reader.abort();
+        self.inbox.close();
         Ok(())
     }
 
     fn kind(&self) -> &'static str {
         "sse"
-    }
-}
-
-impl Drop for SseTransport {
-    fn drop(&mut self) {
-        self.reader.abort();
     }
 }
 

@@ -9,7 +9,7 @@
 //! - **Framing**: one JSON-RPC message per line. A line that is not JSON (a
 //!   banner, a stray log line) is skipped and logged, never fatal. A line
 //!   longer than the cap is not buffered: the reader stops collecting at the
-//!   cap, and the connection fails with [`TransportError::MessageTooLarge`]
+//!   cap, and the connection fails with [`TransportErrorKind::MessageTooLarge`]
 //!   using bounded memory whatever the line's length.
 //! - **Tasks**: a writer task (queued messages → stdin, everything queued
 //!   in one write) and a stderr task (the last
@@ -21,7 +21,7 @@
 //!   session's callers enqueue requests directly; a lone request on an idle
 //!   pipe is written by its caller at once, without waking the writer.
 //! - **Exit**: when stdout ends, `receive` fails with
-//!   [`TransportError::ServerExited`] carrying the exit status and the stderr
+//!   [`TransportErrorKind::ServerExited`] carrying the exit status and the stderr
 //!   tail, so a call in flight fails promptly and says why.
 //! - **Shutdown** ([`Transport::close`]): close stdin, wait ~2 s, SIGTERM the
 //!   process group, wait ~2 s, SIGKILL. Dropping the transport without
@@ -56,10 +56,10 @@ use tokio::net::unix::pipe;
 use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 
-use crate::codec::{Codec, DecodeError, Undecodable};
+use crate::codec::{Codec, Undecodable};
 use crate::message::JsonRpcMessage;
 use crate::outbox::Outbox;
-use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
+use crate::transport::{MessageSender, StderrTail, Transport, TransportError, TransportErrorKind};
 
 /// Options of the stdio transport. Its `Debug` names the variables of
 /// `base_env`, never their values.
@@ -150,7 +150,7 @@ pub fn child_env(
 }
 
 impl StdioTransport {
-    /// Spawns the server. Fails with [`TransportError::Spawn`] when the
+    /// Spawns the server. Fails with [`TransportErrorKind::Spawn`] when the
     /// program cannot be started.
     pub fn spawn(
         server: impl Into<String>,
@@ -173,20 +173,22 @@ impl StdioTransport {
             die_with_parent(command);
         });
         command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-        let mut child = spawn_child(command).map_err(|e| TransportError::Spawn {
-            server: server.clone(),
-            command: config.command.clone(),
-            message: e.to_string(),
-        })?;
+        let spawn_error = |message: String| {
+            TransportError::new(
+                &*server,
+                TransportErrorKind::Spawn {
+                    command: config.command.clone(),
+                    message,
+                },
+            )
+        };
+        let mut child =
+            spawn_child(command).map_err(|e| spawn_error(e.to_string()).with_source(e))?;
         let pgid = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw);
-        let io_error = |what: &str| TransportError::Spawn {
-            server: server.clone(),
-            command: config.command.clone(),
-            message: format!("no {what} pipe"),
-        };
+        let io_error = |what: &str| spawn_error(format!("no {what} pipe"));
         let stdin = child.stdin().take().ok_or_else(|| io_error("stdin"))?;
         let stdout = child.stdout().take().ok_or_else(|| io_error("stdout"))?;
         let stderr_pipe = child.stderr().take().ok_or_else(|| io_error("stderr"))?;
@@ -196,11 +198,7 @@ impl StdioTransport {
         let stdin = stdin
             .into_owned_fd()
             .and_then(pipe::Sender::from_owned_fd)
-            .map_err(|e| TransportError::Spawn {
-                server: server.clone(),
-                command: config.command.clone(),
-                message: format!("stdin pipe: {e}"),
-            })?;
+            .map_err(|e| spawn_error(format!("stdin pipe: {e}")).with_source(e))?;
         let outbox = Outbox::new(stdin, options.codec);
         let writer = tokio::spawn(Arc::clone(&outbox).run_writer());
         let stdout = LineReader::new(stdout, options.codec, server.clone());
@@ -248,11 +246,13 @@ impl StdioTransport {
         {
             self.stderr_task = None;
         }
-        TransportError::ServerExited {
-            server: self.server.clone(),
-            status,
-            stderr_tail: self.stderr.snapshot(),
-        }
+        TransportError::new(
+            &*self.server,
+            TransportErrorKind::ServerExited {
+                status,
+                stderr_tail: self.stderr.snapshot(),
+            },
+        )
     }
 
     fn signal_group(&self, signal: Signal) {
@@ -292,9 +292,7 @@ impl Transport for StdioTransport {
         if let Some(ended) = &self.ended {
             return Err(ended.clone());
         }
-        let closed = || TransportError::Closed {
-            server: self.server.clone(),
-        };
+        let closed = || TransportError::closed(&*self.server);
         if !self.accepting {
             return Err(closed());
         }
@@ -308,22 +306,25 @@ impl Transport for StdioTransport {
         let event = self.stdout.next_event().await;
         let error = match event {
             ReaderEvent::Message(message) => return Ok(Some(message)),
-            ReaderEvent::TooLarge => TransportError::MessageTooLarge {
-                server: self.server.clone(),
-                max: self.codec.max_message_bytes(),
-            },
-            ReaderEvent::ReadError(message) => TransportError::Io {
-                server: self.server.clone(),
-                message: format!("reading stdout failed: {message}"),
-            },
+            ReaderEvent::TooLarge => TransportError::new(
+                &*self.server,
+                TransportErrorKind::MessageTooLarge {
+                    max: self.codec.max_message_bytes(),
+                },
+            ),
+            ReaderEvent::ReadError(message) => {
+                TransportError::io(&*self.server, format!("reading stdout failed: {message}"))
+            }
             ReaderEvent::Eof => {
                 // Record the end first so a cancelled wait below still leaves
                 // the transport ended; the error is refined once it completes.
-                self.ended = Some(TransportError::ServerExited {
-                    server: self.server.clone(),
-                    status: "stdout closed".to_string(),
-                    stderr_tail: self.stderr.snapshot(),
-                });
+                self.ended = Some(TransportError::new(
+                    &*self.server,
+                    TransportErrorKind::ServerExited {
+                        status: "stdout closed".to_string(),
+                        stderr_tail: self.stderr.snapshot(),
+                    },
+                ));
                 self.exited_error().await
             }
         };
@@ -357,9 +358,7 @@ impl Transport for StdioTransport {
         self.child = None;
         self.pgid = None;
         if self.ended.is_none() {
-            self.ended = Some(TransportError::Closed {
-                server: self.server.clone(),
-            });
+            self.ended = Some(TransportError::closed(&*self.server));
         }
         Ok(())
     }
@@ -444,6 +443,11 @@ fn on_spawner_thread<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static
 /// Asks the kernel to SIGTERM the child when the thread that forked it
 /// exits (the spawner thread lives as long as the host, see the module
 /// docs), and refuses to start it when the host is already gone.
+///
+/// This is the workspace's one `unsafe` block: `Command::pre_exec` is an
+/// unsafe fn, and no safe wrapper sets the parent-death signal. It is why
+/// the workspace lint is `unsafe_code = "deny"` and not `"forbid"` (which
+/// no `allow` can lift).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn die_with_parent(command: &mut tokio::process::Command) {
@@ -625,7 +629,7 @@ fn decode_line(codec: &Codec, server: &str, line: &[u8], out: &mut VecDeque<Json
     match codec.decode_salvaging(line) {
         Ok(decoded) => out.extend(decoded),
         Err(Undecodable {
-            error: DecodeError::NotJson(reason),
+            error: TransportErrorKind::NotJson { reason },
             salvaged,
         }) if salvaged.is_empty() => {
             tracing::info!(server = %server, %reason, "skipping a stdout line that is not JSON");

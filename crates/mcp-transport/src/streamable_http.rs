@@ -37,18 +37,18 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::AbortHandle;
+use tokio::sync::oneshot;
 
 use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::event_stream::SseItem;
 use crate::http::{
     HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
-    is_unreachable, media_type, read_body_capped, sse_events, strip, synthetic_error,
-    too_large_answers, unexpected_status, within,
+    media_type, read_body_capped, sse_events, synthetic_error, too_large_answers,
+    unexpected_status, within,
 };
+use crate::inbox::{Delivery, Inbox, Tasks};
 use crate::message::{JsonRpcMessage, Notification, Request, RequestId};
-use crate::transport::{Transport, TransportError};
+use crate::transport::{Transport, TransportError, TransportErrorKind};
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -67,16 +67,8 @@ const MAX_GET_FAILURES: u32 = 3;
 #[derive(Debug)]
 pub struct StreamableHttpTransport {
     shared: Arc<Shared>,
-    incoming: mpsc::UnboundedReceiver<Inbound>,
-    closed: bool,
-}
-
-/// What background tasks hand to `receive`.
-#[derive(Debug)]
-enum Inbound {
-    Message(JsonRpcMessage),
-    /// The server is gone (connection refused or cut mid-answer).
-    Lost(TransportError),
+    /// Fed by the tasks that post requests and read streams.
+    inbox: Inbox,
 }
 
 #[derive(Debug)]
@@ -89,8 +81,8 @@ struct Shared {
     state: Mutex<State>,
     /// Serialises re-initialization after a 404.
     reinit: tokio::sync::Mutex<()>,
-    incoming: mpsc::UnboundedSender<Inbound>,
-    tasks: Mutex<Vec<AbortHandle>>,
+    inbox: Delivery,
+    tasks: Tasks,
     /// Bound on one-way exchanges (the entry's connect timeout).
     one_way_timeout: Duration,
 }
@@ -128,7 +120,7 @@ impl StreamableHttpTransport {
         }
         let client = build_client(&options)?;
         let headers = RequestHeaders::new(&options).await?;
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (inbox, delivery) = Inbox::new(&options.server);
         let shared = Arc::new(Shared {
             server: options.server.clone(),
             kind,
@@ -137,15 +129,11 @@ impl StreamableHttpTransport {
             headers,
             state: Mutex::new(State::default()),
             reinit: tokio::sync::Mutex::new(()),
-            incoming: tx,
-            tasks: Mutex::new(Vec::new()),
+            inbox: delivery,
+            tasks: inbox.tasks().clone(),
             one_way_timeout: options.connect_timeout,
         });
-        Ok(StreamableHttpTransport {
-            shared,
-            incoming: rx,
-            closed: false,
-        })
+        Ok(StreamableHttpTransport { shared, inbox })
     }
 
     /// The session id the server assigned, if any.
@@ -165,10 +153,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Shared {
     fn spawn(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
-        let handle = tokio::spawn(fut).abort_handle();
-        let mut tasks = lock(&self.tasks);
-        tasks.retain(|t| !t.is_finished());
-        tasks.push(handle);
+        self.tasks.spawn(fut);
     }
 
     /// Runs a one-way exchange (a notification or response POST, the
@@ -182,12 +167,6 @@ impl Shared {
         exchange: impl std::future::Future<Output = Result<T, TransportError>>,
     ) -> Result<T, TransportError> {
         within(&self.server, what, self.one_way_timeout, exchange).await
-    }
-
-    fn abort_all(&self) {
-        for task in lock(&self.tasks).drain(..) {
-            task.abort();
-        }
     }
 
     /// Hands a message to the session, noting the negotiated version when
@@ -207,22 +186,23 @@ impl Shared {
                 state.protocol_version = Some(version.to_owned());
             }
         }
-        // The receiver is gone only after the transport was dropped.
-        let _ = self.incoming.send(Inbound::Message(message));
+        // The inbox is gone only after the transport was dropped.
+        self.inbox.message(message);
     }
 
     /// Ends the connection: the server cannot be reached any more.
     fn lost(&self, error: TransportError) {
-        let _ = self.incoming.send(Inbound::Lost(error));
+        self.inbox.lost(error);
     }
 
     /// Reports `error` as the end of the connection when it says the server
     /// is unreachable; hands it back either way.
     fn check_reachable(&self, error: TransportError) -> TransportError {
-        if is_unreachable(&error) {
-            self.lost(io_error(
-                &self.server,
-                format!("connection lost: {}", strip(&self.server, &error)),
+        if error.is_unreachable() {
+            let cause = Box::new(error.kind().clone());
+            self.lost(TransportError::new(
+                &*self.server,
+                TransportErrorKind::ConnectionLost { cause },
             ));
         }
         error
@@ -381,10 +361,10 @@ impl Shared {
                     Ok(SseItem::Event(event)) => event,
                     Ok(SseItem::TooLarge { max, .. }) => {
                         // The answer is lost, the session is not.
-                        return Err(TransportError::MessageTooLarge {
-                            server: self.server.clone(),
-                            max,
-                        });
+                        return Err(TransportError::new(
+                            &*self.server,
+                            TransportErrorKind::MessageTooLarge { max },
+                        ));
                     }
                     Err(e) => {
                         tracing::debug!(server = %self.server, error = %e, "SSE stream broke");
@@ -401,11 +381,7 @@ impl Shared {
                 if !is_message_event(&event) {
                     continue;
                 }
-                let messages = decode_payload(event.data.as_bytes()).unwrap_or_else(|undecodable| {
-                    tracing::warn!(server = %self.server, error = %undecodable.error, "skipping an undecodable SSE event");
-                    undecodable.salvaged
-                });
-                for message in messages {
+                for message in self.inbox.decode(event.data.as_bytes(), "SSE event") {
                     if let (JsonRpcMessage::Response(r), Some(want)) = (&message, expect) {
                         answered |= r.id.as_ref() == Some(want);
                     }
@@ -515,11 +491,9 @@ impl Shared {
                     retry = delay.min(MAX_RETRY);
                 }
                 if is_message_event(&event) {
-                    let messages = decode_payload(event.data.as_bytes()).unwrap_or_else(|undecodable| {
-                        tracing::warn!(server = %self.server, error = %undecodable.error, "skipping an undecodable SSE event");
-                        undecodable.salvaged
-                    });
-                    messages.into_iter().for_each(|m| self.deliver(m));
+                    for message in self.inbox.decode(event.data.as_bytes(), "SSE event") {
+                        self.deliver(message);
+                    }
                 }
             }
             failures = if got_any { 0 } else { failures + 1 };
@@ -624,10 +598,10 @@ async fn read_all(
             let event = match item {
                 Ok(SseItem::Event(event)) => event,
                 Ok(SseItem::TooLarge { max, .. }) => {
-                    return Err(TransportError::MessageTooLarge {
-                        server: shared.server.clone(),
-                        max,
-                    });
+                    return Err(TransportError::new(
+                        &*shared.server,
+                        TransportErrorKind::MessageTooLarge { max },
+                    ));
                 }
                 Err(e) => return Err(io_error(&shared.server, format!("SSE stream broke: {e}"))),
             };
@@ -654,10 +628,8 @@ async fn read_all(
 #[async_trait]
 impl Transport for StreamableHttpTransport {
     async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
-        if self.closed {
-            return Err(TransportError::Closed {
-                server: self.shared.server.clone(),
-            });
+        if self.inbox.is_closed() {
+            return Err(TransportError::closed(&*self.shared.server));
         }
         let body = encode(&message);
         let shared = Arc::clone(&self.shared);
@@ -725,26 +697,14 @@ impl Transport for StreamableHttpTransport {
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        if self.closed {
-            return Ok(None);
-        }
-        match self.incoming.recv().await {
-            Some(Inbound::Message(message)) => Ok(Some(message)),
-            Some(Inbound::Lost(error)) => {
-                self.closed = true;
-                self.shared.abort_all();
-                Err(error)
-            }
-            None => Ok(None),
-        }
+        self.inbox.receive().await
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
-        if self.closed {
+        if self.inbox.is_closed() {
             return Ok(());
         }
-        self.closed = true;
-        self.shared.abort_all();
+        self.inbox.close();
         let session = lock(&self.shared.state).session_id.clone();
         if let Some(session) = session {
             let shared = &self.shared;
@@ -796,11 +756,5 @@ impl StreamableHttpTransport {
             });
         }
         Ok(())
-    }
-}
-
-impl Drop for StreamableHttpTransport {
-    fn drop(&mut self) {
-        self.shared.abort_all();
     }
 }

@@ -1,5 +1,5 @@
-//! The [`Transport`] trait every kind implements, and [`TransportError`], the
-//! crate's one error type.
+//! The [`Transport`] trait every kind implements, and [`TransportError`]
+//! (with its [`TransportErrorKind`]), the crate's one error type.
 //!
 //! A transport only moves [`JsonRpcMessage`] values; everything MCP-specific
 //! (initialize, correlation, timeouts, cancellation) lives in the session so
@@ -13,36 +13,48 @@ use async_trait::async_trait;
 
 use crate::message::JsonRpcMessage;
 
-/// Errors raised by transports and the session. Every variant names the
-/// server it concerns; messages are lowercase.
-#[derive(Debug, Clone, thiserror::Error)]
+/// Errors raised by transports and the session: the server they concern,
+/// what went wrong ([`TransportError::kind`]) and, where one exists, the
+/// underlying error ([`std::error::Error::source`]). It displays as
+/// `{server}: {kind}`; messages are lowercase.
+#[derive(Debug, Clone)]
+pub struct TransportError {
+    server: String,
+    kind: TransportErrorKind,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+/// What went wrong, without the server's name (which
+/// [`TransportError`] carries once).
+///
+/// The codec reports undecodable frames with the `Frame*`, `NotJson`,
+/// `InvalidMessage` and `TooDeep` kinds before any server is attached
+/// (see [`crate::codec::Undecodable`]).
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum TransportError {
+pub enum TransportErrorKind {
     /// The connection is gone (closed by us, or the peer went away cleanly).
-    #[error("{server}: connection closed")]
-    Closed { server: String },
+    Closed,
     /// An I/O failure on the wire.
-    #[error("{server}: {message}")]
-    Io { server: String, message: String },
-    /// A request got no answer in time (progress notifications reset the clock).
-    #[error("{server}: {method} timed out after {}", fmt_duration(*after))]
-    Timeout {
-        server: String,
-        method: String,
-        after: Duration,
+    Io { message: String },
+    /// An HTTP exchange failed before any status arrived.
+    Http {
+        failure: HttpFailure,
+        detail: String,
     },
+    /// The server stopped answering: the HTTP connection was refused or cut
+    /// (`cause` is what the failing exchange reported).
+    ConnectionLost { cause: Box<TransportErrorKind> },
+    /// A request got no answer in time (progress notifications reset the clock).
+    Timeout { method: String, after: Duration },
     /// Connecting (spawn + initialize) did not finish in time.
-    #[error("{server}: connect timed out after {}{}", fmt_duration(*after), fmt_tail(stderr_tail))]
     ConnectTimeout {
-        server: String,
         after: Duration,
         /// The last bytes of the child's stderr (stdio only, else empty).
         stderr_tail: String,
     },
     /// The server answered with a JSON-RPC error.
-    #[error("{server}: {method} failed: {message} (code {code})")]
     Rpc {
-        server: String,
         method: String,
         code: i64,
         message: String,
@@ -50,19 +62,11 @@ pub enum TransportError {
     },
     /// The server broke the protocol (invalid message, bad result shape,
     /// a repeated pagination cursor, a list past its limits...).
-    #[error("{server}: protocol error: {message}")]
-    Protocol { server: String, message: String },
+    Protocol { message: String },
     /// The server's process could not be started.
-    #[error("{server}: failed to start `{command}`: {message}")]
-    Spawn {
-        server: String,
-        command: String,
-        message: String,
-    },
+    Spawn { command: String, message: String },
     /// The server's process exited (or closed its stdout).
-    #[error("{server}: server exited ({status}){}", fmt_tail(stderr_tail))]
     ServerExited {
-        server: String,
         /// The exit status as text (`exit status: 1`, `signal: 9`), or
         /// `stdout closed` when the process was still running.
         status: String,
@@ -70,46 +74,219 @@ pub enum TransportError {
         stderr_tail: String,
     },
     /// A message exceeded the configured maximum size.
-    #[error("{server}: message too large: more than {max} bytes")]
-    MessageTooLarge { server: String, max: usize },
+    MessageTooLarge { max: usize },
     /// The server answered `initialize` with a protocol version we do not know.
-    #[error(
-        "{server}: unsupported protocol version {version:?} (this client knows {})",
-        crate::protocol::KNOWN_PROTOCOL_VERSIONS.join(", ")
-    )]
-    UnsupportedVersion { server: String, version: String },
-    /// The transport kind is not available in this build.
-    #[error("{server}: transport kind {kind} is not supported")]
-    Unsupported { server: String, kind: String },
+    UnsupportedVersion { version: String },
     /// An `sdk` entry names an in-process server the host did not register.
-    #[error("{server}: no in-process server is registered as {name:?}")]
-    SdkServerNotRegistered { server: String, name: String },
+    SdkServerNotRegistered { name: String },
+    /// A frame exceeds the codec's size cap (`size` bytes, known before
+    /// parsing).
+    FrameTooLarge { size: usize, max: usize },
+    /// A frame is not JSON (a banner line, a log line, truncated output).
+    NotJson { reason: String },
+    /// A frame is JSON but not a JSON-RPC 2.0 message.
+    InvalidMessage { reason: String },
+    /// A frame nests deeper than [`crate::MAX_DEPTH`].
+    TooDeep { depth: usize, max: usize },
+    /// A `headersHelper` command line cannot be split into argv.
+    HelperCommandInvalid { message: String },
+    /// A `headersHelper` could not be started (or waited for).
+    HelperSpawn { program: String, message: String },
+    /// A `headersHelper` ran past its time limit and was killed.
+    HelperTimeout { program: String, after: Duration },
+    /// A `headersHelper` exited unsuccessfully; `stderr` is its own
+    /// diagnostic (never header output), trimmed.
+    HelperFailed {
+        program: String,
+        status: String,
+        stderr: String,
+    },
+    /// A `headersHelper`'s stdout is not a JSON object of header strings;
+    /// `message` names keys and types, never values.
+    HelperBadOutput { program: String, message: String },
+}
+
+/// Why an HTTP exchange failed before any status arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpFailure {
+    /// The server refused or never answered the TCP (or TLS) connection.
+    CannotConnect,
+    /// The server closed the connection without answering (it died, or
+    /// dropped the request).
+    ClosedUnanswered,
+    /// A redirect to another origin was refused.
+    Redirect,
+    /// The exchange timed out.
+    Timeout,
+    /// The response body broke off or could not be read.
+    Body,
+    /// Any other failure of the request.
+    Request,
+}
+
+impl HttpFailure {
+    /// Whether the server could not be reached at all, or hung up without
+    /// answering.
+    pub fn is_unreachable(self) -> bool {
+        matches!(
+            self,
+            HttpFailure::CannotConnect | HttpFailure::ClosedUnanswered
+        )
+    }
+}
+
+impl std::fmt::Display for HttpFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            HttpFailure::CannotConnect => "cannot connect",
+            HttpFailure::ClosedUnanswered => "the server closed the connection without answering",
+            HttpFailure::Redirect => "redirect refused",
+            HttpFailure::Timeout => "timed out",
+            HttpFailure::Body => "broken response body",
+            HttpFailure::Request => "request failed",
+        })
+    }
+}
+
+impl std::fmt::Display for TransportErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use TransportErrorKind as K;
+        match self {
+            K::Closed => f.write_str("connection closed"),
+            K::Io { message } => f.write_str(message),
+            K::Protocol { message } => write!(f, "protocol error: {message}"),
+            K::Http { failure, detail } if detail.is_empty() => write!(f, "{failure}"),
+            K::Http { failure, detail } => write!(f, "{failure}: {detail}"),
+            K::ConnectionLost { cause } => write!(f, "connection lost: {cause}"),
+            K::Timeout { method, after } => {
+                write!(f, "{method} timed out after {}", fmt_duration(*after))
+            }
+            K::ConnectTimeout { after, stderr_tail } => write!(
+                f,
+                "connect timed out after {}{}",
+                fmt_duration(*after),
+                fmt_tail(stderr_tail)
+            ),
+            K::Rpc {
+                method,
+                code,
+                message,
+                ..
+            } => write!(f, "{method} failed: {message} (code {code})"),
+            K::Spawn { command, message } => write!(f, "failed to start `{command}`: {message}"),
+            K::ServerExited {
+                status,
+                stderr_tail,
+            } => write!(f, "server exited ({status}){}", fmt_tail(stderr_tail)),
+            K::MessageTooLarge { max } => write!(f, "message too large: more than {max} bytes"),
+            K::UnsupportedVersion { version } => write!(
+                f,
+                "unsupported protocol version {version:?} (this client knows {})",
+                crate::protocol::KNOWN_PROTOCOL_VERSIONS.join(", ")
+            ),
+            K::SdkServerNotRegistered { name } => {
+                write!(f, "no in-process server is registered as {name:?}")
+            }
+            K::FrameTooLarge { size, max } => {
+                write!(f, "message too large: {size} bytes (limit {max})")
+            }
+            K::NotJson { reason } => write!(f, "not JSON: {reason}"),
+            K::InvalidMessage { reason } => write!(f, "invalid JSON-RPC message: {reason}"),
+            K::TooDeep { depth, max } => {
+                write!(f, "message nests {depth} levels deep (limit {max})")
+            }
+            K::HelperCommandInvalid { message } => {
+                write!(f, "headersHelper command line is invalid: {message}")
+            }
+            K::HelperSpawn { program, message } => {
+                write!(f, "headersHelper `{program}` could not start: {message}")
+            }
+            K::HelperTimeout { program, after } => write!(
+                f,
+                "headersHelper `{program}` did not finish within {} ms",
+                after.as_millis()
+            ),
+            K::HelperFailed {
+                program,
+                status,
+                stderr,
+            } => {
+                write!(f, "headersHelper `{program}` exited with {status}")?;
+                if !stderr.is_empty() {
+                    write!(f, ": {stderr}")?;
+                }
+                Ok(())
+            }
+            K::HelperBadOutput { program, message } => write!(
+                f,
+                "headersHelper `{program}` output is not a JSON object of strings: {message}"
+            ),
+        }
+    }
 }
 
 impl TransportError {
+    /// An error of `kind` concerning `server`.
+    pub fn new(server: impl Into<String>, kind: TransportErrorKind) -> Self {
+        TransportError {
+            server: server.into(),
+            kind,
+            source: None,
+        }
+    }
+
+    /// The same error, keeping `source` as its underlying cause.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
+    /// [`TransportErrorKind::Closed`] for `server`.
+    pub fn closed(server: impl Into<String>) -> Self {
+        TransportError::new(server, TransportErrorKind::Closed)
+    }
+
+    /// [`TransportErrorKind::Io`] for `server`.
+    pub fn io(server: impl Into<String>, message: impl Into<String>) -> Self {
+        TransportError::new(
+            server,
+            TransportErrorKind::Io {
+                message: message.into(),
+            },
+        )
+    }
+
+    /// [`TransportErrorKind::Protocol`] for `server`.
+    pub fn protocol(server: impl Into<String>, message: impl Into<String>) -> Self {
+        TransportError::new(
+            server,
+            TransportErrorKind::Protocol {
+                message: message.into(),
+            },
+        )
+    }
+
     /// The server this error concerns.
     pub fn server(&self) -> &str {
-        match self {
-            TransportError::Closed { server }
-            | TransportError::Io { server, .. }
-            | TransportError::Timeout { server, .. }
-            | TransportError::ConnectTimeout { server, .. }
-            | TransportError::Rpc { server, .. }
-            | TransportError::Protocol { server, .. }
-            | TransportError::Spawn { server, .. }
-            | TransportError::ServerExited { server, .. }
-            | TransportError::MessageTooLarge { server, .. }
-            | TransportError::UnsupportedVersion { server, .. }
-            | TransportError::Unsupported { server, .. }
-            | TransportError::SdkServerNotRegistered { server, .. } => server,
-        }
+        &self.server
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &TransportErrorKind {
+        &self.kind
+    }
+
+    /// What went wrong, by value (to rebuild the error around it).
+    pub fn into_kind(self) -> TransportErrorKind {
+        self.kind
     }
 
     /// The child's stderr tail, when the error carries one.
     pub fn stderr_tail(&self) -> Option<&str> {
-        match self {
-            TransportError::ServerExited { stderr_tail, .. }
-            | TransportError::ConnectTimeout { stderr_tail, .. } => Some(stderr_tail),
+        match &self.kind {
+            TransportErrorKind::ServerExited { stderr_tail, .. }
+            | TransportErrorKind::ConnectTimeout { stderr_tail, .. } => Some(stderr_tail),
             _ => None,
         }
     }
@@ -118,11 +295,31 @@ impl TransportError {
     /// one failed request on a healthy connection).
     pub fn is_fatal(&self) -> bool {
         !matches!(
-            self,
-            TransportError::Timeout { .. }
-                | TransportError::Rpc { .. }
-                | TransportError::Protocol { .. }
+            self.kind,
+            TransportErrorKind::Timeout { .. }
+                | TransportErrorKind::Rpc { .. }
+                | TransportErrorKind::Protocol { .. }
         )
+    }
+
+    /// Whether the server could not be reached over HTTP, or hung up
+    /// without answering.
+    pub(crate) fn is_unreachable(&self) -> bool {
+        matches!(&self.kind, TransportErrorKind::Http { failure, .. } if failure.is_unreachable())
+    }
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.server, self.kind)
+    }
+}
+
+impl std::error::Error for TransportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -7,24 +7,24 @@
 //! handshake: a Close frame, then up to two seconds for the server's.
 //!
 //! One task owns the socket: it writes what `send` hands it (and reports
-//! the write's result back) and reads frames into a channel, which keeps
-//! `receive` cancel-safe.
+//! the write's result back) and reads frames into the transport's
+//! [`Inbox`], which keeps `receive` cancel-safe.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::{SinkExt, StreamExt};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::headers_helper::run_headers_helper;
-use crate::http::{HttpOptions, decode_payload, encode, io_error};
+use crate::http::{HttpOptions, encode, io_error, to_header_map};
+use crate::inbox::{Delivery, Inbox};
 use crate::message::JsonRpcMessage;
 use crate::transport::{Transport, TransportError};
 
@@ -41,9 +41,8 @@ enum Command {
 pub struct WsTransport {
     server: String,
     commands: mpsc::UnboundedSender<Command>,
-    incoming: mpsc::UnboundedReceiver<Result<JsonRpcMessage, TransportError>>,
-    task: JoinHandle<()>,
-    closed: bool,
+    /// Fed by the task that owns the socket.
+    inbox: Inbox,
 }
 
 impl std::fmt::Debug for Command {
@@ -67,34 +66,12 @@ impl WsTransport {
             .map_err(|e| io_error(&server, format!("invalid url: {e}")))?;
         let mut extra = options.headers.clone();
         if let Some(command) = &options.headers_helper {
-            let helper = run_headers_helper(&server, &options.url, command)
-                .await
-                .map_err(|e| {
-                    io_error(
-                        &server,
-                        e.to_string()
-                            .trim_start_matches(&format!("{server}: "))
-                            .to_owned(),
-                    )
-                })?;
-            extra.extend(helper);
+            extra.extend(run_headers_helper(&server, &options.url, command).await?);
         }
-        for (name, value) in &extra {
-            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                io_error(
-                    &server,
-                    format!("headers: `{name}` is not a valid header name"),
-                )
-            })?;
-            let mut value = HeaderValue::from_str(value).map_err(|_| {
-                io_error(
-                    &server,
-                    format!("headers: the value of `{name}` is not a valid header value"),
-                )
-            })?;
-            value.set_sensitive(true);
-            request.headers_mut().insert(name, value);
-        }
+        // tungstenite and reqwest share the `http` crate's header types.
+        request
+            .headers_mut()
+            .extend(to_header_map(&server, "headers", &extra)?);
         request
             .headers_mut()
             .insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
@@ -108,14 +85,14 @@ impl WsTransport {
         .map_err(|e| io_error(&server, describe_ws(&e)))?;
 
         let (command_tx, command_rx) = mpsc::unbounded_channel();
-        let (incoming_tx, incoming_rx) = mpsc::unbounded_channel();
-        let task = tokio::spawn(drive(server.clone(), stream, command_rx, incoming_tx));
+        let (inbox, delivery) = Inbox::new(&server);
+        inbox
+            .tasks()
+            .spawn(drive(server.clone(), stream, command_rx, delivery));
         Ok(WsTransport {
             server,
             commands: command_tx,
-            incoming: incoming_rx,
-            task,
-            closed: false,
+            inbox,
         })
     }
 }
@@ -147,7 +124,7 @@ async fn drive(
     server: String,
     mut socket: Socket,
     mut commands: mpsc::UnboundedReceiver<Command>,
-    incoming: mpsc::UnboundedSender<Result<JsonRpcMessage, TransportError>>,
+    inbox: Delivery,
 ) {
     loop {
         tokio::select! {
@@ -175,16 +152,20 @@ async fn drive(
                 }
             },
             frame = socket.next() => match frame {
-                Some(Ok(Message::Text(text))) => deliver(&server, text.as_bytes(), &incoming),
+                Some(Ok(Message::Text(text))) => {
+                    inbox.payload(text.as_bytes(), "frame");
+                }
                 // The codec checks the UTF-8 of what it decodes, and still
                 // finds the id of an answer that is not.
-                Some(Ok(Message::Binary(data))) => deliver(&server, &data, &incoming),
+                Some(Ok(Message::Binary(data))) => {
+                    inbox.payload(&data, "frame");
+                }
                 // tungstenite queues the pong itself and flushes it with the
                 // next read or write.
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
                 Some(Ok(Message::Close(_))) | None => return,
                 Some(Err(e)) => {
-                    let _ = incoming.send(Err(io_error(&server, format!("WebSocket broke: {e}"))));
+                    inbox.lost(io_error(&server, format!("WebSocket broke: {e}")));
                     return;
                 }
             },
@@ -192,27 +173,11 @@ async fn drive(
     }
 }
 
-fn deliver(
-    server: &str,
-    frame: &[u8],
-    incoming: &mpsc::UnboundedSender<Result<JsonRpcMessage, TransportError>>,
-) {
-    let messages = decode_payload(frame).unwrap_or_else(|undecodable| {
-        tracing::warn!(server = %server, error = %undecodable.error, "skipping an undecodable frame");
-        undecodable.salvaged
-    });
-    for message in messages {
-        let _ = incoming.send(Ok(message));
-    }
-}
-
 #[async_trait]
 impl Transport for WsTransport {
     async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
-        let closed = || TransportError::Closed {
-            server: self.server.clone(),
-        };
-        if self.closed {
+        let closed = || TransportError::closed(&*self.server);
+        if self.inbox.is_closed() {
             return Err(closed());
         }
         let (ack_tx, ack_rx) = oneshot::channel();
@@ -230,36 +195,22 @@ impl Transport for WsTransport {
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        if self.closed {
-            return Ok(None);
-        }
-        match self.incoming.recv().await {
-            Some(Ok(message)) => Ok(Some(message)),
-            Some(Err(e)) => Err(e),
-            None => Ok(None),
-        }
+        self.inbox.receive().await
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
-        if self.closed {
+        if self.inbox.is_closed() {
             return Ok(());
         }
-        self.closed = true;
         let (done_tx, done_rx) = oneshot::channel();
         if self.commands.send(Command::Close(done_tx)).is_ok() {
             let _ = tokio::time::timeout(CLOSE_GRACE + Duration::from_secs(1), done_rx).await;
         }
-        self.task.abort();
+        self.inbox.close();
         Ok(())
     }
 
     fn kind(&self) -> &'static str {
         "ws"
-    }
-}
-
-impl Drop for WsTransport {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }

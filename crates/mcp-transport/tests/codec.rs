@@ -2,7 +2,8 @@
 //! and properties (arbitrary bytes never panic; encode then decode is the
 //! identity).
 
-use mcp_transport::codec::{Codec, DecodeError, Decoded};
+use mcp_transport::TransportErrorKind;
+use mcp_transport::codec::{Codec, Decoded};
 use mcp_transport::{ErrorObject, JsonRpcMessage, RequestId};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -165,7 +166,7 @@ fn refuses_frames_past_the_cap_before_parsing() {
     );
     assert_eq!(
         Codec::new(1024).decode(frame.as_bytes()),
-        Err(DecodeError::TooLarge {
+        Err(TransportErrorKind::FrameTooLarge {
             size: frame.len(),
             max: 1024
         })

@@ -67,7 +67,7 @@ async fn server_everything_over_stdio() {
         .filter(|(k, _)| k == "PATH" || k == "HOME")
         .collect();
     let options = ConnectOptions {
-        env: Some(env),
+        env,
         session: SessionOptions {
             handler: Some(roots.clone()),
             ..SessionOptions::default()

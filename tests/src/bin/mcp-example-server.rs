@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use mcp_integration_tests::server::{ExampleServer, Exit, ProcessInfo, ServerOptions};
-use mcp_transport::{Codec, DecodeError, JsonRpcMessage};
+use mcp_transport::{Codec, JsonRpcMessage, TransportErrorKind};
 use tokio::io::AsyncBufReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
@@ -150,7 +150,7 @@ fn decode_line(
                 }
             }
         }
-        Err(DecodeError::NotJson(reason)) => {
+        Err(TransportErrorKind::NotJson { reason }) => {
             log(&format!("skipping a line that is not JSON: {reason}"))
         }
         Err(e) => log(&format!("skipping an invalid message: {e}")),

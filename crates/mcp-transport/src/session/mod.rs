@@ -26,6 +26,14 @@
 //! fail with it too. Dropping the session aborts the driver, which drops the
 //! transport (stdio kills the child's process group); [`ClientSession::close`]
 //! shuts down gracefully instead.
+//!
+//! The options and [`ClientSession`]'s methods live here; the request
+//! table and the request path in `pending`, the driver task in `driver`,
+//! pagination in `list`.
+
+mod driver;
+mod list;
+mod pending;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -45,7 +53,10 @@ use crate::protocol::{
     CallToolResult, GetPromptResult, Implementation, InitializeResult, KNOWN_PROTOCOL_VERSIONS,
     LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use crate::transport::{MessageSender, StderrTail, Transport, TransportError};
+use crate::transport::{MessageSender, StderrTail, Transport, TransportError, TransportErrorKind};
+
+use driver::drive;
+use pending::PendingTable;
 
 /// Caps on one paginated listing (REFERENCE §2: stop past a cap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,21 +266,6 @@ pub trait ClientHandler: Send + Sync {
     }
 }
 
-/// What the driver hands back to a waiting caller.
-type Reply = Result<Result<Value, ErrorObject>, TransportError>;
-
-struct Pending {
-    reply: oneshot::Sender<Reply>,
-    progress: Option<mpsc::UnboundedSender<Progress>>,
-}
-
-/// Requests in flight, and why the connection ended once it has.
-#[derive(Default)]
-struct PendingTable {
-    entries: HashMap<i64, Pending>,
-    ended: Option<TransportError>,
-}
-
 enum Command {
     Send(JsonRpcMessage),
     Close(oneshot::Sender<Result<(), TransportError>>),
@@ -299,197 +295,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-impl Shared {
-    fn closed_error(&self) -> TransportError {
-        TransportError::Closed {
-            server: self.server.clone(),
-        }
-    }
-
-    fn send(&self, message: JsonRpcMessage) -> Result<(), TransportError> {
-        self.send_hinted(message, true)
-    }
-
-    /// Sends a message; `alone` says no other request is in flight (so the
-    /// transport need not wait to batch it with others).
-    fn send_hinted(&self, message: JsonRpcMessage, alone: bool) -> Result<(), TransportError> {
-        if let Some(direct) = &self.direct {
-            return direct
-                .send_hinted(message, alone)
-                .map_err(|_| self.ended_error());
-        }
-        self.commands
-            .send(Command::Send(message))
-            .map_err(|_| self.ended_error())
-    }
-
-    fn ended_error(&self) -> TransportError {
-        lock(&self.pending)
-            .ended
-            .clone()
-            .unwrap_or_else(|| self.closed_error())
-    }
-
-    /// Marks the connection ended and fails every request in flight.
-    fn end(&self, reason: TransportError) {
-        let drained: Vec<Pending> = {
-            let mut table = lock(&self.pending);
-            if table.ended.is_none() {
-                table.ended = Some(reason.clone());
-            }
-            table.entries.drain().map(|(_, pending)| pending).collect()
-        };
-        let reason = self.ended_error();
-        for pending in drained {
-            let _ = pending.reply.send(Err(reason.clone()));
-        }
-        self.ended.send_replace(Some(reason));
-    }
-
-    fn default_timeout(&self, method: &str) -> Duration {
-        match method {
-            "initialize" => self.options.connect_timeout,
-            "tools/call" => self.options.tool_call_timeout,
-            _ => self.options.request_timeout,
-        }
-    }
-
-    async fn request(
-        self: &Arc<Self>,
-        method: &str,
-        params: Option<Value>,
-        options: &CallOptions,
-    ) -> Result<Value, TransportError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (reply_tx, mut reply_rx) = oneshot::channel();
-        let (progress_tx, mut progress_rx) = match options.progress {
-            Some(_) => {
-                let (tx, rx) = mpsc::unbounded_channel();
-                (Some(tx), Some(rx))
-            }
-            None => (None, None),
-        };
-        let params = if progress_tx.is_some() {
-            Some(with_progress_token(params, id))
-        } else {
-            params
-        };
-        let alone = {
-            let mut table = lock(&self.pending);
-            if let Some(reason) = &table.ended {
-                return Err(reason.clone());
-            }
-            table.entries.insert(
-                id,
-                Pending {
-                    reply: reply_tx,
-                    progress: progress_tx,
-                },
-            );
-            table.entries.len() == 1
-        };
-        let mut guard = InFlight {
-            shared: self,
-            id,
-            cancel_reason: Some("the client stopped waiting"),
-            cancellable: method != "initialize",
-        };
-        self.send_hinted(
-            JsonRpcMessage::Request(Request {
-                id: RequestId::Number(id),
-                method: method.to_string(),
-                params,
-            }),
-            alone,
-        )?;
-
-        let timeout = options
-            .timeout
-            .unwrap_or_else(|| self.default_timeout(method));
-        let started = Instant::now();
-        let hard_deadline = options.max_total_timeout.map(|max| started + max);
-        let mut deadline = started + timeout;
-        loop {
-            let wake = hard_deadline.map_or(deadline, |hard| hard.min(deadline));
-            tokio::select! {
-                reply = &mut reply_rx => {
-                    guard.cancel_reason = None;
-                    // Progress sent before the answer is delivered before it.
-                    if let (Some(rx), Some(callback)) = (&mut progress_rx, &options.progress) {
-                        while let Ok(progress) = rx.try_recv() {
-                            callback(progress);
-                        }
-                    }
-                    let reply = reply.unwrap_or_else(|_| Err(self.ended_error()))?;
-                    return reply.map_err(|error| TransportError::Rpc {
-                        server: self.server.clone(),
-                        method: method.to_string(),
-                        code: error.code,
-                        message: error.message,
-                        data: error.data.map(Box::new),
-                    });
-                }
-                Some(progress) = recv_progress(&mut progress_rx) => {
-                    deadline = Instant::now() + timeout;
-                    if let Some(callback) = &options.progress {
-                        callback(progress);
-                    }
-                }
-                () = tokio::time::sleep_until(wake) => {
-                    guard.cancel_reason = Some("timed out");
-                    return Err(TransportError::Timeout {
-                        server: self.server.clone(),
-                        method: method.to_string(),
-                        after: Instant::now().duration_since(started),
-                    });
-                }
-            }
-        }
-    }
-}
-
-async fn recv_progress(rx: &mut Option<mpsc::UnboundedReceiver<Progress>>) -> Option<Progress> {
-    match rx {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-fn with_progress_token(params: Option<Value>, id: i64) -> Value {
-    let mut params = match params {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
-    };
-    let meta = params
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert("progressToken".to_string(), Value::from(id));
-    }
-    Value::Object(params)
-}
-
-/// Removes a request from the table when its caller stops waiting, and
-/// tells the server with `notifications/cancelled` unless it was answered.
-struct InFlight<'a> {
-    shared: &'a Arc<Shared>,
-    id: i64,
-    cancel_reason: Option<&'static str>,
-    cancellable: bool,
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        let removed = lock(&self.shared.pending).entries.remove(&self.id);
-        if let (Some(_), Some(reason), true) = (removed, self.cancel_reason, self.cancellable) {
-            let _ = self.shared.send(JsonRpcMessage::notification(
-                "notifications/cancelled",
-                Some(json!({ "requestId": self.id, "reason": reason })),
-            ));
-        }
-    }
 }
 
 /// Aborts the driver task when the session is dropped.
@@ -570,29 +375,34 @@ impl ClientSession {
         };
         let result = match shared.request("initialize", Some(params), &call).await {
             Ok(result) => result,
-            Err(TransportError::Timeout { after, .. }) => {
-                return Err(TransportError::ConnectTimeout {
+            Err(e) => {
+                let TransportErrorKind::Timeout { after, .. } = e.kind() else {
+                    return Err(e);
+                };
+                return Err(TransportError::new(
                     server,
-                    after,
-                    stderr_tail: shared
-                        .stderr
-                        .as_ref()
-                        .map(StderrTail::snapshot)
-                        .unwrap_or_default(),
-                });
+                    TransportErrorKind::ConnectTimeout {
+                        after: *after,
+                        stderr_tail: shared
+                            .stderr
+                            .as_ref()
+                            .map(StderrTail::snapshot)
+                            .unwrap_or_default(),
+                    },
+                ));
             }
-            Err(e) => return Err(e),
         };
-        let init: InitializeResult =
-            crate::codec::from_value(result).map_err(|e| TransportError::Protocol {
-                server: server.clone(),
-                message: format!("invalid initialize result: {e}"),
-            })?;
+        let init: InitializeResult = crate::codec::from_value(result).map_err(|e| {
+            TransportError::protocol(&*server, format!("invalid initialize result: {e}"))
+                .with_source(e)
+        })?;
         if !KNOWN_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
-            return Err(TransportError::UnsupportedVersion {
+            return Err(TransportError::new(
                 server,
-                version: init.protocol_version,
-            });
+                TransportErrorKind::UnsupportedVersion {
+                    version: init.protocol_version,
+                },
+            ));
         }
         shared.send(JsonRpcMessage::notification(
             "notifications/initialized",
@@ -768,284 +578,27 @@ impl ClientSession {
     }
 
     fn parse<T: DeserializeOwned>(&self, method: &str, result: Value) -> Result<T, TransportError> {
-        crate::codec::from_value(result).map_err(|e| TransportError::Protocol {
-            server: self.shared.server.clone(),
-            message: format!("invalid {method} result: {e}"),
+        crate::codec::from_value(result).map_err(|e| {
+            TransportError::protocol(
+                &*self.shared.server,
+                format!("invalid {method} result: {e}"),
+            )
+            .with_source(e)
         })
     }
 
     fn limit_error(&self, method: &str, what: String) -> TransportError {
-        TransportError::Protocol {
-            server: self.shared.server.clone(),
-            message: format!("{method}: {what}"),
-        }
-    }
-
-    /// Follows `nextCursor` until the last page, refusing a repeated cursor
-    /// and stopping with an error past any [`ListLimits`] cap.
-    async fn list_all<T: DeserializeOwned>(
-        &self,
-        method: &str,
-        field: &str,
-        capability: &str,
-    ) -> Result<Vec<T>, TransportError> {
-        if self.shared.options.respect_capabilities && !self.has_capability(capability) {
-            return Ok(Vec::new());
-        }
-        let limits = self.shared.options.list_limits;
-        let mut items = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        let mut bytes = 0usize;
-        for page in 1.. {
-            if page > limits.max_pages {
-                return Err(
-                    self.limit_error(method, format!("more than {} pages", limits.max_pages))
-                );
-            }
-            let params = cursor.take().map(|cursor| json!({ "cursor": cursor }));
-            let mut result = self.request(method, params).await?;
-            bytes += json_size(&result);
-            if bytes > limits.max_bytes {
-                return Err(self.limit_error(
-                    method,
-                    format!("more than {} bytes of results", limits.max_bytes),
-                ));
-            }
-            let Some(Value::Array(entries)) = result.get_mut(field).map(Value::take) else {
-                return Err(self.limit_error(method, format!("result has no {field:?} array")));
-            };
-            for entry in entries {
-                match crate::codec::from_value::<T>(entry) {
-                    Ok(item) => items.push(item),
-                    Err(e) => tracing::warn!(
-                        server = %self.shared.server,
-                        method,
-                        error = %e,
-                        "skipping an invalid list entry"
-                    ),
-                }
-            }
-            if items.len() > limits.max_items {
-                return Err(
-                    self.limit_error(method, format!("more than {} items", limits.max_items))
-                );
-            }
-            match result.get("nextCursor") {
-                Some(Value::String(next)) if !next.is_empty() => {
-                    if !seen.insert(next.clone()) {
-                        return Err(self
-                            .limit_error(method, format!("server repeated the cursor {next:?}")));
-                    }
-                    cursor = Some(next.clone());
-                }
-                _ => break,
-            }
-        }
-        Ok(items)
+        TransportError::protocol(&*self.shared.server, format!("{method}: {what}"))
     }
 
     /// Closes the connection gracefully (for stdio: close stdin, then
     /// SIGTERM, then SIGKILL). Requests still in flight fail with
-    /// [`TransportError::Closed`]. Closing twice is fine.
+    /// [`TransportErrorKind::Closed`]. Closing twice is fine.
     pub async fn close(&self) -> Result<(), TransportError> {
         let (reply_tx, reply_rx) = oneshot::channel();
         if self.shared.commands.send(Command::Close(reply_tx)).is_err() {
             return Ok(());
         }
         reply_rx.await.unwrap_or(Ok(()))
-    }
-}
-
-/// Size of a value as compact JSON, without allocating it.
-fn json_size(value: &Value) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
-}
-
-/// The driver: owns the transport, forwards commands out and dispatches
-/// messages in, until the connection ends or the session is closed.
-async fn drive(
-    mut transport: Box<dyn Transport>,
-    shared: Arc<Shared>,
-    mut commands: mpsc::UnboundedReceiver<Command>,
-) {
-    // Server→client request handlers; dropping the set (when the driver ends
-    // or is aborted) aborts them.
-    let mut handlers = tokio::task::JoinSet::new();
-    let reason = loop {
-        tokio::select! {
-            command = commands.recv() => match command {
-                Some(Command::Send(message)) => {
-                    if let Err(e) = transport.send(message).await {
-                        break e;
-                    }
-                }
-                Some(Command::Close(reply)) => {
-                    shared.end(shared.closed_error());
-                    handlers.abort_all();
-                    let result = transport.close().await;
-                    let _ = reply.send(result);
-                    return;
-                }
-                None => break shared.closed_error(),
-            },
-            incoming = transport.receive() => match incoming {
-                Ok(Some(message)) => {
-                    if let Err(e) = dispatch(&shared, &mut transport, &mut handlers, message).await {
-                        break e;
-                    }
-                }
-                Ok(None) => break shared.closed_error(),
-                Err(e) => break e,
-            },
-            Some(_) = handlers.join_next(), if !handlers.is_empty() => {}
-        }
-    };
-    tracing::debug!(server = %shared.server, reason = %reason, "connection ended");
-    shared.end(reason);
-    handlers.abort_all();
-    // Reap the process / release the connection. Later `close()` calls find
-    // the command channel gone and return at once.
-    drop(commands);
-    if let Err(e) = transport.close().await {
-        tracing::debug!(server = %shared.server, error = %e, "close after the connection ended");
-    }
-}
-
-async fn dispatch(
-    shared: &Arc<Shared>,
-    transport: &mut Box<dyn Transport>,
-    handlers: &mut tokio::task::JoinSet<()>,
-    message: JsonRpcMessage,
-) -> Result<(), TransportError> {
-    match message {
-        JsonRpcMessage::Response(response) => deliver(shared, response),
-        JsonRpcMessage::Notification(notification) => notify(shared, notification),
-        JsonRpcMessage::Request(request) if request.method == "ping" => {
-            transport
-                .send(JsonRpcMessage::result(request.id, json!({})))
-                .await?;
-        }
-        JsonRpcMessage::Request(request) => {
-            let Some(handler) = shared.options.handler.clone() else {
-                let error = ErrorObject::method_not_found(&request.method);
-                transport
-                    .send(JsonRpcMessage::error(Some(request.id), error))
-                    .await?;
-                return Ok(());
-            };
-            let task_shared = Arc::clone(shared);
-            let id = request.id.clone();
-            // Held across the spawn so the task cannot remove its entry
-            // before it is inserted.
-            let mut in_flight = lock(&shared.server_requests);
-            let abort = handlers.spawn(async move {
-                let outcome = handler
-                    .handle_request(&request.method, request.params)
-                    .await;
-                lock(&task_shared.server_requests).remove(&request.id);
-                let _ = task_shared.send(JsonRpcMessage::Response(Response {
-                    id: Some(request.id),
-                    outcome,
-                }));
-            });
-            in_flight.insert(id, abort);
-        }
-    }
-    Ok(())
-}
-
-fn deliver(shared: &Shared, response: Response) {
-    let key = match &response.id {
-        Some(RequestId::Number(n)) => Some(*n),
-        // Some bridges turn numeric ids into strings.
-        Some(RequestId::String(s)) => s.parse::<i64>().ok(),
-        None => None,
-    };
-    let Some(key) = key else {
-        match response.outcome {
-            Err(error) => tracing::warn!(
-                server = %shared.server,
-                code = error.code,
-                message = %error.message,
-                "server sent an error for no request"
-            ),
-            Ok(_) => tracing::debug!(server = %shared.server, "response with an unknown id"),
-        }
-        return;
-    };
-    let pending = lock(&shared.pending).entries.remove(&key);
-    match pending {
-        Some(pending) => {
-            let _ = pending.reply.send(Ok(response.outcome));
-        }
-        None => {
-            tracing::debug!(server = %shared.server, id = key, "response for no pending request")
-        }
-    }
-}
-
-fn notify(shared: &Shared, notification: Notification) {
-    let event = match notification.method.as_str() {
-        "notifications/progress" => {
-            deliver_progress(shared, notification.params.as_ref());
-            return;
-        }
-        "notifications/cancelled" => {
-            let id = notification
-                .params
-                .as_ref()
-                .and_then(|p| p.get("requestId"))
-                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-            if let Some(abort) = id.and_then(|id| lock(&shared.server_requests).remove(&id)) {
-                abort.abort();
-            }
-            return;
-        }
-        "notifications/tools/list_changed" => ServerEvent::ListChanged(ListKind::Tools),
-        "notifications/resources/list_changed" => ServerEvent::ListChanged(ListKind::Resources),
-        "notifications/prompts/list_changed" => ServerEvent::ListChanged(ListKind::Prompts),
-        _ => ServerEvent::Notification(notification),
-    };
-    // No subscriber is fine: events are optional for the host.
-    if let Some(events) = lock(&shared.events).as_ref() {
-        let _ = events.send(event);
-    }
-}
-
-fn deliver_progress(shared: &Shared, params: Option<&Value>) {
-    let Some(params) = params else { return };
-    let token = match params.get("progressToken") {
-        Some(Value::Number(n)) => n.as_i64(),
-        Some(Value::String(s)) => s.parse::<i64>().ok(),
-        _ => None,
-    };
-    let Some(token) = token else { return };
-    let progress = Progress {
-        progress: params
-            .get("progress")
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0),
-        total: params.get("total").and_then(Value::as_f64),
-        message: params
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-    };
-    let table = lock(&shared.pending);
-    if let Some(sender) = table.entries.get(&token).and_then(|p| p.progress.as_ref()) {
-        let _ = sender.send(progress);
     }
 }

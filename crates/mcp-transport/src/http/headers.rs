@@ -1,0 +1,170 @@
+//! Per-request headers of one HTTP connection: static headers,
+//! `headersHelper` output and bearer tokens from an [`AuthProvider`], with
+//! the 401/403 challenge retry. Values are secrets: they are marked
+//! sensitive and never appear in a log or an error.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::Mutex;
+
+use super::{HttpOptions, io_error, reqwest_error};
+use crate::headers_helper::run_headers_helper;
+use crate::transport::TransportError;
+
+/// Headers added to every request of one connection.
+#[derive(Debug)]
+pub(crate) struct RequestHeaders {
+    server: String,
+    url: String,
+    fixed: HeaderMap,
+    helper: Option<String>,
+    helper_headers: Mutex<HeaderMap>,
+    auth: Option<Arc<dyn AuthProvider>>,
+}
+
+impl RequestHeaders {
+    /// Validates static headers and runs the helper once.
+    pub(crate) async fn new(options: &HttpOptions) -> Result<Self, TransportError> {
+        let fixed = to_header_map(&options.server, "headers", &options.headers)?;
+        let headers = RequestHeaders {
+            server: options.server.clone(),
+            url: options.url.clone(),
+            fixed,
+            helper: options.headers_helper.clone(),
+            helper_headers: Mutex::new(HeaderMap::new()),
+            auth: options.auth.clone(),
+        };
+        headers.refresh_helper().await?;
+        Ok(headers)
+    }
+
+    /// Re-runs the helper (after a 401 its headers may be stale).
+    async fn refresh_helper(&self) -> Result<bool, TransportError> {
+        let Some(command) = &self.helper else {
+            return Ok(false);
+        };
+        let map = run_headers_helper(&self.server, &self.url, command).await?;
+        *self.helper_headers.lock().await =
+            to_header_map(&self.server, "headersHelper output", &map)?;
+        Ok(true)
+    }
+
+    /// Adds static, helper and auth headers to a request; also returns the
+    /// fingerprint of the `Authorization` value sent, for a challenge.
+    async fn apply(
+        &self,
+        mut builder: reqwest::RequestBuilder,
+    ) -> Result<(reqwest::RequestBuilder, Option<String>), TransportError> {
+        let mut sent = None;
+        builder = builder.headers(self.fixed.clone());
+        builder = builder.headers(self.helper_headers.lock().await.clone());
+        if let Some(auth) = &self.auth {
+            let value = auth
+                .authorization()
+                .await
+                .map_err(|e| io_error(&self.server, e.to_string()))?;
+            if let Some(value) = value {
+                let mut v = HeaderValue::from_str(&value).map_err(|_| {
+                    io_error(
+                        &self.server,
+                        "the auth provider returned an invalid Authorization value",
+                    )
+                })?;
+                v.set_sensitive(true);
+                builder = builder.header(reqwest::header::AUTHORIZATION, v);
+                sent = Some(mcp_oauth::authorization_fingerprint(&value));
+            }
+        }
+        Ok((builder, sent))
+    }
+
+    /// Sends the request `build` makes, with every header applied. On a 401
+    /// (or a 403 `insufficient_scope`) asks the auth provider and, if it has
+    /// new credentials (or the helper could be re-run), sends once more.
+    /// Each kind of challenge is answered at most once per request, so a
+    /// 401 followed by a 403 step-up (new token, then more scope) still
+    /// succeeds, and a request is sent at most three times.
+    pub(crate) async fn send(
+        &self,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, TransportError> {
+        let mut answered_401 = false;
+        let mut answered_403 = false;
+        loop {
+            let (request, sent_authorization) = self.apply(build()).await?;
+            let response = request
+                .send()
+                .await
+                .map_err(|e| reqwest_error(&self.server, e))?;
+            let status = response.status().as_u16();
+            let www_authenticate = response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let answered = match status {
+                401 => &mut answered_401,
+                403 if www_authenticate
+                    .as_deref()
+                    .is_some_and(|w| w.contains("insufficient_scope")) =>
+                {
+                    &mut answered_403
+                }
+                _ => return Ok(response),
+            };
+            if *answered {
+                return Ok(response);
+            }
+            *answered = true;
+            let mut retry = false;
+            if let Some(auth) = &self.auth {
+                let challenge = Challenge {
+                    status,
+                    www_authenticate,
+                    url: self.url.clone(),
+                    refused_authorization: sent_authorization,
+                };
+                let outcome = auth
+                    .on_challenge(&challenge)
+                    .await
+                    .map_err(|e| io_error(&self.server, e.to_string()))?;
+                retry = outcome == ChallengeOutcome::Retry;
+            } else if self.helper.is_some() {
+                retry = self.refresh_helper().await?;
+            }
+            if !retry {
+                return Ok(response);
+            }
+        }
+    }
+}
+
+/// Checks and converts headers (`what` names where they come from in
+/// errors); every value is marked sensitive, so it never reaches a log.
+pub(crate) fn to_header_map(
+    server: &str,
+    what: &str,
+    map: &BTreeMap<String, String>,
+) -> Result<HeaderMap, TransportError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in map {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            io_error(
+                server,
+                format!("{what}: `{name}` is not a valid header name"),
+            )
+        })?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            io_error(
+                server,
+                format!("{what}: the value of `{name}` is not a valid header value"),
+            )
+        })?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}

@@ -1,0 +1,185 @@
+//! What the HTTP-based transports (streamable HTTP, legacy SSE, the claude.ai
+//! proxy; WebSocket for its handshake headers) share: the options a host
+//! passes, the client, and reqwest failures as transport errors, here;
+//! per-request headers with the 401/403 challenge retry in [`headers`];
+//! reading answers in [`status`]; server-sent events as JSON-RPC messages
+//! in [`sse_frame`].
+//!
+//! Header values are secrets: they are never logged and never appear in an
+//! error message.
+
+mod headers;
+mod sse_frame;
+mod status;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_oauth::AuthProvider;
+
+pub(crate) use headers::{RequestHeaders, to_header_map};
+pub use sse_frame::decode_sse_body;
+pub(crate) use sse_frame::{decode_payload, is_message_event, sse_events, too_large_answers};
+pub(crate) use status::{media_type, read_body_capped, unexpected_status};
+
+use crate::codec::Codec;
+use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
+use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
+
+/// JSON-RPC error code of answers the transport makes up itself when a request
+/// could not be delivered or its answer was lost (HTTP error, broken stream).
+pub const TRANSPORT_ERROR_CODE: i64 = -32000;
+
+/// Everything an HTTP-based transport needs to reach one server.
+#[derive(Clone)]
+pub struct HttpOptions {
+    /// The server's configured name, used in every error.
+    pub server: String,
+    /// The MCP endpoint (streamable HTTP) or the SSE url (legacy SSE).
+    pub url: String,
+    /// Static headers sent with every request; values are secrets.
+    pub headers: BTreeMap<String, String>,
+    /// A command whose stdout is a JSON object of extra headers.
+    pub headers_helper: Option<String>,
+    /// Supplies `Authorization` and handles 401/403 challenges.
+    pub auth: Option<Arc<dyn AuthProvider>>,
+    /// Limit for establishing a connection (TCP + TLS) and, for legacy SSE,
+    /// for the `endpoint` event.
+    pub connect_timeout: Duration,
+}
+
+impl HttpOptions {
+    /// Options with no headers, no helper, no auth and the default connect
+    /// timeout.
+    pub fn new(server: impl Into<String>, url: impl Into<String>) -> Self {
+        HttpOptions {
+            server: server.into(),
+            url: url.into(),
+            headers: BTreeMap::new(),
+            headers_helper: None,
+            auth: None,
+            connect_timeout: mcp_config::types::DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header values never reach a log: only the names.
+        f.debug_struct("HttpOptions")
+            .field("server", &self.server)
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("headers_helper", &self.headers_helper.is_some())
+            .field("auth", &self.auth.is_some())
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+/// Chooses the credentials for each remote server the host connects to
+/// (typically an OAuth client keyed by server name and url).
+pub trait AuthProviders: Send + Sync + std::fmt::Debug {
+    /// The provider for `server`, or `None` to send no `Authorization`.
+    fn provider_for(&self, server: &mcp_config::ServerConfig) -> Option<Arc<dyn AuthProvider>>;
+}
+
+pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportError {
+    TransportError::io(server, message)
+}
+
+/// Builds the HTTP client: rustls, connect timeout, no overall timeout (SSE
+/// streams live as long as the session), and redirects followed only within
+/// the server's origin, so headers never travel to another one.
+pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, TransportError> {
+    reqwest::Client::builder()
+        .connect_timeout(options.connect_timeout)
+        .redirect(mcp_oauth::redirect::same_origin_only())
+        .build()
+        .map_err(|e| {
+            io_error(
+                &options.server,
+                format!("cannot build the HTTP client: {e}"),
+            )
+        })
+}
+
+/// Whether hyper, underneath reqwest, saw the connection end before a
+/// complete answer.
+fn closed_unanswered(e: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let hung_up = s
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(|h| h.is_incomplete_message() || h.is_closed() || h.is_canceled());
+        if hung_up {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// A reqwest error as a transport error, without the url (whose query may
+/// hold a token): its [`HttpFailure`] and the innermost cause's text.
+pub(crate) fn reqwest_error(server: &str, e: reqwest::Error) -> TransportError {
+    let failure = if e.is_connect() {
+        HttpFailure::CannotConnect
+    } else if closed_unanswered(&e) {
+        HttpFailure::ClosedUnanswered
+    } else if e.is_redirect() {
+        HttpFailure::Redirect
+    } else if e.is_timeout() {
+        HttpFailure::Timeout
+    } else if e.is_body() || e.is_decode() {
+        HttpFailure::Body
+    } else {
+        HttpFailure::Request
+    };
+    let mut source = std::error::Error::source(&e);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    TransportError::new(server, TransportErrorKind::Http { failure, detail })
+}
+
+/// Encodes a message as its JSON text.
+pub(crate) fn encode(message: &JsonRpcMessage) -> String {
+    // serde_json writes UTF-8, so this takes the buffer without a copy.
+    String::from_utf8(Codec::default().encode(message))
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Runs `exchange`, failing with an error naming `what` when it takes
+/// longer than `limit`: a server that takes nothing must not hold the
+/// session's driver forever.
+pub(crate) async fn within<T>(
+    server: &str,
+    what: &str,
+    limit: Duration,
+    exchange: impl std::future::Future<Output = Result<T, TransportError>>,
+) -> Result<T, TransportError> {
+    tokio::time::timeout(limit, exchange)
+        .await
+        .unwrap_or_else(|_| {
+            Err(io_error(
+                server,
+                format!("{what}: no answer within {} ms", limit.as_millis()),
+            ))
+        })
+}
+
+/// An answer the transport makes up for a request whose real answer is lost.
+pub(crate) fn synthetic_error(id: RequestId, message: String) -> JsonRpcMessage {
+    JsonRpcMessage::Response(Response {
+        id: Some(id),
+        outcome: Err(ErrorObject {
+            code: TRANSPORT_ERROR_CODE,
+            message,
+            data: None,
+        }),
+    })
+}

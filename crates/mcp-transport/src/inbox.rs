@@ -1,0 +1,149 @@
+//! The receiving side the network transports (streamable HTTP, legacy SSE,
+//! WebSocket) share: background tasks read the wire and hand what they
+//! decode to an [`Inbox`] through a [`Delivery`]; the transport's
+//! `receive` reads the inbox.
+//!
+//! Reading on tasks and handing over through a channel is what keeps
+//! `receive` cancel-safe. The inbox owns the tasks: they are aborted when
+//! it is closed, when a task reports the connection lost, and when the
+//! transport is dropped, so no reader outlives its connection.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use crate::http::decode_payload;
+use crate::message::JsonRpcMessage;
+use crate::transport::TransportError;
+
+type Inbound = Result<JsonRpcMessage, TransportError>;
+
+/// Messages from the server, and the tasks that read them.
+#[derive(Debug)]
+pub(crate) struct Inbox {
+    incoming: mpsc::UnboundedReceiver<Inbound>,
+    tasks: Tasks,
+    closed: bool,
+}
+
+/// The handle tasks deliver into an [`Inbox`] with.
+#[derive(Debug, Clone)]
+pub(crate) struct Delivery {
+    server: Arc<str>,
+    incoming: mpsc::UnboundedSender<Inbound>,
+}
+
+/// The tasks of one connection, aborted together (see [`Inbox`]). Tasks
+/// may spawn more tasks through a clone.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tasks {
+    handles: Arc<Mutex<Vec<AbortHandle>>>,
+}
+
+impl Inbox {
+    /// An empty inbox for `server`, and the handle to deliver into it.
+    pub(crate) fn new(server: &str) -> (Inbox, Delivery) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let inbox = Inbox {
+            incoming: rx,
+            tasks: Tasks::default(),
+            closed: false,
+        };
+        let delivery = Delivery {
+            server: Arc::from(server),
+            incoming: tx,
+        };
+        (inbox, delivery)
+    }
+
+    /// The task set the inbox aborts, for spawning readers.
+    pub(crate) fn tasks(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    /// The next message; `Ok(None)` once the inbox is closed or every
+    /// delivery handle is gone. An error (the connection is lost) closes
+    /// the inbox.
+    pub(crate) async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
+        if self.closed {
+            return Ok(None);
+        }
+        match self.incoming.recv().await {
+            Some(Ok(message)) => Ok(Some(message)),
+            Some(Err(error)) => {
+                self.close();
+                Err(error)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Stops every task; `receive` returns `Ok(None)` from now on.
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+        self.tasks.abort_all();
+    }
+
+    /// Whether [`Inbox::close`] ran (or a task reported the connection lost).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        self.tasks.abort_all();
+    }
+}
+
+impl Delivery {
+    /// Hands one message to the inbox; false once the inbox is gone (the
+    /// transport was dropped), when a reader should stop.
+    pub(crate) fn message(&self, message: JsonRpcMessage) -> bool {
+        self.incoming.send(Ok(message)).is_ok()
+    }
+
+    /// Ends the connection with `error`.
+    pub(crate) fn lost(&self, error: TransportError) {
+        let _ = self.incoming.send(Err(error));
+    }
+
+    /// Decodes one frame or event (`what`, for the log) and delivers its
+    /// messages; false once the inbox is gone.
+    pub(crate) fn payload(&self, payload: &[u8], what: &str) -> bool {
+        self.decode(payload, what)
+            .into_iter()
+            .all(|message| self.message(message))
+    }
+
+    /// The messages of one frame or event; an undecodable one is logged
+    /// and yields what could be saved (error answers for the requests it
+    /// answered, the good elements of a batch).
+    pub(crate) fn decode(&self, payload: &[u8], what: &str) -> Vec<JsonRpcMessage> {
+        decode_payload(payload).unwrap_or_else(|undecodable| {
+            tracing::warn!(server = %self.server, error = %undecodable.error, "skipping an undecodable {what}");
+            undecodable.salvaged
+        })
+    }
+}
+
+impl Tasks {
+    /// Runs `task` until it ends or the set is aborted.
+    pub(crate) fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        let handle = tokio::spawn(task).abort_handle();
+        let mut handles = lock(&self.handles);
+        handles.retain(|t| !t.is_finished());
+        handles.push(handle);
+    }
+
+    fn abort_all(&self) {
+        for task in lock(&self.handles).drain(..) {
+            task.abort();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

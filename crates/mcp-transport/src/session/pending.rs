@@ -1,0 +1,219 @@
+//! Requests in flight: the table that matches answers to callers, the
+//! request path (send, wait with timeout and progress, cancel on drop) and
+//! how the end of a connection fails every waiting caller.
+
+use super::*;
+
+/// What the driver hands back to a waiting caller.
+pub(super) type Reply = Result<Result<Value, ErrorObject>, TransportError>;
+
+pub(super) struct Pending {
+    pub(super) reply: oneshot::Sender<Reply>,
+    pub(super) progress: Option<mpsc::UnboundedSender<Progress>>,
+}
+
+/// Requests in flight, and why the connection ended once it has.
+#[derive(Default)]
+pub(super) struct PendingTable {
+    pub(super) entries: HashMap<i64, Pending>,
+    pub(super) ended: Option<TransportError>,
+}
+
+impl Shared {
+    pub(super) fn closed_error(&self) -> TransportError {
+        TransportError::closed(&*self.server)
+    }
+
+    pub(super) fn send(&self, message: JsonRpcMessage) -> Result<(), TransportError> {
+        self.send_hinted(message, true)
+    }
+
+    /// Sends a message; `alone` says no other request is in flight (so the
+    /// transport need not wait to batch it with others).
+    pub(super) fn send_hinted(
+        &self,
+        message: JsonRpcMessage,
+        alone: bool,
+    ) -> Result<(), TransportError> {
+        if let Some(direct) = &self.direct {
+            return direct
+                .send_hinted(message, alone)
+                .map_err(|_| self.ended_error());
+        }
+        self.commands
+            .send(Command::Send(message))
+            .map_err(|_| self.ended_error())
+    }
+
+    pub(super) fn ended_error(&self) -> TransportError {
+        lock(&self.pending)
+            .ended
+            .clone()
+            .unwrap_or_else(|| self.closed_error())
+    }
+
+    /// Marks the connection ended and fails every request in flight.
+    pub(super) fn end(&self, reason: TransportError) {
+        let drained: Vec<Pending> = {
+            let mut table = lock(&self.pending);
+            if table.ended.is_none() {
+                table.ended = Some(reason.clone());
+            }
+            table.entries.drain().map(|(_, pending)| pending).collect()
+        };
+        let reason = self.ended_error();
+        for pending in drained {
+            let _ = pending.reply.send(Err(reason.clone()));
+        }
+        self.ended.send_replace(Some(reason));
+    }
+
+    pub(super) fn default_timeout(&self, method: &str) -> Duration {
+        match method {
+            "initialize" => self.options.connect_timeout,
+            "tools/call" => self.options.tool_call_timeout,
+            _ => self.options.request_timeout,
+        }
+    }
+
+    pub(super) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Value, TransportError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply_tx, mut reply_rx) = oneshot::channel();
+        let (progress_tx, mut progress_rx) = match options.progress {
+            Some(_) => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
+        let params = if progress_tx.is_some() {
+            Some(with_progress_token(params, id))
+        } else {
+            params
+        };
+        let alone = {
+            let mut table = lock(&self.pending);
+            if let Some(reason) = &table.ended {
+                return Err(reason.clone());
+            }
+            table.entries.insert(
+                id,
+                Pending {
+                    reply: reply_tx,
+                    progress: progress_tx,
+                },
+            );
+            table.entries.len() == 1
+        };
+        let mut guard = InFlight {
+            shared: self,
+            id,
+            cancel_reason: Some("the client stopped waiting"),
+            cancellable: method != "initialize",
+        };
+        self.send_hinted(
+            JsonRpcMessage::Request(Request {
+                id: RequestId::Number(id),
+                method: method.to_string(),
+                params,
+            }),
+            alone,
+        )?;
+
+        let timeout = options
+            .timeout
+            .unwrap_or_else(|| self.default_timeout(method));
+        let started = Instant::now();
+        let hard_deadline = options.max_total_timeout.map(|max| started + max);
+        let mut deadline = started + timeout;
+        loop {
+            let wake = hard_deadline.map_or(deadline, |hard| hard.min(deadline));
+            tokio::select! {
+                reply = &mut reply_rx => {
+                    guard.cancel_reason = None;
+                    // Progress sent before the answer is delivered before it.
+                    if let (Some(rx), Some(callback)) = (&mut progress_rx, &options.progress) {
+                        while let Ok(progress) = rx.try_recv() {
+                            callback(progress);
+                        }
+                    }
+                    let reply = reply.unwrap_or_else(|_| Err(self.ended_error()))?;
+                    return reply.map_err(|error| {
+                        TransportError::new(
+                            &*self.server,
+                            TransportErrorKind::Rpc {
+                                method: method.to_string(),
+                                code: error.code,
+                                message: error.message,
+                                data: error.data.map(Box::new),
+                            },
+                        )
+                    });
+                }
+                Some(progress) = recv_progress(&mut progress_rx) => {
+                    deadline = Instant::now() + timeout;
+                    if let Some(callback) = &options.progress {
+                        callback(progress);
+                    }
+                }
+                () = tokio::time::sleep_until(wake) => {
+                    guard.cancel_reason = Some("timed out");
+                    return Err(TransportError::new(
+                        &*self.server,
+                        TransportErrorKind::Timeout {
+                            method: method.to_string(),
+                            after: Instant::now().duration_since(started),
+                        },
+                    ));
+                }
+            }
+        }
+    }
+}
+
+async fn recv_progress(rx: &mut Option<mpsc::UnboundedReceiver<Progress>>) -> Option<Progress> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn with_progress_token(params: Option<Value>, id: i64) -> Value {
+    let mut params = match params {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert("progressToken".to_string(), Value::from(id));
+    }
+    Value::Object(params)
+}
+
+/// Removes a request from the table when its caller stops waiting, and
+/// tells the server with `notifications/cancelled` unless it was answered.
+struct InFlight<'a> {
+    shared: &'a Arc<Shared>,
+    id: i64,
+    cancel_reason: Option<&'static str>,
+    cancellable: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let removed = lock(&self.shared.pending).entries.remove(&self.id);
+        if let (Some(_), Some(reason), true) = (removed, self.cancel_reason, self.cancellable) {
+            let _ = self.shared.send(JsonRpcMessage::notification(
+                "notifications/cancelled",
+                Some(json!({ "requestId": self.id, "reason": reason })),
+            ));
+        }
+    }
+}
