@@ -52,8 +52,8 @@ pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection}
 pub use naming::NamingStyle;
 pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
 pub use runtime::{
-    Connection, Connector, RuntimeLease, RuntimeManager, RuntimeOptions, ServerEvents,
-    SessionRuntime,
+    ConnectReport, Connection, Connector, RuntimeLease, RuntimeManager, RuntimeOptions,
+    ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,
 };
 pub use schema::{ProviderProfile, SchemaLimits};
 pub use servers::ServerSet;

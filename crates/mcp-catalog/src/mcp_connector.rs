@@ -17,7 +17,7 @@ use tokio::task::AbortHandle;
 
 use crate::catalog::ServerFeatures;
 use crate::error::CatalogError;
-use crate::runtime::{Connection, Connector, ServerEvents};
+use crate::runtime::{Connection, Connector, ServerEvents, ServerIdentity};
 
 /// Server events a session opened by the catalog keeps for its listener.
 /// The catalog only watches for tool-list changes and counts a lag as one,
@@ -193,6 +193,50 @@ impl Connection for SessionConnection {
             .call_tool_with(name, Some(arguments), &options)
             .await
             .map_err(|error| self.error("tools/call", error))
+    }
+
+    async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Value, CatalogError> {
+        let options = CallOptions {
+            progress,
+            ..CallOptions::default()
+        }
+        .timeout(timeout);
+        let params = json!({ "name": name, "arguments": arguments });
+        self.session
+            .request_with("tools/call", Some(params), &options)
+            .await
+            .map_err(|error| self.error("tools/call", error))
+    }
+
+    fn identity(&self) -> Option<ServerIdentity> {
+        let info = &self.session.initialize_result().server_info;
+        Some(ServerIdentity {
+            protocol_version: self.session.protocol_version().to_owned(),
+            name: info.name.clone(),
+            version: info.version.clone(),
+        })
+    }
+
+    async fn count_resources(&self) -> Result<usize, CatalogError> {
+        self.session
+            .list_resources()
+            .await
+            .map(|resources| resources.len())
+            .map_err(|error| self.error("resources/list", error))
+    }
+
+    async fn count_prompts(&self) -> Result<usize, CatalogError> {
+        self.session
+            .list_prompts()
+            .await
+            .map(|prompts| prompts.len())
+            .map_err(|error| self.error("prompts/list", error))
     }
 
     async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CatalogError> {

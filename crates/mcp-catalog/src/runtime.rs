@@ -82,6 +82,109 @@ pub trait Connection: Send + Sync {
 
     /// Closes the connection (for stdio: the whole shutdown sequence).
     async fn close(&self);
+
+    /// [`Connection::call_tool`], answering with the server's result as
+    /// it came, for hosts that show it. The default writes the parsed
+    /// result back as JSON.
+    async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Value, CatalogError> {
+        let result = self.call_tool(name, arguments, timeout, progress).await?;
+        // Serialising a `CallToolResult` cannot fail: it holds JSON only.
+        let raw = serde_json::to_value(&result).unwrap_or_default();
+        dispose_result(result);
+        Ok(raw)
+    }
+
+    /// What the server said about itself in `initialize`, when known.
+    fn identity(&self) -> Option<ServerIdentity> {
+        None
+    }
+
+    /// How many resources the server lists, over every page.
+    async fn count_resources(&self) -> Result<usize, CatalogError> {
+        count_pages(|cursor| self.list_resources(cursor), "resources").await
+    }
+
+    /// How many prompts the server lists, over every page.
+    async fn count_prompts(&self) -> Result<usize, CatalogError> {
+        count_pages(|cursor| self.list_prompts(cursor), "prompts").await
+    }
+}
+
+/// The pages a default count follows at most (a server that keeps
+/// answering with new cursors is not followed for ever).
+const MAX_COUNTED_PAGES: usize = 1000;
+
+/// Counts the items of a paged list, following `nextCursor` until it is
+/// absent or repeats.
+async fn count_pages<'a, F>(mut page: F, field: &str) -> Result<usize, CatalogError>
+where
+    F: FnMut(Option<String>) -> BoxFuture<'a, Result<Value, CatalogError>>,
+{
+    let mut count = 0;
+    let mut cursor = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..MAX_COUNTED_PAGES {
+        let listed = page(cursor.take()).await?;
+        count += listed
+            .get(field)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        match listed.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
+            _ => break,
+        }
+        deep::dispose(listed);
+    }
+    Ok(count)
+}
+
+/// A server's own account of itself, from its `initialize` answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerIdentity {
+    /// The protocol version both sides agreed on.
+    pub protocol_version: String,
+    pub name: String,
+    pub version: String,
+}
+
+/// What connecting to one server found (see [`SessionRuntime::probe`]).
+#[derive(Debug, Clone)]
+pub struct ConnectReport {
+    pub server: String,
+    /// From the start of the attempt until the connection was open (or
+    /// the attempt failed).
+    pub connect_time: Duration,
+    /// Set once the server is connected.
+    pub identity: Option<ServerIdentity>,
+    /// Set once every list was counted.
+    pub counts: Option<ServerCounts>,
+    /// Why connecting or counting failed.
+    pub error: Option<CatalogError>,
+}
+
+/// How many tools, resources and prompts a server lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerCounts {
+    pub tools: usize,
+    pub resources: usize,
+    pub prompts: usize,
+}
+
+/// A tool call's model output and the server's result it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallOutput {
+    /// The server's answer as it came: the `tools/call` result, or for a
+    /// utility tool the answer of the request it stands for.
+    pub raw: Value,
+    /// What a model is given, exactly as [`SessionRuntime::call_tool`]
+    /// returns it.
+    pub model: ModelResult,
 }
 
 /// Turns a server entry into a connected, initialised [`Connection`].
@@ -172,6 +275,10 @@ impl Default for RuntimeOptions {
 
 type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, CatalogError>>>;
 
+/// One connect attempt, shared by every caller that needs the server
+/// while it runs, so a server is never opened twice at once.
+type SharedConnect = Shared<BoxFuture<'static, Result<Arc<dyn Connection>, CatalogError>>>;
+
 struct Slot {
     config: ServerConfig,
     /// `config_hash` of the entry: a changed hash reconnects the server.
@@ -179,6 +286,8 @@ struct Slot {
     /// Changes whenever the slot gets a new config or connection.
     epoch: u64,
     connection: Option<Arc<dyn Connection>>,
+    /// The connect attempt under way for this epoch, if any.
+    connecting: Option<SharedConnect>,
     tools: Option<Arc<[Tool]>>,
     /// Bumped by `list_changed`; a listing that started before is stale.
     tools_epoch: u64,
@@ -213,7 +322,9 @@ struct RuntimeShared {
     connector: Arc<dyn Connector>,
     clock: Arc<dyn Clock>,
     options: RuntimeOptions,
-    connect_limit: Semaphore,
+    /// Shared with connect attempts, which hold no strong reference to the
+    /// runtime (a slot keeps its attempt).
+    connect_limit: Arc<Semaphore>,
     state: Mutex<State>,
     /// Prepared schemas of the last build, reused for unchanged servers.
     schemas: Mutex<SchemaCache>,
@@ -294,7 +405,7 @@ impl SessionRuntime {
                 .slots
                 .insert(server.name.clone(), Slot::new(server, epoch));
         }
-        let connect_limit = Semaphore::new(options.max_concurrent_connects.max(1));
+        let connect_limit = Arc::new(Semaphore::new(options.max_concurrent_connects.max(1)));
         SessionRuntime {
             shared: Arc::new(RuntimeShared {
                 session_id: session_id.into(),
@@ -400,32 +511,129 @@ impl SessionRuntime {
         arguments: Value,
         progress: Option<ProgressCallback>,
     ) -> Result<ModelResult, CatalogError> {
+        let (model, _) = self.invoke(tool, arguments, progress, false).await?;
+        Ok(model)
+    }
+
+    /// [`SessionRuntime::call_tool_with_progress`], answering with the
+    /// server's own result next to the model output (which is the same as
+    /// the other calls give).
+    pub async fn call_tool_raw(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+        progress: Option<ProgressCallback>,
+    ) -> Result<ToolCallOutput, CatalogError> {
+        let (model, raw) = self.invoke(tool, arguments, progress, true).await?;
+        Ok(ToolCallOutput {
+            raw: raw.unwrap_or_default(),
+            model,
+        })
+    }
+
+    /// The one call path: check, call (keeping the server's answer when
+    /// `keep_raw`), record the outcome, convert.
+    async fn invoke(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+        progress: Option<ProgressCallback>,
+        keep_raw: bool,
+    ) -> Result<(ModelResult, Option<Value>), CatalogError> {
         let arguments = tool.prepare_arguments(arguments)?;
         let server = tool.origin().server.as_str();
         let (connection, epoch, timeout) = self.shared.connection_for_call(server).await?;
+        let max_bytes = self.shared.options.max_result_bytes;
         let outcome = match &tool.origin().target {
-            ToolTarget::Tool { name } => {
-                connection
-                    .call_tool(name, arguments, timeout, progress)
-                    .await
-            }
-            ToolTarget::Utility { utility } => {
-                call_utility(
-                    connection.as_ref(),
-                    *utility,
-                    arguments,
-                    self.shared.options.max_result_bytes,
-                )
+            ToolTarget::Tool { name } if keep_raw => connection
+                .call_tool_raw(name, arguments, timeout, progress)
                 .await
+                .and_then(|raw| Ok((parse_call_result(server, &raw)?, Some(raw)))),
+            ToolTarget::Tool { name } => connection
+                .call_tool(name, arguments, timeout, progress)
+                .await
+                .map(|result| (result, None)),
+            ToolTarget::Utility { utility } => {
+                let call = UtilityCall {
+                    connection: connection.as_ref(),
+                    server,
+                    timeout,
+                    max_bytes,
+                };
+                call.run(*utility, arguments, keep_raw).await
             }
         };
         self.shared.record(server, epoch, outcome.is_ok());
-        let result = outcome?;
-        let converted = convert_result(&result, self.shared.options.max_result_bytes);
+        let (result, raw) = outcome?;
+        let converted = convert_result(&result, max_bytes);
         // The server's values may nest any depth; never drop them by
         // recursion.
         dispose_result(result);
-        Ok(converted)
+        Ok((converted, raw))
+    }
+
+    /// Connects `server` (or joins the attempt under way), then counts its
+    /// tools, resources and prompts, each list within the entry's request
+    /// timeout. Failures are reported, not returned.
+    pub async fn probe(&self, server: &str) -> ConnectReport {
+        let started = self.shared.clock.now();
+        let connected = self.shared.connection_for_call(server).await;
+        let mut report = ConnectReport {
+            server: server.to_owned(),
+            connect_time: self.shared.clock.now().saturating_duration_since(started),
+            identity: None,
+            counts: None,
+            error: None,
+        };
+        let connection = match connected {
+            Ok((connection, _, _)) => connection,
+            Err(error) => {
+                report.error = Some(error);
+                return report;
+            }
+        };
+        report.identity = connection.identity();
+        let request = {
+            let state = self.shared.lock();
+            state
+                .slots
+                .get(server)
+                .map(|slot| slot.config.timeouts.request)
+        }
+        .unwrap_or(mcp_config::Timeouts::default().request);
+        let features = connection.features();
+        let counted = async {
+            let tools = within(server, "tools/list", request, connection.list_tools())
+                .await?
+                .len();
+            let resources = match features.resources {
+                true => {
+                    within(
+                        server,
+                        "resources/list",
+                        request,
+                        connection.count_resources(),
+                    )
+                    .await?
+                }
+                false => 0,
+            };
+            let prompts = match features.prompts {
+                true => within(server, "prompts/list", request, connection.count_prompts()).await?,
+                false => 0,
+            };
+            Ok::<_, CatalogError>(ServerCounts {
+                tools,
+                resources,
+                prompts,
+            })
+        }
+        .await;
+        match counted {
+            Ok(counts) => report.counts = Some(counts),
+            Err(error) => report.error = Some(error),
+        }
+        report
     }
 
     /// Drops the cached catalog; the next attempt rebuilds it (reusing
@@ -598,10 +806,7 @@ impl RuntimeShared {
             Some(connection) => connection,
             None => match self.connect(&config, epoch).await {
                 Ok(connection) => connection,
-                Err(error) => {
-                    self.record(server, epoch, false);
-                    return Some(self.failed(server, error));
-                }
+                Err(error) => return Some(self.failed(server, error)),
             },
         };
 
@@ -690,62 +895,92 @@ impl RuntimeShared {
         }
     }
 
-    /// Opens a connection for the slot of `epoch` and stores it there.
+    /// The slot's connection: the open one, the attempt under way (joined),
+    /// or a new attempt, which then stores its connection in the slot.
+    /// A failed attempt counts once in the server's backoff, however many
+    /// callers shared it.
     async fn connect(
         self: &Arc<Self>,
         config: &ServerConfig,
         epoch: u64,
     ) -> Result<Arc<dyn Connection>, CatalogError> {
         let server = config.name.as_str();
-        let _permit = self
-            .connect_limit
-            .acquire()
-            .await
-            .map_err(|_| CatalogError::ShutDown {
-                session: self.session_id.clone(),
-            })?;
-        let events = ServerEvents {
-            runtime: Arc::downgrade(self),
-            server: server.to_owned(),
-            epoch,
-        };
-        let timeout = config.timeouts.connect;
-        let connection =
-            match tokio::time::timeout(timeout, self.connector.connect(config, events)).await {
-                Ok(result) => result?,
-                Err(_) => {
-                    return Err(CatalogError::Connect {
-                        server: server.to_owned(),
-                        reason: format!("timed out after {} ms", timeout.as_millis()),
-                    });
-                }
+        let attempt = {
+            let mut guard = self.lock();
+            let state = &mut *guard;
+            if state.shut_down {
+                return Err(CatalogError::ShutDown {
+                    session: self.session_id.clone(),
+                });
+            }
+            let Some(slot) = state.current_slot(server, epoch) else {
+                return Err(entry_changed(server));
             };
+            if let Some(existing) = &slot.connection {
+                return Ok(Arc::clone(existing));
+            }
+            match &slot.connecting {
+                Some(attempt) => attempt.clone(),
+                None => {
+                    let attempt = ConnectAttempt {
+                        runtime: Arc::downgrade(self),
+                        session_id: self.session_id.clone(),
+                        connector: Arc::clone(&self.connector),
+                        limit: Arc::clone(&self.connect_limit),
+                        config: config.clone(),
+                        epoch,
+                    }
+                    .run()
+                    .boxed()
+                    .shared();
+                    slot.connecting = Some(attempt.clone());
+                    attempt
+                }
+            }
+        };
+        attempt.await
+    }
+
+    /// Stores the outcome of a connect attempt in the slot of `epoch`.
+    fn connected(
+        &self,
+        server: &str,
+        epoch: u64,
+        outcome: Result<Arc<dyn Connection>, CatalogError>,
+    ) -> Result<Arc<dyn Connection>, CatalogError> {
         let mut guard = self.lock();
         let state = &mut *guard;
+        let shut_down = state.shut_down;
         let current = state
             .slots
             .get_mut(server)
-            .filter(|slot| slot.epoch == epoch && !state.shut_down);
-        match current {
-            Some(slot) => match &slot.connection {
-                // A call connected first; use its connection.
-                Some(existing) => {
-                    let existing = Arc::clone(existing);
-                    state.retired.push(connection);
-                    Ok(existing)
+            .filter(|slot| slot.epoch == epoch && !shut_down);
+        match (current, outcome) {
+            (Some(slot), Ok(connection)) => {
+                slot.connecting = None;
+                match &slot.connection {
+                    // Stored meanwhile (the attempt was replaced); keep it.
+                    Some(existing) => {
+                        let existing = Arc::clone(existing);
+                        state.retired.push(connection);
+                        Ok(existing)
+                    }
+                    None => {
+                        slot.connection = Some(Arc::clone(&connection));
+                        Ok(connection)
+                    }
                 }
-                None => {
-                    slot.connection = Some(Arc::clone(&connection));
-                    Ok(connection)
-                }
-            },
-            None => {
-                state.retired.push(connection);
-                Err(CatalogError::Connect {
-                    server: server.to_owned(),
-                    reason: "the server entry changed while connecting".into(),
-                })
             }
+            (Some(slot), Err(error)) => {
+                slot.connecting = None;
+                slot.backoff.fail(self.clock.now(), self.options.backoff);
+                Err(error)
+            }
+            (None, Ok(connection)) => {
+                state.retired.push(connection);
+                Err(entry_changed(server))
+            }
+            (None, Err(error)) => Err(error),
         }
     }
 
@@ -776,13 +1011,7 @@ impl RuntimeShared {
         };
         let connection = match connection {
             Some(connection) => connection,
-            None => match self.connect(&config, epoch).await {
-                Ok(connection) => connection,
-                Err(error) => {
-                    self.record(server, epoch, false);
-                    return Err(error);
-                }
-            },
+            None => self.connect(&config, epoch).await?,
         };
         Ok((connection, epoch, config.timeouts.tool_call))
     }
@@ -894,6 +1123,8 @@ impl RuntimeShared {
             let mut all = std::mem::take(&mut state.retired);
             for slot in state.slots.values_mut() {
                 slot.tools = None;
+                // Dropping an attempt under way cancels it.
+                slot.connecting = None;
                 all.extend(slot.connection.take());
             }
             all
@@ -911,6 +1142,67 @@ impl RuntimeShared {
         state.in_use == 0
             && state.inflight.is_none()
             && now.saturating_duration_since(state.last_used) >= ttl
+    }
+}
+
+/// What a connect attempt needs, without a strong reference to its
+/// runtime: the slot that keeps the attempt must not keep the runtime.
+struct ConnectAttempt {
+    runtime: Weak<RuntimeShared>,
+    session_id: String,
+    connector: Arc<dyn Connector>,
+    limit: Arc<Semaphore>,
+    config: ServerConfig,
+    epoch: u64,
+}
+
+impl ConnectAttempt {
+    async fn run(self) -> Result<Arc<dyn Connection>, CatalogError> {
+        let outcome = self.open().await;
+        match self.runtime.upgrade() {
+            Some(runtime) => runtime.connected(&self.config.name, self.epoch, outcome),
+            None => {
+                if let Ok(connection) = outcome {
+                    connection.close().await;
+                }
+                Err(CatalogError::ShutDown {
+                    session: self.session_id,
+                })
+            }
+        }
+    }
+
+    /// Connects within the entry's connect timeout, under the runtime's
+    /// connect limit.
+    async fn open(&self) -> Result<Arc<dyn Connection>, CatalogError> {
+        let server = self.config.name.as_str();
+        let _permit = self
+            .limit
+            .acquire()
+            .await
+            .map_err(|_| CatalogError::ShutDown {
+                session: self.session_id.clone(),
+            })?;
+        let events = ServerEvents {
+            runtime: self.runtime.clone(),
+            server: server.to_owned(),
+            epoch: self.epoch,
+        };
+        let timeout = self.config.timeouts.connect;
+        match tokio::time::timeout(timeout, self.connector.connect(&self.config, events)).await {
+            Ok(result) => result,
+            Err(_) => Err(CatalogError::Connect {
+                server: server.to_owned(),
+                reason: format!("timed out after {} ms", timeout.as_millis()),
+            }),
+        }
+    }
+}
+
+fn entry_changed(server: &str) -> CatalogError {
+    CatalogError::Connect {
+        server: server.to_owned(),
+        reason: "the server entry changed while connecting".into(),
     }
 }
 
@@ -932,6 +1224,7 @@ impl State {
         let epoch = self.take_epoch();
         if let Some(slot) = self.slots.get_mut(server) {
             slot.epoch = epoch;
+            slot.connecting = None;
         }
     }
 
@@ -950,6 +1243,7 @@ impl Slot {
             config,
             epoch,
             connection: None,
+            connecting: None,
             tools: None,
             tools_epoch: 0,
             backoff: Backoff::default(),
@@ -969,53 +1263,123 @@ impl Slot {
 /// Turns a utility's answer into content blocks, cut near a byte cap.
 type Shape = fn(&Value, usize) -> Vec<Value>;
 
-async fn call_utility(
-    connection: &dyn Connection,
-    utility: UtilityTool,
-    arguments: Value,
-    max_bytes: usize,
-) -> Result<CallToolResult, CatalogError> {
-    let string_arg = |name: &str| {
-        arguments
-            .get(name)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    let (result, shape): (Value, Shape) = match utility {
-        UtilityTool::ResourcesList => (
-            connection.list_resources(string_arg("cursor")).await?,
-            |result, max_bytes| vec![json_text(result, max_bytes)],
-        ),
-        UtilityTool::PromptsList => (
-            connection.list_prompts(string_arg("cursor")).await?,
-            |result, max_bytes| vec![json_text(result, max_bytes)],
-        ),
-        UtilityTool::ResourcesRead => {
-            let uri = string_arg("uri").unwrap_or_default();
-            (connection.read_resource(&uri).await?, resource_contents)
+/// `future`, failing with a timeout error naming `operation` after
+/// `timeout`.
+async fn within<T>(
+    server: &str,
+    operation: &str,
+    timeout: Duration,
+    future: impl std::future::Future<Output = Result<T, CatalogError>>,
+) -> Result<T, CatalogError> {
+    match tokio::time::timeout(timeout, future).await {
+        Ok(result) => result,
+        Err(_) => Err(CatalogError::Request {
+            server: server.to_owned(),
+            operation: operation.to_owned(),
+            reason: format!("timed out after {} ms", timeout.as_millis()),
+        }),
+    }
+}
+
+/// A `tools/call` result as the server sent it, read without recursion
+/// limits (it may nest as deep as the transport allows).
+fn parse_call_result(server: &str, raw: &Value) -> Result<CallToolResult, CatalogError> {
+    use serde::Deserialize as _;
+    CallToolResult::deserialize(serde_stacker::Deserializer::new(raw)).map_err(|error| {
+        CatalogError::Request {
+            server: server.to_owned(),
+            operation: "tools/call".into(),
+            reason: format!("invalid tools/call result: {error}"),
         }
-        UtilityTool::PromptsGet => {
-            let name = string_arg("name").unwrap_or_default();
-            let arguments = prompt_arguments(arguments.get("arguments"));
-            (
-                connection.get_prompt(&name, arguments).await?,
-                prompt_messages,
-            )
-        }
-    };
-    // Shaping copies parts of the answer, which recurses: an answer too
-    // deep for that is shown as JSON text, written without recursion.
-    let content = if deep::exceeds_depth(&result, MAX_JSON_DEPTH) {
-        vec![json_text(&result, max_bytes)]
-    } else {
-        shape(&result, max_bytes)
-    };
-    deep::dispose(result);
-    Ok(CallToolResult {
-        content,
-        structured_content: None,
-        is_error: false,
     })
+}
+
+/// One utility call: the request it stands for, within the tool-call
+/// timeout, shaped into content blocks.
+struct UtilityCall<'a> {
+    connection: &'a dyn Connection,
+    server: &'a str,
+    timeout: Duration,
+    max_bytes: usize,
+}
+
+impl UtilityCall<'_> {
+    async fn run(
+        &self,
+        utility: UtilityTool,
+        arguments: Value,
+        keep_raw: bool,
+    ) -> Result<(CallToolResult, Option<Value>), CatalogError> {
+        let string_arg = |name: &str| {
+            arguments
+                .get(name)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let connection = self.connection;
+        let (result, shape): (Value, Shape) = match utility {
+            UtilityTool::ResourcesList => (
+                self.within(
+                    "resources/list",
+                    connection.list_resources(string_arg("cursor")),
+                )
+                .await?,
+                |result, max_bytes| vec![json_text(result, max_bytes)],
+            ),
+            UtilityTool::PromptsList => (
+                self.within(
+                    "prompts/list",
+                    connection.list_prompts(string_arg("cursor")),
+                )
+                .await?,
+                |result, max_bytes| vec![json_text(result, max_bytes)],
+            ),
+            UtilityTool::ResourcesRead => {
+                let uri = string_arg("uri").unwrap_or_default();
+                (
+                    self.within("resources/read", connection.read_resource(&uri))
+                        .await?,
+                    resource_contents,
+                )
+            }
+            UtilityTool::PromptsGet => {
+                let name = string_arg("name").unwrap_or_default();
+                let arguments = prompt_arguments(arguments.get("arguments"));
+                (
+                    self.within("prompts/get", connection.get_prompt(&name, arguments))
+                        .await?,
+                    prompt_messages,
+                )
+            }
+        };
+        // Shaping copies parts of the answer, which recurses: an answer too
+        // deep for that is shown as JSON text, written without recursion.
+        let content = if deep::exceeds_depth(&result, MAX_JSON_DEPTH) {
+            vec![json_text(&result, self.max_bytes)]
+        } else {
+            shape(&result, self.max_bytes)
+        };
+        let raw = if keep_raw {
+            Some(result)
+        } else {
+            deep::dispose(result);
+            None
+        };
+        let result = CallToolResult {
+            content,
+            structured_content: None,
+            is_error: false,
+        };
+        Ok((result, raw))
+    }
+
+    async fn within<T>(
+        &self,
+        operation: &str,
+        future: impl std::future::Future<Output = Result<T, CatalogError>>,
+    ) -> Result<T, CatalogError> {
+        within(self.server, operation, self.timeout, future).await
+    }
 }
 
 /// A value as pretty JSON text, cut soon after `max_bytes` (the result

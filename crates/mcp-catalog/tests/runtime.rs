@@ -392,6 +392,78 @@ async fn a_closed_connection_reconnects_on_the_next_attempt() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn concurrent_first_calls_share_one_connect() {
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    fake.script("a", |s| s.connect_delay = Duration::from_millis(200));
+    let runtime = runtime(&fake, vec![config("a")], Arc::new(SystemClock));
+    let catalog = runtime.catalog().await.unwrap();
+    let tool = catalog.get("a__t").unwrap();
+    fake.events("a").closed();
+    assert!(!runtime.is_connected("a"));
+    let (first, second, third, rebuilt) = tokio::join!(
+        runtime.call_tool(tool, json!({"x": 1})),
+        runtime.call_tool(tool, json!({"x": 2})),
+        runtime.call_tool(tool, json!({"x": 3})),
+        runtime.catalog(),
+    );
+    first.unwrap();
+    second.unwrap();
+    third.unwrap();
+    rebuilt.unwrap();
+    assert_eq!(
+        fake.connects("a"),
+        2,
+        "one connect at first, then one shared by every caller"
+    );
+    assert_eq!(fake.calls("a"), 3);
+    assert_eq!(
+        fake.closes("a"),
+        0,
+        "no spare connection was opened and thrown away"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_connect_that_fails_counts_once() {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let runtime = runtime(&fake, vec![config("a")], clock.clone());
+    let catalog = runtime.catalog().await.unwrap();
+    let tool = catalog.get("a__t").unwrap();
+    fake.script("a", |s| {
+        s.connect_delay = Duration::from_millis(200);
+        s.failing_connects = usize::MAX;
+    });
+    fake.events("a").closed();
+    let (first, second) = tokio::join!(
+        runtime.call_tool(tool, json!({"x": 1})),
+        runtime.call_tool(tool, json!({"x": 2})),
+    );
+    assert!(
+        first
+            .unwrap_err()
+            .to_string()
+            .contains("connection refused")
+    );
+    assert!(
+        second
+            .unwrap_err()
+            .to_string()
+            .contains("connection refused")
+    );
+    assert_eq!(fake.connects("a"), 2);
+    // Two more failures pause the server (three in a row); had the shared
+    // failure counted twice, one would do.
+    runtime.call_tool(tool, json!({"x": 3})).await.unwrap_err();
+    let error = runtime.call_tool(tool, json!({"x": 4})).await.unwrap_err();
+    assert!(!error.to_string().contains("paused"), "{error}");
+    assert_eq!(fake.connects("a"), 4);
+    let error = runtime.call_tool(tool, json!({"x": 5})).await.unwrap_err();
+    assert!(error.to_string().contains("paused"), "{error}");
+    assert_eq!(fake.connects("a"), 4);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_failed_server_is_reported_and_retried_later() {
     let fake = FakeConnector::with(&[("good", &["t"]), ("flaky", &["f"])]);
     fake.script("flaky", |s| s.failing_connects = 1);
