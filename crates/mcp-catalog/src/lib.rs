@@ -47,7 +47,7 @@ pub use catalog::{
     ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, defuse_listing, materialize,
     materialize_cached,
 };
-pub use error::CatalogError;
+pub use error::{CatalogError, CatalogErrorKind, Cause};
 pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};
 pub use naming::NamingStyle;
 pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};

@@ -58,10 +58,7 @@ impl Connector for McpConnector {
     ) -> Result<Arc<dyn Connection>, CatalogError> {
         let session = mcp_transport::connect(server, &self.options)
             .await
-            .map_err(|error| CatalogError::Connect {
-                server: server.name.clone(),
-                reason: reason(&server.name, &error),
-            })?;
+            .map_err(|error| CatalogError::connect(&server.name, error))?;
         Ok(Arc::new(SessionConnection::new(
             server.name.clone(),
             Arc::new(session),
@@ -121,11 +118,7 @@ impl SessionConnection {
     }
 
     fn error(&self, operation: &str, error: TransportError) -> CatalogError {
-        CatalogError::Request {
-            server: self.server.clone(),
-            operation: operation.to_owned(),
-            reason: reason(&self.server, &error),
-        }
+        CatalogError::request(&self.server, operation, error)
     }
 
     async fn raw(&self, method: &str, params: Value) -> Result<Value, CatalogError> {
@@ -141,19 +134,6 @@ impl Drop for SessionConnection {
         // The forwarder holds the session; without this a dropped runtime
         // would keep its servers running.
         self.forwarder.abort();
-    }
-}
-
-/// A transport error without the server name it starts with (the catalog
-/// error names the server itself).
-fn reason(server: &str, error: &TransportError) -> String {
-    let text = error.to_string();
-    match text
-        .strip_prefix(server)
-        .and_then(|rest| rest.strip_prefix(": "))
-    {
-        Some(rest) => rest.to_owned(),
-        None => text,
     }
 }
 

@@ -34,7 +34,7 @@ use crate::catalog::{
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::deep;
-use crate::error::CatalogError;
+use crate::error::{CatalogError, CatalogErrorKind, Cause};
 use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result, dispose_result};
 use crate::schema::MAX_JSON_DEPTH;
 use crate::servers::ServerSet;
@@ -347,7 +347,9 @@ impl fmt::Debug for SessionRuntime {
 enum ServerOutcome {
     Ready(ServerTools),
     Failed {
-        reason: String,
+        error: CatalogError,
+        /// The pause this failure started, if it did.
+        pause: Option<CatalogError>,
         /// Set when the server is paused; otherwise it may be retried on
         /// the next attempt.
         paused_until: Option<Instant>,
@@ -446,9 +448,7 @@ impl SessionRuntime {
             let now = self.shared.clock.now();
             let mut state = self.shared.lock();
             if state.shut_down {
-                return Err(CatalogError::ShutDown {
-                    session: self.shared.session_id.clone(),
-                });
+                return Err(CatalogError::shut_down(self.shared.session_id.clone()));
             }
             state.last_used = now;
             if let Some(cached) = &state.cached
@@ -464,11 +464,13 @@ impl SessionRuntime {
                     let task = tokio::spawn(async move { shared.build(generation).await });
                     let build: SharedBuild = async move {
                         task.await.unwrap_or_else(|error| {
-                            Err(CatalogError::Request {
-                                server: String::new(),
-                                operation: "catalog build".into(),
-                                reason: error.to_string(),
-                            })
+                            Err(CatalogError::new(
+                                None,
+                                CatalogErrorKind::Request {
+                                    operation: "catalog build".into(),
+                                    cause: Cause::other(error),
+                                },
+                            ))
                         })
                     }
                     .boxed()
@@ -488,7 +490,7 @@ impl SessionRuntime {
         let catalog = self.catalog().await?;
         let tool = catalog
             .get(name)
-            .ok_or_else(|| CatalogError::UnknownTool { name: name.into() })?;
+            .ok_or_else(|| CatalogError::unknown_tool(name))?;
         self.call_tool(tool, arguments).await
     }
 
@@ -688,12 +690,12 @@ impl RuntimeShared {
     fn paused_error(&self, server: &str, paused: Paused) -> CatalogError {
         let now = self.clock.now();
         let retry_in = paused.until.saturating_duration_since(now);
-        CatalogError::Paused {
-            server: server.to_owned(),
-            failures: paused.failures,
-            retry_at: rfc3339(self.clock.wall_now() + retry_in),
+        CatalogError::paused(
+            server,
+            paused.failures,
+            rfc3339(self.clock.wall_now() + retry_in),
             retry_in,
-        }
+        )
     }
 
     async fn build(self: Arc<Self>, generation: u64) -> Result<Arc<Catalog>, CatalogError> {
@@ -714,7 +716,8 @@ impl RuntimeShared {
             match outcome {
                 Some(ServerOutcome::Ready(listing)) => listings.push(listing),
                 Some(ServerOutcome::Failed {
-                    reason,
+                    error,
+                    pause,
                     paused_until,
                 }) => {
                     let required = self
@@ -723,17 +726,20 @@ impl RuntimeShared {
                         .get(server)
                         .is_some_and(|slot| slot.config.required);
                     if required && required_failure.is_none() {
-                        required_failure = Some(CatalogError::RequiredServerFailed {
-                            server: server.clone(),
-                            reason: reason.clone(),
-                        });
+                        required_failure =
+                            Some(CatalogError::required_server_failed(error.clone()));
                     }
                     let at = paused_until.unwrap_or(now);
                     retry_at = Some(retry_at.map_or(at, |r| r.min(at)));
                     diagnostics.push(CatalogDiagnostic::server(
                         Level::Error,
                         server,
-                        format!("server {server:?} is unavailable: {reason}"),
+                        match pause {
+                            Some(pause) => {
+                                format!("server {server:?} is unavailable: {error}; {pause}")
+                            }
+                            None => format!("server {server:?} is unavailable: {error}"),
+                        },
                     ));
                 }
                 // removed while the build ran
@@ -789,7 +795,8 @@ impl RuntimeShared {
             if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
                 let until = slot.backoff.paused_until(now).unwrap_or(paused.until);
                 return Some(ServerOutcome::Failed {
-                    reason: self.paused_error(server, paused).to_string(),
+                    error: self.paused_error(server, paused),
+                    pause: None,
                     paused_until: Some(until),
                 });
             }
@@ -818,14 +825,11 @@ impl RuntimeShared {
                         .await
                     {
                         Ok(result) => result,
-                        Err(_) => Err(CatalogError::Request {
-                            server: server.to_owned(),
-                            operation: "tools/list".into(),
-                            reason: format!(
-                                "timed out after {} ms",
-                                config.timeouts.request.as_millis()
-                            ),
-                        }),
+                        Err(_) => Err(CatalogError::request(
+                            server,
+                            "tools/list",
+                            Cause::TimedOut(config.timeouts.request),
+                        )),
                     };
                 match listed {
                     Ok(mut tools) => {
@@ -881,16 +885,19 @@ impl RuntimeShared {
         let state = self.lock();
         let slot = state.slots.get(server);
         let paused_until = slot.and_then(|slot| slot.backoff.paused_until(now));
-        let mut reason = error.to_string();
-        if let (Some(until), Some(slot)) = (paused_until, slot) {
-            let paused = Paused {
-                until,
-                failures: slot.backoff.failures(),
-            };
-            reason = format!("{reason}; {}", self.paused_error(server, paused));
-        }
+        let pause = match (paused_until, slot) {
+            (Some(until), Some(slot)) => Some(self.paused_error(
+                server,
+                Paused {
+                    until,
+                    failures: slot.backoff.failures(),
+                },
+            )),
+            _ => None,
+        };
         ServerOutcome::Failed {
-            reason,
+            error,
+            pause,
             paused_until,
         }
     }
@@ -909,9 +916,7 @@ impl RuntimeShared {
             let mut guard = self.lock();
             let state = &mut *guard;
             if state.shut_down {
-                return Err(CatalogError::ShutDown {
-                    session: self.session_id.clone(),
-                });
+                return Err(CatalogError::shut_down(self.session_id.clone()));
             }
             let Some(slot) = state.current_slot(server, epoch) else {
                 return Err(entry_changed(server));
@@ -993,17 +998,13 @@ impl RuntimeShared {
             let now = self.clock.now();
             let mut state = self.lock();
             if state.shut_down {
-                return Err(CatalogError::ShutDown {
-                    session: self.session_id.clone(),
-                });
+                return Err(CatalogError::shut_down(self.session_id.clone()));
             }
             state.last_used = now;
             let slot = state
                 .slots
                 .get_mut(server)
-                .ok_or_else(|| CatalogError::UnknownServer {
-                    server: server.into(),
-                })?;
+                .ok_or_else(|| CatalogError::unknown_server(server))?;
             if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
                 return Err(self.paused_error(server, paused));
             }
@@ -1165,9 +1166,7 @@ impl ConnectAttempt {
                 if let Ok(connection) = outcome {
                     connection.close().await;
                 }
-                Err(CatalogError::ShutDown {
-                    session: self.session_id,
-                })
+                Err(CatalogError::shut_down(self.session_id))
             }
         }
     }
@@ -1180,9 +1179,7 @@ impl ConnectAttempt {
             .limit
             .acquire()
             .await
-            .map_err(|_| CatalogError::ShutDown {
-                session: self.session_id.clone(),
-            })?;
+            .map_err(|_| CatalogError::shut_down(self.session_id.clone()))?;
         let events = ServerEvents {
             runtime: self.runtime.clone(),
             server: server.to_owned(),
@@ -1191,19 +1188,13 @@ impl ConnectAttempt {
         let timeout = self.config.timeouts.connect;
         match tokio::time::timeout(timeout, self.connector.connect(&self.config, events)).await {
             Ok(result) => result,
-            Err(_) => Err(CatalogError::Connect {
-                server: server.to_owned(),
-                reason: format!("timed out after {} ms", timeout.as_millis()),
-            }),
+            Err(_) => Err(CatalogError::connect(server, Cause::TimedOut(timeout))),
         }
     }
 }
 
 fn entry_changed(server: &str) -> CatalogError {
-    CatalogError::Connect {
-        server: server.to_owned(),
-        reason: "the server entry changed while connecting".into(),
-    }
+    CatalogError::connect(server, Cause::EntryChanged)
 }
 
 impl State {
@@ -1273,11 +1264,11 @@ async fn within<T>(
 ) -> Result<T, CatalogError> {
     match tokio::time::timeout(timeout, future).await {
         Ok(result) => result,
-        Err(_) => Err(CatalogError::Request {
-            server: server.to_owned(),
-            operation: operation.to_owned(),
-            reason: format!("timed out after {} ms", timeout.as_millis()),
-        }),
+        Err(_) => Err(CatalogError::request(
+            server,
+            operation,
+            Cause::TimedOut(timeout),
+        )),
     }
 }
 
@@ -1286,11 +1277,7 @@ async fn within<T>(
 fn parse_call_result(server: &str, raw: &Value) -> Result<CallToolResult, CatalogError> {
     use serde::Deserialize as _;
     CallToolResult::deserialize(serde_stacker::Deserializer::new(raw)).map_err(|error| {
-        CatalogError::Request {
-            server: server.to_owned(),
-            operation: "tools/call".into(),
-            reason: format!("invalid tools/call result: {error}"),
-        }
+        CatalogError::request(server, "tools/call", Cause::InvalidResult(Arc::new(error)))
     })
 }
 

@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use mcp_catalog::backoff::BackoffPolicy;
 use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
 use mcp_catalog::{
-    CatalogError, Connection, Connector, ModelBlock, RuntimeManager, RuntimeOptions, ServerEvents,
-    ServerFeatures, ServerSet, SessionRuntime,
+    CatalogError, CatalogErrorKind, Cause, Connection, Connector, ModelBlock, RuntimeManager,
+    RuntimeOptions, ServerEvents, ServerFeatures, ServerSet, SessionRuntime,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
@@ -135,10 +135,10 @@ impl Connector for FakeHandle {
             }
         };
         if fail {
-            return Err(CatalogError::Connect {
-                server: server.name.clone(),
-                reason: "connection refused".into(),
-            });
+            return Err(CatalogError::connect(
+                &server.name,
+                Cause::other("connection refused"),
+            ));
         }
         this.events
             .lock()
@@ -186,11 +186,11 @@ impl Connection for FakeConnection {
         self.counters.calls.fetch_add(1, Ordering::SeqCst);
         *self.connector.last_timeout.lock().unwrap() = Some(timeout);
         if self.connector.scripts.lock().unwrap()[&self.server].calls_fail {
-            return Err(CatalogError::Request {
-                server: self.server.clone(),
-                operation: "tools/call".into(),
-                reason: "broken pipe".into(),
-            });
+            return Err(CatalogError::request(
+                &self.server,
+                "tools/call",
+                Cause::other("broken pipe"),
+            ));
         }
         Ok(CallToolResult {
             content: vec![json!({"type": "text", "text": format!("{name} {arguments}")})],
@@ -578,7 +578,10 @@ async fn failing_calls_pause_the_server_and_calls_fail_at_once() {
         assert!(error.to_string().contains("broken pipe"), "{error}");
     }
     let error = runtime.call("s__t", json!({"x": 1})).await.unwrap_err();
-    assert!(matches!(error, CatalogError::Paused { .. }), "{error}");
+    assert!(
+        matches!(error.kind(), CatalogErrorKind::Paused { .. }),
+        "{error}"
+    );
     assert_eq!(
         error.to_string(),
         "server \"s\" is paused after 3 consecutive failures; next try at 2027-01-15T08:01:00Z (in 60 s)"
@@ -627,7 +630,7 @@ async fn calls_go_over_the_open_session_with_the_tool_call_timeout() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, CatalogError::InvalidArguments { ref path, .. } if path == "/x"),
+        matches!(error.kind(), CatalogErrorKind::InvalidArguments { path, .. } if path == "/x"),
         "{error}"
     );
     assert_eq!(
@@ -687,7 +690,7 @@ async fn utility_tools_reach_resources_and_prompts() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, CatalogError::InvalidArguments { .. }),
+        matches!(error.kind(), CatalogErrorKind::InvalidArguments { .. }),
         "{error}"
     );
 }
