@@ -1,8 +1,8 @@
 //! The one error type of this crate, shaped like ripgrep's: a
 //! [`CatalogError`] names the server once and says what went wrong in a
 //! [`CatalogErrorKind`]. A transport failure is kept whole as the error's
-//! source (with its `is_fatal()` and stderr tail), never copied into text:
-//! its own message already names the server, so it is shown as it is.
+//! source (with its `is_fatal()` and stderr tail), never copied into text
+//! or classified by it.
 //!
 //! Clone, so one failed in-flight build or connect can answer every caller
 //! that shared it (sources sit behind `Arc`s for that).
@@ -88,6 +88,8 @@ impl From<TransportError> for Cause {
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // The transport's message starts with the server's name too; it
+            // is shown whole rather than cut apart as text.
             Cause::Transport(error) => error.fmt(f),
             Cause::TimedOut(after) => write!(f, "timed out after {} ms", after.as_millis()),
             Cause::EntryChanged => f.write_str("the server entry changed while connecting"),
@@ -267,14 +269,6 @@ impl fmt::Display for CatalogError {
                 Some(name) => write!(f, "required server {name:?} failed: {cause}"),
                 None => write!(f, "a required server failed: {cause}"),
             },
-            // The transport's message names the server and the step.
-            CatalogErrorKind::Connect {
-                cause: cause @ Cause::Transport(_),
-            }
-            | CatalogErrorKind::Request {
-                cause: cause @ Cause::Transport(_),
-                ..
-            } => cause.fmt(f),
             CatalogErrorKind::Connect { cause } => write!(f, "{server}: connect failed: {cause}"),
             CatalogErrorKind::Request { operation, cause } => {
                 write!(f, "{server}: {operation} failed: {cause}")
