@@ -29,6 +29,8 @@
 //! arguments against the server's own schema and sends the call over the
 //! already-open session.
 
+#![forbid(unsafe_code)]
+
 pub mod backoff;
 pub mod catalog;
 pub mod clock;
