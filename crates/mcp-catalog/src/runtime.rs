@@ -15,10 +15,13 @@
 //!
 //! The module has one file per seam: `connection` (what the runtime asks
 //! of a server: the [`Connection`] and [`Connector`] traits and what they
-//! report), `session` (one session's runtime: slots, builds, calls,
-//! backoff), `utility` (the utility tools' requests and their content
+//! report), `session` (one session's runtime: its slots, cache and calls),
+//! `build` (one catalog build), `connect` (one shared connect attempt per
+//! server), `utility` (the utility tools' requests and their content
 //! blocks) and `manager` (the runtimes of every session).
 
+mod build;
+mod connect;
 mod connection;
 mod manager;
 mod session;

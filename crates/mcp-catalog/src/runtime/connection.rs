@@ -132,7 +132,7 @@ pub struct ServerIdentity {
     pub version: String,
 }
 
-/// What connecting to one server found (see [`SessionRuntime::probe`]).
+/// What connecting to one server found (see [`crate::SessionRuntime::probe`]).
 #[derive(Debug, Clone)]
 pub struct ConnectReport {
     pub server: String,
@@ -161,7 +161,7 @@ pub struct ToolCallOutput {
     /// The server's answer as it came: the `tools/call` result, or for a
     /// utility tool the answer of the request it stands for.
     pub raw: Value,
-    /// What a model is given, exactly as [`SessionRuntime::call_tool`]
+    /// What a model is given, exactly as [`crate::SessionRuntime::call_tool`]
     /// returns it.
     pub model: ModelResult,
 }

@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, FutureExt, Shared};
-use mcp_config::{DEFAULT_SESSION_IDLE_TTL, Level, ServerConfig};
+use mcp_config::{DEFAULT_SESSION_IDLE_TTL, ServerConfig};
 use mcp_transport::protocol::Tool;
 use mcp_transport::session::ProgressCallback;
 use serde_json::Value;
@@ -18,17 +18,14 @@ use tokio::sync::Semaphore;
 use crate::backoff::{Backoff, BackoffPolicy, Paused};
 use crate::catalog::{
     Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, SchemaCache, ServerFeatures,
-    ServerTools, ToolTarget, defuse_listing, materialize_cached,
+    ServerTools, ToolTarget,
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::{CatalogError, CatalogErrorKind, Cause};
 use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result, dispose_result};
-use crate::schema::MAX_JSON_DEPTH;
 use crate::servers::ServerSet;
 
-use super::connection::{
-    ConnectReport, Connection, Connector, ServerCounts, ServerEvents, ToolCallOutput,
-};
+use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
 use super::utility::{UtilityCall, parse_call_result, within};
 
 /// Default number of servers one build connects at the same time.
@@ -58,66 +55,67 @@ impl Default for RuntimeOptions {
     }
 }
 
-type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, CatalogError>>>;
+pub(super) type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, CatalogError>>>;
 
 /// One connect attempt, shared by every caller that needs the server
 /// while it runs, so a server is never opened twice at once.
-type SharedConnect = Shared<BoxFuture<'static, Result<Arc<dyn Connection>, CatalogError>>>;
+pub(super) type SharedConnect =
+    Shared<BoxFuture<'static, Result<Arc<dyn Connection>, CatalogError>>>;
 
-struct Slot {
-    config: ServerConfig,
+pub(super) struct Slot {
+    pub(super) config: ServerConfig,
     /// `config_hash` of the entry: a changed hash reconnects the server.
-    config_hash: String,
+    pub(super) config_hash: String,
     /// Changes whenever the slot gets a new config or connection.
-    epoch: u64,
-    connection: Option<Arc<dyn Connection>>,
+    pub(super) epoch: u64,
+    pub(super) connection: Option<Arc<dyn Connection>>,
     /// The connect attempt under way for this epoch, if any.
-    connecting: Option<SharedConnect>,
-    tools: Option<Arc<[Tool]>>,
+    pub(super) connecting: Option<SharedConnect>,
+    pub(super) tools: Option<Arc<[Tool]>>,
     /// Bumped by `list_changed`; a listing that started before is stale.
-    tools_epoch: u64,
-    backoff: Backoff,
+    pub(super) tools_epoch: u64,
+    pub(super) backoff: Backoff,
 }
 
-struct CachedCatalog {
-    catalog: Arc<Catalog>,
+pub(super) struct CachedCatalog {
+    pub(super) catalog: Arc<Catalog>,
     /// When a server that failed may be tried again; `None` when none
     /// failed.
-    retry_at: Option<Instant>,
+    pub(super) retry_at: Option<Instant>,
 }
 
-struct State {
-    slots: BTreeMap<String, Slot>,
-    generation: u64,
-    next_epoch: u64,
-    cached: Option<CachedCatalog>,
-    inflight: Option<(u64, SharedBuild)>,
-    last_used: Instant,
-    in_use: usize,
-    shut_down: bool,
+pub(super) struct State {
+    pub(super) slots: BTreeMap<String, Slot>,
+    pub(super) generation: u64,
+    pub(super) next_epoch: u64,
+    pub(super) cached: Option<CachedCatalog>,
+    pub(super) inflight: Option<(u64, SharedBuild)>,
+    pub(super) last_used: Instant,
+    pub(super) in_use: usize,
+    pub(super) shut_down: bool,
     /// Connections taken out of slots, waiting to be closed.
-    retired: Vec<Arc<dyn Connection>>,
+    pub(super) retired: Vec<Arc<dyn Connection>>,
     /// Servers held back (awaiting approval, denied), reported in every
     /// catalog.
-    withheld: Vec<CatalogDiagnostic>,
+    pub(super) withheld: Vec<CatalogDiagnostic>,
 }
 
 pub(super) struct RuntimeShared {
-    session_id: String,
-    connector: Arc<dyn Connector>,
-    clock: Arc<dyn Clock>,
-    options: RuntimeOptions,
+    pub(super) session_id: String,
+    pub(super) connector: Arc<dyn Connector>,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) options: RuntimeOptions,
     /// Shared with connect attempts, which hold no strong reference to the
     /// runtime (a slot keeps its attempt).
-    connect_limit: Arc<Semaphore>,
-    state: Mutex<State>,
+    pub(super) connect_limit: Arc<Semaphore>,
+    pub(super) state: Mutex<State>,
     /// Prepared schemas of the last build, reused for unchanged servers.
-    schemas: Mutex<SchemaCache>,
+    pub(super) schemas: Mutex<SchemaCache>,
 }
 
 /// The runtime of one host session.
 pub struct SessionRuntime {
-    shared: Arc<RuntimeShared>,
+    pub(super) shared: Arc<RuntimeShared>,
 }
 
 impl fmt::Debug for SessionRuntime {
@@ -129,7 +127,7 @@ impl fmt::Debug for SessionRuntime {
 }
 
 /// What one build learned about one server.
-enum ServerOutcome {
+pub(super) enum ServerOutcome {
     Ready(ServerTools),
     Failed {
         error: CatalogError,
@@ -487,13 +485,13 @@ impl SessionRuntime {
 }
 
 impl RuntimeShared {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave the state half
         // written in a way later readers would misread, so go on.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn paused_error(&self, server: &str, paused: Paused) -> CatalogError {
+    pub(super) fn paused_error(&self, server: &str, paused: Paused) -> CatalogError {
         let now = self.clock.now();
         let retry_in = paused.until.saturating_duration_since(now);
         CatalogError::paused(
@@ -502,297 +500,6 @@ impl RuntimeShared {
             rfc3339(self.clock.wall_now() + retry_in),
             retry_in,
         )
-    }
-
-    async fn build(self: Arc<Self>, generation: u64) -> Result<Arc<Catalog>, CatalogError> {
-        let servers: Vec<String> = self.lock().slots.keys().cloned().collect();
-        let outcomes = futures::future::join_all(
-            servers
-                .iter()
-                .map(|server| Arc::clone(&self).prepare(server)),
-        )
-        .await;
-
-        let mut listings = Vec::new();
-        let mut diagnostics = Vec::new();
-        let mut retry_at: Option<Instant> = None;
-        let mut required_failure = None;
-        let now = self.clock.now();
-        for (server, outcome) in servers.iter().zip(outcomes) {
-            match outcome {
-                Some(ServerOutcome::Ready(listing)) => listings.push(listing),
-                Some(ServerOutcome::Failed {
-                    error,
-                    pause,
-                    paused_until,
-                }) => {
-                    let required = self
-                        .lock()
-                        .slots
-                        .get(server)
-                        .is_some_and(|slot| slot.config.required);
-                    if required && required_failure.is_none() {
-                        required_failure =
-                            Some(CatalogError::required_server_failed(error.clone()));
-                    }
-                    let at = paused_until.unwrap_or(now);
-                    retry_at = Some(retry_at.map_or(at, |r| r.min(at)));
-                    diagnostics.push(CatalogDiagnostic::server(
-                        Level::Error,
-                        server,
-                        match pause {
-                            Some(pause) => {
-                                format!("server {server:?} is unavailable: {error}; {pause}")
-                            }
-                            None => format!("server {server:?} is unavailable: {error}"),
-                        },
-                    ));
-                }
-                // removed while the build ran
-                None => {}
-            }
-        }
-
-        let result = match required_failure {
-            Some(error) => Err(error),
-            None => {
-                let mut catalog = {
-                    let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
-                    materialize_cached(&listings, &self.options.materialize, &mut cache)
-                };
-                diagnostics.extend(self.lock().withheld.iter().cloned());
-                catalog.push_diagnostics(diagnostics);
-                Ok(Arc::new(catalog))
-            }
-        };
-
-        let mut state = self.lock();
-        if state
-            .inflight
-            .as_ref()
-            .is_some_and(|(g, _)| *g == generation)
-        {
-            state.inflight = None;
-        }
-        if let Ok(catalog) = &result
-            && state.generation == generation
-            && !state.shut_down
-        {
-            state.cached = Some(CachedCatalog {
-                catalog: Arc::clone(catalog),
-                retry_at,
-            });
-        }
-        result
-    }
-
-    /// Connects a server if needed and lists its tools if needed. `None`
-    /// when the server was removed meanwhile.
-    async fn prepare(self: Arc<Self>, server: &str) -> Option<ServerOutcome> {
-        let (config, epoch, connection, tools, tools_epoch) = {
-            let now = self.clock.now();
-            let mut state = self.lock();
-            let slot = state.slots.get_mut(server)?;
-            if let (Some(connection), Some(tools)) = (&slot.connection, &slot.tools) {
-                return Some(ServerOutcome::Ready(
-                    slot.listing(connection.features(), tools),
-                ));
-            }
-            if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
-                let until = slot.backoff.paused_until(now).unwrap_or(paused.until);
-                return Some(ServerOutcome::Failed {
-                    error: self.paused_error(server, paused),
-                    pause: None,
-                    paused_until: Some(until),
-                });
-            }
-            (
-                slot.config.clone(),
-                slot.epoch,
-                slot.connection.clone(),
-                slot.tools.clone(),
-                slot.tools_epoch,
-            )
-        };
-
-        let connection = match connection {
-            Some(connection) => connection,
-            None => match self.connect(&config, epoch).await {
-                Ok(connection) => connection,
-                Err(error) => return Some(self.failed(server, error)),
-            },
-        };
-
-        let tools = match tools {
-            Some(tools) => tools,
-            None => {
-                let listed =
-                    match tokio::time::timeout(config.timeouts.request, connection.list_tools())
-                        .await
-                    {
-                        Ok(result) => result,
-                        Err(_) => Err(CatalogError::request(
-                            server,
-                            "tools/list",
-                            Cause::TimedOut(config.timeouts.request),
-                        )),
-                    };
-                match listed {
-                    Ok(mut tools) => {
-                        let max_depth = self
-                            .options
-                            .materialize
-                            .schema_limits
-                            .max_depth
-                            .min(MAX_JSON_DEPTH);
-                        defuse_listing(&mut tools, max_depth);
-                        let tools: Arc<[Tool]> = Arc::from(tools);
-                        let mut state = self.lock();
-                        if let Some(slot) = state.slots.get_mut(server)
-                            && slot.epoch == epoch
-                            && slot.tools_epoch == tools_epoch
-                        {
-                            slot.tools = Some(Arc::clone(&tools));
-                        }
-                        tools
-                    }
-                    Err(error) => {
-                        // A failed listing often means a dead session:
-                        // start over with a fresh connection next time.
-                        let mut state = self.lock();
-                        if let Some(slot) = state.slots.get_mut(server)
-                            && slot.epoch == epoch
-                        {
-                            if let Some(old) = slot.connection.take() {
-                                state.retired.push(old);
-                            }
-                            state.bump_epoch(server);
-                        }
-                        drop(state);
-                        self.record_failure_any_epoch(server);
-                        return Some(self.failed(server, error));
-                    }
-                }
-            }
-        };
-        self.record(server, epoch, true);
-        let state = self.lock();
-        let slot = state.slots.get(server)?;
-        Some(ServerOutcome::Ready(ServerTools {
-            server: server.to_owned(),
-            tools,
-            filter: slot.config.tool_filter.clone(),
-            features: connection.features(),
-        }))
-    }
-
-    fn failed(&self, server: &str, error: CatalogError) -> ServerOutcome {
-        let now = self.clock.now();
-        let state = self.lock();
-        let slot = state.slots.get(server);
-        let paused_until = slot.and_then(|slot| slot.backoff.paused_until(now));
-        let pause = match (paused_until, slot) {
-            (Some(until), Some(slot)) => Some(self.paused_error(
-                server,
-                Paused {
-                    until,
-                    failures: slot.backoff.failures(),
-                },
-            )),
-            _ => None,
-        };
-        ServerOutcome::Failed {
-            error,
-            pause,
-            paused_until,
-        }
-    }
-
-    /// The slot's connection: the open one, the attempt under way (joined),
-    /// or a new attempt, which then stores its connection in the slot.
-    /// A failed attempt counts once in the server's backoff, however many
-    /// callers shared it.
-    async fn connect(
-        self: &Arc<Self>,
-        config: &ServerConfig,
-        epoch: u64,
-    ) -> Result<Arc<dyn Connection>, CatalogError> {
-        let server = config.name.as_str();
-        let attempt = {
-            let mut guard = self.lock();
-            let state = &mut *guard;
-            if state.shut_down {
-                return Err(CatalogError::shut_down(self.session_id.clone()));
-            }
-            let Some(slot) = state.current_slot(server, epoch) else {
-                return Err(entry_changed(server));
-            };
-            if let Some(existing) = &slot.connection {
-                return Ok(Arc::clone(existing));
-            }
-            match &slot.connecting {
-                Some(attempt) => attempt.clone(),
-                None => {
-                    let attempt = ConnectAttempt {
-                        runtime: Arc::downgrade(self),
-                        session_id: self.session_id.clone(),
-                        connector: Arc::clone(&self.connector),
-                        limit: Arc::clone(&self.connect_limit),
-                        config: config.clone(),
-                        epoch,
-                    }
-                    .run()
-                    .boxed()
-                    .shared();
-                    slot.connecting = Some(attempt.clone());
-                    attempt
-                }
-            }
-        };
-        attempt.await
-    }
-
-    /// Stores the outcome of a connect attempt in the slot of `epoch`.
-    fn connected(
-        &self,
-        server: &str,
-        epoch: u64,
-        outcome: Result<Arc<dyn Connection>, CatalogError>,
-    ) -> Result<Arc<dyn Connection>, CatalogError> {
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        let shut_down = state.shut_down;
-        let current = state
-            .slots
-            .get_mut(server)
-            .filter(|slot| slot.epoch == epoch && !shut_down);
-        match (current, outcome) {
-            (Some(slot), Ok(connection)) => {
-                slot.connecting = None;
-                match &slot.connection {
-                    // Stored meanwhile (the attempt was replaced); keep it.
-                    Some(existing) => {
-                        let existing = Arc::clone(existing);
-                        state.retired.push(connection);
-                        Ok(existing)
-                    }
-                    None => {
-                        slot.connection = Some(Arc::clone(&connection));
-                        Ok(connection)
-                    }
-                }
-            }
-            (Some(slot), Err(error)) => {
-                slot.connecting = None;
-                slot.backoff.fail(self.clock.now(), self.options.backoff);
-                Err(error)
-            }
-            (None, Ok(connection)) => {
-                state.retired.push(connection);
-                Err(entry_changed(server))
-            }
-            (None, Err(error)) => Err(error),
-        }
     }
 
     /// The open connection for a call, connecting first if needed.
@@ -825,7 +532,7 @@ impl RuntimeShared {
 
     /// Records the outcome of an attempt in the server's backoff, if the
     /// slot is still the one the attempt used.
-    fn record(&self, server: &str, epoch: u64, ok: bool) {
+    pub(super) fn record(&self, server: &str, epoch: u64, ok: bool) {
         let now = self.clock.now();
         let mut state = self.lock();
         if let Some(slot) = state.slots.get_mut(server)
@@ -839,7 +546,7 @@ impl RuntimeShared {
         }
     }
 
-    fn record_failure_any_epoch(&self, server: &str) {
+    pub(super) fn record_failure_any_epoch(&self, server: &str) {
         let now = self.clock.now();
         let mut state = self.lock();
         if let Some(slot) = state.slots.get_mut(server) {
@@ -952,72 +659,21 @@ impl RuntimeShared {
     }
 }
 
-/// What a connect attempt needs, without a strong reference to its
-/// runtime: the slot that keeps the attempt must not keep the runtime.
-struct ConnectAttempt {
-    runtime: Weak<RuntimeShared>,
-    session_id: String,
-    connector: Arc<dyn Connector>,
-    limit: Arc<Semaphore>,
-    config: ServerConfig,
-    epoch: u64,
-}
-
-impl ConnectAttempt {
-    async fn run(self) -> Result<Arc<dyn Connection>, CatalogError> {
-        let outcome = self.open().await;
-        match self.runtime.upgrade() {
-            Some(runtime) => runtime.connected(&self.config.name, self.epoch, outcome),
-            None => {
-                if let Ok(connection) = outcome {
-                    connection.close().await;
-                }
-                Err(CatalogError::shut_down(self.session_id))
-            }
-        }
-    }
-
-    /// Connects within the entry's connect timeout, under the runtime's
-    /// connect limit.
-    async fn open(&self) -> Result<Arc<dyn Connection>, CatalogError> {
-        let server = self.config.name.as_str();
-        let _permit = self
-            .limit
-            .acquire()
-            .await
-            .map_err(|_| CatalogError::shut_down(self.session_id.clone()))?;
-        let events = ServerEvents {
-            runtime: self.runtime.clone(),
-            server: server.to_owned(),
-            epoch: self.epoch,
-        };
-        let timeout = self.config.timeouts.connect;
-        match tokio::time::timeout(timeout, self.connector.connect(&self.config, events)).await {
-            Ok(result) => result,
-            Err(_) => Err(CatalogError::connect(server, Cause::TimedOut(timeout))),
-        }
-    }
-}
-
-fn entry_changed(server: &str) -> CatalogError {
-    CatalogError::connect(server, Cause::EntryChanged)
-}
-
 impl State {
-    fn take_epoch(&mut self) -> u64 {
+    pub(super) fn take_epoch(&mut self) -> u64 {
         self.next_epoch += 1;
         self.next_epoch
     }
 
     /// The server's slot, if `epoch` is still its connection's epoch: an
     /// event from a replaced connection changes nothing.
-    fn current_slot(&mut self, server: &str, epoch: u64) -> Option<&mut Slot> {
+    pub(super) fn current_slot(&mut self, server: &str, epoch: u64) -> Option<&mut Slot> {
         self.slots
             .get_mut(server)
             .filter(|slot| slot.epoch == epoch)
     }
 
-    fn bump_epoch(&mut self, server: &str) {
+    pub(super) fn bump_epoch(&mut self, server: &str) {
         let epoch = self.take_epoch();
         if let Some(slot) = self.slots.get_mut(server) {
             slot.epoch = epoch;
@@ -1025,7 +681,7 @@ impl State {
         }
     }
 
-    fn invalidate(&mut self) {
+    pub(super) fn invalidate(&mut self) {
         self.generation += 1;
         self.cached = None;
         // A running build stays shared until it ends, but is not cached.
@@ -1047,7 +703,7 @@ impl Slot {
         }
     }
 
-    fn listing(&self, features: ServerFeatures, tools: &Arc<[Tool]>) -> ServerTools {
+    pub(super) fn listing(&self, features: ServerFeatures, tools: &Arc<[Tool]>) -> ServerTools {
         ServerTools {
             server: self.config.name.clone(),
             tools: Arc::clone(tools),
