@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
-    CatalogError, McpConnector, ModelBlock, ResultStatus, RuntimeOptions, SessionRuntime,
+    CatalogErrorKind, McpConnector, ModelBlock, ResultStatus, RuntimeOptions, SessionRuntime,
 };
 use mcp_config::{ServerConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::harness::{StdioHarness, entry, test_env};
@@ -110,7 +110,7 @@ async fn stdio_and_sdk_servers_build_one_catalog_and_answer_calls() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, CatalogError::InvalidArguments { ref path, .. } if path == "/text"),
+        matches!(error.kind(), CatalogErrorKind::InvalidArguments { path, .. } if path == "/text"),
         "{error}"
     );
     runtime.shutdown().await;

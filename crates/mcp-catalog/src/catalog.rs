@@ -287,15 +287,16 @@ impl CatalogTool {
         };
         if let Some(error) = validator.iter_errors(arguments).next() {
             let path = error.instance_path.to_string();
-            return Err(CatalogError::InvalidArguments {
-                tool: self.name.clone(),
-                path: if path.is_empty() {
-                    "/".to_owned()
-                } else {
-                    path
-                },
-                message: error.to_string(),
-            });
+            let path = if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path
+            };
+            return Err(CatalogError::invalid_arguments(
+                self.name.clone(),
+                path,
+                error.to_string(),
+            ));
         }
         Ok(())
     }
@@ -303,11 +304,11 @@ impl CatalogTool {
 
 impl CatalogTool {
     fn too_deep(&self) -> CatalogError {
-        CatalogError::InvalidArguments {
-            tool: self.name.clone(),
-            path: "/".to_owned(),
-            message: format!("the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"),
-        }
+        CatalogError::invalid_arguments(
+            self.name.clone(),
+            "/",
+            format!("the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"),
+        )
     }
 }
 

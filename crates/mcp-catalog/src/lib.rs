@@ -29,6 +29,8 @@
 //! arguments against the server's own schema and sends the call over the
 //! already-open session.
 
+#![forbid(unsafe_code)]
+
 pub mod backoff;
 pub mod catalog;
 pub mod clock;
@@ -47,13 +49,13 @@ pub use catalog::{
     ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, defuse_listing, materialize,
     materialize_cached,
 };
-pub use error::CatalogError;
+pub use error::{CatalogError, CatalogErrorKind, Cause};
 pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};
 pub use naming::NamingStyle;
 pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
 pub use runtime::{
-    Connection, Connector, RuntimeLease, RuntimeManager, RuntimeOptions, ServerEvents,
-    SessionRuntime,
+    ConnectReport, Connection, Connector, RuntimeLease, RuntimeManager, RuntimeOptions,
+    ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,
 };
 pub use schema::{ProviderProfile, SchemaLimits};
 pub use servers::ServerSet;

@@ -17,7 +17,7 @@ use tokio::task::AbortHandle;
 
 use crate::catalog::ServerFeatures;
 use crate::error::CatalogError;
-use crate::runtime::{Connection, Connector, ServerEvents};
+use crate::runtime::{Connection, Connector, ServerEvents, ServerIdentity};
 
 /// Server events a session opened by the catalog keeps for its listener.
 /// The catalog only watches for tool-list changes and counts a lag as one,
@@ -58,10 +58,7 @@ impl Connector for McpConnector {
     ) -> Result<Arc<dyn Connection>, CatalogError> {
         let session = mcp_transport::connect(server, &self.options)
             .await
-            .map_err(|error| CatalogError::Connect {
-                server: server.name.clone(),
-                reason: error.kind().to_string(),
-            })?;
+            .map_err(|error| CatalogError::connect(&server.name, error))?;
         Ok(Arc::new(SessionConnection::new(
             server.name.clone(),
             Arc::new(session),
@@ -121,11 +118,7 @@ impl SessionConnection {
     }
 
     fn error(&self, operation: &str, error: TransportError) -> CatalogError {
-        CatalogError::Request {
-            server: self.server.clone(),
-            operation: operation.to_owned(),
-            reason: error.kind().to_string(),
-        }
+        CatalogError::request(&self.server, operation, error)
     }
 
     async fn raw(&self, method: &str, params: Value) -> Result<Value, CatalogError> {
@@ -180,6 +173,50 @@ impl Connection for SessionConnection {
             .call_tool_with(name, Some(arguments), &options)
             .await
             .map_err(|error| self.error("tools/call", error))
+    }
+
+    async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Value, CatalogError> {
+        let options = CallOptions {
+            progress,
+            ..CallOptions::default()
+        }
+        .timeout(timeout);
+        let params = json!({ "name": name, "arguments": arguments });
+        self.session
+            .request_with("tools/call", Some(params), &options)
+            .await
+            .map_err(|error| self.error("tools/call", error))
+    }
+
+    fn identity(&self) -> Option<ServerIdentity> {
+        let info = &self.session.initialize_result().server_info;
+        Some(ServerIdentity {
+            protocol_version: self.session.protocol_version().to_owned(),
+            name: info.name.clone(),
+            version: info.version.clone(),
+        })
+    }
+
+    async fn count_resources(&self) -> Result<usize, CatalogError> {
+        self.session
+            .list_resources()
+            .await
+            .map(|resources| resources.len())
+            .map_err(|error| self.error("resources/list", error))
+    }
+
+    async fn count_prompts(&self) -> Result<usize, CatalogError> {
+        self.session
+            .list_prompts()
+            .await
+            .map(|prompts| prompts.len())
+            .map_err(|error| self.error("prompts/list", error))
     }
 
     async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CatalogError> {

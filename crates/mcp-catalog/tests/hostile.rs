@@ -17,9 +17,9 @@ use async_trait::async_trait;
 use mcp_catalog::clock::SystemClock;
 use mcp_catalog::naming::NamingStyle;
 use mcp_catalog::{
-    Catalog, CatalogError, Connection, Connector, MaterializeOptions, ModelBlock, ProviderProfile,
-    RuntimeOptions, ServerEvents, ServerFeatures, ServerTools, SessionRuntime, ToolTarget,
-    materialize,
+    Catalog, CatalogError, CatalogErrorKind, Connection, Connector, MaterializeOptions, ModelBlock,
+    ProviderProfile, RuntimeOptions, ServerEvents, ServerFeatures, ServerTools, SessionRuntime,
+    ToolTarget, materialize,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
@@ -602,8 +602,8 @@ fn deep_values_through_the_runtime() {
                 let refused = runtime
                     .call("srv__ok", obj(vec![("q", nested_arrays(DEEP))]))
                     .await;
-                match refused {
-                    Err(CatalogError::InvalidArguments { path, message, .. }) => {
+                match refused.as_ref().map_err(CatalogError::kind) {
+                    Err(CatalogErrorKind::InvalidArguments { path, message, .. }) => {
                         assert!(message.contains("nest"), "{row}: {path} {message}");
                     }
                     other => panic!("{row}: deep arguments gave {:?}", other.map(|r| r.status)),
@@ -653,7 +653,10 @@ fn schemas_at_the_limit_validate_on_a_small_stack() {
             assert!(result.is_ok(), "{:?}", result.err());
             let refused = runtime.call("srv__nested", obj(vec![("p", bad)])).await;
             assert!(
-                matches!(refused, Err(CatalogError::InvalidArguments { .. })),
+                matches!(
+                    refused.as_ref().map_err(CatalogError::kind),
+                    Err(CatalogErrorKind::InvalidArguments { .. })
+                ),
                 "{:?}",
                 refused.map(|r| r.status)
             );
@@ -864,15 +867,24 @@ fn ref_cycles_through_the_runtime() {
                     Expect::LeftOut(&["$ref", "cycle"]),
                 );
                 assert!(matches!(
-                    runtime.call("srv__loop", json!({"x": 1})).await,
-                    Err(CatalogError::UnknownTool { .. })
+                    runtime
+                        .call("srv__loop", json!({"x": 1}))
+                        .await
+                        .as_ref()
+                        .map_err(CatalogError::kind),
+                    Err(CatalogErrorKind::UnknownTool { .. })
                 ));
                 let good = json!({"root": {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]}});
                 let result = runtime.call("srv__tree", good).await.unwrap();
                 assert_eq!(text_of(&result.content), "done");
                 let bad = json!({"root": {"name": "a", "children": [{"children": []}]}});
-                match runtime.call("srv__tree", bad).await {
-                    Err(CatalogError::InvalidArguments { path, .. }) => {
+                match runtime
+                    .call("srv__tree", bad)
+                    .await
+                    .as_ref()
+                    .map_err(CatalogError::kind)
+                {
+                    Err(CatalogErrorKind::InvalidArguments { path, .. }) => {
                         assert_eq!(path, "/root/children/0");
                     }
                     other => panic!("tree with a nameless child: {:?}", other.map(|r| r.status)),

@@ -14,8 +14,8 @@ use async_trait::async_trait;
 use mcp_catalog::backoff::BackoffPolicy;
 use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
 use mcp_catalog::{
-    CatalogError, Connection, Connector, ModelBlock, RuntimeManager, RuntimeOptions, ServerEvents,
-    ServerFeatures, ServerSet, SessionRuntime,
+    CatalogError, CatalogErrorKind, Cause, Connection, Connector, ModelBlock, RuntimeManager,
+    RuntimeOptions, ServerEvents, ServerFeatures, ServerSet, SessionRuntime,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
@@ -135,10 +135,10 @@ impl Connector for FakeHandle {
             }
         };
         if fail {
-            return Err(CatalogError::Connect {
-                server: server.name.clone(),
-                reason: "connection refused".into(),
-            });
+            return Err(CatalogError::connect(
+                &server.name,
+                Cause::other("connection refused"),
+            ));
         }
         this.events
             .lock()
@@ -186,11 +186,11 @@ impl Connection for FakeConnection {
         self.counters.calls.fetch_add(1, Ordering::SeqCst);
         *self.connector.last_timeout.lock().unwrap() = Some(timeout);
         if self.connector.scripts.lock().unwrap()[&self.server].calls_fail {
-            return Err(CatalogError::Request {
-                server: self.server.clone(),
-                operation: "tools/call".into(),
-                reason: "broken pipe".into(),
-            });
+            return Err(CatalogError::request(
+                &self.server,
+                "tools/call",
+                Cause::other("broken pipe"),
+            ));
         }
         Ok(CallToolResult {
             content: vec![json!({"type": "text", "text": format!("{name} {arguments}")})],
@@ -392,6 +392,78 @@ async fn a_closed_connection_reconnects_on_the_next_attempt() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn concurrent_first_calls_share_one_connect() {
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    fake.script("a", |s| s.connect_delay = Duration::from_millis(200));
+    let runtime = runtime(&fake, vec![config("a")], Arc::new(SystemClock));
+    let catalog = runtime.catalog().await.unwrap();
+    let tool = catalog.get("a__t").unwrap();
+    fake.events("a").closed();
+    assert!(!runtime.is_connected("a"));
+    let (first, second, third, rebuilt) = tokio::join!(
+        runtime.call_tool(tool, json!({"x": 1})),
+        runtime.call_tool(tool, json!({"x": 2})),
+        runtime.call_tool(tool, json!({"x": 3})),
+        runtime.catalog(),
+    );
+    first.unwrap();
+    second.unwrap();
+    third.unwrap();
+    rebuilt.unwrap();
+    assert_eq!(
+        fake.connects("a"),
+        2,
+        "one connect at first, then one shared by every caller"
+    );
+    assert_eq!(fake.calls("a"), 3);
+    assert_eq!(
+        fake.closes("a"),
+        0,
+        "no spare connection was opened and thrown away"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_connect_that_fails_counts_once() {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let runtime = runtime(&fake, vec![config("a")], clock.clone());
+    let catalog = runtime.catalog().await.unwrap();
+    let tool = catalog.get("a__t").unwrap();
+    fake.script("a", |s| {
+        s.connect_delay = Duration::from_millis(200);
+        s.failing_connects = usize::MAX;
+    });
+    fake.events("a").closed();
+    let (first, second) = tokio::join!(
+        runtime.call_tool(tool, json!({"x": 1})),
+        runtime.call_tool(tool, json!({"x": 2})),
+    );
+    assert!(
+        first
+            .unwrap_err()
+            .to_string()
+            .contains("connection refused")
+    );
+    assert!(
+        second
+            .unwrap_err()
+            .to_string()
+            .contains("connection refused")
+    );
+    assert_eq!(fake.connects("a"), 2);
+    // Two more failures pause the server (three in a row); had the shared
+    // failure counted twice, one would do.
+    runtime.call_tool(tool, json!({"x": 3})).await.unwrap_err();
+    let error = runtime.call_tool(tool, json!({"x": 4})).await.unwrap_err();
+    assert!(!error.to_string().contains("paused"), "{error}");
+    assert_eq!(fake.connects("a"), 4);
+    let error = runtime.call_tool(tool, json!({"x": 5})).await.unwrap_err();
+    assert!(error.to_string().contains("paused"), "{error}");
+    assert_eq!(fake.connects("a"), 4);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_failed_server_is_reported_and_retried_later() {
     let fake = FakeConnector::with(&[("good", &["t"]), ("flaky", &["f"])]);
     fake.script("flaky", |s| s.failing_connects = 1);
@@ -506,7 +578,10 @@ async fn failing_calls_pause_the_server_and_calls_fail_at_once() {
         assert!(error.to_string().contains("broken pipe"), "{error}");
     }
     let error = runtime.call("s__t", json!({"x": 1})).await.unwrap_err();
-    assert!(matches!(error, CatalogError::Paused { .. }), "{error}");
+    assert!(
+        matches!(error.kind(), CatalogErrorKind::Paused { .. }),
+        "{error}"
+    );
     assert_eq!(
         error.to_string(),
         "server \"s\" is paused after 3 consecutive failures; next try at 2027-01-15T08:01:00Z (in 60 s)"
@@ -555,7 +630,7 @@ async fn calls_go_over_the_open_session_with_the_tool_call_timeout() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, CatalogError::InvalidArguments { ref path, .. } if path == "/x"),
+        matches!(error.kind(), CatalogErrorKind::InvalidArguments { path, .. } if path == "/x"),
         "{error}"
     );
     assert_eq!(
@@ -615,7 +690,7 @@ async fn utility_tools_reach_resources_and_prompts() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, CatalogError::InvalidArguments { .. }),
+        matches!(error.kind(), CatalogErrorKind::InvalidArguments { .. }),
         "{error}"
     );
 }

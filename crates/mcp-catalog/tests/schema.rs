@@ -4,7 +4,7 @@
 mod support;
 
 use mcp_catalog::schema::{ProviderProfile, for_profile, normalize, prepare, strip_optional_nulls};
-use mcp_catalog::{CatalogError, MaterializeOptions, ServerTools, materialize};
+use mcp_catalog::{CatalogErrorKind, MaterializeOptions, ServerTools, materialize};
 use mcp_config::ToolFilter;
 use mcp_transport::protocol::Tool;
 use serde_json::{Value, json};
@@ -387,8 +387,8 @@ fn arguments_are_validated_with_the_failing_path() {
     let error = tool
         .prepare_arguments(json!({"user": {"age": -1}}))
         .unwrap_err();
-    match &error {
-        CatalogError::InvalidArguments { tool, path, .. } => {
+    match error.kind() {
+        CatalogErrorKind::InvalidArguments { tool, path, .. } => {
             assert_eq!(tool, "s__t");
             assert_eq!(path, "/user/age");
         }
@@ -402,7 +402,7 @@ fn arguments_are_validated_with_the_failing_path() {
     );
     let error = tool.prepare_arguments(Value::Null).unwrap_err();
     assert!(
-        matches!(error, CatalogError::InvalidArguments { ref path, .. } if path == "/"),
+        matches!(error.kind(), CatalogErrorKind::InvalidArguments { path, .. } if path == "/"),
         "{error}"
     );
 }

@@ -11,6 +11,7 @@
 
 // This binary is where the workspace talks to the terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+#![forbid(unsafe_code)]
 
 mod approve;
 mod auth;

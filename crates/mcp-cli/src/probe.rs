@@ -1,7 +1,8 @@
 //! `probe [NAME]`: connect to servers concurrently and report, per server,
 //! ok or the error (with the stderr tail), the protocol version, the
 //! server's name and version, its tool, resource and prompt counts and the
-//! connect time.
+//! connect time. The catalog crate's session runtime connects and counts
+//! ([`SessionRuntime::probe`]); this module lays the answers out.
 //!
 //! On a terminal each server has a live status line that is redrawn as
 //! servers answer; otherwise each server's line is printed once, in name
@@ -9,12 +10,16 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use mcp_catalog::clock::SystemClock;
+use mcp_catalog::{
+    CatalogError, ConnectReport, McpConnector, RuntimeOptions, ServerSet, SessionRuntime,
+};
 use mcp_config::{LoadedConfig, ScopedServer, load};
-use mcp_transport::TransportError;
 use serde::Serialize;
 
 use crate::cli::ProbeArgs;
@@ -103,13 +108,38 @@ async fn probe_all(
     timeout: Option<Duration>,
     open: &session::Open,
 ) -> Vec<ProbeReport> {
+    let probed = |server: &ScopedServer| {
+        server.config.enabled && server.approval == mcp_config::Approval::Approved
+    };
+    let runnable = servers
+        .iter()
+        .filter(|server| probed(server))
+        .map(|server| {
+            let mut config = server.config.clone();
+            if let Some(timeout) = timeout {
+                config.timeouts.connect = timeout;
+                config.timeouts.request = timeout;
+            }
+            config
+        });
+    let connector = Arc::new(McpConnector::new(session::connect_options(context)));
+    let session_runtime = open.runtime(SessionRuntime::for_servers(
+        "mcp-cli",
+        ServerSet::all(runnable),
+        connector,
+        Arc::new(SystemClock),
+        RuntimeOptions::default(),
+    ));
     let mut display = Display::new(context, servers);
     let mut reports: Vec<Option<ProbeReport>> = vec![None; servers.len()];
     let mut pending = FuturesUnordered::new();
     for (index, server) in servers.iter().enumerate() {
-        if server.config.enabled && server.approval == mcp_config::Approval::Approved {
-            let options = session::connect_options(context);
-            pending.push(async move { (index, probe_one(server, &options, timeout, open).await) });
+        if probed(server) {
+            let session_runtime = &session_runtime;
+            pending.push(async move {
+                let found = session_runtime.probe(&server.config.name).await;
+                (index, probe_report(server, found))
+            });
         } else {
             reports[index] = Some(skipped(server));
             display.done(index, reports[index].as_ref());
@@ -125,63 +155,31 @@ async fn probe_all(
             _ = tick.tick() => display.tick(),
         }
     }
+    drop(pending);
+    session_runtime.shutdown().await;
     display.finish(&reports);
     reports.into_iter().flatten().collect()
 }
 
-async fn probe_one(
-    server: &ScopedServer,
-    options: &mcp_transport::ConnectOptions,
-    timeout: Option<Duration>,
-    open: &session::Open,
-) -> ProbeReport {
-    let mut config = server.config.clone();
-    if let Some(timeout) = timeout {
-        config.timeouts.connect = timeout;
-        config.timeouts.request = timeout;
-    }
+/// The report of one probed server, from what the runtime found.
+fn probe_report(server: &ScopedServer, found: ConnectReport) -> ProbeReport {
     let mut report = base_report(server, "ok");
-    let started = Instant::now();
-    let connected = mcp_transport::connect(&config, options).await;
-    let session = match connected {
-        Ok(session) => open.session(session),
-        Err(err) => {
-            report.connect_ms = Some(millis(started.elapsed()));
-            return failed(report, &err);
-        }
-    };
-    report.connect_ms = Some(millis(started.elapsed()));
-    let init = session.initialize_result();
-    report.protocol_version = Some(session.protocol_version().to_owned());
-    report.server_info = Some(ServerInfo {
-        name: init.server_info.name.clone(),
-        version: init.server_info.version.clone(),
-    });
-    let listed = async {
-        let tools = match session.has_capability("tools") {
-            true => session.list_tools().await?.len(),
-            false => 0,
-        };
-        let resources = match session.has_capability("resources") {
-            true => session.list_resources().await?.len(),
-            false => 0,
-        };
-        let prompts = match session.has_capability("prompts") {
-            true => session.list_prompts().await?.len(),
-            false => 0,
-        };
-        Ok::<_, TransportError>((tools, resources, prompts))
+    report.connect_ms = Some(millis(found.connect_time));
+    if let Some(identity) = found.identity {
+        report.protocol_version = Some(identity.protocol_version);
+        report.server_info = Some(ServerInfo {
+            name: identity.name,
+            version: identity.version,
+        });
     }
-    .await;
-    let _ = session.close().await;
-    match listed {
-        Ok((tools, resources, prompts)) => {
-            report.tools = Some(tools);
-            report.resources = Some(resources);
-            report.prompts = Some(prompts);
-            report
-        }
-        Err(err) => failed(report, &err),
+    if let Some(counts) = found.counts {
+        report.tools = Some(counts.tools);
+        report.resources = Some(counts.resources);
+        report.prompts = Some(counts.prompts);
+    }
+    match &found.error {
+        Some(error) => failed(report, error),
+        None => report,
     }
 }
 
@@ -209,29 +207,38 @@ fn skipped(server: &ScopedServer) -> ProbeReport {
     report
 }
 
-fn failed(mut report: ProbeReport, err: &TransportError) -> ProbeReport {
+/// An error report: the transport's own message when the transport failed
+/// (the line names the server already, and the stderr tail is shown on its
+/// own lines), else the runtime's.
+fn failed(mut report: ProbeReport, err: &CatalogError) -> ProbeReport {
     report.status = "error";
-    let tail = err
+    let Some(transport) = err.transport_error() else {
+        report.error = Some(first_line(&err.to_string()));
+        return report;
+    };
+    let tail = transport
         .stderr_tail()
         .map(str::trim_end)
         .filter(|tail| !tail.is_empty())
         .map(str::to_owned);
-    let mut message = err.to_string();
+    let mut message = transport.to_string();
     // The tail is shown on its own lines, so the message stops before it.
     if let Some(at) = message.find("; stderr: ").filter(|_| tail.is_some()) {
         message.truncate(at);
     }
     let prefix = format!("{}: ", report.name);
     let message = message.strip_prefix(&prefix).unwrap_or(&message);
-    let message = message
-        .lines()
+    report.error = Some(first_line(message));
+    report.stderr_tail = tail;
+    report
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
         .next()
         .unwrap_or_default()
         .trim_end()
-        .to_owned();
-    report.error = Some(message);
-    report.stderr_tail = tail;
-    report
+        .to_owned()
 }
 
 fn millis(duration: Duration) -> u64 {

@@ -184,8 +184,6 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
             lines.push(("url", shown_url(&proxy.url)));
             lines.push(("id", proxy.id.clone()));
         }
-        #[allow(unreachable_patterns)]
-        _ => {}
     }
     let timeouts = &server.config.timeouts;
     lines.push((

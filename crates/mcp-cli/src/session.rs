@@ -1,5 +1,6 @@
-//! Connecting: the runtime the async verbs run on, the sessions they have
-//! open, and the options every connection gets from the context.
+//! Connecting: the async runtime the connecting verbs run on, the catalog
+//! runtimes they have open, and the options every connection gets from the
+//! context.
 //!
 //! Every verb that connects (`probe`, `tools`, `call`, `login`) runs its
 //! work through [`Connecting::run`], which handles SIGINT, SIGTERM and
@@ -7,9 +8,9 @@
 //! so the terminal's Ctrl-C never reaches it, and without this an
 //! interrupted CLI would leave it running. On a signal the work is
 //! dropped, which cancels every request in flight (the session tells the
-//! server with `notifications/cancelled`), then every session the verb
-//! registered in [`Open`] is closed with the stdio close sequence (stdin,
-//! SIGTERM to the group, SIGKILL), and the verb fails with
+//! server with `notifications/cancelled`), then every runtime the verb
+//! registered in [`Open`] is shut down, closing each of its sessions with
+//! the stdio close sequence (stdin, SIGTERM to the group, SIGKILL), and the verb fails with
 //! [`Interrupted`]: exit status 128 + the signal's number. A second signal
 //! stops waiting for the graceful close; the sessions are then dropped,
 //! which SIGKILLs their process groups at once.
@@ -19,7 +20,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_catalog::SessionRuntime;
-use mcp_transport::ClientSession;
 
 use crate::context::Context;
 use crate::output::usage;
@@ -93,49 +93,29 @@ impl Drop for Connecting {
     }
 }
 
-/// What a signal must close: the sessions and catalog runtimes a verb has
-/// open. Cheap to clone.
+/// What a signal must close: the catalog runtimes a verb has open (every
+/// connection a verb makes is a runtime's). Cheap to clone.
 #[derive(Clone, Default)]
-pub(crate) struct Open(Arc<Mutex<Vec<Closable>>>);
-
-enum Closable {
-    Session(Arc<ClientSession>),
-    Runtime(Arc<SessionRuntime>),
-}
+pub(crate) struct Open(Arc<Mutex<Vec<Arc<SessionRuntime>>>>);
 
 impl Open {
-    /// Registers a connected session; the verb uses the shared handle.
-    pub(crate) fn session(&self, session: ClientSession) -> Arc<ClientSession> {
-        let session = Arc::new(session);
-        self.lock().push(Closable::Session(Arc::clone(&session)));
-        session
-    }
-
     /// Registers a catalog runtime, whose shutdown closes its sessions.
     pub(crate) fn runtime(&self, runtime: SessionRuntime) -> Arc<SessionRuntime> {
         let runtime = Arc::new(runtime);
-        self.lock().push(Closable::Runtime(Arc::clone(&runtime)));
+        self.lock().push(Arc::clone(&runtime));
         runtime
     }
 
     async fn close_all(&self) {
-        let open: Vec<Closable> = std::mem::take(&mut *self.lock());
-        futures::future::join_all(open.iter().map(|closable| async move {
-            match closable {
-                Closable::Session(session) => {
-                    let _ = session.close().await;
-                }
-                Closable::Runtime(runtime) => runtime.shutdown().await,
-            }
-        }))
-        .await;
+        let open: Vec<Arc<SessionRuntime>> = std::mem::take(&mut *self.lock());
+        futures::future::join_all(open.iter().map(|runtime| runtime.shutdown())).await;
     }
 
     fn forget(&self) {
         self.lock().clear();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Closable>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<SessionRuntime>>> {
         // A panic elsewhere cannot leave the list half written.
         self.0
             .lock()

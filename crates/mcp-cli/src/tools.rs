@@ -1,12 +1,10 @@
 //! `tools` and `call`: the materialised catalog and one call through it.
 //!
-//! `tools` asks the catalog crate's session runtime for the catalog (it
-//! connects every runnable server concurrently, lists, names, filters and
-//! normalises). `call` needs the server's raw result and its progress
-//! notifications, which the runtime does not hand out, so it connects the
-//! servers itself, builds the same catalog with `mcp_catalog::materialize`,
-//! validates with the catalog tool, calls over the session and converts
-//! with `mcp_catalog::convert_result`.
+//! Both ask the catalog crate's session runtime, which connects every
+//! runnable server concurrently, lists, names, filters and normalises;
+//! `call` then calls through the same runtime, so the model output it
+//! prints is exactly what a host's model is given. This module only
+//! parses the arguments and lays the answer out.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
@@ -14,13 +12,12 @@ use std::time::{Duration, Instant};
 
 use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
-    Catalog, CatalogTool, MaterializeOptions, McpConnector, ModelBlock, NamingStyle,
-    ProviderProfile, RuntimeOptions, ServerFeatures, ServerSet, ServerTools, SessionRuntime,
-    ToolTarget, UtilityTool, convert_result, materialize,
+    Catalog, CatalogErrorKind, CatalogTool, MaterializeOptions, McpConnector, ModelBlock,
+    NamingStyle, ProviderProfile, RuntimeOptions, ServerSet, SessionRuntime, ToolTarget,
 };
-use mcp_config::{Level, ScopedServer, load};
-use mcp_transport::protocol::CallToolResult;
-use mcp_transport::{CallOptions, ClientSession, Progress, TransportError};
+use mcp_config::{Level, load};
+use mcp_transport::Progress;
+use mcp_transport::session::ProgressCallback;
 use serde_json::{Map, Value, json};
 
 use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};
@@ -31,108 +28,41 @@ use crate::session;
 /// Converted results larger than this are cut with a note.
 const MAX_RESULT_BYTES: usize = mcp_catalog::result::DEFAULT_MAX_RESULT_BYTES;
 
-/// The connected servers and the catalog built from their tools.
-struct Connected {
-    sessions: Vec<(String, Arc<ClientSession>)>,
-    failures: Vec<(String, TransportError)>,
-    catalog: Catalog,
-}
-
-impl Connected {
-    fn session(&self, server: &str) -> Option<&ClientSession> {
-        self.sessions
-            .iter()
-            .find(|(name, _)| name == server)
-            .map(|(_, session)| session.as_ref())
-    }
-
-    async fn close(self) {
-        futures::future::join_all(self.sessions.iter().map(|(_, session)| session.close())).await;
-    }
-
-    /// Prints connect failures and catalog problems on stderr.
-    fn report_problems(&self) {
-        for (_, err) in &self.failures {
-            errln!("error: {}", shown(first_line(&err.to_string())));
-        }
-        for diagnostic in self.catalog.diagnostics() {
-            let level = match diagnostic.level {
-                Level::Error => "error",
-                Level::Warning => "warning",
-                Level::Info => continue,
-            };
-            errln!(
-                "{level}: server `{}`: {}",
-                shown(&diagnostic.server),
-                shown(&diagnostic.message)
-            );
-        }
-    }
-}
-
-async fn connect_all(
+/// A runtime over the approved servers of the loaded configuration, named
+/// and normalised as asked, registered so a signal closes it. With
+/// `tool_call_timeout`, every server's tool calls get that timeout.
+fn open_runtime(
     context: &Context,
+    open: &session::Open,
     naming: NamingArg,
     provider: ProviderArg,
-    open: &session::Open,
-) -> Connected {
-    let config = load(&context.load_options());
-    let runnable: Vec<&ScopedServer> = config.runnable().collect();
-    let options = session::connect_options(context);
-    let attempts = futures::future::join_all(runnable.iter().map(|server| {
-        let options = &options;
-        async move {
-            let name = server.config.name.clone();
-            let listed = async {
-                let session = open.session(mcp_transport::connect(&server.config, options).await?);
-                let tools = if session.has_capability("tools") {
-                    match session.list_tools().await {
-                        Ok(tools) => tools,
-                        Err(err) => {
-                            let _ = session.close().await;
-                            return Err(err);
-                        }
-                    }
-                } else {
-                    Vec::new()
-                };
-                Ok::<_, TransportError>((session, tools))
-            }
-            .await;
-            (server, name, listed)
-        }
-    }))
-    .await;
-    let mut sessions = Vec::new();
-    let mut failures = Vec::new();
-    let mut listings = Vec::new();
-    for (server, name, listed) in attempts {
-        match listed {
-            Ok((session, tools)) => {
-                listings.push(ServerTools {
-                    server: name.clone(),
-                    tools: tools.into(),
-                    filter: server.config.tool_filter.clone(),
-                    features: ServerFeatures::from_capabilities(session.server_capabilities()),
-                });
-                sessions.push((name, session));
-            }
-            Err(err) => failures.push((name, err)),
+    tool_call_timeout: Option<Duration>,
+) -> Arc<SessionRuntime> {
+    let mut config = load(&context.load_options());
+    if let Some(timeout) = tool_call_timeout {
+        for server in &mut config.servers {
+            server.config.timeouts.tool_call = timeout;
         }
     }
-    let catalog = materialize(
-        &listings,
-        &MaterializeOptions {
+    // Only approved servers start; the others are listed in the diagnostics.
+    let servers = ServerSet::from_loaded(&config);
+    let connector = Arc::new(McpConnector::new(session::connect_options(context)));
+    let options = RuntimeOptions {
+        materialize: MaterializeOptions {
             style: naming_style(naming),
             profile: provider_profile(provider),
             ..MaterializeOptions::default()
         },
-    );
-    Connected {
-        sessions,
-        failures,
-        catalog,
-    }
+        max_result_bytes: MAX_RESULT_BYTES,
+        ..RuntimeOptions::default()
+    };
+    open.runtime(SessionRuntime::for_servers(
+        "mcp-cli",
+        servers,
+        connector,
+        Arc::new(SystemClock),
+        options,
+    ))
 }
 
 fn naming_style(naming: NamingArg) -> NamingStyle {
@@ -154,26 +84,9 @@ fn provider_profile(provider: ProviderArg) -> ProviderProfile {
 /// `tools`: the catalog of the catalog crate's session runtime; with
 /// `--json` exactly the tool list a host sends.
 pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outcome> {
-    let config = load(&context.load_options());
-    // Only approved servers start; the others are listed in the diagnostics.
-    let servers = ServerSet::from_loaded(&config);
-    let connector = Arc::new(McpConnector::new(session::connect_options(context)));
-    let options = RuntimeOptions {
-        materialize: MaterializeOptions {
-            style: naming_style(args.naming),
-            profile: provider_profile(args.provider),
-            ..MaterializeOptions::default()
-        },
-        ..RuntimeOptions::default()
-    };
     let connecting = session::Connecting::new()?;
-    let session_runtime = connecting.open().runtime(SessionRuntime::for_servers(
-        "mcp-cli",
-        servers,
-        connector,
-        Arc::new(SystemClock),
-        options,
-    ));
+    let session_runtime =
+        open_runtime(context, connecting.open(), args.naming, args.provider, None);
     let catalog = connecting.run(async {
         let catalog = session_runtime.catalog().await;
         session_runtime.shutdown().await;
@@ -228,8 +141,6 @@ fn print_tool(tool: &CatalogTool) {
     let raw = match &origin.target {
         ToolTarget::Tool { name } => name.clone(),
         ToolTarget::Utility { utility } => utility.raw_name().to_owned(),
-        #[allow(unreachable_patterns)]
-        _ => String::new(),
     };
     outln!(
         "{}  ({} / {})",
@@ -281,7 +192,8 @@ fn parameters(schema: &Value) -> Vec<String> {
         .collect()
 }
 
-/// `call TOOL`: validate, call, print the converted (and raw) result.
+/// `call TOOL`: resolve the arguments, call through the runtime, print
+/// the model output (and with `--raw` the server's result).
 pub(crate) fn call(context: &Context, args: &CallArgs) -> anyhow::Result<Outcome> {
     let timeout = args
         .timeout
@@ -289,11 +201,16 @@ pub(crate) fn call(context: &Context, args: &CallArgs) -> anyhow::Result<Outcome
         .transpose()?;
     let given = given_arguments(args)?;
     let connecting = session::Connecting::new()?;
-    let open = connecting.open();
+    let session_runtime = open_runtime(
+        context,
+        connecting.open(),
+        args.naming,
+        ProviderArg::Generic,
+        timeout,
+    );
     connecting.run(async {
-        let connected = connect_all(context, args.naming, ProviderArg::Generic, open).await;
-        let outcome = call_in(context, args, &connected, given, timeout).await;
-        connected.close().await;
+        let outcome = call_in(context, args, &session_runtime, given).await;
+        session_runtime.shutdown().await;
         outcome
     })?
 }
@@ -301,36 +218,20 @@ pub(crate) fn call(context: &Context, args: &CallArgs) -> anyhow::Result<Outcome
 async fn call_in(
     context: &Context,
     args: &CallArgs,
-    connected: &Connected,
+    session_runtime: &SessionRuntime,
     given: Given,
-    timeout: Option<Duration>,
 ) -> anyhow::Result<Outcome> {
-    let Some(tool) = connected.catalog.get(&args.tool) else {
-        connected.report_problems();
-        return Err(usage(unknown_tool(&connected.catalog, &args.tool)));
+    let catalog = session_runtime.catalog().await?;
+    let Some(tool) = catalog.get(&args.tool) else {
+        report_diagnostics(&catalog);
+        return Err(usage(unknown_tool(&catalog, &args.tool)));
     };
     let server = &tool.origin().server;
     let arguments = given.resolve(tool.original_schema())?;
-    let arguments = tool
-        .prepare_arguments(arguments)
-        .map_err(|err| usage(err.to_string()))?;
-    let session = connected
-        .session(server)
-        .ok_or_else(|| anyhow::anyhow!("server `{server}` is not connected"))?;
     let progress = ProgressLine::start(&args.tool, context.json);
-    let mut options = CallOptions::with_progress({
+    let callback: ProgressCallback = {
         let progress = Arc::clone(&progress);
-        move |update| ProgressLine::update(&progress, &update)
-    });
-    options.timeout = timeout;
-    let (method, params) = match &tool.origin().target {
-        ToolTarget::Tool { name } => (
-            "tools/call",
-            json!({ "name": name, "arguments": arguments }),
-        ),
-        ToolTarget::Utility { utility } => utility_request(*utility, arguments),
-        #[allow(unreachable_patterns)]
-        _ => anyhow::bail!("tool `{}` has a target this build cannot call", args.tool),
+        Arc::new(move |update| ProgressLine::update(&progress, &update))
     };
     let ticker = tokio::spawn({
         let progress = Arc::clone(&progress);
@@ -341,32 +242,30 @@ async fn call_in(
             }
         }
     });
-    let answer = session.request_with(method, Some(params), &options).await;
+    let answer = if args.raw {
+        session_runtime
+            .call_tool_raw(tool, arguments, Some(callback))
+            .await
+            .map(|output| (output.model, Some(output.raw)))
+    } else {
+        session_runtime
+            .call_tool_with_progress(tool, arguments, Some(callback))
+            .await
+            .map(|model| (model, None))
+    };
     ticker.abort();
     ProgressLine::clear(&progress);
-    let raw = answer?;
-    let result: CallToolResult = if method == "tools/call" {
-        serde_json::from_value(raw.clone())
-            .map_err(|err| anyhow::anyhow!("server `{server}`: invalid tools/call result: {err}"))?
-    } else {
-        // A utility answers with the server's own listing or contents.
-        CallToolResult {
-            content: vec![json!({
-                "type": "text",
-                "text": serde_json::to_string_pretty(&raw)?,
-            })],
-            structured_content: None,
-            is_error: false,
-        }
-    };
-    let converted = convert_result(&result, MAX_RESULT_BYTES);
+    let (converted, raw) = answer.map_err(|err| match err.kind() {
+        CatalogErrorKind::InvalidArguments { .. } => usage(err.to_string()),
+        _ => err.into(),
+    })?;
     if context.json {
         let mut document = json!({
             "tool": args.tool,
             "server": server,
             "result": converted,
         });
-        if args.raw {
+        if let Some(raw) = raw {
             document["raw"] = raw;
         }
         output::print_json(&document)?;
@@ -375,9 +274,9 @@ async fn call_in(
         if converted.truncated {
             errln!("warning: the result was cut at {MAX_RESULT_BYTES} bytes");
         }
-        if args.raw {
+        if let Some(raw) = &raw {
             outln!("--- raw result");
-            outln!("{}", serde_json::to_string_pretty(&raw)?);
+            outln!("{}", serde_json::to_string_pretty(raw)?);
         }
     }
     if converted.is_error() {
@@ -385,38 +284,6 @@ async fn call_in(
         return Ok(Outcome::Failed);
     }
     Ok(Outcome::Ok)
-}
-
-/// The method and params a utility tool stands for.
-fn utility_request(utility: UtilityTool, arguments: Value) -> (&'static str, Value) {
-    let cursor = |arguments: &Value| match arguments.get("cursor") {
-        Some(cursor) => json!({ "cursor": cursor }),
-        None => json!({}),
-    };
-    match utility {
-        UtilityTool::ResourcesList => ("resources/list", cursor(&arguments)),
-        UtilityTool::ResourcesRead => ("resources/read", json!({ "uri": arguments["uri"] })),
-        UtilityTool::PromptsList => ("prompts/list", cursor(&arguments)),
-        UtilityTool::PromptsGet => {
-            let pairs: Map<String, Value> = arguments["arguments"]
-                .as_array()
-                .map(|pairs| {
-                    pairs
-                        .iter()
-                        .filter_map(|pair| {
-                            Some((pair["name"].as_str()?.to_owned(), pair["value"].clone()))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            (
-                "prompts/get",
-                json!({ "name": arguments["name"], "arguments": pairs }),
-            )
-        }
-        #[allow(unreachable_patterns)]
-        _ => ("ping", json!({})),
-    }
 }
 
 fn print_blocks(blocks: &[ModelBlock]) {
@@ -433,8 +300,6 @@ fn print_blocks(blocks: &[ModelBlock]) {
                     data.len()
                 );
             }
-            #[allow(unreachable_patterns)]
-            other => outln!("{}", serde_json::to_string(other).unwrap_or_default()),
         }
     }
 }

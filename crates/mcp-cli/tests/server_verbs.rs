@@ -310,3 +310,82 @@ fn call_shows_progress_and_honours_the_timeout() {
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("timed out"), "{}", run.stderr);
 }
+
+/// One call path: each tool (utility tools too) called through the binary
+/// prints, byte for byte, the model output the catalog's `SessionRuntime`
+/// gives a host for the same call.
+#[test]
+fn call_prints_the_model_output_of_the_session_runtime() {
+    use std::sync::Arc;
+
+    use mcp_catalog::clock::SystemClock;
+    use mcp_catalog::{
+        MaterializeOptions, McpConnector, NamingStyle, RuntimeOptions, SessionRuntime,
+    };
+    use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+    use serde_json::json;
+
+    let calls = [
+        ("mcp__example__echo", json!({"text": "hello there"})),
+        ("mcp__example__add", json!({"a": 2, "b": 40})),
+        ("mcp__example__fail", json!({})),
+        ("mcp__example__resources_list", json!({})),
+        (
+            "mcp__example__resources_read",
+            json!({"uri": "example://greeting"}),
+        ),
+        ("mcp__example__prompts_list", json!({})),
+        (
+            "mcp__example__prompts_get",
+            json!({"name": "greet", "arguments": [{"name": "name", "value": "Ada"}]}),
+        ),
+    ];
+    let server = ServerConfig {
+        name: "example".to_owned(),
+        transport: TransportConfig::Stdio(StdioConfig {
+            command: example_server().display().to_string(),
+            args: Vec::new(),
+            env: Default::default(),
+            cwd: None,
+        }),
+        enabled: true,
+        required: false,
+        tool_filter: ToolFilter::default(),
+        timeouts: Timeouts::default(),
+    };
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let expected: Vec<String> = runtime.block_on(async {
+        // The CLI's defaults: `claw` names, the generic profile.
+        let options = RuntimeOptions {
+            materialize: MaterializeOptions {
+                style: NamingStyle::Claw,
+                ..MaterializeOptions::default()
+            },
+            ..RuntimeOptions::default()
+        };
+        let session_runtime = SessionRuntime::new(
+            "test",
+            [server],
+            Arc::new(McpConnector::default()),
+            Arc::new(SystemClock),
+            options,
+        );
+        let mut outputs = Vec::new();
+        for (tool, arguments) in &calls {
+            let output = session_runtime
+                .call(tool, arguments.clone())
+                .await
+                .unwrap_or_else(|error| panic!("{tool}: {error}"));
+            outputs.push(serde_json::to_string(&output).expect("JSON"));
+        }
+        session_runtime.shutdown().await;
+        outputs
+    });
+
+    let tree = project(&[("example", EXAMPLE)]);
+    for ((tool, arguments), expected) in calls.iter().zip(expected) {
+        let run = tree.run(&["--json", "call", tool, "--args", &arguments.to_string()]);
+        let printed = serde_json::to_string(&run.json()["result"]).expect("JSON");
+        assert_eq!(printed, expected, "{tool}: {}", run.stderr);
+    }
+}

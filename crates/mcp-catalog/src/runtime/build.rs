@@ -1,0 +1,226 @@
+//! One catalog build: every server connected and listed at once (each
+//! within its timeouts, paused ones skipped), the listings materialised,
+//! failures turned into diagnostics, and the result cached unless an
+//! invalidation overtook it.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_config::Level;
+use mcp_transport::protocol::Tool;
+
+use crate::backoff::Paused;
+use crate::catalog::{Catalog, CatalogDiagnostic, ServerTools, defuse_listing, materialize_cached};
+use crate::error::{CatalogError, Cause};
+use crate::schema::MAX_JSON_DEPTH;
+
+use super::session::{CachedCatalog, RuntimeShared, ServerOutcome};
+
+impl RuntimeShared {
+    pub(super) async fn build(
+        self: Arc<Self>,
+        generation: u64,
+    ) -> Result<Arc<Catalog>, CatalogError> {
+        let servers: Vec<String> = self.lock().slots.keys().cloned().collect();
+        let outcomes = futures::future::join_all(
+            servers
+                .iter()
+                .map(|server| Arc::clone(&self).prepare(server)),
+        )
+        .await;
+
+        let mut listings = Vec::new();
+        let mut diagnostics = Vec::new();
+        let mut retry_at: Option<Instant> = None;
+        let mut required_failure = None;
+        let now = self.clock.now();
+        for (server, outcome) in servers.iter().zip(outcomes) {
+            match outcome {
+                Some(ServerOutcome::Ready(listing)) => listings.push(listing),
+                Some(ServerOutcome::Failed {
+                    error,
+                    pause,
+                    paused_until,
+                }) => {
+                    let required = self
+                        .lock()
+                        .slots
+                        .get(server)
+                        .is_some_and(|slot| slot.config.required);
+                    if required && required_failure.is_none() {
+                        required_failure =
+                            Some(CatalogError::required_server_failed(error.clone()));
+                    }
+                    let at = paused_until.unwrap_or(now);
+                    retry_at = Some(retry_at.map_or(at, |r| r.min(at)));
+                    diagnostics.push(CatalogDiagnostic::server(
+                        Level::Error,
+                        server,
+                        match pause {
+                            Some(pause) => {
+                                format!("server {server:?} is unavailable: {error}; {pause}")
+                            }
+                            None => format!("server {server:?} is unavailable: {error}"),
+                        },
+                    ));
+                }
+                // removed while the build ran
+                None => {}
+            }
+        }
+
+        let result = match required_failure {
+            Some(error) => Err(error),
+            None => {
+                let mut catalog = {
+                    let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
+                    materialize_cached(&listings, &self.options.materialize, &mut cache)
+                };
+                diagnostics.extend(self.lock().withheld.iter().cloned());
+                catalog.push_diagnostics(diagnostics);
+                Ok(Arc::new(catalog))
+            }
+        };
+
+        let mut state = self.lock();
+        if state
+            .inflight
+            .as_ref()
+            .is_some_and(|(g, _)| *g == generation)
+        {
+            state.inflight = None;
+        }
+        if let Ok(catalog) = &result
+            && state.generation == generation
+            && !state.shut_down
+        {
+            state.cached = Some(CachedCatalog {
+                catalog: Arc::clone(catalog),
+                retry_at,
+            });
+        }
+        result
+    }
+
+    /// Connects a server if needed and lists its tools if needed. `None`
+    /// when the server was removed meanwhile.
+    async fn prepare(self: Arc<Self>, server: &str) -> Option<ServerOutcome> {
+        let (config, epoch, connection, tools, tools_epoch) = {
+            let now = self.clock.now();
+            let mut state = self.lock();
+            let slot = state.slots.get_mut(server)?;
+            if let (Some(connection), Some(tools)) = (&slot.connection, &slot.tools) {
+                return Some(ServerOutcome::Ready(
+                    slot.listing(connection.features(), tools),
+                ));
+            }
+            if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
+                let until = slot.backoff.paused_until(now).unwrap_or(paused.until);
+                return Some(ServerOutcome::Failed {
+                    error: self.paused_error(server, paused),
+                    pause: None,
+                    paused_until: Some(until),
+                });
+            }
+            (
+                slot.config.clone(),
+                slot.epoch,
+                slot.connection.clone(),
+                slot.tools.clone(),
+                slot.tools_epoch,
+            )
+        };
+
+        let connection = match connection {
+            Some(connection) => connection,
+            None => match self.connect(&config, epoch).await {
+                Ok(connection) => connection,
+                Err(error) => return Some(self.failed(server, error)),
+            },
+        };
+
+        let tools = match tools {
+            Some(tools) => tools,
+            None => {
+                let listed =
+                    match tokio::time::timeout(config.timeouts.request, connection.list_tools())
+                        .await
+                    {
+                        Ok(result) => result,
+                        Err(_) => Err(CatalogError::request(
+                            server,
+                            "tools/list",
+                            Cause::TimedOut(config.timeouts.request),
+                        )),
+                    };
+                match listed {
+                    Ok(mut tools) => {
+                        let max_depth = self
+                            .options
+                            .materialize
+                            .schema_limits
+                            .max_depth
+                            .min(MAX_JSON_DEPTH);
+                        defuse_listing(&mut tools, max_depth);
+                        let tools: Arc<[Tool]> = Arc::from(tools);
+                        let mut state = self.lock();
+                        if let Some(slot) = state.slots.get_mut(server)
+                            && slot.epoch == epoch
+                            && slot.tools_epoch == tools_epoch
+                        {
+                            slot.tools = Some(Arc::clone(&tools));
+                        }
+                        tools
+                    }
+                    Err(error) => {
+                        // A failed listing often means a dead session:
+                        // start over with a fresh connection next time.
+                        let mut state = self.lock();
+                        if let Some(slot) = state.slots.get_mut(server)
+                            && slot.epoch == epoch
+                        {
+                            if let Some(old) = slot.connection.take() {
+                                state.retired.push(old);
+                            }
+                            state.bump_epoch(server);
+                        }
+                        drop(state);
+                        self.record_failure_any_epoch(server);
+                        return Some(self.failed(server, error));
+                    }
+                }
+            }
+        };
+        self.record(server, epoch, true);
+        let state = self.lock();
+        let slot = state.slots.get(server)?;
+        Some(ServerOutcome::Ready(ServerTools {
+            server: server.to_owned(),
+            tools,
+            filter: slot.config.tool_filter.clone(),
+            features: connection.features(),
+        }))
+    }
+
+    fn failed(&self, server: &str, error: CatalogError) -> ServerOutcome {
+        let now = self.clock.now();
+        let state = self.lock();
+        let slot = state.slots.get(server);
+        let paused_until = slot.and_then(|slot| slot.backoff.paused_until(now));
+        let pause = match (paused_until, slot) {
+            (Some(until), Some(slot)) => Some(self.paused_error(
+                server,
+                Paused {
+                    until,
+                    failures: slot.backoff.failures(),
+                },
+            )),
+            _ => None,
+        };
+        ServerOutcome::Failed {
+            error,
+            pause,
+            paused_until,
+        }
+    }
+}

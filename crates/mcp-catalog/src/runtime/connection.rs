@@ -1,0 +1,228 @@
+//! The seam between a runtime and its servers: a [`Connection`] is one
+//! connected server as the runtime uses it, a [`Connector`] opens one, and
+//! [`ServerEvents`] carries a connection's news back to its runtime. Also
+//! what the runtime reports about a server or a call made through it.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+use mcp_config::ServerConfig;
+use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::session::ProgressCallback;
+use serde_json::{Map, Value};
+
+use crate::catalog::ServerFeatures;
+use crate::deep;
+use crate::error::CatalogError;
+use crate::result::{ModelResult, dispose_result};
+
+use super::session::RuntimeShared;
+
+/// A connected server, as the runtime uses it. Implementations enforce
+/// the timeouts they are given (a progress notification may extend a tool
+/// call's).
+#[async_trait]
+pub trait Connection: Send + Sync {
+    /// What the server announced in `initialize`.
+    fn features(&self) -> ServerFeatures;
+
+    /// Every tool, all pages.
+    async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError>;
+
+    /// `tools/call` with the raw tool name. With `progress`, the server's
+    /// progress notifications are delivered there (and each one restarts
+    /// the timeout).
+    async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+        progress: Option<ProgressCallback>,
+    ) -> Result<CallToolResult, CatalogError>;
+
+    /// `resources/list` (one page); the raw result.
+    async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CatalogError>;
+
+    /// `resources/read`; the raw result.
+    async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError>;
+
+    /// `prompts/list` (one page); the raw result.
+    async fn list_prompts(&self, cursor: Option<String>) -> Result<Value, CatalogError>;
+
+    /// `prompts/get`; the raw result.
+    async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, CatalogError>;
+
+    /// Closes the connection (for stdio: the whole shutdown sequence).
+    async fn close(&self);
+
+    /// [`Connection::call_tool`], answering with the server's result as
+    /// it came, for hosts that show it. The default writes the parsed
+    /// result back as JSON.
+    async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Value, CatalogError> {
+        let result = self.call_tool(name, arguments, timeout, progress).await?;
+        // Serialising a `CallToolResult` cannot fail: it holds JSON only.
+        let raw = serde_json::to_value(&result).unwrap_or_default();
+        dispose_result(result);
+        Ok(raw)
+    }
+
+    /// What the server said about itself in `initialize`, when known.
+    fn identity(&self) -> Option<ServerIdentity> {
+        None
+    }
+
+    /// How many resources the server lists, over every page.
+    async fn count_resources(&self) -> Result<usize, CatalogError> {
+        count_pages(|cursor| self.list_resources(cursor), "resources").await
+    }
+
+    /// How many prompts the server lists, over every page.
+    async fn count_prompts(&self) -> Result<usize, CatalogError> {
+        count_pages(|cursor| self.list_prompts(cursor), "prompts").await
+    }
+}
+
+/// The pages a default count follows at most (a server that keeps
+/// answering with new cursors is not followed for ever).
+const MAX_COUNTED_PAGES: usize = 1000;
+
+/// Counts the items of a paged list, following `nextCursor` until it is
+/// absent or repeats.
+async fn count_pages<'a, F>(mut page: F, field: &str) -> Result<usize, CatalogError>
+where
+    F: FnMut(Option<String>) -> BoxFuture<'a, Result<Value, CatalogError>>,
+{
+    let mut count = 0;
+    let mut cursor = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..MAX_COUNTED_PAGES {
+        let listed = page(cursor.take()).await?;
+        count += listed
+            .get(field)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        match listed.get("nextCursor").and_then(Value::as_str) {
+            Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
+            _ => break,
+        }
+        deep::dispose(listed);
+    }
+    Ok(count)
+}
+
+/// A server's own account of itself, from its `initialize` answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerIdentity {
+    /// The protocol version both sides agreed on.
+    pub protocol_version: String,
+    pub name: String,
+    pub version: String,
+}
+
+/// What connecting to one server found (see [`crate::SessionRuntime::probe`]).
+#[derive(Debug, Clone)]
+pub struct ConnectReport {
+    pub server: String,
+    /// From the start of the attempt until the connection was open (or
+    /// the attempt failed).
+    pub connect_time: Duration,
+    /// Set once the server is connected.
+    pub identity: Option<ServerIdentity>,
+    /// Set once every list was counted.
+    pub counts: Option<ServerCounts>,
+    /// Why connecting or counting failed.
+    pub error: Option<CatalogError>,
+}
+
+/// How many tools, resources and prompts a server lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerCounts {
+    pub tools: usize,
+    pub resources: usize,
+    pub prompts: usize,
+}
+
+/// A tool call's model output and the server's result it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallOutput {
+    /// The server's answer as it came: the `tools/call` result, or for a
+    /// utility tool the answer of the request it stands for.
+    pub raw: Value,
+    /// What a model is given, exactly as [`crate::SessionRuntime::call_tool`]
+    /// returns it.
+    pub model: ModelResult,
+}
+
+/// Turns a server entry into a connected, initialised [`Connection`].
+#[async_trait]
+pub trait Connector: Send + Sync {
+    /// Connects to `server`. The connection reports `tools/list_changed`
+    /// and its own end through `events`.
+    async fn connect(
+        &self,
+        server: &ServerConfig,
+        events: ServerEvents,
+    ) -> Result<Arc<dyn Connection>, CatalogError>;
+}
+
+/// How a connection tells its runtime about server-side changes. Events
+/// from a connection the runtime already replaced are ignored.
+#[derive(Clone)]
+pub struct ServerEvents {
+    pub(super) runtime: Weak<RuntimeShared>,
+    pub(super) server: String,
+    pub(super) epoch: u64,
+}
+
+impl fmt::Debug for ServerEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerEvents")
+            .field("server", &self.server)
+            .field("epoch", &self.epoch)
+            .finish()
+    }
+}
+
+impl ServerEvents {
+    /// Events that go nowhere, for a connection used outside a runtime.
+    pub fn detached(server: impl Into<String>) -> Self {
+        ServerEvents {
+            runtime: Weak::new(),
+            server: server.into(),
+            epoch: 0,
+        }
+    }
+
+    /// The server sent `notifications/tools/list_changed`: its tools are
+    /// listed again and the catalog rebuilt on the next attempt.
+    pub fn tools_changed(&self) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            runtime.on_tools_changed(&self.server, self.epoch);
+        }
+    }
+
+    /// The connection ended: the next attempt reconnects.
+    pub fn closed(&self) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            runtime.on_closed(&self.server, self.epoch);
+        }
+    }
+
+    /// The server these events belong to.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+}

@@ -1,0 +1,208 @@
+//! The runtimes of every session of a host: made on first use, leased
+//! while in use, evicted after the idle TTL, updated together when the
+//! server list changes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use mcp_config::ServerConfig;
+
+use crate::clock::Clock;
+use crate::servers::ServerSet;
+
+use super::connection::Connector;
+use super::session::{RuntimeOptions, SessionRuntime};
+
+struct ManagerShared {
+    connector: Arc<dyn Connector>,
+    clock: Arc<dyn Clock>,
+    options: RuntimeOptions,
+    servers: Mutex<ServerSet>,
+    runtimes: Mutex<HashMap<String, Arc<SessionRuntime>>>,
+}
+
+/// The runtimes of every session, keyed by session id.
+#[derive(Clone)]
+pub struct RuntimeManager {
+    shared: Arc<ManagerShared>,
+}
+
+impl fmt::Debug for RuntimeManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuntimeManager").finish_non_exhaustive()
+    }
+}
+
+/// A runtime in use. While a lease is alive its runtime is never evicted;
+/// dropping it counts as the runtime's last use.
+pub struct RuntimeLease {
+    runtime: Arc<SessionRuntime>,
+}
+
+impl fmt::Debug for RuntimeLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RuntimeLease").field(&self.runtime).finish()
+    }
+}
+
+impl Deref for RuntimeLease {
+    type Target = SessionRuntime;
+
+    fn deref(&self) -> &SessionRuntime {
+        &self.runtime
+    }
+}
+
+impl Drop for RuntimeLease {
+    fn drop(&mut self) {
+        self.runtime.release();
+    }
+}
+
+impl RuntimeManager {
+    /// A manager whose sessions all use `servers` (every one may start;
+    /// see [`RuntimeManager::for_servers`]).
+    pub fn new(
+        servers: Vec<ServerConfig>,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+    ) -> Self {
+        RuntimeManager::for_servers(ServerSet::all(servers), connector, clock, options)
+    }
+
+    /// A manager whose sessions all use the runnable servers of `servers`
+    /// and report the held-back ones in their catalogs' diagnostics.
+    pub fn for_servers(
+        servers: ServerSet,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+    ) -> Self {
+        RuntimeManager {
+            shared: Arc::new(ManagerShared {
+                connector,
+                clock,
+                options,
+                servers: Mutex::new(servers),
+                runtimes: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    fn runtimes(&self) -> MutexGuard<'_, HashMap<String, Arc<SessionRuntime>>> {
+        self.shared
+            .runtimes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The runtime of `session_id`, made on first use. Making one connects
+    /// nothing.
+    pub fn lease(&self, session_id: &str) -> RuntimeLease {
+        let runtime = {
+            let mut runtimes = self.runtimes();
+            let runtime = runtimes.entry(session_id.to_owned()).or_insert_with(|| {
+                let servers = self
+                    .shared
+                    .servers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                Arc::new(SessionRuntime::for_servers(
+                    session_id,
+                    servers,
+                    Arc::clone(&self.shared.connector),
+                    Arc::clone(&self.shared.clock),
+                    self.shared.options.clone(),
+                ))
+            });
+            Arc::clone(runtime)
+        };
+        runtime.acquire();
+        RuntimeLease { runtime }
+    }
+
+    /// Ids of the live sessions, sorted.
+    pub fn session_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.runtimes().keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Evicts every runtime unused for the idle TTL and not in use, closing
+    /// its connections. Returns the evicted session ids, sorted.
+    pub async fn evict_idle(&self) -> Vec<String> {
+        let now = self.shared.clock.now();
+        let evicted: Vec<(String, Arc<SessionRuntime>)> = {
+            let mut runtimes = self.runtimes();
+            let idle: Vec<String> = runtimes
+                .iter()
+                .filter(|(_, runtime)| runtime.is_idle(now))
+                .map(|(id, _)| id.clone())
+                .collect();
+            idle.into_iter()
+                .filter_map(|id| runtimes.remove(&id).map(|runtime| (id, runtime)))
+                .collect()
+        };
+        futures::future::join_all(evicted.iter().map(|(_, runtime)| runtime.shutdown())).await;
+        let mut ids: Vec<String> = evicted.into_iter().map(|(id, _)| id).collect();
+        ids.sort();
+        ids
+    }
+
+    /// Runs [`RuntimeManager::evict_idle`] every `every` until the manager
+    /// is dropped.
+    pub fn spawn_idle_sweeper(&self, every: Duration) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(&self.shared);
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(every);
+            interval.tick().await;
+            loop {
+                interval.tick().await;
+                let Some(shared) = weak.upgrade() else {
+                    return;
+                };
+                RuntimeManager { shared }.evict_idle().await;
+            }
+        })
+    }
+
+    /// Applies a new server list to every session: only servers whose
+    /// entry changed reconnect. Returns the changed names per session.
+    pub async fn update_servers(
+        &self,
+        servers: Vec<ServerConfig>,
+    ) -> BTreeMap<String, Vec<String>> {
+        self.update_server_set(ServerSet::all(servers)).await
+    }
+
+    /// [`RuntimeManager::update_servers`] with servers held back (see
+    /// [`SessionRuntime::update_server_set`]).
+    pub async fn update_server_set(&self, servers: ServerSet) -> BTreeMap<String, Vec<String>> {
+        *self
+            .shared
+            .servers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = servers.clone();
+        let runtimes: Vec<(String, Arc<SessionRuntime>)> = self
+            .runtimes()
+            .iter()
+            .map(|(id, runtime)| (id.clone(), Arc::clone(runtime)))
+            .collect();
+        let mut changed = BTreeMap::new();
+        for (id, runtime) in runtimes {
+            changed.insert(id, runtime.update_server_set(servers.clone()).await);
+        }
+        changed
+    }
+
+    /// Closes every session.
+    pub async fn shutdown(&self) {
+        let runtimes: Vec<Arc<SessionRuntime>> = self.runtimes().drain().map(|(_, r)| r).collect();
+        futures::future::join_all(runtimes.iter().map(|runtime| runtime.shutdown())).await;
+    }
+}

@@ -1,0 +1,714 @@
+//! The runtime of one host session: a slot per server (its config, its
+//! connection or the connect attempt under way, its listing, its backoff),
+//! the shared in-flight build, the cached catalog, and calls over the open
+//! connections.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures::future::{BoxFuture, FutureExt, Shared};
+use mcp_config::{DEFAULT_SESSION_IDLE_TTL, ServerConfig};
+use mcp_transport::protocol::Tool;
+use mcp_transport::session::ProgressCallback;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use crate::backoff::{Backoff, BackoffPolicy, Paused};
+use crate::catalog::{
+    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, SchemaCache, ServerFeatures,
+    ServerTools, ToolTarget,
+};
+use crate::clock::{Clock, SystemClock, rfc3339};
+use crate::error::{CatalogError, CatalogErrorKind, Cause};
+use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result, dispose_result};
+use crate::servers::ServerSet;
+
+use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
+use super::utility::{UtilityCall, parse_call_result, within};
+
+/// Default number of servers one build connects at the same time.
+pub const DEFAULT_MAX_CONCURRENT_CONNECTS: usize = 32;
+/// Settings of a runtime.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    pub materialize: MaterializeOptions,
+    /// Servers one build connects at the same time.
+    pub max_concurrent_connects: usize,
+    /// A runtime unused this long is evicted; zero never evicts.
+    pub idle_ttl: Duration,
+    pub backoff: BackoffPolicy,
+    /// Cap on one converted tool result.
+    pub max_result_bytes: usize,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            materialize: MaterializeOptions::default(),
+            max_concurrent_connects: DEFAULT_MAX_CONCURRENT_CONNECTS,
+            idle_ttl: DEFAULT_SESSION_IDLE_TTL,
+            backoff: BackoffPolicy::default(),
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+        }
+    }
+}
+
+pub(super) type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, CatalogError>>>;
+
+/// One connect attempt, shared by every caller that needs the server
+/// while it runs, so a server is never opened twice at once.
+pub(super) type SharedConnect =
+    Shared<BoxFuture<'static, Result<Arc<dyn Connection>, CatalogError>>>;
+
+pub(super) struct Slot {
+    pub(super) config: ServerConfig,
+    /// `config_hash` of the entry: a changed hash reconnects the server.
+    pub(super) config_hash: String,
+    /// Changes whenever the slot gets a new config or connection.
+    pub(super) epoch: u64,
+    pub(super) connection: Option<Arc<dyn Connection>>,
+    /// The connect attempt under way for this epoch, if any.
+    pub(super) connecting: Option<SharedConnect>,
+    pub(super) tools: Option<Arc<[Tool]>>,
+    /// Bumped by `list_changed`; a listing that started before is stale.
+    pub(super) tools_epoch: u64,
+    pub(super) backoff: Backoff,
+}
+
+pub(super) struct CachedCatalog {
+    pub(super) catalog: Arc<Catalog>,
+    /// When a server that failed may be tried again; `None` when none
+    /// failed.
+    pub(super) retry_at: Option<Instant>,
+}
+
+pub(super) struct State {
+    pub(super) slots: BTreeMap<String, Slot>,
+    pub(super) generation: u64,
+    pub(super) next_epoch: u64,
+    pub(super) cached: Option<CachedCatalog>,
+    pub(super) inflight: Option<(u64, SharedBuild)>,
+    pub(super) last_used: Instant,
+    pub(super) in_use: usize,
+    pub(super) shut_down: bool,
+    /// Connections taken out of slots, waiting to be closed.
+    pub(super) retired: Vec<Arc<dyn Connection>>,
+    /// Servers held back (awaiting approval, denied), reported in every
+    /// catalog.
+    pub(super) withheld: Vec<CatalogDiagnostic>,
+}
+
+pub(super) struct RuntimeShared {
+    pub(super) session_id: String,
+    pub(super) connector: Arc<dyn Connector>,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) options: RuntimeOptions,
+    /// Shared with connect attempts, which hold no strong reference to the
+    /// runtime (a slot keeps its attempt).
+    pub(super) connect_limit: Arc<Semaphore>,
+    pub(super) state: Mutex<State>,
+    /// Prepared schemas of the last build, reused for unchanged servers.
+    pub(super) schemas: Mutex<SchemaCache>,
+}
+
+/// The runtime of one host session.
+pub struct SessionRuntime {
+    pub(super) shared: Arc<RuntimeShared>,
+}
+
+impl fmt::Debug for SessionRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionRuntime")
+            .field("session_id", &self.shared.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one build learned about one server.
+pub(super) enum ServerOutcome {
+    Ready(ServerTools),
+    Failed {
+        error: CatalogError,
+        /// The pause this failure started, if it did.
+        pause: Option<CatalogError>,
+        /// Set when the server is paused; otherwise it may be retried on
+        /// the next attempt.
+        paused_until: Option<Instant>,
+    },
+}
+
+impl SessionRuntime {
+    /// A runtime over `servers` (disabled ones are ignored). Connects
+    /// nothing yet. Every server given may start: a host holding a
+    /// loaded configuration uses [`SessionRuntime::for_servers`] with
+    /// [`ServerSet::from_loaded`], which keeps unapproved project servers
+    /// out.
+    pub fn new(
+        session_id: impl Into<String>,
+        servers: impl IntoIterator<Item = ServerConfig>,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+    ) -> Self {
+        SessionRuntime::for_servers(
+            session_id,
+            ServerSet::all(servers),
+            connector,
+            clock,
+            options,
+        )
+    }
+
+    /// A runtime over the runnable servers of `servers`; the servers it
+    /// holds back appear in every catalog's diagnostics. Connects nothing
+    /// yet.
+    pub fn for_servers(
+        session_id: impl Into<String>,
+        servers: ServerSet,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+    ) -> Self {
+        let (servers, withheld) = servers.into_parts();
+        let mut state = State {
+            slots: BTreeMap::new(),
+            generation: 0,
+            next_epoch: 0,
+            cached: None,
+            inflight: None,
+            last_used: clock.now(),
+            in_use: 0,
+            shut_down: false,
+            retired: Vec::new(),
+            withheld,
+        };
+        for server in servers.into_iter().filter(|s| s.enabled) {
+            let epoch = state.take_epoch();
+            state
+                .slots
+                .insert(server.name.clone(), Slot::new(server, epoch));
+        }
+        let connect_limit = Arc::new(Semaphore::new(options.max_concurrent_connects.max(1)));
+        SessionRuntime {
+            shared: Arc::new(RuntimeShared {
+                session_id: session_id.into(),
+                connector,
+                clock,
+                options,
+                connect_limit,
+                state: Mutex::new(state),
+                schemas: Mutex::new(SchemaCache::default()),
+            }),
+        }
+    }
+
+    /// A runtime on the system clock with default options.
+    pub fn with_defaults(
+        session_id: impl Into<String>,
+        servers: impl IntoIterator<Item = ServerConfig>,
+        connector: Arc<dyn Connector>,
+    ) -> Self {
+        SessionRuntime::new(
+            session_id,
+            servers,
+            connector,
+            Arc::new(SystemClock),
+            RuntimeOptions::default(),
+        )
+    }
+
+    /// The session this runtime belongs to.
+    pub fn session_id(&self) -> &str {
+        &self.shared.session_id
+    }
+
+    /// The catalog: cached when still valid, else built (or joined, when a
+    /// build is already running).
+    pub async fn catalog(&self) -> Result<Arc<Catalog>, CatalogError> {
+        let build = {
+            let now = self.shared.clock.now();
+            let mut state = self.shared.lock();
+            if state.shut_down {
+                return Err(CatalogError::shut_down(self.shared.session_id.clone()));
+            }
+            state.last_used = now;
+            if let Some(cached) = &state.cached
+                && cached.retry_at.is_none_or(|at| now < at)
+            {
+                return Ok(Arc::clone(&cached.catalog));
+            }
+            match &state.inflight {
+                Some((_, build)) => build.clone(),
+                None => {
+                    let generation = state.generation;
+                    let shared = Arc::clone(&self.shared);
+                    let task = tokio::spawn(async move { shared.build(generation).await });
+                    let build: SharedBuild = async move {
+                        task.await.unwrap_or_else(|error| {
+                            Err(CatalogError::new(
+                                None,
+                                CatalogErrorKind::Request {
+                                    operation: "catalog build".into(),
+                                    cause: Cause::other(error),
+                                },
+                            ))
+                        })
+                    }
+                    .boxed()
+                    .shared();
+                    state.inflight = Some((generation, build.clone()));
+                    build
+                }
+            }
+        };
+        let result = build.await;
+        self.shared.close_retired().await;
+        result
+    }
+
+    /// Calls a tool of the current catalog by the name the model used.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<ModelResult, CatalogError> {
+        let catalog = self.catalog().await?;
+        let tool = catalog
+            .get(name)
+            .ok_or_else(|| CatalogError::unknown_tool(name))?;
+        self.call_tool(tool, arguments).await
+    }
+
+    /// Calls a materialised tool over its server's open session: arguments
+    /// are checked against the tool's schema, then the call goes out with
+    /// the server's tool-call timeout, subject to its backoff.
+    pub async fn call_tool(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+    ) -> Result<ModelResult, CatalogError> {
+        self.call_tool_with_progress(tool, arguments, None).await
+    }
+
+    /// [`SessionRuntime::call_tool`], delivering the server's progress
+    /// notifications to `progress`.
+    pub async fn call_tool_with_progress(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+        progress: Option<ProgressCallback>,
+    ) -> Result<ModelResult, CatalogError> {
+        let (model, _) = self.invoke(tool, arguments, progress, false).await?;
+        Ok(model)
+    }
+
+    /// [`SessionRuntime::call_tool_with_progress`], answering with the
+    /// server's own result next to the model output (which is the same as
+    /// the other calls give).
+    pub async fn call_tool_raw(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+        progress: Option<ProgressCallback>,
+    ) -> Result<ToolCallOutput, CatalogError> {
+        let (model, raw) = self.invoke(tool, arguments, progress, true).await?;
+        Ok(ToolCallOutput {
+            raw: raw.unwrap_or_default(),
+            model,
+        })
+    }
+
+    /// The one call path: check, call (keeping the server's answer when
+    /// `keep_raw`), record the outcome, convert.
+    async fn invoke(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+        progress: Option<ProgressCallback>,
+        keep_raw: bool,
+    ) -> Result<(ModelResult, Option<Value>), CatalogError> {
+        let arguments = tool.prepare_arguments(arguments)?;
+        let server = tool.origin().server.as_str();
+        let (connection, epoch, timeout) = self.shared.connection_for_call(server).await?;
+        let max_bytes = self.shared.options.max_result_bytes;
+        let outcome = match &tool.origin().target {
+            ToolTarget::Tool { name } if keep_raw => connection
+                .call_tool_raw(name, arguments, timeout, progress)
+                .await
+                .and_then(|raw| Ok((parse_call_result(server, &raw)?, Some(raw)))),
+            ToolTarget::Tool { name } => connection
+                .call_tool(name, arguments, timeout, progress)
+                .await
+                .map(|result| (result, None)),
+            ToolTarget::Utility { utility } => {
+                let call = UtilityCall {
+                    connection: connection.as_ref(),
+                    server,
+                    timeout,
+                    max_bytes,
+                };
+                call.run(*utility, arguments, keep_raw).await
+            }
+        };
+        self.shared.record(server, epoch, outcome.is_ok());
+        let (result, raw) = outcome?;
+        let converted = convert_result(&result, max_bytes);
+        // The server's values may nest any depth; never drop them by
+        // recursion.
+        dispose_result(result);
+        Ok((converted, raw))
+    }
+
+    /// Connects `server` (or joins the attempt under way), then counts its
+    /// tools, resources and prompts, each list within the entry's request
+    /// timeout. Failures are reported, not returned.
+    pub async fn probe(&self, server: &str) -> ConnectReport {
+        let started = self.shared.clock.now();
+        let connected = self.shared.connection_for_call(server).await;
+        let mut report = ConnectReport {
+            server: server.to_owned(),
+            connect_time: self.shared.clock.now().saturating_duration_since(started),
+            identity: None,
+            counts: None,
+            error: None,
+        };
+        let connection = match connected {
+            Ok((connection, _, _)) => connection,
+            Err(error) => {
+                report.error = Some(error);
+                return report;
+            }
+        };
+        report.identity = connection.identity();
+        let request = {
+            let state = self.shared.lock();
+            state
+                .slots
+                .get(server)
+                .map(|slot| slot.config.timeouts.request)
+        }
+        .unwrap_or(mcp_config::Timeouts::default().request);
+        let features = connection.features();
+        let counted = async {
+            let tools = within(server, "tools/list", request, connection.list_tools())
+                .await?
+                .len();
+            let resources = match features.resources {
+                true => {
+                    within(
+                        server,
+                        "resources/list",
+                        request,
+                        connection.count_resources(),
+                    )
+                    .await?
+                }
+                false => 0,
+            };
+            let prompts = match features.prompts {
+                true => within(server, "prompts/list", request, connection.count_prompts()).await?,
+                false => 0,
+            };
+            Ok::<_, CatalogError>(ServerCounts {
+                tools,
+                resources,
+                prompts,
+            })
+        }
+        .await;
+        match counted {
+            Ok(counts) => report.counts = Some(counts),
+            Err(error) => report.error = Some(error),
+        }
+        report
+    }
+
+    /// Drops the cached catalog; the next attempt rebuilds it (reusing
+    /// open connections and listings).
+    pub fn invalidate(&self) {
+        let mut state = self.shared.lock();
+        state.invalidate();
+    }
+
+    /// Applies a new server list: a server whose entry changed is
+    /// reconnected (on the next attempt), a removed one is closed, an
+    /// added one is connected on the next attempt, and every other keeps
+    /// its session. Returns the names of the servers that changed.
+    pub async fn update_servers(
+        &self,
+        servers: impl IntoIterator<Item = ServerConfig>,
+    ) -> Vec<String> {
+        self.update_server_set(ServerSet::all(servers)).await
+    }
+
+    /// [`SessionRuntime::update_servers`] with servers held back: a server
+    /// that lost its approval is closed, one that gained it connects on
+    /// the next attempt, and the notes on held-back servers are replaced.
+    pub async fn update_server_set(&self, servers: ServerSet) -> Vec<String> {
+        let changed = self.shared.update_servers(servers);
+        self.shared.close_retired().await;
+        changed
+    }
+
+    /// Whether a server currently has an open connection.
+    pub fn is_connected(&self, server: &str) -> bool {
+        let state = self.shared.lock();
+        state
+            .slots
+            .get(server)
+            .is_some_and(|slot| slot.connection.is_some())
+    }
+
+    /// Closes every connection; later calls fail.
+    pub async fn shutdown(&self) {
+        self.shared.shutdown().await;
+    }
+
+    /// A lease on this runtime began: it is in use until released.
+    pub(super) fn acquire(&self) {
+        let now = self.shared.clock.now();
+        let mut state = self.shared.lock();
+        state.in_use += 1;
+        state.last_used = now;
+    }
+
+    /// A lease ended; it counts as the runtime's last use.
+    pub(super) fn release(&self) {
+        let now = self.shared.clock.now();
+        let mut state = self.shared.lock();
+        state.in_use = state.in_use.saturating_sub(1);
+        state.last_used = now;
+    }
+
+    /// Unused for the idle TTL and not in use (never, with a zero TTL).
+    pub(super) fn is_idle(&self, now: Instant) -> bool {
+        self.shared.is_idle(now)
+    }
+}
+
+impl RuntimeShared {
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the state half
+        // written in a way later readers would misread, so go on.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn paused_error(&self, server: &str, paused: Paused) -> CatalogError {
+        let now = self.clock.now();
+        let retry_in = paused.until.saturating_duration_since(now);
+        CatalogError::paused(
+            server,
+            paused.failures,
+            rfc3339(self.clock.wall_now() + retry_in),
+            retry_in,
+        )
+    }
+
+    /// The open connection for a call, connecting first if needed.
+    async fn connection_for_call(
+        self: &Arc<Self>,
+        server: &str,
+    ) -> Result<(Arc<dyn Connection>, u64, Duration), CatalogError> {
+        let (config, epoch, connection) = {
+            let now = self.clock.now();
+            let mut state = self.lock();
+            if state.shut_down {
+                return Err(CatalogError::shut_down(self.session_id.clone()));
+            }
+            state.last_used = now;
+            let slot = state
+                .slots
+                .get_mut(server)
+                .ok_or_else(|| CatalogError::unknown_server(server))?;
+            if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
+                return Err(self.paused_error(server, paused));
+            }
+            (slot.config.clone(), slot.epoch, slot.connection.clone())
+        };
+        let connection = match connection {
+            Some(connection) => connection,
+            None => self.connect(&config, epoch).await?,
+        };
+        Ok((connection, epoch, config.timeouts.tool_call))
+    }
+
+    /// Records the outcome of an attempt in the server's backoff, if the
+    /// slot is still the one the attempt used.
+    pub(super) fn record(&self, server: &str, epoch: u64, ok: bool) {
+        let now = self.clock.now();
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(server)
+            && slot.epoch == epoch
+        {
+            if ok {
+                slot.backoff.succeed();
+            } else {
+                slot.backoff.fail(now, self.options.backoff);
+            }
+        }
+    }
+
+    pub(super) fn record_failure_any_epoch(&self, server: &str) {
+        let now = self.clock.now();
+        let mut state = self.lock();
+        if let Some(slot) = state.slots.get_mut(server) {
+            slot.backoff.fail(now, self.options.backoff);
+        }
+    }
+
+    pub(super) fn on_tools_changed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.current_slot(server, epoch) else {
+            return;
+        };
+        slot.tools = None;
+        slot.tools_epoch += 1;
+        state.invalidate();
+    }
+
+    pub(super) fn on_closed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.current_slot(server, epoch) else {
+            return;
+        };
+        slot.connection = None;
+        slot.tools = None;
+        state.bump_epoch(server);
+        state.invalidate();
+    }
+
+    fn update_servers(&self, servers: ServerSet) -> Vec<String> {
+        let (servers, withheld) = servers.into_parts();
+        let wanted: BTreeMap<String, ServerConfig> = servers
+            .into_iter()
+            .filter(|s| s.enabled)
+            .map(|s| (s.name.clone(), s))
+            .collect();
+        let mut state = self.lock();
+        let mut changed = Vec::new();
+        if state.withheld != withheld {
+            state.withheld = withheld;
+            state.invalidate();
+        }
+        let removed: Vec<String> = state
+            .slots
+            .keys()
+            .filter(|name| !wanted.contains_key(*name))
+            .cloned()
+            .collect();
+        for name in removed {
+            if let Some(slot) = state.slots.remove(&name) {
+                state.retired.extend(slot.connection);
+            }
+            changed.push(name);
+        }
+        for (name, config) in wanted {
+            let hash = mcp_config::config_hash(&config);
+            let same = state
+                .slots
+                .get(&name)
+                .is_some_and(|slot| slot.config_hash == hash);
+            if same {
+                continue;
+            }
+            let epoch = state.take_epoch();
+            if let Some(old) = state.slots.insert(name.clone(), Slot::new(config, epoch)) {
+                state.retired.extend(old.connection);
+            }
+            changed.push(name);
+        }
+        if !changed.is_empty() {
+            state.invalidate();
+        }
+        changed.sort();
+        changed
+    }
+
+    async fn close_retired(&self) {
+        let retired = std::mem::take(&mut self.lock().retired);
+        futures::future::join_all(retired.iter().map(|c| c.close())).await;
+    }
+
+    async fn shutdown(&self) {
+        let connections: Vec<Arc<dyn Connection>> = {
+            let mut state = self.lock();
+            state.shut_down = true;
+            state.cached = None;
+            state.inflight = None;
+            state.invalidate();
+            let mut all = std::mem::take(&mut state.retired);
+            for slot in state.slots.values_mut() {
+                slot.tools = None;
+                // Dropping an attempt under way cancels it.
+                slot.connecting = None;
+                all.extend(slot.connection.take());
+            }
+            all
+        };
+        self.connect_limit.close();
+        futures::future::join_all(connections.iter().map(|c| c.close())).await;
+    }
+
+    fn is_idle(&self, now: Instant) -> bool {
+        let ttl = self.options.idle_ttl;
+        if ttl.is_zero() {
+            return false;
+        }
+        let state = self.lock();
+        state.in_use == 0
+            && state.inflight.is_none()
+            && now.saturating_duration_since(state.last_used) >= ttl
+    }
+}
+
+impl State {
+    pub(super) fn take_epoch(&mut self) -> u64 {
+        self.next_epoch += 1;
+        self.next_epoch
+    }
+
+    /// The server's slot, if `epoch` is still its connection's epoch: an
+    /// event from a replaced connection changes nothing.
+    pub(super) fn current_slot(&mut self, server: &str, epoch: u64) -> Option<&mut Slot> {
+        self.slots
+            .get_mut(server)
+            .filter(|slot| slot.epoch == epoch)
+    }
+
+    pub(super) fn bump_epoch(&mut self, server: &str) {
+        let epoch = self.take_epoch();
+        if let Some(slot) = self.slots.get_mut(server) {
+            slot.epoch = epoch;
+            slot.connecting = None;
+        }
+    }
+
+    pub(super) fn invalidate(&mut self) {
+        self.generation += 1;
+        self.cached = None;
+        // A running build stays shared until it ends, but is not cached.
+        self.inflight = None;
+    }
+}
+
+impl Slot {
+    fn new(config: ServerConfig, epoch: u64) -> Self {
+        Slot {
+            config_hash: mcp_config::config_hash(&config),
+            config,
+            epoch,
+            connection: None,
+            connecting: None,
+            tools: None,
+            tools_epoch: 0,
+            backoff: Backoff::default(),
+        }
+    }
+
+    pub(super) fn listing(&self, features: ServerFeatures, tools: &Arc<[Tool]>) -> ServerTools {
+        ServerTools {
+            server: self.config.name.clone(),
+            tools: Arc::clone(tools),
+            filter: self.config.tool_filter.clone(),
+            features,
+        }
+    }
+}
