@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_catalog::McpConnector;
 use mcp_catalog::clock::SystemClock;
-use mcp_catalog::result::dispose_result;
+use mcp_catalog::result::{convert_result_owned, dispose_result};
 use mcp_catalog::{
     CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, RuntimeOptions,
     SchemaCache, ServerEvents, ServerFeatures, ServerTools, SessionRuntime, convert_result,
@@ -164,7 +164,7 @@ fn call_path(c: &mut Criterion) {
     let arguments = json!({
         "query": "open issues",
         "limit": null,
-        "since": null,
+        "since": "2026-01-01T00:00:00Z",
         "sort": "desc",
         "labels": ["bug", "help wanted"],
         "owner": {"login": "octo", "id": null},
@@ -192,8 +192,17 @@ fn call_path(c: &mut Criterion) {
     group.bench_function("convert_result_borrowed", |b| {
         b.iter_with_large_drop(|| convert_result(&result, 100_000))
     });
-    // What the runtime does: convert the result it owns, then drop it.
+    // What the runtime does with the result it owns: convert, then drop
+    // it. Before `convert_result_owned` this was `convert_result(&result)`
+    // followed by `dispose_result(result)`, kept here as the reference.
     group.bench_function("convert_result_and_drop", |b| {
+        b.iter_batched(
+            || result.clone(),
+            |result| convert_result_owned(result, 100_000),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("convert_result_borrowed_then_drop", |b| {
         b.iter_batched(
             || result.clone(),
             |result| {
