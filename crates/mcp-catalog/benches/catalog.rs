@@ -1,6 +1,8 @@
 //! Catalog benchmarks: (a) materialising 10,000 tools with realistic
 //! schemas, (b) a warm catalog fetch for a session with 1,000 tools, (c) a
-//! cold catalog over 10 servers that each take 300 ms to initialise.
+//! cold catalog over 10 servers that each take 300 ms to initialise, (d)
+//! the per-call work: preparing strict-mode arguments and converting a
+//! result.
 
 // The stdio benchmark says on stderr why it skips.
 #![allow(clippy::print_stderr, clippy::expect_used)]
@@ -14,10 +16,11 @@ use async_trait::async_trait;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_catalog::McpConnector;
 use mcp_catalog::clock::SystemClock;
+use mcp_catalog::result::{convert_result_owned, dispose_result};
 use mcp_catalog::{
     CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, RuntimeOptions,
-    SchemaCache, ServerEvents, ServerFeatures, ServerTools, SessionRuntime, materialize,
-    materialize_cached,
+    SchemaCache, ServerEvents, ServerFeatures, ServerTools, SessionRuntime, convert_result,
+    materialize, materialize_cached,
 };
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::ConnectOptions;
@@ -141,6 +144,73 @@ fn materialise_10k(c: &mut Criterion) {
             },
             |changed| materialize_cached(&changed, &options, &mut cache),
             BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+/// What one call costs before and after the server: the model's
+/// arguments made the server's (strict mode sends `null` for every
+/// optional property it leaves out), and the server's result made the
+/// model's.
+fn call_path(c: &mut Criterion) {
+    let mut group = c.benchmark_group("call_path");
+    let options = MaterializeOptions {
+        profile: ProviderProfile::OpenAiStrict,
+        ..MaterializeOptions::default()
+    };
+    let catalog = materialize(&listings(1, 1), &options);
+    let tool = catalog.tools()[0].clone();
+    let arguments = json!({
+        "query": "open issues",
+        "limit": null,
+        "since": "2026-01-01T00:00:00Z",
+        "sort": "desc",
+        "labels": ["bug", "help wanted"],
+        "owner": {"login": "octo", "id": null},
+        "options": null
+    });
+    // The validator is compiled on the first call; time the calls after.
+    tool.prepare_arguments(arguments.clone())
+        .expect("arguments are valid");
+    group.bench_function("prepare_arguments_openai_strict", |b| {
+        b.iter_batched(
+            || arguments.clone(),
+            |arguments| tool.prepare_arguments(arguments).expect("valid"),
+            BatchSize::SmallInput,
+        )
+    });
+
+    // A typical text-heavy answer: 16 blocks of 4 KiB, under the cap.
+    let result = CallToolResult {
+        content: (0..16)
+            .map(|i| json!({"type": "text", "text": format!("{i:04} {}", "x".repeat(4091))}))
+            .collect(),
+        structured_content: None,
+        is_error: false,
+    };
+    group.bench_function("convert_result_borrowed", |b| {
+        b.iter_with_large_drop(|| convert_result(&result, 100_000))
+    });
+    // What the runtime does with the result it owns: convert, then drop
+    // it. Before `convert_result_owned` this was `convert_result(&result)`
+    // followed by `dispose_result(result)`, kept here as the reference.
+    group.bench_function("convert_result_and_drop", |b| {
+        b.iter_batched(
+            || result.clone(),
+            |result| convert_result_owned(result, 100_000),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("convert_result_borrowed_then_drop", |b| {
+        b.iter_batched(
+            || result.clone(),
+            |result| {
+                let converted = convert_result(&result, 100_000);
+                dispose_result(result);
+                converted
+            },
+            BatchSize::SmallInput,
         )
     });
     group.finish();
@@ -335,6 +405,7 @@ fn cold_stdio(c: &mut Criterion) {
 criterion_group!(
     benches,
     materialise_10k,
+    call_path,
     warm_fetch,
     cold_in_memory,
     cold_stdio

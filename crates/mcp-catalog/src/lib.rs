@@ -52,7 +52,7 @@ pub use catalog::{
 pub use error::{CatalogError, CatalogErrorKind, Cause};
 pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};
 pub use naming::NamingStyle;
-pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
+pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result, convert_result_owned};
 pub use runtime::{
     ConnectReport, Connection, Connector, RuntimeLease, RuntimeManager, RuntimeOptions,
     ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,

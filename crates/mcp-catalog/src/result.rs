@@ -142,24 +142,121 @@ pub fn dispose_result(result: CallToolResult) {
 }
 
 /// Converts a `tools/call` result, cutting it at `max_bytes`. Reads the
-/// result at any depth without recursion.
+/// result at any depth without recursion. Every string the model gets is
+/// copied out of `result`; a caller that owns the result and is done with
+/// it saves those copies with [`convert_result_owned`].
 pub fn convert_result(result: &CallToolResult, max_bytes: usize) -> ModelResult {
-    let status = if result.is_error {
+    let cap = max_bytes.saturating_add(1);
+    let structured = result.structured_content.as_ref().filter(|s| s.is_object());
+    let converted = result
+        .content
+        .iter()
+        .map(|block| (is_text_block(block), convert_block_capped(block, cap)));
+    assemble(result.is_error, structured, converted, max_bytes)
+}
+
+/// [`convert_result`] of a result the caller is done with: the text of
+/// text and embedded-resource blocks and the data of images move into the
+/// model's blocks instead of being copied (they are most of a result's
+/// bytes), and the rest is dropped without recursion. Gives exactly what
+/// [`convert_result`] gives.
+pub fn convert_result_owned(result: CallToolResult, max_bytes: usize) -> ModelResult {
+    let cap = max_bytes.saturating_add(1);
+    let structured = result.structured_content.filter(Value::is_object);
+    let converted = result.content.into_iter().map(|block| {
+        let text = is_text_block(&block);
+        (text, convert_block_owned(block, cap))
+    });
+    let model = assemble(result.is_error, structured.as_ref(), converted, max_bytes);
+    if let Some(structured) = structured {
+        deep::dispose(structured);
+    }
+    model
+}
+
+/// Whether a block says it is text (a repeat of the structured content is
+/// looked for only in those).
+fn is_text_block(block: &Value) -> bool {
+    block.get("type").and_then(Value::as_str) == Some("text")
+}
+
+/// [`convert_block_capped`] of a block the caller is done with, moving
+/// the strings it keeps.
+fn convert_block_owned(block: Value, max_len: usize) -> ModelBlock {
+    let mut map = match block {
+        Value::Object(map) => map,
+        other => {
+            let converted = convert_block_capped(&other, max_len);
+            deep::dispose(other);
+            return converted;
+        }
+    };
+    let kind = map.get("type").and_then(Value::as_str).unwrap_or("");
+    let non_empty = |map: &serde_json::Map<String, Value>, name: &str| {
+        map.get(name)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    // Only where the table keeps a string exactly as sent; every other
+    // block is written out by the table itself.
+    let moved = match kind {
+        "text" => take_string(&mut map, "text").map(|text| ModelBlock::Text { text }),
+        "image" if non_empty(&map, "data") && non_empty(&map, "mimeType") => {
+            match (
+                take_string(&mut map, "data"),
+                take_string(&mut map, "mimeType"),
+            ) {
+                (Some(data), Some(mime_type)) => Some(ModelBlock::Image { data, mime_type }),
+                _ => None,
+            }
+        }
+        "resource" => match map.get_mut("resource") {
+            Some(Value::Object(resource)) => {
+                take_string(resource, "text").map(|text| ModelBlock::Text { text })
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let rest = Value::Object(map);
+    let converted = match moved {
+        Some(block) => block,
+        None => convert_block_capped(&rest, max_len),
+    };
+    deep::dispose(rest);
+    converted
+}
+
+/// Moves the string at `name` out of `map`, leaving anything else there.
+fn take_string(map: &mut serde_json::Map<String, Value>, name: &str) -> Option<String> {
+    match map.get_mut(name) {
+        Some(Value::String(text)) => Some(std::mem::take(text)),
+        _ => None,
+    }
+}
+
+/// The shared end of both conversions: structured content first, repeats
+/// of it dropped, a note for an empty result, then the size cap.
+fn assemble(
+    is_error: bool,
+    structured: Option<&Value>,
+    converted: impl ExactSizeIterator<Item = (bool, ModelBlock)>,
+    max_bytes: usize,
+) -> ModelResult {
+    let status = if is_error {
         ResultStatus::Error
     } else {
         ResultStatus::Ok
     };
-    let mut blocks = Vec::with_capacity(result.content.len() + 1);
-    let structured = result.structured_content.as_ref().filter(|s| s.is_object());
+    let mut blocks = Vec::with_capacity(converted.len() + 1);
     if let Some(structured) = structured {
         // One byte over the cap is enough to know it is cut.
         let pretty = deep::to_json_capped(structured, true, max_bytes.saturating_add(1));
         blocks.push(ModelBlock::text(format!("structuredContent:\n{pretty}")));
     }
-    for block in &result.content {
-        let converted = convert_block_capped(block, max_bytes.saturating_add(1));
+    for (text_block, converted) in converted {
         if let (Some(structured), ModelBlock::Text { text }) = (structured, &converted)
-            && block.get("type").and_then(Value::as_str) == Some("text")
+            && text_block
             && repeats(text, structured)
         {
             continue;

@@ -1,6 +1,8 @@
 //! The result-conversion table of REFERENCE §3.5, block by block.
 
-use mcp_catalog::result::{ModelBlock, ResultStatus, convert_block, convert_result};
+use mcp_catalog::result::{
+    ModelBlock, ResultStatus, convert_block, convert_result, convert_result_owned,
+};
 use mcp_transport::protocol::CallToolResult;
 use serde_json::{Value, json};
 
@@ -233,4 +235,53 @@ fn results_within_the_cap_are_untouched() {
     );
     assert!(!converted.truncated);
     assert_eq!(converted.content, vec![text("abc")]);
+}
+
+/// Converting a result the caller gives up moves its strings instead of
+/// copying them, and must give the model exactly the same blocks, for
+/// every kind of block the table knows, malformed ones included.
+#[test]
+fn converting_an_owned_result_gives_what_converting_a_borrowed_one_gives() {
+    let structured = json!({"temperature": 21.5, "unit": "C"});
+    let blocks = vec![
+        json!({"type": "text", "text": "hello", "annotations": {"x": [1, 2]}}),
+        json!({"type": "text", "text": "{\"unit\":\"C\",\"temperature\":21.5}"}),
+        json!({"type": "text"}),
+        json!({"type": "text", "text": 7}),
+        json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+        json!({"type": "image", "data": "", "mimeType": "image/png"}),
+        json!({"type": "image", "data": "AAAA"}),
+        json!({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}),
+        json!({"type": "resource_link", "uri": "file:///a", "name": "a"}),
+        json!({"type": "resource", "resource": {"uri": "file:///b", "text": "body"}}),
+        json!({"type": "resource", "resource": {"uri": "file:///c", "blob": "AAAA"}}),
+        json!({"type": "resource", "resource": "not an object"}),
+        json!({"type": "mystery", "payload": {"deep": [true]}}),
+        json!("just a string"),
+        json!(null),
+    ];
+    let cases = [
+        result(blocks.clone(), None, false),
+        result(blocks.clone(), Some(structured.clone()), true),
+        result(blocks.clone(), Some(json!([1])), false),
+        result(
+            vec![
+                json!({"type": "text", "text": "unit", "extra": "x"}),
+                json!({"type": "text"}),
+            ],
+            Some(json!({"type": "text", "extra": "x"})),
+            false,
+        ),
+        result(vec![], None, true),
+        result(vec![], Some(structured), false),
+    ];
+    for case in cases {
+        for max_bytes in [0, 5, 40, 200, 100_000] {
+            assert_eq!(
+                convert_result_owned(case.clone(), max_bytes),
+                convert_result(&case, max_bytes),
+                "{case:?} at {max_bytes} bytes"
+            );
+        }
+    }
 }

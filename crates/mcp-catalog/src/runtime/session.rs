@@ -22,7 +22,7 @@ use crate::catalog::{
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::{CatalogError, CatalogErrorKind, Cause};
-use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result, dispose_result};
+use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result_owned};
 use crate::servers::ServerSet;
 
 use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
@@ -350,11 +350,9 @@ impl SessionRuntime {
         };
         self.shared.record(server, epoch, outcome.is_ok());
         let (result, raw) = outcome?;
-        let converted = convert_result(&result, max_bytes);
-        // The server's values may nest any depth; never drop them by
-        // recursion.
-        dispose_result(result);
-        Ok((converted, raw))
+        // Moves the text out instead of copying it, and drops the rest of
+        // the server's values (which may nest any depth) without recursion.
+        Ok((convert_result_owned(result, max_bytes), raw))
     }
 
     /// Connects `server` (or joins the attempt under way), then counts its

@@ -1,0 +1,437 @@
+//! The build itself: every server's listing, filtered, named and with
+//! its schema prepared for the provider, becomes one [`Catalog`]. Pure and
+//! order-independent; [`SchemaCache`] lets a rebuild reuse the prepared
+//! schemas of listings that did not change.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock};
+
+use mcp_config::Level;
+use mcp_transport::protocol::Tool;
+use serde_json::Value;
+
+use super::tool::{SharedSchema, ToolOrigin, ToolTarget, UtilityTool};
+use super::{
+    Catalog, CatalogDiagnostic, CatalogTool, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
+    ServerTools,
+};
+use crate::naming::{NameAdjustment, NameAllocator, ServerPrefix};
+use crate::schema::{self, ProviderProfile, SchemaLimits};
+use crate::{deep, filter};
+
+/// Trims a description and cuts it to `max_chars` characters; an empty one
+/// gets a fallback naming the server.
+pub fn describe(description: Option<&str>, tool: &str, server: &str, max_chars: usize) -> String {
+    let trimmed = description.map(str::trim).unwrap_or("");
+    if trimmed.is_empty() {
+        return format!("Tool \"{tool}\" of MCP server \"{server}\"");
+    }
+    match trimmed.char_indices().nth(max_chars) {
+        None => trimmed.to_owned(),
+        Some(_) => {
+            let keep = max_chars.saturating_sub(1);
+            let end = trimmed
+                .char_indices()
+                .nth(keep)
+                .map_or(trimmed.len(), |(i, _)| i);
+            format!("{}…", trimmed[..end].trim_end())
+        }
+    }
+}
+
+/// A schema prepared for the catalog's profile, shared wherever no
+/// rewrite changed it.
+#[derive(Debug, Clone)]
+struct PreparedSchema {
+    /// What the model sees.
+    input: SharedSchema,
+    /// The normal form of the server's schema, for `openai-strict` only
+    /// (see [`CatalogTool::prepare_arguments`]).
+    normalized: Option<SharedSchema>,
+}
+
+/// Prepares `original` for `profile`, sharing it when no rewrite changes it.
+fn prepare(
+    original: &SharedSchema,
+    profile: ProviderProfile,
+    limits: &SchemaLimits,
+) -> Result<PreparedSchema, schema::SchemaError> {
+    let share = |schema: Cow<'_, Value>| match schema {
+        Cow::Borrowed(_) => original.clone(),
+        Cow::Owned(prepared) => SharedSchema::Own(Arc::new(prepared)),
+    };
+    let prepared = schema::prepare_for_calls(original.get(), profile, limits)?;
+    Ok(PreparedSchema {
+        input: share(prepared.schema),
+        normalized: prepared.normalized.map(share),
+    })
+}
+
+/// One tool waiting for its name.
+struct Pending<'a> {
+    raw_name: &'a str,
+    description: String,
+    original: SharedSchema,
+    target: ToolTarget,
+}
+
+/// Builds the catalog from every server's listing. The output depends only
+/// on the set of listings, never on their order, given one listing per
+/// server name (as config keys and the runtime's slots guarantee).
+pub fn materialize(servers: &[ServerTools], options: &MaterializeOptions) -> Catalog {
+    materialize_cached(servers, options, &mut SchemaCache::default())
+}
+
+/// Prepared schemas of earlier builds, by server listing. A listing is the
+/// same when it is the same shared allocation (the runtime keeps a
+/// server's listing until `list_changed`), so a rebuild prepares only the
+/// schemas of servers whose tools changed.
+#[derive(Debug, Default)]
+pub struct SchemaCache {
+    profile: Option<ProviderProfile>,
+    listings: HashMap<usize, CachedListing>,
+}
+
+#[derive(Debug)]
+struct CachedListing {
+    /// Keeps the allocation (and so its address) alive.
+    tools: Arc<[Tool]>,
+    prepared: Vec<Option<Result<PreparedSchema, schema::SchemaError>>>,
+}
+
+impl SchemaCache {
+    fn listing(&mut self, tools: &Arc<[Tool]>) -> &mut CachedListing {
+        // The address identifies the allocation; the stored `Arc` keeps it
+        // from being freed and reused while the entry exists.
+        let key = Arc::as_ptr(tools) as *const Tool as usize;
+        let fresh = || CachedListing {
+            tools: Arc::clone(tools),
+            prepared: vec![None; tools.len()],
+        };
+        let entry = self.listings.entry(key).or_insert_with(fresh);
+        if !Arc::ptr_eq(&entry.tools, tools) {
+            *entry = fresh();
+        }
+        entry
+    }
+}
+
+/// [`materialize`] reusing (and refreshing) `cache`.
+pub fn materialize_cached(
+    servers: &[ServerTools],
+    options: &MaterializeOptions,
+    cache: &mut SchemaCache,
+) -> Catalog {
+    if cache.profile != Some(options.profile) {
+        *cache = SchemaCache {
+            profile: Some(options.profile),
+            listings: HashMap::new(),
+        };
+    }
+    let mut used = BTreeSet::new();
+    let mut order: Vec<&ServerTools> = servers.iter().collect();
+    order.sort_by(|a, b| {
+        a.server.cmp(&b.server).then_with(|| {
+            // Equal names only happen with bad input; order them by content
+            // so even then the outcome does not depend on answer order.
+            // (written without recursion: a server's schema may be deep).
+            let key = |listing: &ServerTools| -> Vec<(String, String)> {
+                listing
+                    .tools
+                    .iter()
+                    .map(|t| (t.name.clone(), deep::to_json(&t.input_schema, false)))
+                    .collect()
+            };
+            key(a).cmp(&key(b))
+        })
+    });
+
+    let mut allocator = NameAllocator::new(
+        options.style,
+        options.reserved_names.iter().map(String::as_str),
+    );
+    let mut tools = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut filtered = BTreeMap::new();
+    let mut seen_servers = BTreeSet::new();
+
+    for listing in order {
+        let server = listing.server.as_str();
+        if !seen_servers.insert(server) {
+            diagnostics.push(CatalogDiagnostic::server(
+                Level::Error,
+                server,
+                format!("server {server:?} appears twice; its second listing is left out"),
+            ));
+            continue;
+        }
+        let prefix = match allocator.server_prefix(server) {
+            ServerPrefix::Assigned(prefix) => prefix,
+            ServerPrefix::Renamed {
+                prefix,
+                wanted,
+                taken_by,
+            } => {
+                diagnostics.push(CatalogDiagnostic::server(
+                    Level::Error,
+                    server,
+                    format!(
+                        "server {server:?} has the same tool prefix {wanted:?} as server {taken_by:?}; its tools are named {prefix:?}…, which changes when either server is renamed or removed: rename one of them"
+                    ),
+                ));
+                prefix
+            }
+            ServerPrefix::Conflict { prefix, taken_by } => {
+                diagnostics.push(CatalogDiagnostic::server(
+                    Level::Error,
+                    server,
+                    format!(
+                        "server {server:?} has the same tool prefix {prefix:?} as server {taken_by:?}; its tools are left out"
+                    ),
+                ));
+                continue;
+            }
+        };
+
+        let mut pending = pending_tools(listing, options, &mut diagnostics, &mut filtered);
+        pending.sort_by(|a, b| a.raw_name.cmp(b.raw_name));
+
+        used.insert(Arc::as_ptr(&listing.tools) as *const Tool as usize);
+        let cached = cache.listing(&listing.tools);
+        for item in pending {
+            let prepared = match &item.original {
+                SharedSchema::Listed { index, .. } => cached.prepared[*index]
+                    .get_or_insert_with(|| {
+                        prepare(&item.original, options.profile, &options.schema_limits)
+                    })
+                    .clone(),
+                SharedSchema::Own(_) => {
+                    prepare(&item.original, options.profile, &options.schema_limits)
+                }
+            };
+            let prepared = match prepared {
+                Ok(prepared) => prepared,
+                Err(error) => {
+                    diagnostics.push(CatalogDiagnostic::tool(
+                        Level::Error,
+                        server,
+                        item.raw_name,
+                        format!(
+                            "server {server:?}, tool {:?}: input schema {error}; the tool is left out of the {} catalog",
+                            item.raw_name,
+                            options.profile.as_str()
+                        ),
+                    ));
+                    continue;
+                }
+            };
+            let (name, adjustment) = allocator.tool_name(&prefix, server, item.raw_name);
+            if let Some(adjustment) = adjustment {
+                diagnostics.push(adjustment_diagnostic(
+                    server,
+                    item.raw_name,
+                    &name,
+                    adjustment,
+                ));
+            }
+            tools.push(CatalogTool {
+                name,
+                description: item.description,
+                input_schema: prepared.input,
+                profile: options.profile,
+                origin: ToolOrigin {
+                    server: server.to_owned(),
+                    target: item.target,
+                },
+                original_schema: item.original,
+                normalized_schema: prepared.normalized,
+                validator: OnceLock::new(),
+            });
+        }
+    }
+
+    cache.listings.retain(|key, _| used.contains(key));
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let by_name = tools
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| (tool.name.clone(), i))
+        .collect();
+    diagnostics.sort();
+    Catalog {
+        tools,
+        by_name,
+        diagnostics,
+        filtered,
+        profile: options.profile,
+        style: options.style,
+    }
+}
+
+/// The tools of one server that pass its filter, deduplicated, plus its
+/// utility tools.
+fn pending_tools<'a>(
+    listing: &'a ServerTools,
+    options: &MaterializeOptions,
+    diagnostics: &mut Vec<CatalogDiagnostic>,
+    filtered: &mut BTreeMap<String, usize>,
+) -> Vec<Pending<'a>> {
+    let server = listing.server.as_str();
+    let mut pending = Vec::with_capacity(listing.tools.len());
+    let mut raw_names = BTreeSet::new();
+    let mut hidden = 0usize;
+    for (index, tool) in listing.tools.iter().enumerate() {
+        if !raw_names.insert(tool.name.as_str()) {
+            diagnostics.push(CatalogDiagnostic::tool(
+                Level::Warning,
+                server,
+                &tool.name,
+                format!(
+                    "tool {:?} is listed twice; the first entry is used",
+                    tool.name
+                ),
+            ));
+            continue;
+        }
+        if !filter::passes(&listing.filter, &tool.name) {
+            hidden += 1;
+            continue;
+        }
+        if let Some(problem) = refused_tool(server, tool) {
+            diagnostics.push(CatalogDiagnostic::tool(
+                Level::Error,
+                server,
+                &tool.name,
+                problem,
+            ));
+            continue;
+        }
+        if matches!(tool.input_schema, Value::Null | Value::Bool(true)) {
+            diagnostics.push(CatalogDiagnostic::tool(
+                Level::Warning,
+                server,
+                &tool.name,
+                format!(
+                    "server {server:?}, tool {:?}: no input schema (or `true`); its arguments are read as any object",
+                    tool.name
+                ),
+            ));
+        }
+        pending.push(Pending {
+            raw_name: &tool.name,
+            description: describe(
+                tool.description.as_deref(),
+                &tool.name,
+                server,
+                options.max_description_chars,
+            ),
+            original: SharedSchema::Listed {
+                tools: Arc::clone(&listing.tools),
+                index,
+            },
+            target: ToolTarget::Tool {
+                name: tool.name.clone(),
+            },
+        });
+    }
+    if options.utility_tools {
+        for utility in UtilityTool::for_features(listing.features) {
+            let raw = utility.raw_name();
+            if raw_names.contains(raw) {
+                diagnostics.push(CatalogDiagnostic::tool(
+                    Level::Info,
+                    server,
+                    raw,
+                    format!("the server's own tool {raw:?} replaces the {raw} utility"),
+                ));
+                continue;
+            }
+            if !filter::passes(&listing.filter, raw) {
+                hidden += 1;
+                continue;
+            }
+            pending.push(Pending {
+                raw_name: raw,
+                description: utility.description(server),
+                original: SharedSchema::Own(Arc::new(utility.input_schema())),
+                target: ToolTarget::Utility { utility },
+            });
+        }
+    }
+    if hidden > 0 {
+        filtered.insert(server.to_owned(), hidden);
+        diagnostics.push(CatalogDiagnostic::server(
+            Level::Info,
+            server,
+            format!("toolFilter hid {hidden} tool(s)"),
+        ));
+    }
+    pending
+}
+
+/// Why a listed tool cannot be offered at all, before its schema is read.
+fn refused_tool(server: &str, tool: &Tool) -> Option<String> {
+    let name = tool.name.as_str();
+    if name.is_empty() {
+        return Some(format!(
+            "server {server:?}, tool \"\": the tool has an empty name; it is left out"
+        ));
+    }
+    if name.len() > MAX_RAW_TOOL_NAME_BYTES {
+        let start: String = name.chars().take(32).collect();
+        return Some(format!(
+            "server {server:?}, tool {name:?}: the name is {} bytes, over the limit of {MAX_RAW_TOOL_NAME_BYTES} (starts {start:?}); the tool is left out",
+            name.len()
+        ));
+    }
+    let kind = match &tool.input_schema {
+        Value::Null | Value::Bool(_) | Value::Object(_) => return None,
+        Value::Array(_) => "a list",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+    };
+    Some(format!(
+        "server {server:?}, tool {name:?}: input schema is {kind}, not a JSON Schema object; the tool is left out"
+    ))
+}
+
+/// Makes a listing safe to keep and drop: every value of each tool is cut
+/// to at most `max_depth + 1` levels (without recursion). A schema that
+/// was deeper still nests deeper than `max_depth`, so materialising
+/// leaves its tool out all the same; what the cut removed would only have
+/// overflowed the stack when dropped.
+pub fn defuse_listing(tools: &mut [Tool], max_depth: usize) {
+    for tool in tools {
+        deep::cut_below(&mut tool.input_schema, max_depth + 1);
+        for value in [&mut tool.output_schema, &mut tool.annotations]
+            .into_iter()
+            .flatten()
+        {
+            deep::cut_below(value, max_depth + 1);
+        }
+    }
+}
+
+fn adjustment_diagnostic(
+    server: &str,
+    raw: &str,
+    name: &str,
+    adjustment: NameAdjustment,
+) -> CatalogDiagnostic {
+    let (level, message) = match adjustment {
+        NameAdjustment::Shortened => (
+            Level::Info,
+            format!("name shortened to 64 characters: {name:?}"),
+        ),
+        NameAdjustment::ReservedCollision { wanted } => (
+            Level::Warning,
+            format!("{wanted:?} is a reserved tool name; renamed to {name:?}"),
+        ),
+        NameAdjustment::Collision { wanted } => (
+            Level::Warning,
+            format!("{wanted:?} is already taken by another tool; renamed to {name:?}"),
+        ),
+    };
+    CatalogDiagnostic::tool(level, server, raw, message)
+}

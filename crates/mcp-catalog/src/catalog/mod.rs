@@ -1,0 +1,224 @@
+//! Materialisation: the tool lists of every server become one flat,
+//! sorted catalog a host hands to a model.
+//!
+//! The function is pure ([`materialize`]); the runtime calls it with the
+//! listings it collected. Its output depends only on its input set, never
+//! on the order servers answered in, so the catalog's bytes stay the same
+//! from one turn to the next and a provider's prompt cache stays warm.
+//!
+//! This file holds what goes in and what comes out (listings, options,
+//! the [`Catalog`] and its diagnostics); `materialize` does the build and
+//! `tool` is one materialised tool and its per-call work.
+
+mod materialize;
+mod tool;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use mcp_config::{Level, ToolFilter};
+use mcp_transport::protocol::Tool;
+use serde::ser::SerializeSeq;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+pub use self::materialize::{
+    SchemaCache, defuse_listing, describe, materialize, materialize_cached,
+};
+pub use self::tool::{CatalogTool, MAX_ARGUMENT_DEPTH, ToolOrigin, ToolTarget, UtilityTool};
+use crate::naming::NamingStyle;
+use crate::schema::{ProviderProfile, SchemaLimits};
+
+/// Default cap on a tool description, in characters (OpenAI's limit).
+pub const DEFAULT_MAX_DESCRIPTION_CHARS: usize = 1024;
+
+/// Longest raw tool name accepted, in bytes. MCP asks for at most 128
+/// characters; longer names still work (the model sees a shortened one),
+/// but a name this long is no tool's.
+pub const MAX_RAW_TOOL_NAME_BYTES: usize = 1024;
+
+/// What a server offers besides tools (from its `initialize` capabilities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+pub struct ServerFeatures {
+    pub resources: bool,
+    pub prompts: bool,
+}
+
+impl ServerFeatures {
+    /// Reads the `resources` and `prompts` capabilities of an `initialize`
+    /// answer.
+    pub fn from_capabilities(capabilities: &Value) -> Self {
+        let present = |key: &str| capabilities.get(key).is_some_and(|v| !v.is_null());
+        ServerFeatures {
+            resources: present("resources"),
+            prompts: present("prompts"),
+        }
+    }
+}
+
+/// One server's answer to `tools/list`, with the settings that shape it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerTools {
+    /// The configured server name.
+    pub server: String,
+    /// Shared, so the catalog refers to the schemas instead of copying.
+    pub tools: Arc<[Tool]>,
+    pub filter: ToolFilter,
+    pub features: ServerFeatures,
+}
+
+/// Settings of materialisation, chosen by the host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaterializeOptions {
+    pub style: NamingStyle,
+    pub profile: ProviderProfile,
+    /// Names of the host's native tools; MCP tools never take them.
+    pub reserved_names: BTreeSet<String>,
+    /// Longer descriptions are cut to this many characters.
+    pub max_description_chars: usize,
+    /// Whether servers with resources or prompts get utility tools.
+    pub utility_tools: bool,
+    /// Caps on each tool's input schema; a tool over one is left out.
+    pub schema_limits: SchemaLimits,
+}
+
+impl Default for MaterializeOptions {
+    fn default() -> Self {
+        MaterializeOptions {
+            style: NamingStyle::default(),
+            profile: ProviderProfile::default(),
+            reserved_names: BTreeSet::new(),
+            max_description_chars: DEFAULT_MAX_DESCRIPTION_CHARS,
+            utility_tools: true,
+            schema_limits: SchemaLimits::default(),
+        }
+    }
+}
+
+/// Something a host should know about the catalog: a renamed or left-out
+/// tool, a server that failed, a filter at work. Never silent.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct CatalogDiagnostic {
+    pub server: String,
+    /// The raw tool name, when the diagnostic is about one tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    pub level: Level,
+    pub message: String,
+}
+
+impl CatalogDiagnostic {
+    pub(crate) fn server(level: Level, server: &str, message: String) -> Self {
+        CatalogDiagnostic {
+            server: server.to_owned(),
+            tool: None,
+            level,
+            message,
+        }
+    }
+
+    fn tool(level: Level, server: &str, tool: &str, message: String) -> Self {
+        CatalogDiagnostic {
+            server: server.to_owned(),
+            tool: Some(tool.to_owned()),
+            level,
+            message,
+        }
+    }
+}
+
+/// The materialised catalog: tools sorted by name, plus what happened on
+/// the way. Serialises to the list of tools a host sends a model; see
+/// [`Catalog::report`] for the diagnostics too.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    tools: Vec<CatalogTool>,
+    by_name: HashMap<String, usize>,
+    diagnostics: Vec<CatalogDiagnostic>,
+    filtered: BTreeMap<String, usize>,
+    profile: ProviderProfile,
+    style: NamingStyle,
+}
+
+impl Catalog {
+    /// Tools in name order.
+    pub fn tools(&self) -> &[CatalogTool] {
+        &self.tools
+    }
+
+    /// A tool by the name the model used.
+    pub fn get(&self, name: &str) -> Option<&CatalogTool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// Diagnostics in a fixed order (server, tool, level, message).
+    pub fn diagnostics(&self) -> &[CatalogDiagnostic] {
+        &self.diagnostics
+    }
+
+    /// How many tools `toolFilter` hid, per server (servers with none left
+    /// out).
+    pub fn filtered(&self) -> &BTreeMap<String, usize> {
+        &self.filtered
+    }
+
+    /// The provider profile the schemas were written for.
+    pub fn profile(&self) -> ProviderProfile {
+        self.profile
+    }
+
+    /// The naming style of the tool names.
+    pub fn style(&self) -> NamingStyle {
+        self.style
+    }
+
+    /// Whether any diagnostic is an error: a tool or server left out, or a
+    /// server whose tool prefix collided with another's.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.level == Level::Error)
+    }
+
+    /// Everything about the catalog in one serialisable value.
+    pub fn report(&self) -> CatalogReport<'_> {
+        CatalogReport {
+            style: self.style,
+            profile: self.profile,
+            tools: &self.tools,
+            origins: self
+                .tools
+                .iter()
+                .map(|t| (t.name.as_str(), &t.origin))
+                .collect(),
+            filtered: &self.filtered,
+            diagnostics: &self.diagnostics,
+        }
+    }
+
+    pub(crate) fn push_diagnostics(&mut self, extra: impl IntoIterator<Item = CatalogDiagnostic>) {
+        self.diagnostics.extend(extra);
+        self.diagnostics.sort();
+        self.diagnostics.dedup();
+    }
+}
+
+impl Serialize for Catalog {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.tools.len()))?;
+        for tool in &self.tools {
+            seq.serialize_element(tool)?;
+        }
+        seq.end()
+    }
+}
+
+/// [`Catalog`] with its diagnostics, for reports and snapshots.
+#[derive(Debug, Serialize)]
+pub struct CatalogReport<'a> {
+    pub style: NamingStyle,
+    pub profile: ProviderProfile,
+    pub tools: &'a [CatalogTool],
+    /// Name → (server, raw tool).
+    pub origins: BTreeMap<&'a str, &'a ToolOrigin>,
+    pub filtered: &'a BTreeMap<String, usize>,
+    pub diagnostics: &'a [CatalogDiagnostic],
+}

@@ -1,0 +1,327 @@
+//! One materialised tool: its name, description and schema for the
+//! provider, where it leads ([`ToolOrigin`]), and the per-call work of
+//! turning the model's arguments into the server's. Also the utility tools
+//! a server with resources or prompts gets.
+
+use std::sync::{Arc, OnceLock};
+
+use mcp_transport::protocol::Tool;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::{Value, json};
+
+use super::ServerFeatures;
+use crate::deep;
+use crate::error::CatalogError;
+use crate::schema::{self, ProviderProfile};
+
+/// How deep the arguments of a call may nest. The model's arguments are
+/// validated against a schema by code that recurses per level.
+pub const MAX_ARGUMENT_DEPTH: usize = schema::MAX_JSON_DEPTH;
+
+/// The utility tools a server with resources or prompts gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UtilityTool {
+    ResourcesList,
+    ResourcesRead,
+    PromptsList,
+    PromptsGet,
+}
+
+impl UtilityTool {
+    /// The raw name, matched by `toolFilter` like any tool name.
+    pub fn raw_name(self) -> &'static str {
+        match self {
+            UtilityTool::ResourcesList => "resources_list",
+            UtilityTool::ResourcesRead => "resources_read",
+            UtilityTool::PromptsList => "prompts_list",
+            UtilityTool::PromptsGet => "prompts_get",
+        }
+    }
+
+    pub(super) fn description(self, server: &str) -> String {
+        match self {
+            UtilityTool::ResourcesList => {
+                format!("List the resources of MCP server \"{server}\" (uri, name, description).")
+            }
+            UtilityTool::ResourcesRead => {
+                format!("Read one resource of MCP server \"{server}\" by its uri.")
+            }
+            UtilityTool::PromptsList => {
+                format!("List the prompts of MCP server \"{server}\" and their arguments.")
+            }
+            UtilityTool::PromptsGet => {
+                format!("Get one prompt of MCP server \"{server}\" filled in with arguments.")
+            }
+        }
+    }
+
+    pub(super) fn input_schema(self) -> Value {
+        let cursor = json!({
+            "type": "string",
+            "description": "Cursor from a previous page; leave out for the first page"
+        });
+        match self {
+            UtilityTool::ResourcesList | UtilityTool::PromptsList => json!({
+                "type": "object",
+                "properties": { "cursor": cursor }
+            }),
+            UtilityTool::ResourcesRead => json!({
+                "type": "object",
+                "properties": {
+                    "uri": { "type": "string", "description": "The resource's uri" }
+                },
+                "required": ["uri"]
+            }),
+            // Arguments as name/value pairs rather than a free-form map:
+            // every provider profile can express a list of objects.
+            UtilityTool::PromptsGet => json!({
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "description": "The prompt's name" },
+                    "arguments": {
+                        "type": "array",
+                        "description": "The prompt's arguments",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "name": { "type": "string" },
+                                "value": { "type": "string" }
+                            },
+                            "required": ["name", "value"]
+                        }
+                    }
+                },
+                "required": ["name"]
+            }),
+        }
+    }
+
+    pub(super) fn for_features(features: ServerFeatures) -> Vec<UtilityTool> {
+        let mut tools = Vec::new();
+        if features.resources {
+            tools.extend([UtilityTool::ResourcesList, UtilityTool::ResourcesRead]);
+        }
+        if features.prompts {
+            tools.extend([UtilityTool::PromptsList, UtilityTool::PromptsGet]);
+        }
+        tools
+    }
+}
+
+/// What a materialised tool calls.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolTarget {
+    /// A server tool, by its raw name.
+    Tool { name: String },
+    /// A resources or prompts utility.
+    Utility { utility: UtilityTool },
+}
+
+/// Where a materialised tool leads: the server and what to call there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct ToolOrigin {
+    pub server: String,
+    pub target: ToolTarget,
+}
+
+/// One tool as a model sees it. Serialises to exactly what a host sends
+/// for its provider profile: `{name, description, input_schema}` for
+/// `generic` and `anthropic`, `{type: "function", name, description,
+/// parameters, strict: true}` for `openai-strict`, and `{name,
+/// description, parameters}` for `gemini`.
+#[derive(Debug)]
+pub struct CatalogTool {
+    pub(super) name: String,
+    pub(super) description: String,
+    /// Shared with the runtime's schema cache, so a rebuild that reuses it
+    /// copies nothing; a schema no rewrite changed is the server's own.
+    pub(super) input_schema: SharedSchema,
+    pub(super) profile: ProviderProfile,
+    pub(super) origin: ToolOrigin,
+    /// The schema the server sent; arguments are validated against it.
+    pub(super) original_schema: SharedSchema,
+    /// Its normal form, made at materialisation for `openai-strict` (and
+    /// `None` for every other profile): each call strips the optional
+    /// `null`s strict mode makes the model send along it.
+    pub(super) normalized_schema: Option<SharedSchema>,
+    /// Compiled on first call; `None` when the server's schema does not
+    /// compile (the server then validates alone).
+    pub(super) validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
+}
+
+impl CatalogTool {
+    /// The name the model calls.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description, trimmed and cut.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The input schema for this catalog's provider profile.
+    pub fn input_schema(&self) -> &Value {
+        self.input_schema.get()
+    }
+
+    /// The server and the raw tool this name maps back to.
+    pub fn origin(&self) -> &ToolOrigin {
+        &self.origin
+    }
+
+    /// The server's own schema, as sent.
+    pub fn original_schema(&self) -> &Value {
+        self.original_schema.get()
+    }
+
+    /// Turns the model's arguments into the server's: `null` for an
+    /// optional property (what strict mode makes the model send) is
+    /// dropped, and a missing argument object becomes `{}`; then validates
+    /// them against the server's schema.
+    pub fn prepare_arguments(&self, arguments: Value) -> Result<Value, CatalogError> {
+        if deep::exceeds_depth(&arguments, MAX_ARGUMENT_DEPTH) {
+            deep::dispose(arguments);
+            return Err(self.too_deep());
+        }
+        let mut arguments = match arguments {
+            Value::Null => json!({}),
+            other => other,
+        };
+        if self.profile == ProviderProfile::OpenAiStrict
+            && let Some(normalized) = &self.normalized_schema
+        {
+            schema::strip_optional_nulls(normalized.get(), &mut arguments);
+        }
+        self.validate(&arguments)?;
+        Ok(arguments)
+    }
+
+    /// Validates arguments against the server's schema, naming the failing
+    /// path.
+    pub fn validate(&self, arguments: &Value) -> Result<(), CatalogError> {
+        if deep::exceeds_depth(arguments, MAX_ARGUMENT_DEPTH) {
+            return Err(self.too_deep());
+        }
+        let validator = self.validator.get_or_init(|| {
+            match jsonschema::validator_for(self.original_schema.get()) {
+                Ok(validator) => Some(Arc::new(validator)),
+                Err(error) => {
+                    tracing::warn!(tool = %self.name, %error, "input schema does not compile; arguments go unchecked");
+                    None
+                }
+            }
+        });
+        let Some(validator) = validator else {
+            return Ok(());
+        };
+        if let Some(error) = validator.iter_errors(arguments).next() {
+            let path = error.instance_path.to_string();
+            let path = if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path
+            };
+            return Err(CatalogError::invalid_arguments(
+                self.name.clone(),
+                path,
+                error.to_string(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl CatalogTool {
+    fn too_deep(&self) -> CatalogError {
+        CatalogError::invalid_arguments(
+            self.name.clone(),
+            "/",
+            format!("the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"),
+        )
+    }
+}
+
+impl Clone for CatalogTool {
+    fn clone(&self) -> Self {
+        CatalogTool {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            profile: self.profile,
+            origin: self.origin.clone(),
+            original_schema: self.original_schema.clone(),
+            normalized_schema: self.normalized_schema.clone(),
+            validator: OnceLock::new(),
+        }
+    }
+}
+
+impl PartialEq for CatalogTool {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.input_schema.get() == other.input_schema.get()
+            && self.profile == other.profile
+            && self.origin == other.origin
+    }
+}
+
+impl Serialize for CatalogTool {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.profile {
+            ProviderProfile::Generic | ProviderProfile::Anthropic => {
+                let mut map = serializer.serialize_map(Some(3))?;
+                map.serialize_entry("name", &self.name)?;
+                map.serialize_entry("description", &self.description)?;
+                map.serialize_entry("input_schema", self.input_schema.get())?;
+                map.end()
+            }
+            ProviderProfile::OpenAiStrict => {
+                let mut map = serializer.serialize_map(Some(5))?;
+                map.serialize_entry("type", "function")?;
+                map.serialize_entry("name", &self.name)?;
+                map.serialize_entry("description", &self.description)?;
+                map.serialize_entry("parameters", self.input_schema.get())?;
+                map.serialize_entry("strict", &true)?;
+                map.end()
+            }
+            ProviderProfile::Gemini => {
+                let mut map = serializer.serialize_map(Some(3))?;
+                map.serialize_entry("name", &self.name)?;
+                map.serialize_entry("description", &self.description)?;
+                map.serialize_entry("parameters", self.input_schema.get())?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// Where a schema lives: in a server's listing, or made here.
+#[derive(Clone)]
+pub(super) enum SharedSchema {
+    /// In the server's listing, at this index.
+    Listed { tools: Arc<[Tool]>, index: usize },
+    /// Made here (utility tools, rewritten schemas).
+    Own(Arc<Value>),
+}
+
+impl std::fmt::Debug for SharedSchema {
+    /// The schema alone: the rest of the listing may hold tools whose
+    /// schemas were left out for nesting too deep to print.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl SharedSchema {
+    pub(super) fn get(&self) -> &Value {
+        match self {
+            SharedSchema::Listed { tools, index } => &tools[*index].input_schema,
+            SharedSchema::Own(schema) => schema,
+        }
+    }
+}

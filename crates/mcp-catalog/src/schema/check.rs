@@ -1,0 +1,409 @@
+//! The checks every profile starts with: the structure a validator
+//! compiles, references that resolve inside the schema (nothing is ever
+//! fetched), and no reference cycle that never reaches a property or an
+//! item.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::limits::MAX_DEPTH;
+use super::{Keyword, Path, SchemaError, escape_pointer, keyword, resolve_local, schema_error};
+
+/// The checks every profile starts with: structure, then references.
+pub(super) fn check(normalized: &Value) -> Result<(), SchemaError> {
+    check_structure(normalized, &Path::ROOT, 0)?;
+    let anchors = anchors(normalized);
+    check_refs(normalized, normalized, &anchors, &Path::ROOT, 0)?;
+    check_ref_cycles(normalized)
+}
+
+/// MCP requires an object at the top; combinators may stay.
+pub(super) fn check_generic_top(normalized: &Value) -> Result<(), SchemaError> {
+    match normalized.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(()),
+        Some(other) => Err(schema_error(
+            "/type",
+            format!("the input schema must describe an object, not {other}"),
+        )),
+        None => Err(schema_error("", "the input schema is not an object schema")),
+    }
+}
+
+pub(super) const TYPE_NAMES: &[&str] = &[
+    "null", "boolean", "object", "array", "number", "string", "integer",
+];
+
+/// Refuses a schema a validator would not compile: a subschema that is not
+/// an object or boolean, an unknown type, a malformed `required` or `enum`.
+fn check_structure(schema: &Value, path: &Path<'_>, depth: usize) -> Result<(), SchemaError> {
+    if depth > MAX_DEPTH + 1 {
+        return Err(schema_error(&path.render(), "schema nests too deeply"));
+    }
+    let map = match schema {
+        Value::Bool(_) => return Ok(()),
+        Value::Object(map) => map,
+        other => {
+            return Err(schema_error(
+                &path.render(),
+                format!("{other} is not a schema"),
+            ));
+        }
+    };
+    for (key, value) in map {
+        let here = path.key(key);
+        match key.as_str() {
+            "type" => match value {
+                Value::String(t) if TYPE_NAMES.contains(&t.as_str()) => {}
+                other => {
+                    return Err(schema_error(
+                        &here.render(),
+                        format!("{other} is not a type"),
+                    ));
+                }
+            },
+            "required" => {
+                if !value
+                    .as_array()
+                    .is_some_and(|r| r.iter().all(Value::is_string))
+                {
+                    return Err(schema_error(
+                        &here.render(),
+                        "required is not a list of names",
+                    ));
+                }
+            }
+            "enum" => {
+                if !value.is_array() {
+                    return Err(schema_error(&here.render(), "enum is not a list"));
+                }
+            }
+            _ => match (keyword(key), value) {
+                (Some(Keyword::Map), Value::Object(children)) => {
+                    for (name, child) in children {
+                        check_structure(child, &here.key(name), depth + 1)?;
+                    }
+                }
+                (Some(Keyword::Map), _) => {
+                    return Err(schema_error(
+                        &here.render(),
+                        format!("{key} is not an object"),
+                    ));
+                }
+                (Some(Keyword::Single), Value::Array(children))
+                    if key == "items" || key == "additionalItems" =>
+                {
+                    for (i, child) in children.iter().enumerate() {
+                        check_structure(child, &here.index(i), depth + 1)?;
+                    }
+                }
+                (Some(Keyword::Single), child) => check_structure(child, &here, depth + 1)?,
+                (Some(Keyword::List), Value::Array(children)) if !children.is_empty() => {
+                    for (i, child) in children.iter().enumerate() {
+                        check_structure(child, &here.index(i), depth + 1)?;
+                    }
+                }
+                (Some(Keyword::List), _) => {
+                    return Err(schema_error(
+                        &here.render(),
+                        format!("{key} is not a non-empty list"),
+                    ));
+                }
+                (None, _) => {}
+            },
+        }
+    }
+    Ok(())
+}
+
+/// Keywords that point at another schema.
+const REFERENCE_KEYWORDS: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
+
+/// Refuses a reference that does not resolve inside the schema: a missing
+/// pointer or anchor, or a remote reference (never fetched).
+fn check_refs(
+    root: &Value,
+    schema: &Value,
+    anchors: &HashMap<&str, &Value>,
+    path: &Path<'_>,
+    depth: usize,
+) -> Result<(), SchemaError> {
+    let Value::Object(map) = schema else {
+        return Ok(());
+    };
+    if depth > MAX_DEPTH + 1 {
+        return Ok(());
+    }
+    for (key, value) in map {
+        let here = path.key(key);
+        if REFERENCE_KEYWORDS.contains(&key.as_str()) {
+            if resolve_reference(root, anchors, value).is_none() {
+                return Err(schema_error(
+                    &here.render(),
+                    format!("{value} does not resolve inside the schema"),
+                ));
+            }
+            continue;
+        }
+        match (keyword(key), value) {
+            (Some(Keyword::Map), Value::Object(children)) => {
+                for (name, child) in children {
+                    check_refs(root, child, anchors, &here.key(name), depth + 1)?;
+                }
+            }
+            (Some(_), Value::Array(children)) => {
+                for (i, child) in children.iter().enumerate() {
+                    check_refs(root, child, anchors, &here.index(i), depth + 1)?;
+                }
+            }
+            (Some(Keyword::Single), child) => check_refs(root, child, anchors, &here, depth + 1)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every `$anchor` and `$dynamicAnchor` of a schema, found without
+/// recursion.
+fn anchors(root: &Value) -> HashMap<&str, &Value> {
+    let mut found = HashMap::new();
+    let mut stack = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for key in ["$anchor", "$dynamicAnchor"] {
+                    if let Some(Value::String(name)) = map.get(key) {
+                        found.entry(name.as_str()).or_insert(value);
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// What a reference points at inside `root`: `#`, a JSON pointer `#/…` or
+/// an anchor `#name`. Anything else (another document, a url) is `None`:
+/// nothing is ever fetched.
+fn resolve_reference<'a>(
+    root: &'a Value,
+    anchors: &HashMap<&str, &'a Value>,
+    reference: &Value,
+) -> Option<&'a Value> {
+    let reference = reference.as_str()?;
+    let fragment = reference.strip_prefix('#')?;
+    if fragment.is_empty() || fragment.starts_with('/') {
+        resolve_local(root, reference)
+    } else {
+        anchors.get(fragment).copied()
+    }
+}
+
+/// Keywords that apply a subschema to the same value, not to a part of
+/// it: a cycle made of these alone never reaches a schema that decides
+/// anything, and evaluating it never ends (the `jsonschema` crate then
+/// overflows its stack at the first call). `$ref` and friends are added
+/// to these by [`check_ref_cycles`].
+fn in_place(key: &str) -> Option<Keyword> {
+    match key {
+        "allOf" | "anyOf" | "oneOf" => Some(Keyword::List),
+        "not" | "if" | "then" | "else" => Some(Keyword::Single),
+        "dependentSchemas" | "dependencies" => Some(Keyword::Map),
+        _ => None,
+    }
+}
+
+/// Refuses a reference cycle that never descends into a property or an
+/// item: `A: {$ref: B}, B: {$ref: A}`, `{allOf: [{$ref: "#"}]}`, an anchor
+/// that points at its own `oneOf`. Recursion through `properties`,
+/// `items` and the other keywords that apply to a part of the value (a
+/// tree whose `children` are items of the node type) is a valid recursive
+/// schema and stays: the value is finite, so its validation ends.
+///
+/// Without recursion: schemas are numbered by address, edges are the
+/// in-place applicators and resolved references, and an iterative
+/// depth-first search looks for a cycle.
+pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
+    if !has_reference(root) {
+        return Ok(());
+    }
+    let anchors = anchors(root);
+    let mut ids: HashMap<*const Value, usize> = HashMap::new();
+    let mut nodes: Vec<(&Value, String)> = Vec::new();
+    index_schemas(root, String::new(), &mut ids, &mut nodes);
+    // An `$id` below the root starts a new resource, against which a
+    // validator resolves `#…` differently from the walk here; such a
+    // schema could hide a cycle from this check, so it is refused.
+    let draft4 = root
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.contains("draft-04"));
+    for (value, pointer) in &nodes[1..] {
+        let nested_id =
+            value.get("$id").is_some() || (draft4 && value.get("id").is_some_and(Value::is_string));
+        if nested_id {
+            return Err(schema_error(
+                pointer,
+                "a schema resource with its own $id inside a schema that uses $ref is not supported",
+            ));
+        }
+    }
+
+    // Edges: in-place subschemas and reference targets. A reference into
+    // a place no keyword makes a schema is read as a schema all the same
+    // (as a validator would) and numbered when first seen.
+    let mut edges: Vec<Vec<usize>> = Vec::new();
+    let mut i = 0;
+    while i < nodes.len() {
+        let (value, _) = nodes[i];
+        let mut targets = Vec::new();
+        if let Value::Object(map) = value {
+            for (key, child) in map {
+                if REFERENCE_KEYWORDS.contains(&key.as_str()) {
+                    if let Some(target) = resolve_reference(root, &anchors, child) {
+                        if !ids.contains_key(&(target as *const Value)) {
+                            let pointer = child.as_str().unwrap_or("").trim_start_matches('#');
+                            index_schemas(target, pointer.to_owned(), &mut ids, &mut nodes);
+                        }
+                        targets.extend(ids.get(&(target as *const Value)).copied());
+                    }
+                    continue;
+                }
+                let children: Vec<&Value> = match (in_place(key), child) {
+                    (Some(Keyword::Map), Value::Object(children)) => children.values().collect(),
+                    (Some(_), Value::Array(children)) => children.iter().collect(),
+                    (Some(Keyword::Single), child) => vec![child],
+                    _ => Vec::new(),
+                };
+                targets.extend(
+                    children
+                        .into_iter()
+                        .filter_map(|c| ids.get(&(c as *const Value)).copied()),
+                );
+            }
+        }
+        edges.push(targets);
+        i += 1;
+    }
+
+    // Iterative depth-first search; `on_path` marks the current path.
+    let mut done = vec![false; nodes.len()];
+    let mut on_path = vec![false; nodes.len()];
+    for start in 0..nodes.len() {
+        if done[start] {
+            continue;
+        }
+        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        on_path[start] = true;
+        while let Some(&mut (node, ref mut next)) = path.last_mut() {
+            if let Some(&target) = edges[node].get(*next) {
+                *next += 1;
+                if on_path[target] {
+                    let from = path.iter().position(|(n, _)| *n == target).unwrap_or(0);
+                    let mut cycle: Vec<String> = path[from..]
+                        .iter()
+                        .map(|(n, _)| pointer_or_root(&nodes[*n].1))
+                        .collect();
+                    cycle.push(pointer_or_root(&nodes[target].1));
+                    return Err(schema_error(
+                        &nodes[target].1,
+                        format!(
+                            "$ref cycle {} never reaches a property or item, so it resolves to no schema",
+                            cycle.join(" -> ")
+                        ),
+                    ));
+                }
+                if !done[target] {
+                    on_path[target] = true;
+                    path.push((target, 0));
+                }
+            } else {
+                on_path[node] = false;
+                done[node] = true;
+                path.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Numbers every schema object under `start` (`start` included) that has
+/// no number yet, by address, with its JSON pointer.
+fn index_schemas<'a>(
+    start: &'a Value,
+    pointer: String,
+    ids: &mut HashMap<*const Value, usize>,
+    nodes: &mut Vec<(&'a Value, String)>,
+) {
+    let mut stack = vec![(start, pointer)];
+    while let Some((value, pointer)) = stack.pop() {
+        let Value::Object(map) = value else {
+            continue;
+        };
+        if ids.contains_key(&(value as *const Value)) {
+            continue;
+        }
+        ids.insert(value as *const Value, nodes.len());
+        for (key, child) in map {
+            let here = format!("{pointer}/{}", escape_pointer(key));
+            let kind = keyword(key).or_else(|| in_place(key));
+            match (kind, child) {
+                (Some(Keyword::Map), Value::Object(children)) => {
+                    for (name, grandchild) in children {
+                        stack.push((grandchild, format!("{here}/{}", escape_pointer(name))));
+                    }
+                }
+                (Some(_), Value::Array(children)) => {
+                    for (i, grandchild) in children.iter().enumerate() {
+                        stack.push((grandchild, format!("{here}/{i}")));
+                    }
+                }
+                (Some(Keyword::Single), child) => stack.push((child, here)),
+                _ => {}
+            }
+        }
+        nodes.push((value, pointer));
+    }
+}
+
+fn pointer_or_root(pointer: &str) -> String {
+    if pointer.is_empty() {
+        "#".to_owned()
+    } else {
+        format!("#{pointer}")
+    }
+}
+
+/// Whether any object of the schema holds a reference keyword.
+fn has_reference(root: &Value) -> bool {
+    let mut stack = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if REFERENCE_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
+pub(super) fn contains_ref(schema: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH + 1 {
+        return false;
+    }
+    match schema {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, value)| key == "$ref" || contains_ref(value, depth + 1)),
+        Value::Array(values) => values.iter().any(|v| contains_ref(v, depth + 1)),
+        _ => false,
+    }
+}

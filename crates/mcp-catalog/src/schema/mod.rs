@@ -1,0 +1,369 @@
+//! Input schema normalisation (REFERENCE §3.4) and provider profiles.
+//!
+//! [`normalize`] turns whatever a server sent into a plain draft 2020-12
+//! schema that validators and models read the same way. A
+//! [`ProviderProfile`] then rewrites it into the subset one provider
+//! accepts. A rewrite that would change what arguments mean is refused with
+//! a [`SchemaError`]: the tool is left out and reported rather than sent
+//! broken. Rewrites that only relax a constraint are allowed, because
+//! arguments are still validated against the server's own schema before a
+//! call.
+//!
+//! One file per step: `limits` caps what is read at all,
+//! `normalize` and `check` make and vet the normal form, `anthropic`,
+//! `openai` and `gemini` rewrite it per provider (`subset` holds the
+//! refusals the last two share), and `args` undoes on a call what the
+//! strict rewrite made the model send. This file holds the vocabulary they
+//! share (keywords, pointers, errors) and the entry points.
+
+mod anthropic;
+mod args;
+mod check;
+mod gemini;
+mod limits;
+mod normalize;
+mod openai;
+mod subset;
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use self::args::strip_optional_nulls;
+pub use self::check::check_ref_cycles;
+pub use self::gemini::GEMINI_KEYWORDS;
+pub use self::limits::{MAX_DEPTH, MAX_JSON_DEPTH, SchemaLimits, check_limits};
+pub use self::normalize::normalize;
+pub use self::openai::OPENAI_KEYWORDS;
+
+use self::anthropic::flatten_top_level;
+use self::check::{check, check_generic_top, contains_ref};
+use self::gemini::{gemini, inline_refs};
+use self::limits::Budget;
+use self::normalize::is_normal;
+use self::openai::{definitions, openai_limits, openai_strict};
+
+/// The schema dialect a provider accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderProfile {
+    /// The normalised schema, for providers and validators that take JSON
+    /// Schema as is.
+    #[default]
+    Generic,
+    /// Anthropic: the top level is one object schema, no top-level
+    /// `anyOf`/`oneOf`/`allOf`.
+    Anthropic,
+    /// OpenAI function calling with `strict: true`: every object closed
+    /// with `additionalProperties: false`, every property required (optional
+    /// ones become nullable), only the supported keywords.
+    OpenAiStrict,
+    /// Gemini function declarations: an OpenAPI 3.0 subset without `$ref`.
+    Gemini,
+}
+
+impl ProviderProfile {
+    /// Every profile, in a fixed order.
+    pub const ALL: [ProviderProfile; 4] = [
+        ProviderProfile::Generic,
+        ProviderProfile::Anthropic,
+        ProviderProfile::OpenAiStrict,
+        ProviderProfile::Gemini,
+    ];
+
+    /// Parses `generic`, `anthropic`, `openai-strict` or `gemini`.
+    pub fn parse(text: &str) -> Option<ProviderProfile> {
+        match text {
+            "generic" => Some(ProviderProfile::Generic),
+            "anthropic" => Some(ProviderProfile::Anthropic),
+            "openai-strict" => Some(ProviderProfile::OpenAiStrict),
+            "gemini" => Some(ProviderProfile::Gemini),
+            _ => None,
+        }
+    }
+
+    /// The name [`ProviderProfile::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderProfile::Generic => "generic",
+            ProviderProfile::Anthropic => "anthropic",
+            ProviderProfile::OpenAiStrict => "openai-strict",
+            ProviderProfile::Gemini => "gemini",
+        }
+    }
+}
+
+/// A schema that cannot be expressed for a provider without changing what
+/// the arguments mean.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct SchemaError {
+    /// JSON pointer into the normalised schema.
+    pub path: String,
+    pub reason: String,
+}
+
+fn schema_error(path: &str, reason: impl Into<String>) -> SchemaError {
+    SchemaError {
+        path: if path.is_empty() {
+            "/".to_owned()
+        } else {
+            path.to_owned()
+        },
+        reason: reason.into(),
+    }
+}
+
+/// Where a keyword keeps its subschemas.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keyword {
+    /// name → subschema
+    Map,
+    /// one subschema (or, for `items`, a draft 4-7 tuple)
+    Single,
+    /// a list of subschemas
+    List,
+}
+
+/// Where `key` keeps subschemas, if it is an applicator keyword. A
+/// `match` rather than a list scan: it runs on every key of every schema
+/// object, several times per build.
+fn keyword(key: &str) -> Option<Keyword> {
+    match key {
+        "$defs" | "definitions" | "properties" | "patternProperties" | "dependentSchemas" => {
+            Some(Keyword::Map)
+        }
+        "items"
+        | "additionalItems"
+        | "additionalProperties"
+        | "contains"
+        | "if"
+        | "then"
+        | "else"
+        | "not"
+        | "propertyNames"
+        | "unevaluatedItems"
+        | "unevaluatedProperties" => Some(Keyword::Single),
+        "prefixItems" | "allOf" | "anyOf" | "oneOf" => Some(Keyword::List),
+        _ => None,
+    }
+}
+
+/// Calls `f` on every direct subschema of a schema object.
+fn for_each_subschema(map: &mut Map<String, Value>, mut f: impl FnMut(&mut Value)) {
+    for (key, value) in map.iter_mut() {
+        match (keyword(key), value) {
+            (Some(Keyword::Map), Value::Object(children)) => children.values_mut().for_each(&mut f),
+            (Some(Keyword::Single), Value::Array(items)) => items.iter_mut().for_each(&mut f),
+            (Some(Keyword::Single), child) => f(child),
+            (Some(Keyword::List), Value::Array(children)) => children.iter_mut().for_each(&mut f),
+            _ => {}
+        }
+    }
+}
+
+/// A JSON pointer built only when an error needs it.
+#[derive(Clone, Copy)]
+struct Path<'a> {
+    parent: Option<&'a Path<'a>>,
+    segment: Segment<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Segment<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> Path<'a> {
+    const ROOT: Path<'static> = Path {
+        parent: None,
+        segment: Segment::Root,
+    };
+
+    fn key(&'a self, key: &'a str) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            segment: Segment::Key(key),
+        }
+    }
+
+    fn index(&'a self, index: usize) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            segment: Segment::Index(index),
+        }
+    }
+
+    fn render(&self) -> String {
+        let mut segments = Vec::new();
+        let mut node = Some(self);
+        while let Some(current) = node {
+            segments.push(current.segment);
+            node = current.parent;
+        }
+        let mut out = String::new();
+        for segment in segments.iter().rev() {
+            match segment {
+                Segment::Root => {}
+                Segment::Key(key) => {
+                    out.push('/');
+                    out.push_str(&escape_pointer(key));
+                }
+                Segment::Index(index) => {
+                    out.push('/');
+                    out.push_str(&index.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Rewrites a normalised schema for `profile`, within the default
+/// [`SchemaLimits`].
+pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
+    let limits = SchemaLimits::default();
+    check_limits(normalized, &limits)?;
+    for_profile_owned(normalized.clone(), profile, &limits)
+}
+
+fn for_profile_owned(
+    normalized: Value,
+    profile: ProviderProfile,
+    limits: &SchemaLimits,
+) -> Result<Value, SchemaError> {
+    check(&normalized)?;
+    match profile {
+        ProviderProfile::Generic => {
+            check_generic_top(&normalized)?;
+            Ok(normalized)
+        }
+        ProviderProfile::Anthropic => flatten_top_level(normalized),
+        ProviderProfile::OpenAiStrict => {
+            let mut flat = flatten_top_level(normalized)?;
+            let defs = definitions(&flat);
+            let mut budget = Budget::new(limits.max_nodes);
+            openai_strict(&mut flat, &defs, &Path::ROOT, 0, &mut budget)?;
+            openai_limits(&flat)?;
+            Ok(flat)
+        }
+        ProviderProfile::Gemini => {
+            let flat = flatten_top_level(normalized)?;
+            let mut inlined = if contains_ref(&flat, 0) {
+                let mut budget = Budget::new(limits.max_nodes);
+                inline_refs(&flat, &flat, &Path::ROOT, &mut Vec::new(), 0, &mut budget)?
+            } else {
+                flat
+            };
+            gemini(&mut inlined, &Path::ROOT, 0)?;
+            Ok(inlined)
+        }
+    }
+}
+
+/// Normalises `schema` and rewrites it for `profile`.
+pub fn prepare(schema: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
+    prepare_shared(schema, profile).map(Cow::into_owned)
+}
+
+/// [`prepare`], borrowing `schema` when it already is the result: a
+/// schema that is already normal needs no copy for the `generic` profile.
+/// Whether it is normal is found by a read-only pass, far cheaper than
+/// the deep copy it saves.
+pub fn prepare_shared(
+    schema: &Value,
+    profile: ProviderProfile,
+) -> Result<Cow<'_, Value>, SchemaError> {
+    prepare_shared_with(schema, profile, &SchemaLimits::default())
+}
+
+/// [`prepare_shared`] within `limits`. The limits are checked first,
+/// without recursion, on the schema as sent and on its normal form; the
+/// reference cycle check runs on both as well.
+pub fn prepare_shared_with<'s>(
+    schema: &'s Value,
+    profile: ProviderProfile,
+    limits: &SchemaLimits,
+) -> Result<Cow<'s, Value>, SchemaError> {
+    prepare_inner(schema, profile, limits, false).map(|prepared| prepared.schema)
+}
+
+/// A schema prepared for a profile, with what a call through it needs.
+#[derive(Debug)]
+pub(crate) struct Prepared<'s> {
+    /// What the model sees, as [`prepare_shared_with`] returns it.
+    pub(crate) schema: Cow<'s, Value>,
+    /// The normal form of the schema as sent, for `openai-strict` only:
+    /// every call strips optional `null`s along it, and making it once
+    /// here saves normalising the schema again on each call. Borrowed when
+    /// the schema already is normal.
+    pub(crate) normalized: Option<Cow<'s, Value>>,
+}
+
+/// [`prepare_shared_with`], keeping the normal form for the profiles
+/// whose calls need it.
+pub(crate) fn prepare_for_calls<'s>(
+    schema: &'s Value,
+    profile: ProviderProfile,
+    limits: &SchemaLimits,
+) -> Result<Prepared<'s>, SchemaError> {
+    prepare_inner(
+        schema,
+        profile,
+        limits,
+        profile == ProviderProfile::OpenAiStrict,
+    )
+}
+
+fn prepare_inner<'s>(
+    schema: &'s Value,
+    profile: ProviderProfile,
+    limits: &SchemaLimits,
+    keep_normal: bool,
+) -> Result<Prepared<'s>, SchemaError> {
+    check_limits(schema, limits)?;
+    // Within the limits `normalize` reads the whole schema, so a schema it
+    // would leave unchanged can stand for its own normal form.
+    let already_normal = (profile == ProviderProfile::Generic || keep_normal) && is_normal(schema);
+    let prepared = if profile == ProviderProfile::Generic && already_normal {
+        check(schema)?;
+        check_generic_top(schema)?;
+        Prepared {
+            schema: Cow::Borrowed(schema),
+            normalized: keep_normal.then_some(Cow::Borrowed(schema)),
+        }
+    } else {
+        // Normalising may add levels (a type list becomes `anyOf`).
+        let normalized = normalize(schema);
+        check_limits(&normalized, limits)?;
+        let kept = match (keep_normal, already_normal) {
+            (false, _) => None,
+            (true, true) => Some(Cow::Borrowed(schema)),
+            (true, false) => Some(Cow::Owned(normalized.clone())),
+        };
+        Prepared {
+            schema: Cow::Owned(for_profile_owned(normalized, profile, limits)?),
+            normalized: kept,
+        }
+    };
+    // Calls are validated against the schema as sent: its references must
+    // not loop either (normalising moves a few subschemas).
+    check_ref_cycles(schema)?;
+    Ok(prepared)
+}
+
+/// Resolves a local `$ref` (`#`, `#/$defs/…`, `#/definitions/…`).
+fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    root.pointer(pointer)
+}
+
+fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
