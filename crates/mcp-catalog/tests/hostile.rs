@@ -1342,3 +1342,22 @@ fn tool_names_and_schema_shapes() {
         }
     }
 }
+
+/// A schema that is not an object but holds a `$ref` below it (an array
+/// of schemas, found by the fuzzer) used to panic in the cycle check,
+/// which had nothing to number. Preparing it in any profile answers
+/// without a panic (the catalog refuses such a tool before preparing it,
+/// see `tool_names_and_schema_shapes`).
+#[test]
+fn non_object_schemas_holding_references_do_not_panic() {
+    for schema in [
+        json!([{"$ref": "#"}]),
+        json!([{"$ref": "#/$defs/A"}, {"$defs": {"A": {"$ref": "#/$defs/A"}}}]),
+        json!([[{"anyOf": [{"$ref": "#"}]}]]),
+    ] {
+        assert!(mcp_catalog::schema::check_ref_cycles(&schema).is_ok());
+        for profile in ProviderProfile::ALL {
+            let _ = mcp_catalog::schema::prepare(&schema, profile);
+        }
+    }
+}

@@ -241,7 +241,7 @@ pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
         .get("$schema")
         .and_then(Value::as_str)
         .is_some_and(|s| s.contains("draft-04"));
-    for (value, pointer) in &nodes[1..] {
+    for (value, pointer) in nodes.iter().skip(1) {
         let nested_id =
             value.get("$id").is_some() || (draft4 && value.get("id").is_some_and(Value::is_string));
         if nested_id {
