@@ -2,6 +2,10 @@
 //! and encoding again gives the text shortest for the same `f64`, so a
 //! result passed on to a model never drifts by a bit.
 
+// The helpers below run only inside tests; a failed decode is the test
+// failing.
+#![allow(clippy::expect_used)]
+
 use mcp_transport::{Codec, JsonRpcMessage};
 
 fn one(codec: &Codec, frame: &[u8]) -> JsonRpcMessage {
