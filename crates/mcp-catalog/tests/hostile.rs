@@ -15,6 +15,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_catalog::clock::SystemClock;
+// Takes a value apart without recursion, so the tests themselves never
+// overflow dropping what they built.
+use mcp_catalog::deep::dispose;
 use mcp_catalog::naming::NamingStyle;
 use mcp_catalog::{
     Catalog, CatalogError, CatalogErrorKind, Connection, Connector, MaterializeOptions, ModelBlock,
@@ -59,19 +62,6 @@ fn options(profile: ProviderProfile) -> MaterializeOptions {
     MaterializeOptions {
         profile,
         ..MaterializeOptions::default()
-    }
-}
-
-/// Takes a value apart without recursion, so the tests themselves never
-/// overflow dropping what they built.
-fn dispose(value: Value) {
-    let mut stack = vec![value];
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::Array(items) => stack.extend(items),
-            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
-            _ => {}
-        }
     }
 }
 

@@ -346,6 +346,19 @@ impl Loader<'_> {
     }
 }
 
+/// A diagnostic about the `enabledPlugins` switch of the plugin at `root`.
+fn switch_diagnostic(level: Level, message: String, root: PathBuf) -> Diagnostic {
+    Diagnostic {
+        level,
+        message,
+        file: Some(root),
+        line: None,
+        column: None,
+        server: None,
+        field: Some("enabledPlugins".into()),
+    }
+}
+
 /// The plugin names (the part before `@`) that `settings`'
 /// `enabledPlugins` switches to `on`, sorted and unique.
 fn plugin_switches(settings: &Value, on: bool) -> Vec<String> {
@@ -450,17 +463,9 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
         names.retain(|name| {
             let refused = user_disabled.contains(name) && !user_enabled.contains(name);
             if refused {
-                loader.diagnostics.push(Diagnostic {
-                    level: Level::Warning,
-                    message: format!(
+                loader.diagnostics.push(switch_diagnostic(Level::Warning, format!(
                         "plugin `{name}` is disabled in your user or local settings; a file inside the project cannot enable it, so it is not loaded"
-                    ),
-                    file: Some(home.join(".claude").join("plugins").join(name)),
-                    line: None,
-                    column: None,
-                    server: None,
-                    field: Some("enabledPlugins".into()),
-                });
+                    ), home.join(".claude").join("plugins").join(name)));
             }
             !refused
         });
@@ -468,29 +473,19 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
             let name = name.as_str();
             let root = home.join(".claude").join("plugins").join(name);
             if !is_folder_name(name) {
-                loader.diagnostics.push(Diagnostic {
-                    level: Level::Error,
-                    message: format!(
-                        "plugin name `{name}` leaves the plugins folder; it is not loaded"
-                    ),
-                    file: Some(root),
-                    line: None,
-                    column: None,
-                    server: None,
-                    field: Some("enabledPlugins".into()),
-                });
+                loader.diagnostics.push(switch_diagnostic(
+                    Level::Error,
+                    format!("plugin name `{name}` leaves the plugins folder; it is not loaded"),
+                    root,
+                ));
                 continue;
             }
             if !root.is_dir() {
-                loader.diagnostics.push(Diagnostic {
-                    level: Level::Warning,
-                    message: format!("plugin `{name}` is enabled but not installed"),
-                    file: Some(root),
-                    line: None,
-                    column: None,
-                    server: None,
-                    field: Some("enabledPlugins".into()),
-                });
+                loader.diagnostics.push(switch_diagnostic(
+                    Level::Warning,
+                    format!("plugin `{name}` is enabled but not installed"),
+                    root,
+                ));
                 continue;
             }
             add_root(root);

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::subset::refuse_overlapping_one_of;
-use super::{SchemaError, resolve_local, schema_error};
+use super::{SchemaError, required_names, resolve_local, schema_error};
 
 /// Whether a schema describes an object (explicitly or by its keywords).
 pub(super) fn is_object_like(schema: &Value) -> bool {
@@ -36,49 +36,14 @@ pub(super) fn merge_objects(branches: &[Value], all: bool) -> Map<String, Value>
                         properties.insert(name.clone(), schema.clone());
                     }
                     Some(existing) if existing == schema => {}
-                    Some(existing) if all => {
-                        // Both branches apply: the property must satisfy
-                        // both schemas, never just one of them.
-                        let mut both = match existing.get("allOf") {
-                            Some(Value::Array(both))
-                                if existing.as_object().map(Map::len) == Some(1) =>
-                            {
-                                both.clone()
-                            }
-                            _ => vec![existing.clone()],
-                        };
-                        if !both.contains(schema) {
-                            both.push(schema.clone());
-                        }
-                        *existing = json!({ "allOf": both });
-                    }
-                    Some(existing) => {
-                        let mut options = match existing.get("anyOf") {
-                            Some(Value::Array(options))
-                                if existing.as_object().map(Map::len) == Some(1) =>
-                            {
-                                options.clone()
-                            }
-                            _ => vec![existing.clone()],
-                        };
-                        if !options.contains(schema) {
-                            options.push(schema.clone());
-                        }
-                        *existing = json!({ "anyOf": options });
-                    }
+                    // Both branches apply: the property must satisfy both
+                    // schemas, never just one of them.
+                    Some(existing) if all => combine(existing, schema, "allOf"),
+                    Some(existing) => combine(existing, schema, "anyOf"),
                 }
             }
         }
-        let branch_required: Vec<String> = branch
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let branch_required = required_names(branch);
         required = Some(match required {
             None => branch_required,
             Some(mut so_far) => {
@@ -205,16 +170,7 @@ pub(super) fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
 /// and `oneOf` branches cannot both match.
 fn refuse_lossy_union(keyword: &str, branches: &[Value], root: &Value) -> Result<(), SchemaError> {
     let required_of = |branch: &Value| {
-        let mut names: Vec<String> = branch
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut names = required_names(branch);
         names.sort();
         names.dedup();
         names
@@ -259,4 +215,20 @@ fn refuse_lossy_union(keyword: &str, branches: &[Value], root: &Value) -> Result
         refuse_overlapping_one_of(branches, root, "one object schema", &path)?;
     }
     Ok(())
+}
+
+/// Makes `existing` the `keyword` (`allOf` or `anyOf`) of itself and
+/// `schema`, extending a bare list of that keyword rather than nesting it,
+/// and never listing a schema twice.
+fn combine(existing: &mut Value, schema: &Value, keyword: &str) {
+    let mut branches = match existing.get(keyword) {
+        Some(Value::Array(branches)) if existing.as_object().map(Map::len) == Some(1) => {
+            branches.clone()
+        }
+        _ => vec![existing.clone()],
+    };
+    if !branches.contains(schema) {
+        branches.push(schema.clone());
+    }
+    *existing = json!({ keyword: branches });
 }

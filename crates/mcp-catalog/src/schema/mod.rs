@@ -104,6 +104,27 @@ pub struct SchemaError {
     pub reason: String,
 }
 
+/// The names a schema's `required` lists (strings only, in order).
+fn required_names(schema: &Value) -> Vec<String> {
+    schema
+        .as_object()
+        .map(required_names_in)
+        .unwrap_or_default()
+}
+
+/// [`required_names`] of a schema object.
+fn required_names_in(map: &Map<String, Value>) -> Vec<String> {
+    map.get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn schema_error(path: &str, reason: impl Into<String>) -> SchemaError {
     SchemaError {
         path: if path.is_empty() {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::anthropic::{is_object_like, is_object_like_map, merge_objects};
 use super::limits::{Budget, count_nodes};
 use super::subset::{provider_object, refuse_lost_logic};
-use super::{Path, SchemaError, escape_pointer, resolve_local, schema_error};
+use super::{Path, SchemaError, escape_pointer, required_names_in, resolve_local, schema_error};
 
 /// The root's `$defs` and `definitions` alone: what a `$ref` inside the
 /// strict rewrite resolves against while the root itself changes.
@@ -254,16 +254,7 @@ pub(super) fn openai_strict(
     if is_object_like_map(map) {
         map.insert("type".into(), json!("object"));
         map.insert("additionalProperties".into(), Value::Bool(false));
-        let required: Vec<String> = map
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let required = required_names_in(map);
         let properties = match map.entry("properties") {
             serde_json::map::Entry::Occupied(entry) => entry.into_mut(),
             serde_json::map::Entry::Vacant(entry) => entry.insert(json!({})),
