@@ -331,6 +331,14 @@ impl TransportError {
         }
     }
 
+    /// Whether the server said a resource does not exist: -32602 since
+    /// 2026-07-28, -32002 before.
+    pub fn is_resource_not_found(&self) -> bool {
+        use crate::protocol::error_codes::{INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND};
+        matches!(&self.kind, TransportErrorKind::Rpc { method, code, .. }
+            if method == "resources/read" && (*code == INVALID_PARAMS || *code == LEGACY_RESOURCE_NOT_FOUND))
+    }
+
     /// Whether the connection is unusable after this error (as opposed to
     /// one failed request on a healthy connection).
     pub fn is_fatal(&self) -> bool {

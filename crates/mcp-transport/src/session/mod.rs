@@ -329,6 +329,9 @@ struct Shared {
     subscribed: Mutex<Vec<String>>,
     /// Tools the last listing left out, and why.
     rejected: Mutex<Vec<RejectedTool>>,
+    /// The server's identity from a result's `_meta`, for a modern server
+    /// whose `server/discover` answer did not carry it.
+    server_info: Mutex<Option<Implementation>>,
 }
 
 /// A tool a listing left out because its definition cannot be used (an
@@ -407,6 +410,7 @@ impl ClientSession {
             listener: Mutex::new(None),
             subscribed: Mutex::new(Vec::new()),
             rejected: Mutex::new(Vec::new()),
+            server_info: Mutex::new(None),
         });
         let driver = DriverHandle(tokio::spawn(drive(
             transport,
@@ -499,6 +503,17 @@ impl ClientSession {
     /// `protocol_version` the chosen revision).
     pub fn initialize_result(&self) -> &InitializeResult {
         &self.init
+    }
+
+    /// Who the server says it is: from `initialize` or `server/discover`,
+    /// else (2026-07-28) from the `_meta` of a later result.
+    pub fn server_info(&self) -> Implementation {
+        if !self.init.server_info.name.is_empty() {
+            return self.init.server_info.clone();
+        }
+        lock(&self.shared.server_info)
+            .clone()
+            .unwrap_or_else(|| self.init.server_info.clone())
     }
 
     /// The negotiated protocol version.

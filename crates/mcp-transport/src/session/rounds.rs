@@ -118,7 +118,24 @@ impl Shared {
             let retry = retry_params(params.clone(), responses, result.get("requestState"));
             result = self.exchange(method, Some(retry), options).await?;
         }
+        if self.modern.get().is_some() {
+            self.note_server_info(&result);
+        }
         Ok(result)
+    }
+
+    /// Keeps the first `_meta.serverInfo` a modern server sends in a result.
+    fn note_server_info(&self, result: &Value) {
+        let Some(info) = result
+            .get("_meta")
+            .and_then(|meta| meta.get(crate::protocol::META_SERVER_INFO))
+        else {
+            return;
+        };
+        let mut known = lock(&self.server_info);
+        if known.is_none() {
+            *known = serde_json::from_value(info.clone()).ok();
+        }
     }
 
     /// Runs every input request of an `input_required` result on the
@@ -153,7 +170,10 @@ impl Shared {
                 .values()
                 .find_map(|r| r.get("method").and_then(Value::as_str))
                 .unwrap_or("?");
-            return Err(failed(first, "this client answers no input requests".into()));
+            return Err(failed(
+                first,
+                "this client answers no input requests".into(),
+            ));
         };
         let mut answers = Vec::with_capacity(requests.len());
         for (key, request) in requests {
@@ -235,7 +255,10 @@ mod tests {
             params["_meta"][crate::protocol::META_PROTOCOL_VERSION],
             json!("2026-07-28")
         );
-        assert_eq!(params["_meta"][crate::protocol::META_CLIENT_CAPABILITIES], json!({}));
+        assert_eq!(
+            params["_meta"][crate::protocol::META_CLIENT_CAPABILITIES],
+            json!({})
+        );
         assert_eq!(params["name"], json!("x"));
         let no_params = meta.apply(None);
         assert!(no_params["_meta"][crate::protocol::META_CLIENT_INFO].is_object());
