@@ -34,6 +34,7 @@
 mod driver;
 mod list;
 mod pending;
+mod tasks;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -530,6 +531,8 @@ impl ClientSession {
         let result = self
             .request_with("tools/call", Some(params), options)
             .await?;
+        // A task the server starts on its own (2026-07-28) is followed.
+        let result = self.settle_tool_result(name, result, options).await?;
         self.parse("tools/call", result)
     }
 
