@@ -277,10 +277,22 @@ mod tests {
         check(Some(json!({})), TaskSupport::Forbidden);
         check(Some(json!("required")), TaskSupport::Forbidden);
         check(Some(json!({"taskSupport": 1})), TaskSupport::Forbidden);
-        check(Some(json!({"taskSupport": "sometimes"})), TaskSupport::Forbidden);
-        check(Some(json!({"taskSupport": "forbidden"})), TaskSupport::Forbidden);
-        check(Some(json!({"taskSupport": "optional"})), TaskSupport::Optional);
-        check(Some(json!({"taskSupport": "required"})), TaskSupport::Required);
+        check(
+            Some(json!({"taskSupport": "sometimes"})),
+            TaskSupport::Forbidden,
+        );
+        check(
+            Some(json!({"taskSupport": "forbidden"})),
+            TaskSupport::Forbidden,
+        );
+        check(
+            Some(json!({"taskSupport": "optional"})),
+            TaskSupport::Optional,
+        );
+        check(
+            Some(json!({"taskSupport": "required"})),
+            TaskSupport::Required,
+        );
     }
 
     #[test]
@@ -347,7 +359,10 @@ mod tests {
         assert_eq!(odd.status, TaskStatus::Other("paused".to_owned()));
         assert!(!odd.status.is_terminal());
         assert_eq!(Task::from_extension(&json!({"status": "working"})), None);
-        assert_eq!(Task::from_extension(&json!({"taskId": "", "status": "working"})), None);
+        assert_eq!(
+            Task::from_extension(&json!({"taskId": "", "status": "working"})),
+            None
+        );
         assert_eq!(Task::from_extension(&json!({"taskId": "t"})), None);
     }
 

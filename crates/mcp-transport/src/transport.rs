@@ -106,12 +106,12 @@ pub enum TransportErrorKind {
     HelperBadOutput { program: String, message: String },
     /// A tool call run as a task ended with a JSON-RPC error (`code` when
     /// the server gave one), or the host could not answer what the task
-    /// asked for.
+    /// asked for. (Boxed text keeps every error small.)
     TaskFailed {
         tool: String,
-        task_id: String,
+        task_id: Box<str>,
         code: Option<i64>,
-        message: String,
+        message: Box<str>,
     },
     /// A tool call run as a task was cancelled by the server.
     TaskCancelled {

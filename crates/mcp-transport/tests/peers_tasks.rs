@@ -122,15 +122,25 @@ async fn research(session: &ClientSession, handler: &Clarifier, label: &str) {
     let messages = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&messages);
     let call = CallOptions::with_progress(move |progress| {
-        seen.lock().unwrap().push(progress.message.unwrap_or_default());
+        seen.lock()
+            .unwrap()
+            .push(progress.message.unwrap_or_default());
     });
     let result = session
-        .call_tool_by_support(TOOL, Some(json!({"topic": "tides"})), tool.task_support(), &call)
+        .call_tool_by_support(
+            TOOL,
+            Some(json!({"topic": "tides"})),
+            tool.task_support(),
+            &call,
+        )
         .await
         .unwrap();
     assert!(!result.is_error, "{label}: {result:?}");
     let report = text_of(&result);
-    assert!(report.contains("# Research Report: tides"), "{label}: {report}");
+    assert!(
+        report.contains("# Research Report: tides"),
+        "{label}: {report}"
+    );
     let messages = messages.lock().unwrap().clone();
     assert!(
         messages.iter().any(|m| m.contains("Gathering sources")),
@@ -163,7 +173,11 @@ async fn research(session: &ClientSession, handler: &Clarifier, label: &str) {
     // A caller that gives up: the task is cancelled on the server.
     let gave_up = tokio::time::timeout(
         Duration::from_millis(1500),
-        session.call_tool_as_task(TOOL, Some(json!({"topic": "abandoned"})), &CallOptions::default()),
+        session.call_tool_as_task(
+            TOOL,
+            Some(json!({"topic": "abandoned"})),
+            &CallOptions::default(),
+        ),
     )
     .await;
     assert!(gave_up.is_err(), "{label}: the call finished too early");
@@ -241,7 +255,10 @@ async fn tasks_against_server_everything_over_streamable_http() {
     let _peer = Peer(command.spawn().unwrap());
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "server-everything did not listen");
+        assert!(
+            Instant::now() < deadline,
+            "server-everything did not listen"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let config = ServerConfig {

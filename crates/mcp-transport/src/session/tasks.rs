@@ -434,11 +434,12 @@ impl ClientSession {
             &*self.shared.server,
             TransportErrorKind::TaskFailed {
                 tool: tool.to_owned(),
-                task_id: task.task_id.clone(),
+                task_id: task.task_id.as_str().into(),
                 code,
                 message: message
                     .or_else(|| task.status_message.clone())
-                    .unwrap_or_else(|| "the task failed".to_owned()),
+                    .unwrap_or_else(|| "the task failed".to_owned())
+                    .into(),
             },
         )
     }
@@ -610,5 +611,431 @@ impl Drop for CancelOnDrop {
                 tracing::debug!(server = %shared.server, task = %task_id, %error, "tasks/cancel of an abandoned task");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The 2026-07-28 loop against an in-process server that answers as
+    //! the extension text (SEP-2663) says, one scripted `tasks/get` answer
+    //! after another; and the named errors of both generations.
+
+    use std::collections::VecDeque;
+    use std::sync::atomic::AtomicUsize;
+
+    use crate::sdk::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
+    use crate::task::TASKS_EXTENSION;
+
+    use super::*;
+
+    /// Answers `initialize` with `capabilities`, `tools/call` with
+    /// `created`, each `tasks/get` with the next scripted task (the last
+    /// one again once the script runs out), and acknowledges `tasks/update`
+    /// and `tasks/cancel`; records every request.
+    struct TaskServer {
+        capabilities: Value,
+        created: Value,
+        script: Mutex<VecDeque<Value>>,
+        log: Mutex<Vec<(String, Value)>>,
+    }
+
+    impl TaskServer {
+        fn new(capabilities: Value, created: Value, script: Vec<Value>) -> Arc<TaskServer> {
+            Arc::new(TaskServer {
+                capabilities,
+                created,
+                script: Mutex::new(script.into()),
+                log: Mutex::new(Vec::new()),
+            })
+        }
+
+        fn requests(&self, method: &str) -> Vec<Value> {
+            lock(&self.log)
+                .iter()
+                .filter(|(m, _)| m == method)
+                .map(|(_, params)| params.clone())
+                .collect()
+        }
+
+        fn answer(&self, method: &str) -> Value {
+            match method {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": self.capabilities,
+                    "serverInfo": {"name": "task-server", "version": "1"}
+                }),
+                "tools/call" => self.created.clone(),
+                "tasks/get" => {
+                    let mut script = lock(&self.script);
+                    if script.len() > 1 {
+                        script.pop_front().unwrap_or_default()
+                    } else {
+                        script.front().cloned().unwrap_or_default()
+                    }
+                }
+                _ => json!({"resultType": "complete"}),
+            }
+        }
+    }
+
+    #[async_trait]
+    impl SdkServer for TaskServer {
+        async fn serve(self: Arc<Self>, mut connection: SdkServerConnection) {
+            while let Some(message) = connection.incoming.recv().await {
+                let JsonRpcMessage::Request(request) = message else {
+                    continue;
+                };
+                let params = request.params.clone().unwrap_or_default();
+                lock(&self.log).push((request.method.clone(), params));
+                let result = self.answer(&request.method);
+                let reply = JsonRpcMessage::result(request.id, result);
+                if connection.outgoing.send(reply).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Answers elicitation with a name, counting the calls.
+    #[derive(Default)]
+    struct Names(AtomicUsize);
+
+    #[async_trait]
+    impl ClientHandler for Names {
+        async fn elicit(&self, _params: Option<Value>) -> Result<Value, ErrorObject> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(json!({"action": "accept", "content": {"name": "Luca"}}))
+        }
+    }
+
+    fn extension_caps() -> Value {
+        json!({"tools": {}, "extensions": {TASKS_EXTENSION: {}}})
+    }
+
+    fn task(status: &str, extra: Value) -> Value {
+        let mut task = json!({
+            "resultType": "complete",
+            "taskId": "786512e2",
+            "status": status,
+            "createdAt": "2025-11-25T10:30:00Z",
+            "lastUpdatedAt": "2025-11-25T10:50:00Z",
+            "ttlMs": 3_600_000,
+            "pollIntervalMs": 10
+        });
+        if let (Value::Object(task), Value::Object(extra)) = (&mut task, extra) {
+            task.extend(extra);
+        }
+        task
+    }
+
+    fn created() -> Value {
+        let mut created = task("working", json!({}));
+        created["resultType"] = json!("task");
+        created
+    }
+
+    fn elicitation() -> Value {
+        json!({"name": {
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": "Please enter your name.",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }
+        }})
+    }
+
+    fn hello() -> Value {
+        json!({"content": [{"type": "text", "text": "Hello, Luca!"}], "isError": false})
+    }
+
+    async fn connect(
+        server: &Arc<TaskServer>,
+        handler: Option<Arc<dyn ClientHandler>>,
+    ) -> ClientSession {
+        let transport = SdkTransport::connect(
+            "tasks",
+            Arc::clone(server) as Arc<dyn SdkServer>,
+            SdkOptions::default(),
+        );
+        let options = SessionOptions {
+            handler,
+            ..SessionOptions::default()
+        };
+        ClientSession::initialize(Box::new(transport), "tasks", options)
+            .await
+            .unwrap()
+    }
+
+    /// Runs the extension loop on what the server's `tools/call` answers.
+    async fn run(session: &ClientSession, options: &CallOptions) -> Result<Value, TransportError> {
+        let created = session
+            .request_with("tools/call", Some(json!({"name": "hello_world"})), options)
+            .await?;
+        session.run_extension("hello_world", created, options).await
+    }
+
+    #[tokio::test]
+    async fn the_extension_flow_answers_input_once_and_returns_the_result() {
+        let server = TaskServer::new(
+            extension_caps(),
+            created(),
+            vec![
+                task("working", json!({"statusMessage": "Working on it"})),
+                task("input_required", json!({"inputRequests": elicitation()})),
+                // Polled again before the update took effect: the same key.
+                task("input_required", json!({"inputRequests": elicitation()})),
+                task("working", json!({})),
+                task("completed", json!({"result": hello()})),
+            ],
+        );
+        let names = Arc::new(Names::default());
+        let session = connect(&server, Some(names.clone())).await;
+        let messages = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&messages);
+        let options = CallOptions::with_progress(move |progress| {
+            lock(&seen).push(progress.message.unwrap_or_default());
+        });
+        let result = run(&session, &options).await.unwrap();
+        assert_eq!(result, hello());
+        assert_eq!(names.0.load(Ordering::SeqCst), 1);
+        let updates = server.requests("tasks/update");
+        assert_eq!(
+            updates,
+            vec![json!({
+                "taskId": "786512e2",
+                "inputResponses": {"name": {"action": "accept", "content": {"name": "Luca"}}}
+            })]
+        );
+        assert_eq!(server.requests("tasks/get").len(), 5);
+        assert!(
+            server
+                .requests("tasks/get")
+                .iter()
+                .all(|p| p == &json!({"taskId": "786512e2"}))
+        );
+        // A task that ended on its own is not cancelled.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(server.requests("tasks/cancel").is_empty());
+        assert_eq!(
+            lock(&messages).clone(),
+            [
+                "working",
+                "Working on it",
+                "input_required",
+                "working",
+                "completed"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_task_created_complete_needs_no_poll() {
+        let mut done = task("completed", json!({"result": hello()}));
+        done["resultType"] = json!("task");
+        let server = TaskServer::new(extension_caps(), done, vec![]);
+        let session = connect(&server, None).await;
+        assert_eq!(
+            run(&session, &CallOptions::default()).await.unwrap(),
+            hello()
+        );
+        assert!(server.requests("tasks/get").is_empty());
+    }
+
+    #[tokio::test]
+    async fn failed_and_cancelled_tasks_are_named_errors() {
+        let failed = task(
+            "failed",
+            json!({
+                "statusMessage": "Tool execution failed: API rate limit exceeded",
+                "error": {"code": -32603, "message": "API rate limit exceeded"}
+            }),
+        );
+        let server = TaskServer::new(extension_caps(), created(), vec![failed]);
+        let session = connect(&server, None).await;
+        let error = run(&session, &CallOptions::default()).await.unwrap_err();
+        let TransportErrorKind::TaskFailed {
+            tool,
+            task_id,
+            code,
+            message,
+        } = error.kind()
+        else {
+            panic!("{error}");
+        };
+        assert_eq!(
+            (tool.as_str(), &**task_id, *code, &**message),
+            (
+                "hello_world",
+                "786512e2",
+                Some(-32603),
+                "API rate limit exceeded"
+            )
+        );
+        assert_eq!(
+            error.to_string(),
+            "tasks: tool \"hello_world\" failed as task \"786512e2\": API rate limit exceeded (code -32603)"
+        );
+        assert!(!error.is_fatal());
+
+        let cancelled = task(
+            "cancelled",
+            json!({"statusMessage": "Stopped by an operator"}),
+        );
+        let server = TaskServer::new(extension_caps(), created(), vec![cancelled]);
+        let session = connect(&server, None).await;
+        let error = run(&session, &CallOptions::default()).await.unwrap_err();
+        assert!(
+            matches!(error.kind(), TransportErrorKind::TaskCancelled { message: Some(m), .. } if m == "Stopped by an operator"),
+            "{error}"
+        );
+        let missing = task("completed", json!({}));
+        let server = TaskServer::new(extension_caps(), created(), vec![missing]);
+        let session = connect(&server, None).await;
+        let error = run(&session, &CallOptions::default()).await.unwrap_err();
+        assert!(
+            error.to_string().contains("completed without a result"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_input_the_host_cannot_give_cancels_the_task() {
+        let server = TaskServer::new(
+            extension_caps(),
+            created(),
+            vec![task(
+                "input_required",
+                json!({"inputRequests": elicitation()}),
+            )],
+        );
+        let session = connect(&server, None).await;
+        let error = run(&session, &CallOptions::default()).await.unwrap_err();
+        let TransportErrorKind::TaskFailed { code, message, .. } = error.kind() else {
+            panic!("{error}");
+        };
+        assert_eq!(*code, Some(-32601));
+        assert!(message.contains("elicitation/create"), "{message}");
+        wait_for_cancel(&server).await;
+        assert!(server.requests("tasks/update").is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_caller_that_stops_waiting_or_times_out_cancels_the_task() {
+        let server = TaskServer::new(
+            extension_caps(),
+            created(),
+            vec![task("working", json!({}))],
+        );
+        let session = connect(&server, None).await;
+        let gave_up = tokio::time::timeout(
+            Duration::from_millis(200),
+            run(&session, &CallOptions::default()),
+        )
+        .await;
+        assert!(gave_up.is_err());
+        wait_for_cancel(&server).await;
+
+        let server = TaskServer::new(
+            extension_caps(),
+            created(),
+            vec![task("working", json!({}))],
+        );
+        let session = connect(&server, None).await;
+        let options = CallOptions::default().timeout(Duration::from_millis(300));
+        let error = run(&session, &options).await.unwrap_err();
+        assert!(
+            matches!(error.kind(), TransportErrorKind::Timeout { method, .. } if method == "tools/call"),
+            "{error}"
+        );
+        wait_for_cancel(&server).await;
+        // Polled at the server's interval (10 ms, raised to the floor),
+        // not in a busy loop.
+        let polls = server.requests("tasks/get").len();
+        assert!((2..=8).contains(&polls), "{polls} polls in 300 ms");
+    }
+
+    async fn wait_for_cancel(server: &TaskServer) {
+        for _ in 0..100 {
+            if !server.requests("tasks/cancel").is_empty() {
+                assert_eq!(
+                    server.requests("tasks/cancel"),
+                    vec![json!({"taskId": "786512e2"})]
+                );
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("no tasks/cancel");
+    }
+
+    #[tokio::test]
+    async fn too_many_inputs_end_the_call() {
+        let requests: Map<String, Value> = (0..=MAX_INPUT_REQUESTS)
+            .map(|i| (format!("k{i}"), elicitation()["name"].clone()))
+            .collect();
+        let server = TaskServer::new(
+            extension_caps(),
+            created(),
+            vec![task("input_required", json!({"inputRequests": requests}))],
+        );
+        let session = connect(&server, Some(Arc::new(Names::default()))).await;
+        let error = run(&session, &CallOptions::default()).await.unwrap_err();
+        assert!(error.to_string().contains("more than 64 inputs"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn the_revision_decides_what_a_task_call_may_do() {
+        // At 2025-11-25 without the tasks capability a required tool
+        // cannot run, and a task handle is not an answer.
+        let server = TaskServer::new(extension_caps(), created(), vec![]);
+        let session = connect(&server, None).await;
+        assert_eq!(session.task_generation(), None);
+        let error = session
+            .call_tool_as_task("hello_world", None, &CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error.kind(), TransportErrorKind::TasksUnsupported { tool, .. } if tool == "hello_world"),
+            "{error}"
+        );
+        assert!(server.requests("tools/call").is_empty());
+        let error = session.call_tool("hello_world", None).await.unwrap_err();
+        assert!(
+            error.to_string().contains("tasks extension is not defined"),
+            "{error}"
+        );
+
+        // An experimental server that answers an opted-in call plainly.
+        let legacy = json!({"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}});
+        let server = TaskServer::new(legacy, hello(), vec![]);
+        let session = connect(&server, None).await;
+        assert_eq!(
+            session.task_generation(),
+            Some(TaskGeneration::Experimental)
+        );
+        let result = session
+            .call_tool_as_task("hello_world", None, &CallOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(result.content[0]["text"], "Hello, Luca!");
+        assert_eq!(
+            server.requests("tools/call"),
+            vec![json!({"name": "hello_world", "task": {}})]
+        );
+        // Optional and forbidden tools are called plainly.
+        session
+            .call_tool_by_support(
+                "hello_world",
+                None,
+                TaskSupport::Optional,
+                &CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            server.requests("tools/call")[1],
+            json!({"name": "hello_world"})
+        );
     }
 }
