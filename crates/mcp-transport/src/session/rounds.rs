@@ -261,7 +261,7 @@ mod tests {
         );
         assert_eq!(
             params["_meta"][crate::protocol::META_CLIENT_CAPABILITIES],
-            json!({})
+            json!({"extensions": {crate::protocol::TASKS_EXTENSION: {}}})
         );
         assert_eq!(params["name"], json!("x"));
         let no_params = meta.apply(None);
