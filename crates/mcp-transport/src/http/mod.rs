@@ -21,7 +21,7 @@ use mcp_oauth::AuthProvider;
 pub(crate) use headers::{RequestHeaders, to_header_map};
 pub use sse_frame::decode_sse_body;
 pub(crate) use sse_frame::{decode_payload, is_message_event, sse_events, too_large_answers};
-pub(crate) use status::{media_type, read_body_capped, unexpected_status};
+pub(crate) use status::{excerpt, media_type, read_body_capped, read_refusal, unexpected_status};
 
 use crate::codec::Codec;
 use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
