@@ -342,11 +342,10 @@ pub fn header_value(value: &Value) -> Option<String> {
 /// control character (tab included), any non-ASCII character, and a text
 /// that already looks like the sentinel are encoded.
 pub fn encode_header_value(text: &str) -> String {
-    let plain = text.bytes().all(|b| (0x20..=0x7e).contains(&b))
-        && !text.starts_with(' ')
-        && !text.ends_with(' ')
-        && !(text.starts_with(SENTINEL_PREFIX) && text.ends_with(SENTINEL_SUFFIX));
-    if plain {
+    let visible = text.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let padded = text.starts_with(' ') || text.ends_with(' ');
+    let sentinel = text.starts_with(SENTINEL_PREFIX) && text.ends_with(SENTINEL_SUFFIX);
+    if visible && !padded && !sentinel {
         text.to_owned()
     } else {
         let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());

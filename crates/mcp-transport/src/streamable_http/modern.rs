@@ -348,14 +348,12 @@ impl Shared {
     ) -> Result<(), TransportError> {
         let status = response.status().as_u16();
         let body = read_refusal(response, REFUSAL_BYTES).await;
-        if !matches!(status, 401 | 403) {
-            if let Some(error) = rpc_error(&body) {
-                self.deliver(JsonRpcMessage::Response(Response {
-                    id: Some(caller.clone()),
-                    outcome: Err(error),
-                }));
-                return Ok(());
-            }
+        if let Some(error) = rpc_error(&body).filter(|_| !matches!(status, 401 | 403)) {
+            self.deliver(JsonRpcMessage::Response(Response {
+                id: Some(caller.clone()),
+                outcome: Err(error),
+            }));
+            return Ok(());
         }
         Err(TransportError::new(
             &*self.server,
