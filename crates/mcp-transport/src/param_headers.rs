@@ -107,7 +107,7 @@ impl ParamHeaders {
                     bad
                 ));
             }
-            check_primitive(node, &at)?;
+            check_primitive(schema, node, &at)?;
             if !seen.insert(name.to_ascii_lowercase()) {
                 return Err(format!(
                     "{ANNOTATION} \"{name}\" is used by more than one parameter (names are compared ignoring case)"
@@ -230,11 +230,19 @@ fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
+/// How many same-document `$ref`s are followed to find a parameter's type
+/// (a cycle must not loop).
+const MAX_REF_HOPS: usize = 8;
+
 /// Refuses an annotated parameter whose declared type is not string,
 /// integer or boolean (null allowed only beside one of them: the header is
 /// then omitted for a null value).
-fn check_primitive(node: &serde_json::Map<String, Value>, at: &str) -> Result<(), String> {
-    let types = declared_types(node);
+fn check_primitive(
+    root: &Value,
+    node: &serde_json::Map<String, Value>,
+    at: &str,
+) -> Result<(), String> {
+    let types = declared_types(root, node, MAX_REF_HOPS);
     if types.is_empty() {
         return Err(format!(
             "`{at}` declares no type; {ANNOTATION} needs a string, integer or boolean parameter"
@@ -258,8 +266,10 @@ fn check_primitive(node: &serde_json::Map<String, Value>, at: &str) -> Result<()
 
 /// The JSON types a parameter's schema allows: its `type`, else the union
 /// of its `anyOf`/`oneOf` branches' types, else the types of its `const`
-/// or `enum` values; empty when it says nothing (or something unreadable).
-fn declared_types(node: &serde_json::Map<String, Value>) -> Vec<String> {
+/// or `enum` values, else those of the same-document schema its `$ref`
+/// names (an enum in `$defs`, as schema generators write it); empty when
+/// it says nothing (or something unreadable).
+fn declared_types(root: &Value, node: &serde_json::Map<String, Value>, hops: usize) -> Vec<String> {
     match node.get("type") {
         Some(Value::String(t)) => return vec![t.clone()],
         Some(Value::Array(ts)) => {
@@ -276,7 +286,7 @@ fn declared_types(node: &serde_json::Map<String, Value>) -> Vec<String> {
             let mut types = Vec::new();
             for branch in branches {
                 let branch_types = match branch {
-                    Value::Object(branch) => declared_types(branch),
+                    Value::Object(branch) => declared_types(root, branch, hops),
                     _ => Vec::new(),
                 };
                 if branch_types.is_empty() {
@@ -293,7 +303,16 @@ fn declared_types(node: &serde_json::Map<String, Value>) -> Vec<String> {
     if let Some(Value::Array(values)) = node.get("enum") {
         return values.iter().map(|v| value_type(v).to_owned()).collect();
     }
-    Vec::new()
+    let target = node
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .filter(|_| hops > 0)
+        .and_then(|pointer| root.pointer(pointer));
+    match target {
+        Some(Value::Object(target)) => declared_types(root, target, hops - 1),
+        _ => Vec::new(),
+    }
 }
 
 /// A value's JSON Schema type (an integral number is an integer).

@@ -154,7 +154,15 @@ impl std::fmt::Display for HttpFailure {
             HttpFailure::Timeout => "timed out",
             HttpFailure::Body => "broken response body",
             HttpFailure::Request => "request failed",
-            HttpFailure::Status(status) => return write!(f, "HTTP {status}"),
+            HttpFailure::Status(status) => {
+                let reason = reqwest::StatusCode::from_u16(*status)
+                    .ok()
+                    .and_then(|s| s.canonical_reason());
+                return match reason {
+                    Some(reason) => write!(f, "HTTP {status} {reason}"),
+                    None => write!(f, "HTTP {status}"),
+                };
+            }
         })
     }
 }

@@ -547,6 +547,20 @@ fn invalid_annotations_reject_the_tool_with_a_reason() {
             Err("declares no type"),
         ),
         (
+            json!({"$defs": {"r": {"type": "object"}},
+                   "properties": {"r": {"$ref": "#/$defs/r", "x-mcp-header": "R"}}}),
+            Err("has type object"),
+        ),
+        (
+            json!({"$defs": {"a": {"$ref": "#/$defs/a"}},
+                   "properties": {"r": {"$ref": "#/$defs/a", "x-mcp-header": "R"}}}),
+            Err("declares no type"),
+        ),
+        (
+            json!({"properties": {"r": {"$ref": "https://example.com/s.json", "x-mcp-header": "R"}}}),
+            Err("declares no type"),
+        ),
+        (
             property(json!({"type": ["string", "number"], "x-mcp-header": "V"})),
             Err(primitive),
         ),
@@ -644,6 +658,12 @@ fn valid_annotations_name_their_headers() {
         ),
         (
             property(json!({"const": 3, "x-mcp-header": "R"})),
+            &["Mcp-Param-R"],
+        ),
+        // The type of a same-document `$ref` (an enum in `$defs`).
+        (
+            json!({"$defs": {"Region": {"enum": ["eu", "us"], "type": "string"}},
+                   "properties": {"r": {"$ref": "#/$defs/Region", "x-mcp-header": "R"}}}),
             &["Mcp-Param-R"],
         ),
         (
@@ -752,6 +772,20 @@ async fn a_refusal_without_one_fails_with_its_status() {
         let answer = refused(status, body).await;
         let error = answer.outcome.clone().unwrap_err();
         assert_eq!(error.code, TRANSPORT_ERROR_CODE);
+        let reason = match status {
+            400 => "Bad Request",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "Not Found",
+            _ => "Method Not Allowed",
+        };
+        assert!(
+            error
+                .message
+                .starts_with(&format!("files: HTTP {status} {reason}")),
+            "{}",
+            error.message
+        );
         let kind = session_error("tools/list", answer);
         let TransportErrorKind::Http {
             failure,

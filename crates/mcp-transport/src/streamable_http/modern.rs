@@ -327,7 +327,9 @@ impl Shared {
         let mut answered = false;
         if let JsonRpcMessage::Response(response) = &mut message {
             let ours = match &response.id {
-                Some(id) => same_id(id, attempt),
+                // A server that answers a re-issue under the first id
+                // still answers the caller.
+                Some(id) => same_id(id, attempt) || same_id(id, caller),
                 None => whole_body && response.outcome.is_err(),
             };
             if ours {
