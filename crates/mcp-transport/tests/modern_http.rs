@@ -972,3 +972,93 @@ async fn a_listen_stream_stays_open_and_feeds_the_inbox() {
         .collect();
     assert_eq!(summary, ["POST subscriptions/listen"]);
 }
+
+#[tokio::test]
+async fn after_a_refused_probe_the_same_transport_speaks_the_older_revision() {
+    let script: Script = Arc::new(|seen: &Seen, _| match seen.rpc_method() {
+        "server/discover" => Answer {
+            status: 400,
+            headers: vec![],
+            parts: vec![],
+            pause: Duration::ZERO,
+        },
+        "initialize" => json_answer(
+            200,
+            json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "s", "version": "1"}}}),
+        ),
+        "tools/list" => json_answer(
+            200,
+            json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": {"tools": []}}),
+        ),
+        _ => Answer {
+            status: if seen.method == "GET" { 405 } else { 202 },
+            headers: vec![],
+            parts: vec![],
+            pause: Duration::ZERO,
+        },
+    });
+    let (url, seen) = server(script).await;
+    let mut transport = connect(&url).await;
+    transport
+        .send(modern(1, "server/discover", json!({})))
+        .await
+        .unwrap();
+    let probe = next_response(&mut transport).await;
+    let kind = session_error("server/discover", probe);
+    assert!(
+        matches!(
+            kind,
+            TransportErrorKind::Http {
+                failure: HttpFailure::Status(400),
+                ..
+            }
+        ),
+        "{kind:?}"
+    );
+    let legacy = |id: i64, method: &str| {
+        JsonRpcMessage::Request(Request {
+            id: RequestId::Number(id),
+            method: method.into(),
+            params: Some(json!({})),
+        })
+    };
+    transport.send(legacy(2, "initialize")).await.unwrap();
+    assert!(next_response(&mut transport).await.outcome.is_ok());
+    transport
+        .send(JsonRpcMessage::Notification(Notification {
+            method: "notifications/initialized".into(),
+            params: None,
+        }))
+        .await
+        .unwrap();
+    transport.send(legacy(3, "tools/list")).await.unwrap();
+    assert!(next_response(&mut transport).await.outcome.is_ok());
+    transport.close().await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let summary: Vec<_> = seen
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {} version={} session={} method={}",
+                s.method,
+                s.rpc_method(),
+                s.header("mcp-protocol-version").unwrap_or("-"),
+                s.header("mcp-session-id").unwrap_or("-"),
+                s.header("mcp-method").unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "POST server/discover version=2026-07-28 session=- method=server/discover",
+            "POST initialize version=- session=- method=-",
+            "POST notifications/initialized version=2025-11-25 session=s-1 method=-",
+            "GET  version=2025-11-25 session=s-1 method=-",
+            "POST tools/list version=2025-11-25 session=s-1 method=-",
+            "DELETE  version=2025-11-25 session=s-1 method=-",
+        ]
+    );
+}

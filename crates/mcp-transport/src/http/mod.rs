@@ -3,7 +3,9 @@
 //! passes, the client, and reqwest failures as transport errors, here;
 //! per-request headers with the 401/403 challenge retry in [`headers`];
 //! reading answers in [`status`]; server-sent events as JSON-RPC messages
-//! in [`sse_frame`].
+//! in [`sse_frame`]. The error answers a transport makes up for a request
+//! whose real answer is lost are here too; at 2026-07-28 they name their
+//! [`TransportErrorKind`] ([`TRANSPORT_FAILURE_KEY`]).
 //!
 //! Header values are secrets: they are never logged and never appear in an
 //! error message.
