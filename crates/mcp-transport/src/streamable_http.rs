@@ -29,7 +29,7 @@
 //! - **Close:** DELETE with the session id (405 tolerated).
 //!
 //! A request of MCP 2026-07-28 or later (its `params._meta` names the
-//! protocol version) goes the way [`modern`] describes instead: request
+//! protocol version) goes the way `streamable_http/modern.rs` describes instead: request
 //! metadata headers, no session, no GET stream, no resumption. The era is
 //! read from each request, so one transport serves the `server/discover`
 //! probe and, when the server turns out older, the `initialize` fallback.
