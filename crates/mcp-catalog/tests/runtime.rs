@@ -14,8 +14,9 @@ use async_trait::async_trait;
 use mcp_catalog::backoff::BackoffPolicy;
 use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
 use mcp_catalog::{
-    CatalogError, CatalogErrorKind, Cause, Connection, Connector, ModelBlock, RuntimeManager,
-    RuntimeOptions, ServerEvents, ServerFeatures, ServerSet, SessionRuntime,
+    CatalogError, CatalogErrorKind, Cause, Connection, Connector, ModelBlock, ModelResult,
+    ResultStatus, RuntimeManager, RuntimeOptions, ServerEvents, ServerFeatures, ServerSet,
+    SessionRuntime,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
@@ -32,6 +33,10 @@ struct Script {
     /// Tool calls fail while this is set.
     calls_fail: bool,
     features: ServerFeatures,
+    /// Every tool's `outputSchema`.
+    output_schema: Option<Value>,
+    /// Every call's `structuredContent`.
+    structured: Option<Value>,
 }
 
 #[derive(Default)]
@@ -162,7 +167,8 @@ impl Connection for FakeConnection {
         self.counters.lists.fetch_add(1, Ordering::SeqCst);
         tokio::task::yield_now().await;
         let scripts = self.connector.scripts.lock().unwrap();
-        Ok(scripts[&self.server]
+        let script = &scripts[&self.server];
+        Ok(script
             .tools
             .iter()
             .map(|name| Tool {
@@ -170,7 +176,7 @@ impl Connection for FakeConnection {
                 title: None,
                 description: Some(format!("{name} of {}", self.server)),
                 input_schema: json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
-                output_schema: None,
+                output_schema: script.output_schema.clone(),
                 annotations: None,
             })
             .collect())
@@ -185,16 +191,20 @@ impl Connection for FakeConnection {
     ) -> Result<CallToolResult, CatalogError> {
         self.counters.calls.fetch_add(1, Ordering::SeqCst);
         *self.connector.last_timeout.lock().unwrap() = Some(timeout);
-        if self.connector.scripts.lock().unwrap()[&self.server].calls_fail {
-            return Err(CatalogError::request(
-                &self.server,
-                "tools/call",
-                Cause::other("broken pipe"),
-            ));
-        }
+        let structured = {
+            let scripts = self.connector.scripts.lock().unwrap();
+            if scripts[&self.server].calls_fail {
+                return Err(CatalogError::request(
+                    &self.server,
+                    "tools/call",
+                    Cause::other("broken pipe"),
+                ));
+            }
+            scripts[&self.server].structured.clone()
+        };
         Ok(CallToolResult {
             content: vec![json!({"type": "text", "text": format!("{name} {arguments}")})],
-            structured_content: None,
+            structured_content: structured,
             is_error: false,
         })
     }
@@ -640,6 +650,66 @@ async fn calls_go_over_the_open_session_with_the_tool_call_timeout() {
     );
     let error = runtime.call("s__nope", json!({})).await.unwrap_err();
     assert_eq!(error.to_string(), "unknown tool \"s__nope\"");
+}
+
+/// Calls `s__t` of a server whose tool has `output_schema` and answers
+/// with `structured`; compares the model's result with `expect`.
+async fn check_output(output_schema: Value, structured: Option<Value>, expect: ModelResult) {
+    let fake = FakeConnector::with(&[("s", &["t"])]);
+    fake.script("s", |s| {
+        s.output_schema = Some(output_schema.clone());
+        s.structured = structured.clone();
+    });
+    let runtime = runtime(&fake, vec![config("s")], Arc::new(SystemClock));
+    let result = runtime.call("s__t", json!({"x": 1})).await.unwrap();
+    assert_eq!(result, expect, "{output_schema} / {structured:?}");
+    let tool = runtime.catalog().await.unwrap();
+    let tool = tool.get("s__t").unwrap();
+    let raw = runtime
+        .call_tool_raw(tool, json!({"x": 1}), None)
+        .await
+        .unwrap();
+    assert_eq!(raw.model, expect, "the raw call checks the same");
+    assert_eq!(
+        raw.raw["structuredContent"],
+        structured.unwrap_or(Value::Null),
+        "and keeps the server's answer"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn structured_results_are_checked_against_the_output_schema() {
+    let ok = |structured: &str| ModelResult {
+        status: ResultStatus::Ok,
+        content: vec![
+            ModelBlock::Text {
+                text: format!("structuredContent:\n{structured}"),
+            },
+            ModelBlock::Text {
+                text: "t {\"x\":1}".into(),
+            },
+        ],
+        truncated: false,
+    };
+    let list = json!({"type": "array", "items": {"type": "integer"}});
+    check_output(list.clone(), Some(json!([1, 2])), ok("[\n  1,\n  2\n]")).await;
+    check_output(
+        list,
+        Some(json!([1, "two"])),
+        ModelResult::failed(
+            "server \"s\", tool \"t\": structuredContent does not match the tool's outputSchema at /1: \"two\" is not of type \"integer\"",
+        ),
+    )
+    .await;
+    check_output(json!({"type": "string"}), Some(json!("x")), ok("\"x\"")).await;
+    check_output(
+        json!({"type": "object"}),
+        None,
+        ModelResult::failed(
+            "server \"s\", tool \"t\": the result has no structuredContent, which the tool's outputSchema requires (null is not of type \"object\")",
+        ),
+    )
+    .await;
 }
 
 #[tokio::test(start_paused = true)]

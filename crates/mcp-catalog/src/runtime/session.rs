@@ -22,7 +22,7 @@ use crate::catalog::{
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::{CatalogError, CatalogErrorKind, Cause};
-use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result_owned};
+use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result_owned, dispose_result};
 use crate::servers::ServerSet;
 
 use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
@@ -350,6 +350,12 @@ impl SessionRuntime {
         };
         self.shared.record(server, epoch, outcome.is_ok());
         let (result, raw) = outcome?;
+        if let Some(problem) = tool.check_output(&result) {
+            // The specification asks clients to check structured results;
+            // one that breaks the schema never reaches the model.
+            dispose_result(result);
+            return Ok((ModelResult::failed(problem), raw));
+        }
         // Moves the text out instead of copying it, and drops the rest of
         // the server's values (which may nest any depth) without recursion.
         Ok((convert_result_owned(result, max_bytes), raw))
