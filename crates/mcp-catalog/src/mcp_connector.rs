@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
 use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::ProgressCallback;
+use mcp_transport::session::{Listing, ProgressCallback};
 use mcp_transport::{
     CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
 };
@@ -153,6 +153,13 @@ impl Connection for SessionConnection {
     async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError> {
         self.session
             .list_tools()
+            .await
+            .map_err(|error| self.error("tools/list", error))
+    }
+
+    async fn list_tools_listing(&self) -> Result<Listing<Tool>, CatalogError> {
+        self.session
+            .list_tools_listing()
             .await
             .map_err(|error| self.error("tools/list", error))
     }

@@ -20,6 +20,7 @@ use mcp_catalog::{
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::session::{CacheScope, Listing};
 use serde_json::{Map, Value, json};
 
 /// What one scripted server does.
@@ -37,6 +38,9 @@ struct Script {
     output_schema: Option<Value>,
     /// Every call's `structuredContent`.
     structured: Option<Value>,
+    /// The listing's `ttlMs` and `cacheScope`; `None` lists as a server
+    /// before 2026-07-28 does (no TTL, private).
+    caching: Option<(Option<Duration>, CacheScope)>,
 }
 
 #[derive(Default)]
@@ -180,6 +184,13 @@ impl Connection for FakeConnection {
                 annotations: None,
             })
             .collect())
+    }
+
+    async fn list_tools_listing(&self) -> Result<Listing<Tool>, CatalogError> {
+        let items = self.list_tools().await?;
+        let caching = self.connector.scripts.lock().unwrap()[&self.server].caching;
+        let (ttl, scope) = caching.unwrap_or((None, CacheScope::Private));
+        Ok(Listing { items, ttl, scope })
     }
 
     async fn call_tool(
@@ -710,6 +721,112 @@ async fn structured_results_are_checked_against_the_output_schema() {
         ),
     )
     .await;
+}
+
+/// How often each server was asked for its tools so far.
+fn check_lists(fake: &FakeConnector, step: &str, expect: &[(&str, usize)]) {
+    let got: Vec<(&str, usize)> = expect.iter().map(|(s, _)| (*s, fake.lists(s))).collect();
+    assert_eq!(got, expect, "tools/list per server after {step}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_listing_is_kept_until_its_ttl_then_only_that_server_is_listed_again() {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"]), ("c", &["t"])]);
+    let minute = Duration::from_secs(60);
+    fake.script("a", |s| {
+        s.caching = Some((Some(minute), CacheScope::Private))
+    });
+    fake.script("c", |s| {
+        s.caching = Some((Some(Duration::ZERO), CacheScope::Public))
+    });
+    let runtime = runtime(
+        &fake,
+        vec![config("a"), config("b"), config("c")],
+        clock.clone(),
+    );
+    runtime.catalog().await.unwrap();
+    check_lists(&fake, "the first catalog", &[("a", 1), ("b", 1), ("c", 1)]);
+
+    clock.advance(Duration::from_secs(59));
+    runtime.catalog().await.unwrap();
+    // c's `ttlMs: 0` makes it stale at once: listed for every catalog.
+    check_lists(&fake, "59 s", &[("a", 1), ("b", 1), ("c", 2)]);
+
+    clock.advance(Duration::from_secs(2));
+    runtime.call("a__t", json!({})).await.unwrap();
+    check_lists(
+        &fake,
+        "a call past the TTL",
+        &[("a", 1), ("b", 1), ("c", 2)],
+    );
+    runtime.catalog().await.unwrap();
+    check_lists(&fake, "61 s", &[("a", 2), ("b", 1), ("c", 3)]);
+    assert_eq!(fake.connects("a"), 1, "a stale listing keeps the session");
+
+    // list_changed works as before, next to the TTL
+    fake.events("b").tools_changed();
+    runtime.catalog().await.unwrap();
+    check_lists(&fake, "b's list_changed", &[("a", 2), ("b", 2), ("c", 4)]);
+    clock.advance(Duration::from_secs(59));
+    fake.events("a").tools_changed();
+    runtime.catalog().await.unwrap();
+    check_lists(&fake, "a's list_changed", &[("a", 3), ("b", 2), ("c", 5)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_public_listings_are_shared_between_sessions() {
+    let clock = Arc::new(ManualClock::new());
+    let servers = [
+        ("public", &["t"][..]),
+        ("private", &["t"]),
+        ("silent", &["t"]),
+        ("public_no_ttl", &["t"]),
+    ];
+    let fake = FakeConnector::with(&servers);
+    let minute = Some(Duration::from_secs(60));
+    fake.script("public", |s| s.caching = Some((minute, CacheScope::Public)));
+    fake.script("private", |s| {
+        s.caching = Some((minute, CacheScope::Private))
+    });
+    fake.script("public_no_ttl", |s| {
+        s.caching = Some((None, CacheScope::Public))
+    });
+    let manager = RuntimeManager::new(
+        servers.iter().map(|(name, _)| config(name)).collect(),
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+        clock.clone(),
+        RuntimeOptions::default(),
+    );
+    let names = ["public", "private", "silent", "public_no_ttl"];
+    let expect =
+        |counts: [usize; 4]| -> Vec<(&str, usize)> { names.iter().copied().zip(counts).collect() };
+    for session in ["s1", "s2"] {
+        let lease = manager.lease(session);
+        let catalog = lease.catalog().await.unwrap();
+        assert_eq!(
+            catalog.tools().len(),
+            4,
+            "{session} sees every server's tool"
+        );
+    }
+    check_lists(&fake, "two sessions", &expect([1, 2, 2, 2]));
+    assert_eq!(
+        fake.connects("public"),
+        2,
+        "sharing a listing shares no session"
+    );
+
+    // a change seen by one session ends the sharing for all
+    fake.events("public").tools_changed();
+    manager.lease("s3").catalog().await.unwrap();
+    check_lists(&fake, "public's list_changed", &expect([2, 3, 3, 3]));
+    manager.lease("s4").catalog().await.unwrap();
+    check_lists(&fake, "a fourth session", &expect([2, 4, 4, 4]));
+
+    clock.advance(Duration::from_secs(61));
+    manager.lease("s5").catalog().await.unwrap();
+    check_lists(&fake, "the public TTL", &expect([3, 5, 5, 5]));
 }
 
 #[tokio::test(start_paused = true)]

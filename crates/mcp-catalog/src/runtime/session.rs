@@ -26,6 +26,7 @@ use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result_owned,
 use crate::servers::ServerSet;
 
 use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
+use super::listings::SharedListings;
 use super::utility::{UtilityCall, parse_call_result, within};
 
 /// Default number of servers one build connects at the same time.
@@ -72,6 +73,9 @@ pub(super) struct Slot {
     /// The connect attempt under way for this epoch, if any.
     pub(super) connecting: Option<SharedConnect>,
     pub(super) tools: Option<Arc<[Tool]>>,
+    /// When `tools` stops being fresh (the server's `ttlMs`); `None`
+    /// keeps it until `list_changed`.
+    pub(super) tools_fresh_until: Option<Instant>,
     /// Bumped by `list_changed`; a listing that started before is stale.
     pub(super) tools_epoch: u64,
     pub(super) backoff: Backoff,
@@ -82,6 +86,9 @@ pub(super) struct CachedCatalog {
     /// When a server that failed may be tried again; `None` when none
     /// failed.
     pub(super) retry_at: Option<Instant>,
+    /// When the first of its listings stops being fresh; `None` when
+    /// none has a TTL.
+    pub(super) fresh_until: Option<Instant>,
 }
 
 pub(super) struct State {
@@ -111,6 +118,9 @@ pub(super) struct RuntimeShared {
     pub(super) state: Mutex<State>,
     /// Prepared schemas of the last build, reused for unchanged servers.
     pub(super) schemas: Mutex<SchemaCache>,
+    /// Public listings, shared with the other runtimes of a manager (a
+    /// runtime made alone shares with no one).
+    pub(super) listings: Arc<SharedListings>,
 }
 
 /// The runtime of one host session.
@@ -171,6 +181,26 @@ impl SessionRuntime {
         clock: Arc<dyn Clock>,
         options: RuntimeOptions,
     ) -> Self {
+        SessionRuntime::sharing(
+            session_id,
+            servers,
+            connector,
+            clock,
+            options,
+            Arc::default(),
+        )
+    }
+
+    /// [`SessionRuntime::for_servers`], sharing public listings through
+    /// `listings`.
+    pub(super) fn sharing(
+        session_id: impl Into<String>,
+        servers: ServerSet,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+        listings: Arc<SharedListings>,
+    ) -> Self {
         let (servers, withheld) = servers.into_parts();
         let mut state = State {
             slots: BTreeMap::new(),
@@ -200,6 +230,7 @@ impl SessionRuntime {
                 connect_limit,
                 state: Mutex::new(state),
                 schemas: Mutex::new(SchemaCache::default()),
+                listings,
             }),
         }
     }
@@ -225,8 +256,17 @@ impl SessionRuntime {
     }
 
     /// The catalog: cached when still valid, else built (or joined, when a
-    /// build is already running).
+    /// build is already running). A catalog one of whose listings is past
+    /// its TTL is built again, listing only the servers whose TTL ran out.
     pub async fn catalog(&self) -> Result<Arc<Catalog>, CatalogError> {
+        self.catalog_within(true).await
+    }
+
+    /// [`SessionRuntime::catalog`]; with `fresh` false a cached catalog is
+    /// kept past its listings' TTL. A call by name takes that one: the
+    /// tool it names was offered to the model from it, and a stale
+    /// listing is refreshed when the next catalog is asked for.
+    async fn catalog_within(&self, fresh: bool) -> Result<Arc<Catalog>, CatalogError> {
         let build = {
             let now = self.shared.clock.now();
             let mut state = self.shared.lock();
@@ -236,6 +276,7 @@ impl SessionRuntime {
             state.last_used = now;
             if let Some(cached) = &state.cached
                 && cached.retry_at.is_none_or(|at| now < at)
+                && (!fresh || cached.fresh_until.is_none_or(|at| now < at))
             {
                 return Ok(Arc::clone(&cached.catalog));
             }
@@ -270,7 +311,7 @@ impl SessionRuntime {
 
     /// Calls a tool of the current catalog by the name the model used.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<ModelResult, CatalogError> {
-        let catalog = self.catalog().await?;
+        let catalog = self.catalog_within(false).await?;
         let tool = catalog
             .get(name)
             .ok_or_else(|| CatalogError::unknown_tool(name))?;
@@ -563,6 +604,7 @@ impl RuntimeShared {
         let Some(slot) = state.current_slot(server, epoch) else {
             return;
         };
+        self.listings.forget(server, &slot.config_hash);
         slot.tools = None;
         slot.tools_epoch += 1;
         state.invalidate();
@@ -702,6 +744,7 @@ impl Slot {
             connection: None,
             connecting: None,
             tools: None,
+            tools_fresh_until: None,
             tools_epoch: 0,
             backoff: Backoff::default(),
         }
