@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
 use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::{Listing, ProgressCallback};
+use mcp_transport::session::{Listing, ProgressCallback, RejectedTool};
 use mcp_transport::{
     CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
 };
@@ -199,6 +199,10 @@ impl Connection for SessionConnection {
             .request_with("tools/call", Some(params), &options)
             .await
             .map_err(|error| self.error("tools/call", error))
+    }
+
+    fn rejected_tools(&self) -> Vec<RejectedTool> {
+        self.session.rejected_tools()
     }
 
     fn identity(&self) -> Option<ServerIdentity> {

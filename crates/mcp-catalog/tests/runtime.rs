@@ -20,7 +20,7 @@ use mcp_catalog::{
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::{CacheScope, Listing};
+use mcp_transport::session::{CacheScope, Listing, RejectedTool};
 use serde_json::{Map, Value, json};
 
 /// What one scripted server does.
@@ -41,6 +41,8 @@ struct Script {
     /// The listing's `ttlMs` and `cacheScope`; `None` lists as a server
     /// before 2026-07-28 does (no TTL, private).
     caching: Option<(Option<Duration>, CacheScope)>,
+    /// Tools the session left out of the listing, and why.
+    rejected: Vec<RejectedTool>,
 }
 
 #[derive(Default)]
@@ -184,6 +186,12 @@ impl Connection for FakeConnection {
                 annotations: None,
             })
             .collect())
+    }
+
+    fn rejected_tools(&self) -> Vec<RejectedTool> {
+        self.connector.scripts.lock().unwrap()[&self.server]
+            .rejected
+            .clone()
     }
 
     async fn list_tools_listing(&self) -> Result<Listing<Tool>, CatalogError> {
@@ -772,6 +780,38 @@ async fn a_listing_is_kept_until_its_ttl_then_only_that_server_is_listed_again()
     fake.events("a").tools_changed();
     runtime.catalog().await.unwrap();
     check_lists(&fake, "a's list_changed", &[("a", 3), ("b", 2), ("c", 5)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_the_session_rejected_are_warnings_naming_server_and_tool() {
+    let fake = FakeConnector::with(&[("h", &["ok"])]);
+    fake.script("h", |s| {
+        s.rejected = vec![RejectedTool {
+            name: "bad".into(),
+            reason: "x-mcp-header \"My Region\" is not an HTTP token".into(),
+        }]
+    });
+    let runtime = runtime(&fake, vec![config("h")], Arc::new(SystemClock));
+    for _ in 0..2 {
+        // reported by every catalog built from that listing
+        let catalog = runtime.catalog().await.unwrap();
+        assert_eq!(names(&catalog), ["h__ok"]);
+        let notes: Vec<_> = catalog
+            .diagnostics()
+            .iter()
+            .map(|d| (d.level, d.tool.as_deref(), d.message.as_str()))
+            .collect();
+        assert_eq!(
+            notes,
+            [(
+                Level::Warning,
+                Some("bad"),
+                "server \"h\", tool \"bad\": x-mcp-header \"My Region\" is not an HTTP token; the tool is left out"
+            )]
+        );
+        runtime.invalidate();
+    }
+    assert_eq!(fake.lists("h"), 1);
 }
 
 #[tokio::test(start_paused = true)]

@@ -37,7 +37,23 @@ impl RuntimeShared {
         let now = self.clock.now();
         for (server, outcome) in servers.iter().zip(outcomes) {
             match outcome {
-                Some(ServerOutcome::Ready(listing)) => listings.push(listing),
+                Some(ServerOutcome::Ready(listing)) => {
+                    let state = self.lock();
+                    let rejected = state.slots.get(server).map(|slot| slot.rejected.as_slice());
+                    for tool in rejected.unwrap_or_default() {
+                        diagnostics.push(CatalogDiagnostic::tool(
+                            Level::Warning,
+                            server,
+                            &tool.name,
+                            format!(
+                                "server {server:?}, tool {:?}: {}; the tool is left out",
+                                tool.name, tool.reason
+                            ),
+                        ));
+                    }
+                    drop(state);
+                    listings.push(listing);
+                }
                 Some(ServerOutcome::Failed {
                     error,
                     pause,
@@ -160,14 +176,15 @@ impl RuntimeShared {
                 let listed = match shared {
                     // Another session's runtime listed this server and
                     // the server said the listing is public.
-                    Some((tools, fresh_until)) => Ok((tools, Some(fresh_until), None)),
-                    None => self
-                        .list(server, &config, connection.as_ref())
-                        .await
-                        .map(|(tools, fresh_until, scope)| (tools, fresh_until, Some(scope))),
+                    Some((tools, fresh_until)) => Ok((tools, Some(fresh_until), None, Vec::new())),
+                    None => self.list(server, &config, connection.as_ref()).await.map(
+                        |(tools, fresh_until, scope)| {
+                            (tools, fresh_until, Some(scope), connection.rejected_tools())
+                        },
+                    ),
                 };
                 match listed {
-                    Ok((tools, fresh_until, scope)) => {
+                    Ok((tools, fresh_until, scope, rejected)) => {
                         let mut state = self.lock();
                         if let Some(slot) = state.slots.get_mut(server)
                             && slot.epoch == epoch
@@ -175,6 +192,7 @@ impl RuntimeShared {
                         {
                             slot.tools = Some(Arc::clone(&tools));
                             slot.tools_fresh_until = fresh_until;
+                            slot.rejected = rejected;
                             if let Some(scope) = scope {
                                 self.listings.offer(
                                     server,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use mcp_config::{DEFAULT_SESSION_IDLE_TTL, ServerConfig};
 use mcp_transport::protocol::Tool;
-use mcp_transport::session::ProgressCallback;
+use mcp_transport::session::{ProgressCallback, RejectedTool};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
@@ -76,6 +76,9 @@ pub(super) struct Slot {
     /// When `tools` stops being fresh (the server's `ttlMs`); `None`
     /// keeps it until `list_changed`.
     pub(super) tools_fresh_until: Option<Instant>,
+    /// Tools that listing left out, and why (reported in every catalog
+    /// built from it).
+    pub(super) rejected: Vec<RejectedTool>,
     /// Bumped by `list_changed`; a listing that started before is stale.
     pub(super) tools_epoch: u64,
     pub(super) backoff: Backoff,
@@ -745,6 +748,7 @@ impl Slot {
             connecting: None,
             tools: None,
             tools_fresh_until: None,
+            rejected: Vec::new(),
             tools_epoch: 0,
             backoff: Backoff::default(),
         }
