@@ -9,6 +9,17 @@
 //! arguments are still validated against the server's own schema before a
 //! call.
 //!
+//! JSON Schema 2020-12 (SEP-2106) as the specification asks of a
+//! client: the `generic` profile passes the server's keywords through
+//! (`$schema`, `$defs`, `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`, …);
+//! a `$ref` resolves inside the schema only (a pointer, an anchor, or
+//! either written after the root's own `$id`), and one that does not
+//! (another document, a network or file URI) refuses the tool instead of
+//! being fetched or read as permissive; the validator itself never
+//! fetches ([`compile`]); and what composition keywords apply to one
+//! value through references is bounded ([`check_composition`]). A tool's
+//! `outputSchema` is vetted the same way ([`check_output_schema`]).
+//!
 //! One file per step: `limits` caps what is read at all,
 //! `normalize` and `check` make and vet the normal form, `anthropic`,
 //! `openai` and `gemini` rewrite it per provider (`subset` holds the
