@@ -16,7 +16,7 @@
 //! either written after the root's own `$id`), and one that does not
 //! (another document, a network or file URI) refuses the tool instead of
 //! being fetched or read as permissive; the validator itself never
-//! fetches ([`compile`]); and what composition keywords apply to one
+//! fetches (`compile`); and what composition keywords apply to one
 //! value through references is bounded ([`check_composition`]). A tool's
 //! `outputSchema` is vetted the same way ([`check_output_schema`]).
 //!
