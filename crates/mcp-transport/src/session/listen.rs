@@ -60,7 +60,9 @@ impl Listener {
                 .request("subscriptions/listen", Some(params), &call)
                 .await
             {
-                Ok(_) => tracing::debug!(server = %shared.server, "the server ended the subscription"),
+                Ok(_) => {
+                    tracing::debug!(server = %shared.server, "the server ended the subscription")
+                }
                 Err(error) => {
                     tracing::debug!(server = %shared.server, error = %error, "subscriptions/listen ended")
                 }
@@ -83,7 +85,9 @@ mod tests {
         });
         assert_eq!(
             filter(&capabilities, &[]),
-            Some(json!({"notifications": {"toolsListChanged": true, "resourcesListChanged": true}}))
+            Some(
+                json!({"notifications": {"toolsListChanged": true, "resourcesListChanged": true}})
+            )
         );
         assert_eq!(filter(&json!({"tools": {}}), &[]), None);
         assert_eq!(

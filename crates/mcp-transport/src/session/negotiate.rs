@@ -139,14 +139,13 @@ impl Shared {
             .await
         {
             Ok(result) => {
-                let discovered: DiscoverResult =
-                    crate::codec::from_value(result).map_err(|e| {
-                        TransportError::protocol(
-                            &*self.server,
-                            format!("invalid server/discover result: {e}"),
-                        )
-                        .with_source(e)
-                    })?;
+                let discovered: DiscoverResult = crate::codec::from_value(result).map_err(|e| {
+                    TransportError::protocol(
+                        &*self.server,
+                        format!("invalid server/discover result: {e}"),
+                    )
+                    .with_source(e)
+                })?;
                 Ok(Probe::Modern(discovered))
             }
             Err(error) => self.classify_probe_failure(error, started),

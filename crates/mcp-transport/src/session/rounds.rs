@@ -153,7 +153,10 @@ impl Shared {
                 .values()
                 .find_map(|r| r.get("method").and_then(Value::as_str))
                 .unwrap_or("?");
-            return Err(failed(first, "this client answers no input requests".into()));
+            return Err(failed(
+                first,
+                "this client answers no input requests".into(),
+            ));
         };
         let mut answers = Vec::with_capacity(requests.len());
         for (key, request) in requests {
@@ -235,7 +238,10 @@ mod tests {
             params["_meta"][crate::protocol::META_PROTOCOL_VERSION],
             json!("2026-07-28")
         );
-        assert_eq!(params["_meta"][crate::protocol::META_CLIENT_CAPABILITIES], json!({}));
+        assert_eq!(
+            params["_meta"][crate::protocol::META_CLIENT_CAPABILITIES],
+            json!({})
+        );
         assert_eq!(params["name"], json!("x"));
         let no_params = meta.apply(None);
         assert!(no_params["_meta"][crate::protocol::META_CLIENT_INFO].is_object());
