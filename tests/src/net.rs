@@ -581,15 +581,14 @@ fn header_mismatch(
     if let (Some(sent), Some(body)) = (
         header("mcp-protocol-version"),
         modern::requested_version(params),
-    ) {
-        if sent != body {
-            return mismatch("MCP-Protocol-Version", sent, body);
-        }
+    ) && sent != body
+    {
+        return mismatch("MCP-Protocol-Version", sent, body);
     }
-    if let Some(sent) = header("mcp-method") {
-        if sent != method {
-            return mismatch("Mcp-Method", sent, method);
-        }
+    if let Some(sent) = header("mcp-method")
+        && sent != method
+    {
+        return mismatch("Mcp-Method", sent, method);
     }
     Ok(())
 }
