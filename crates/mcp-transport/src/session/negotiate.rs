@@ -47,16 +47,9 @@ impl Shared {
                     return Ok(self.modern_session(first, *result));
                 }
                 Probe::Modern(result) => result.supported_versions,
-                Probe::Refused(supported) if supported.iter().any(|v| v == first) => {
-                    return Err(TransportError::new(
-                        &*self.server,
-                        TransportErrorKind::VersionNegotiation {
-                            detail: format!(
-                                "the server refused {first}, which it lists as supported"
-                            ),
-                        },
-                    ));
-                }
+                // A refusal that lists the revision it refused is read as a
+                // transient one (the spec's retry): the second discover
+                // below settles it, and a second refusal is an error.
                 Probe::Refused(supported) => supported,
                 Probe::Legacy => return self.initialize_legacy(&wanted, started).await,
             };
