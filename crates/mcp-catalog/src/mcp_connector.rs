@@ -195,7 +195,7 @@ impl Connection for SessionConnection {
     }
 
     fn identity(&self) -> Option<ServerIdentity> {
-        let info = &self.session.initialize_result().server_info;
+        let info = self.session.server_info();
         Some(ServerIdentity {
             protocol_version: self.session.protocol_version().to_owned(),
             name: info.name.clone(),

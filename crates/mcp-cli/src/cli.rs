@@ -45,6 +45,20 @@ pub(crate) struct GlobalArgs {
     /// Log more on stderr (-v info, -vv debug, -vvv trace)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+    /// Speak exactly this MCP revision (e.g. 2025-11-25) instead of the
+    /// newest the server supports
+    #[arg(long, global = true, value_name = "REVISION", value_parser = protocol_revision)]
+    pub(crate) protocol: Option<String>,
+}
+
+/// A `--protocol` value: one of the revisions the client knows.
+fn protocol_revision(value: &str) -> Result<String, String> {
+    let known = mcp_transport::protocol::KNOWN_PROTOCOL_VERSIONS;
+    if known.contains(&value) {
+        Ok(value.to_owned())
+    } else {
+        Err(format!("unknown MCP revision; known: {}", known.join(", ")))
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -22,6 +22,8 @@ pub(crate) struct Context {
     pub(crate) json: bool,
     /// The process environment, for `${VAR}` expansion.
     pub(crate) env: BTreeMap<String, String>,
+    /// `--protocol`: the one revision to speak.
+    pub(crate) protocol: Option<String>,
 }
 
 impl Context {
@@ -57,6 +59,7 @@ impl Context {
                     Some((key.into_string().ok()?, value.into_string().ok()?))
                 })
                 .collect(),
+            protocol: global.protocol.clone(),
         })
     }
 

@@ -202,7 +202,13 @@ impl Signals {
 /// What a connection needs from outside: the environment stdio children
 /// draw their allow-listed variables from, and stored OAuth credentials.
 pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
+    let mut session = mcp_transport::SessionOptions::default();
+    if let Some(revision) = &context.protocol {
+        session.protocol_version = revision.clone();
+        session.pin_protocol = true;
+    }
     mcp_transport::ConnectOptions {
+        session,
         env: context.env.clone(),
         auth: Some(std::sync::Arc::new(crate::auth::StoredCredentials::new(
             context,

@@ -7,11 +7,98 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Protocol versions this client knows, newest first.
-pub const KNOWN_PROTOCOL_VERSIONS: &[&str] =
-    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub const KNOWN_PROTOCOL_VERSIONS: &[&str] = &[
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
 
-/// The version sent in `initialize`.
-pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+/// The newest revision, the one a session tries first.
+pub const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// The first revision without the `initialize` handshake: every request
+/// carries its version and capabilities in `_meta`.
+pub const FIRST_MODERN_VERSION: &str = "2026-07-28";
+
+/// Whether `version` is a modern (stateless, per-request `_meta`) revision.
+/// Revisions are dates, so they compare as text.
+pub fn is_modern(version: &str) -> bool {
+    version >= FIRST_MODERN_VERSION
+}
+
+/// `_meta` key of a modern request's protocol version.
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of a modern request's client identity.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of a modern request's client capabilities.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of a modern request's log level (replaces `logging/setLevel`).
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key of the server identity in a modern result.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key tagging a notification with its `subscriptions/listen` id.
+pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The tasks extension (SEP-2663), as named in `capabilities.extensions`.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// JSON-RPC error codes the client reads.
+pub mod error_codes {
+    /// The method does not exist (JSON-RPC).
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid params (JSON-RPC); since 2026-07-28 also a missing resource.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// A missing resource before 2026-07-28.
+    pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
+    /// HTTP headers and body disagree (2026-07-28).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a client capability it did not declare (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The server does not speak the requested revision (2026-07-28);
+    /// `data.supported` lists what it does.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+    /// Whether `code` is one of the errors only a modern server sends, the
+    /// mark of a modern server in era detection.
+    pub fn is_modern_error(code: i64) -> bool {
+        matches!(
+            code,
+            HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION
+        )
+    }
+}
+
+/// The answer to `server/discover` (2026-07-28).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    #[serde(default)]
+    pub supported_versions: Vec<String>,
+    #[serde(default)]
+    pub capabilities: Value,
+    #[serde(default)]
+    pub instructions: Option<String>,
+    /// The pre-release shape some servers still send; the spec's place is
+    /// `_meta["io.modelcontextprotocol/serverInfo"]`.
+    #[serde(default)]
+    pub server_info: Option<Implementation>,
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<Value>,
+}
+
+impl DiscoverResult {
+    /// The server's identity, from `_meta` or the older top-level field.
+    pub fn server_info(&self) -> Implementation {
+        self.meta
+            .as_ref()
+            .and_then(|meta| meta.get(META_SERVER_INFO))
+            .and_then(|info| serde_json::from_value(info.clone()).ok())
+            .or_else(|| self.server_info.clone())
+            .unwrap_or_default()
+    }
+}
 
 /// `serverInfo` / `clientInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

@@ -77,6 +77,25 @@ pub enum TransportErrorKind {
     MessageTooLarge { max: usize },
     /// The server answered `initialize` with a protocol version we do not know.
     UnsupportedVersion { version: String },
+    /// The server speaks none of the revisions this session may use
+    /// (`offered` is what it listed; `wanted` what the session allowed).
+    NoCommonVersion {
+        offered: Vec<String>,
+        wanted: Vec<String>,
+    },
+    /// The server contradicted itself while the revision was chosen (it
+    /// listed a revision and then refused it, or answered `initialize` with
+    /// one it was not asked for).
+    VersionNegotiation { detail: String },
+    /// The host could not answer an input request a server sent inside an
+    /// `input_required` result (no handler, or the handler refused).
+    InputRequestFailed {
+        method: String,
+        input: String,
+        message: String,
+    },
+    /// A request still wanted input after the most rounds a session allows.
+    InputRoundsExceeded { method: String, rounds: usize },
     /// An `sdk` entry names an in-process server the host did not register.
     SdkServerNotRegistered { name: String },
     /// A frame exceeds the codec's size cap (`size` bytes, known before
@@ -185,6 +204,27 @@ impl std::fmt::Display for TransportErrorKind {
                 "unsupported protocol version {version:?} (this client knows {})",
                 crate::protocol::KNOWN_PROTOCOL_VERSIONS.join(", ")
             ),
+            K::NoCommonVersion { offered, wanted } => write!(
+                f,
+                "no protocol revision in common: the server speaks {}, this session allows {}",
+                list_or_none(offered),
+                list_or_none(wanted)
+            ),
+            K::VersionNegotiation { detail } => {
+                write!(f, "protocol version negotiation failed: {detail}")
+            }
+            K::InputRequestFailed {
+                method,
+                input,
+                message,
+            } => write!(
+                f,
+                "{method} needs input ({input}) the host could not give: {message}"
+            ),
+            K::InputRoundsExceeded { method, rounds } => write!(
+                f,
+                "{method} still asked for input after {rounds} rounds; giving up"
+            ),
             K::SdkServerNotRegistered { name } => {
                 write!(f, "no in-process server is registered as {name:?}")
             }
@@ -291,6 +331,14 @@ impl TransportError {
         }
     }
 
+    /// Whether the server said a resource does not exist: -32602 since
+    /// 2026-07-28, -32002 before.
+    pub fn is_resource_not_found(&self) -> bool {
+        use crate::protocol::error_codes::{INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND};
+        matches!(&self.kind, TransportErrorKind::Rpc { method, code, .. }
+            if method == "resources/read" && (*code == INVALID_PARAMS || *code == LEGACY_RESOURCE_NOT_FOUND))
+    }
+
     /// Whether the connection is unusable after this error (as opposed to
     /// one failed request on a healthy connection).
     pub fn is_fatal(&self) -> bool {
@@ -299,6 +347,8 @@ impl TransportError {
             TransportErrorKind::Timeout { .. }
                 | TransportErrorKind::Rpc { .. }
                 | TransportErrorKind::Protocol { .. }
+                | TransportErrorKind::InputRequestFailed { .. }
+                | TransportErrorKind::InputRoundsExceeded { .. }
         )
     }
 
@@ -326,6 +376,14 @@ impl std::error::Error for TransportError {
 /// How much of a stderr tail goes into an error's message; the full tail
 /// (up to [`STDERR_TAIL_BYTES`]) stays in the error's field.
 const DISPLAYED_TAIL_CHARS: usize = 2000;
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "nothing".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
 
 fn fmt_tail(tail: &str) -> String {
     let tail = tail.trim_end();

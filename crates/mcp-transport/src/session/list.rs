@@ -4,7 +4,58 @@
 
 use super::*;
 
+/// A whole listing, with what the server said about caching it
+/// (2026-07-28 `ttlMs`/`cacheScope`; older servers say nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing<T> {
+    /// Every item, over every page.
+    pub items: Vec<T>,
+    /// How long the listing stays fresh: the smallest `ttlMs` of its
+    /// pages, `None` when no page had one.
+    pub ttl: Option<Duration>,
+    /// Who may share the listing.
+    pub scope: CacheScope,
+}
+
+/// Whether a listing may be shared beyond the authorization context that
+/// fetched it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheScope {
+    /// Holds nothing user-specific: any client or cache may share it.
+    Public,
+    /// Only for the credentials that fetched it (also the reading when the
+    /// server said nothing, the safe default).
+    Private,
+}
+
 impl ClientSession {
+    /// Every tool with its caching hints. At 2026-07-28 over HTTP a tool
+    /// whose `x-mcp-header` annotations are invalid is left out (see
+    /// [`ClientSession::rejected_tools`]).
+    pub async fn list_tools_listing(&self) -> Result<Listing<Tool>, TransportError> {
+        self.list_all("tools/list", "tools", "tools").await
+    }
+
+    /// Every resource with its caching hints.
+    pub async fn list_resources_listing(&self) -> Result<Listing<Resource>, TransportError> {
+        self.list_all("resources/list", "resources", "resources")
+            .await
+    }
+
+    /// Every resource template with its caching hints.
+    pub async fn list_resource_templates_listing(
+        &self,
+    ) -> Result<Listing<ResourceTemplate>, TransportError> {
+        self.list_all("resources/templates/list", "resourceTemplates", "resources")
+            .await
+    }
+
+    /// Every prompt with its caching hints.
+    pub async fn list_prompts_listing(&self) -> Result<Listing<Prompt>, TransportError> {
+        self.list_all("prompts/list", "prompts", "prompts").await
+    }
+
     /// Follows `nextCursor` until the last page, refusing a repeated cursor
     /// and stopping with an error past any [`ListLimits`] cap.
     pub(super) async fn list_all<T: DeserializeOwned>(
@@ -12,10 +63,17 @@ impl ClientSession {
         method: &str,
         field: &str,
         capability: &str,
-    ) -> Result<Vec<T>, TransportError> {
+    ) -> Result<Listing<T>, TransportError> {
         if self.shared.options.respect_capabilities && !self.has_capability(capability) {
-            return Ok(Vec::new());
+            return Ok(Listing {
+                items: Vec::new(),
+                ttl: None,
+                scope: CacheScope::Private,
+            });
         }
+        let mut ttl: Option<Duration> = None;
+        let mut public = true;
+        let mut said_scope = false;
         let limits = self.shared.options.list_limits;
         let mut items = Vec::new();
         let mut seen = HashSet::new();
@@ -35,6 +93,18 @@ impl ClientSession {
                     method,
                     format!("more than {} bytes of results", limits.max_bytes),
                 ));
+            }
+            if let Some(ms) = result.get("ttlMs").and_then(Value::as_u64) {
+                let page = Duration::from_millis(ms);
+                ttl = Some(ttl.map_or(page, |t| t.min(page)));
+            }
+            match result.get("cacheScope").and_then(Value::as_str) {
+                Some("public") => said_scope = true,
+                Some(_) => {
+                    said_scope = true;
+                    public = false;
+                }
+                None => public = false,
             }
             let Some(Value::Array(entries)) = result.get_mut(field).map(Value::take) else {
                 return Err(self.limit_error(method, format!("result has no {field:?} array")));
@@ -66,7 +136,12 @@ impl ClientSession {
                 _ => break,
             }
         }
-        Ok(items)
+        let scope = if public && said_scope {
+            CacheScope::Public
+        } else {
+            CacheScope::Private
+        };
+        Ok(Listing { items, ttl, scope })
     }
 }
 

@@ -33,12 +33,17 @@
 
 mod driver;
 mod list;
+mod listen;
+mod negotiate;
 mod pending;
+mod rounds;
+
+pub use list::{CacheScope, Listing};
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -85,8 +90,25 @@ impl Default for ListLimits {
 pub struct SessionOptions {
     /// Sent as `clientInfo`.
     pub client_info: Implementation,
-    /// The version proposed in `initialize` (the newest we know by default).
+    /// The newest revision the session may speak (the newest known by
+    /// default); negotiation picks the newest the server also supports.
     pub protocol_version: String,
+    /// Speak exactly `protocol_version` or fail with
+    /// [`TransportErrorKind::NoCommonVersion`].
+    pub pin_protocol: bool,
+    /// How long the `server/discover` probe waits before the server is
+    /// taken for one that predates it (some never answer a request sent
+    /// before `initialize`).
+    pub discover_timeout: Duration,
+    /// The log level asked of the server (`debug`, `info`, ... ): sent in
+    /// every request's `_meta` at 2026-07-28, with `logging/setLevel`
+    /// before. `None` asks for no log messages.
+    pub log_level: Option<String>,
+    /// Extensions announced in `capabilities.extensions` at 2026-07-28
+    /// (name → settings).
+    pub extensions: Map<String, Value>,
+    /// Most `input_required` rounds one request may take.
+    pub max_input_rounds: usize,
     /// Bound on the `initialize` exchange.
     pub connect_timeout: Duration,
     /// Default timeout of a request other than `tools/call`.
@@ -111,6 +133,11 @@ impl fmt::Debug for SessionOptions {
         f.debug_struct("SessionOptions")
             .field("client_info", &self.client_info)
             .field("protocol_version", &self.protocol_version)
+            .field("pin_protocol", &self.pin_protocol)
+            .field("discover_timeout", &self.discover_timeout)
+            .field("log_level", &self.log_level)
+            .field("extensions", &self.extensions.keys().collect::<Vec<_>>())
+            .field("max_input_rounds", &self.max_input_rounds)
             .field("connect_timeout", &self.connect_timeout)
             .field("request_timeout", &self.request_timeout)
             .field("tool_call_timeout", &self.tool_call_timeout)
@@ -138,6 +165,11 @@ impl SessionOptions {
                 title: None,
             },
             protocol_version: LATEST_PROTOCOL_VERSION.to_string(),
+            pin_protocol: false,
+            discover_timeout: Duration::from_secs(5),
+            log_level: None,
+            extensions: Map::new(),
+            max_input_rounds: 8,
             connect_timeout: timeouts.connect,
             request_timeout: timeouts.request,
             tool_call_timeout: timeouts.tool_call,
@@ -289,6 +321,27 @@ struct Shared {
     server_requests: Mutex<HashMap<RequestId, AbortHandle>>,
     stderr: Option<StderrTail>,
     options: SessionOptions,
+    /// Set once a modern revision is chosen: the `_meta` of every request.
+    modern: OnceLock<rounds::ModernMeta>,
+    /// The `subscriptions/listen` in progress (modern sessions only).
+    listener: Mutex<Option<listen::Listener>>,
+    /// Resources the host subscribed to.
+    subscribed: Mutex<Vec<String>>,
+    /// Tools the last listing left out, and why.
+    rejected: Mutex<Vec<RejectedTool>>,
+    /// The server's identity from a result's `_meta`, for a modern server
+    /// whose `server/discover` answer did not carry it.
+    server_info: Mutex<Option<Implementation>>,
+}
+
+/// A tool a listing left out because its definition cannot be used (an
+/// invalid `x-mcp-header` annotation, for one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedTool {
+    /// The tool's name, as the server sent it.
+    pub name: String,
+    /// Why it was left out.
+    pub reason: String,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -328,9 +381,10 @@ impl fmt::Debug for ClientSession {
 }
 
 impl ClientSession {
-    /// Starts the driver, runs `initialize` with version negotiation and
-    /// sends `notifications/initialized`. `server` names the server in
-    /// every error.
+    /// Starts the driver and chooses the revision: `server/discover` for
+    /// 2026-07-28, else (or when the server predates it) the `initialize`
+    /// handshake with `notifications/initialized`. `server` names the
+    /// server in every error.
     pub async fn initialize(
         transport: Box<dyn Transport>,
         server: impl Into<String>,
@@ -341,18 +395,8 @@ impl ClientSession {
         let stderr = transport.stderr_tail();
         let direct = transport.sender();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
-        let connect_timeout = options.connect_timeout;
-        let capabilities = options
-            .handler
-            .as_ref()
-            .map_or_else(|| json!({}), |handler| handler.capabilities());
-        let params = json!({
-            "protocolVersion": options.protocol_version,
-            "capabilities": capabilities,
-            "clientInfo": options.client_info,
-        });
         let shared = Arc::new(Shared {
-            server: server.clone(),
+            server,
             commands: commands_tx,
             direct,
             pending: Mutex::new(PendingTable::default()),
@@ -362,58 +406,86 @@ impl ClientSession {
             server_requests: Mutex::new(HashMap::new()),
             stderr,
             options,
+            modern: OnceLock::new(),
+            listener: Mutex::new(None),
+            subscribed: Mutex::new(Vec::new()),
+            rejected: Mutex::new(Vec::new()),
+            server_info: Mutex::new(None),
         });
         let driver = DriverHandle(tokio::spawn(drive(
             transport,
             Arc::clone(&shared),
             commands_rx,
         )));
-
-        let call = CallOptions {
-            timeout: Some(connect_timeout),
-            ..CallOptions::default()
-        };
-        let result = match shared.request("initialize", Some(params), &call).await {
-            Ok(result) => result,
-            Err(e) => {
-                let TransportErrorKind::Timeout { after, .. } = e.kind() else {
-                    return Err(e);
-                };
-                return Err(TransportError::new(
-                    server,
-                    TransportErrorKind::ConnectTimeout {
-                        after: *after,
-                        stderr_tail: shared
-                            .stderr
-                            .as_ref()
-                            .map(StderrTail::snapshot)
-                            .unwrap_or_default(),
-                    },
-                ));
-            }
-        };
-        let init: InitializeResult = crate::codec::from_value(result).map_err(|e| {
-            TransportError::protocol(&*server, format!("invalid initialize result: {e}"))
-                .with_source(e)
-        })?;
-        if !KNOWN_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
-            return Err(TransportError::new(
-                server,
-                TransportErrorKind::UnsupportedVersion {
-                    version: init.protocol_version,
-                },
-            ));
+        let negotiated = shared.negotiate().await?;
+        let modern = negotiated.modern.is_some();
+        if let Some(meta) = negotiated.modern {
+            let _ = shared.modern.set(meta);
         }
-        shared.send(JsonRpcMessage::notification(
-            "notifications/initialized",
-            None,
-        ))?;
-        Ok(ClientSession {
+        let session = ClientSession {
             shared,
-            init,
+            init: negotiated.identity,
             kind,
             _driver: driver,
-        })
+        };
+        if modern {
+            session.listen();
+        }
+        Ok(session)
+    }
+
+    /// (Re)opens `subscriptions/listen` for what the server advertises and
+    /// the subscribed resources, replacing the one running.
+    fn listen(&self) {
+        let resources = lock(&self.shared.subscribed).clone();
+        let filter = listen::filter(&self.init.capabilities, &resources);
+        let listener = filter.map(|params| listen::Listener::open(&self.shared, params));
+        *lock(&self.shared.listener) = listener;
+    }
+
+    /// Whether the session speaks a modern (2026-07-28 or later,
+    /// handshake-free) revision.
+    pub fn is_modern(&self) -> bool {
+        self.shared.modern.get().is_some()
+    }
+
+    /// Subscribes to `notifications/resources/updated` for `uri`:
+    /// `resources/subscribe` before 2026-07-28, a renewed
+    /// `subscriptions/listen` from then on.
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), TransportError> {
+        if !self.is_modern() {
+            return self
+                .request("resources/subscribe", Some(json!({ "uri": uri })))
+                .await
+                .map(|_| ());
+        }
+        {
+            let mut subscribed = lock(&self.shared.subscribed);
+            if subscribed.iter().any(|u| u == uri) {
+                return Ok(());
+            }
+            subscribed.push(uri.to_owned());
+        }
+        self.listen();
+        Ok(())
+    }
+
+    /// Ends a [`ClientSession::subscribe_resource`].
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), TransportError> {
+        if !self.is_modern() {
+            return self
+                .request("resources/unsubscribe", Some(json!({ "uri": uri })))
+                .await
+                .map(|_| ());
+        }
+        lock(&self.shared.subscribed).retain(|u| u != uri);
+        self.listen();
+        Ok(())
+    }
+
+    /// Tools the last listing left out, and why.
+    pub fn rejected_tools(&self) -> Vec<RejectedTool> {
+        lock(&self.shared.rejected).clone()
     }
 
     /// The server's name, as used in errors.
@@ -426,9 +498,22 @@ impl ClientSession {
         self.kind
     }
 
-    /// The server's `initialize` answer.
+    /// Who the server is and what it offers: its `initialize` answer, or
+    /// at 2026-07-28 the same fields from `server/discover` (with
+    /// `protocol_version` the chosen revision).
     pub fn initialize_result(&self) -> &InitializeResult {
         &self.init
+    }
+
+    /// Who the server says it is: from `initialize` or `server/discover`,
+    /// else (2026-07-28) from the `_meta` of a later result.
+    pub fn server_info(&self) -> Implementation {
+        if !self.init.server_info.name.is_empty() {
+            return self.init.server_info.clone();
+        }
+        lock(&self.shared.server_info)
+            .clone()
+            .unwrap_or_else(|| self.init.server_info.clone())
     }
 
     /// The negotiated protocol version.
@@ -501,9 +586,15 @@ impl ClientSession {
             .send(JsonRpcMessage::notification(method, params))
     }
 
-    /// Sends `ping` and waits for the answer.
+    /// Checks the server answers: `ping`, or `server/discover` at
+    /// 2026-07-28, which has no ping.
     pub async fn ping(&self) -> Result<(), TransportError> {
-        self.request("ping", None).await.map(|_| ())
+        let method = if self.is_modern() {
+            "server/discover"
+        } else {
+            "ping"
+        };
+        self.request(method, None).await.map(|_| ())
     }
 
     /// `tools/call` with the tool-call timeout.
@@ -535,24 +626,22 @@ impl ClientSession {
 
     /// Every tool, following `nextCursor`.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, TransportError> {
-        self.list_all("tools/list", "tools", "tools").await
+        Ok(self.list_tools_listing().await?.items)
     }
 
     /// Every resource, following `nextCursor`.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, TransportError> {
-        self.list_all("resources/list", "resources", "resources")
-            .await
+        Ok(self.list_resources_listing().await?.items)
     }
 
     /// Every resource template, following `nextCursor`.
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, TransportError> {
-        self.list_all("resources/templates/list", "resourceTemplates", "resources")
-            .await
+        Ok(self.list_resource_templates_listing().await?.items)
     }
 
     /// Every prompt, following `nextCursor`.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, TransportError> {
-        self.list_all("prompts/list", "prompts", "prompts").await
+        Ok(self.list_prompts_listing().await?.items)
     }
 
     /// `resources/read`.
@@ -595,6 +684,7 @@ impl ClientSession {
     /// SIGTERM, then SIGKILL). Requests still in flight fail with
     /// [`TransportErrorKind::Closed`]. Closing twice is fine.
     pub async fn close(&self) -> Result<(), TransportError> {
+        lock(&self.shared.listener).take();
         let (reply_tx, reply_rx) = oneshot::channel();
         if self.shared.commands.send(Command::Close(reply_tx)).is_err() {
             return Ok(());

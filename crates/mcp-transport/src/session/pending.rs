@@ -76,7 +76,9 @@ impl Shared {
         }
     }
 
-    pub(super) async fn request(
+    /// One request and its answer: no `_meta` added, no input rounds (see
+    /// `rounds` for the path callers take).
+    pub(super) async fn exchange(
         self: &Arc<Self>,
         method: &str,
         params: Option<Value>,
@@ -114,7 +116,7 @@ impl Shared {
             shared: self,
             id,
             cancel_reason: Some("the client stopped waiting"),
-            cancellable: method != "initialize",
+            cancellable: method != "initialize" && method != "server/discover",
         };
         self.send_hinted(
             JsonRpcMessage::Request(Request {

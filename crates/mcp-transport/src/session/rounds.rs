@@ -1,0 +1,266 @@
+//! The request path callers take: the modern `_meta` every 2026-07-28
+//! request carries, and Multi Round-Trip Requests (SEP-2322). An
+//! `input_required` result's `inputRequests` (elicitation, sampling, roots)
+//! go to the host's [`ClientHandler`], the same one that answers the
+//! server→client requests of older revisions, and the request is sent
+//! again with a new id, the `inputResponses` and the `requestState`
+//! echoed unchanged, for at most [`SessionOptions::max_input_rounds`]
+//! rounds. Results without `resultType` (older servers) are complete.
+
+use super::*;
+
+/// `resultType` of an interim result that needs input from the client.
+const INPUT_REQUIRED: &str = "input_required";
+
+/// The `_meta` a modern session adds to every request: revision, client
+/// identity, client capabilities and, when the host asked for logs, the
+/// level.
+#[derive(Debug, Clone)]
+pub(super) struct ModernMeta {
+    pub(super) entries: Map<String, Value>,
+}
+
+impl ModernMeta {
+    pub(super) fn new(version: &str, options: &SessionOptions) -> ModernMeta {
+        let mut entries = Map::new();
+        entries.insert(
+            crate::protocol::META_PROTOCOL_VERSION.to_owned(),
+            Value::from(version),
+        );
+        entries.insert(
+            crate::protocol::META_CLIENT_INFO.to_owned(),
+            json!(options.client_info),
+        );
+        entries.insert(
+            crate::protocol::META_CLIENT_CAPABILITIES.to_owned(),
+            client_capabilities(options, true),
+        );
+        if let Some(level) = &options.log_level {
+            entries.insert(
+                crate::protocol::META_LOG_LEVEL.to_owned(),
+                Value::from(level.as_str()),
+            );
+        }
+        ModernMeta { entries }
+    }
+
+    /// `params` with these entries in its `_meta` (keys the caller set
+    /// there, like `progressToken`, stay).
+    pub(super) fn apply(&self, params: Option<Value>) -> Value {
+        let mut params = match params {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        if let Value::Object(meta) = meta {
+            for (key, value) in &self.entries {
+                meta.insert(key.clone(), value.clone());
+            }
+        }
+        Value::Object(params)
+    }
+}
+
+/// The capabilities a session declares: the host handler's, plus the
+/// extensions the session was told to announce (modern revisions only).
+pub(super) fn client_capabilities(options: &SessionOptions, modern: bool) -> Value {
+    let mut capabilities = options
+        .handler
+        .as_ref()
+        .map_or_else(|| json!({}), |handler| handler.capabilities());
+    if modern && !options.extensions.is_empty() {
+        if let Value::Object(map) = &mut capabilities {
+            let extensions = map
+                .entry("extensions")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(extensions) = extensions {
+                for (name, settings) in &options.extensions {
+                    extensions.insert(name.clone(), settings.clone());
+                }
+            }
+        }
+    }
+    capabilities
+}
+
+impl Shared {
+    /// A request as callers send it: `_meta` at 2026-07-28, then as many
+    /// input rounds as the server asks for, within the session's bound.
+    pub(super) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Value, TransportError> {
+        let params = match self.modern.get() {
+            Some(meta) => Some(meta.apply(params)),
+            None => params,
+        };
+        let mut result = self.exchange(method, params.clone(), options).await?;
+        let mut rounds = 0;
+        while result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED) {
+            rounds += 1;
+            if rounds > self.options.max_input_rounds {
+                return Err(TransportError::new(
+                    &*self.server,
+                    TransportErrorKind::InputRoundsExceeded {
+                        method: method.to_owned(),
+                        rounds: self.options.max_input_rounds,
+                    },
+                ));
+            }
+            let responses = self.answer_input_requests(method, &result).await?;
+            let retry = retry_params(params.clone(), responses, result.get("requestState"));
+            result = self.exchange(method, Some(retry), options).await?;
+        }
+        if self.modern.get().is_some() {
+            self.note_server_info(&result);
+        }
+        Ok(result)
+    }
+
+    /// Keeps the first `_meta.serverInfo` a modern server sends in a result.
+    fn note_server_info(&self, result: &Value) {
+        let Some(info) = result
+            .get("_meta")
+            .and_then(|meta| meta.get(crate::protocol::META_SERVER_INFO))
+        else {
+            return;
+        };
+        let mut known = lock(&self.server_info);
+        if known.is_none() {
+            *known = serde_json::from_value(info.clone()).ok();
+        }
+    }
+
+    /// Runs every input request of an `input_required` result on the
+    /// host's handler, concurrently, and collects the answers by key.
+    async fn answer_input_requests(
+        &self,
+        method: &str,
+        result: &Value,
+    ) -> Result<Option<Map<String, Value>>, TransportError> {
+        let Some(requests) = result.get("inputRequests") else {
+            // Only a state to echo (load shedding): retry at once.
+            return Ok(None);
+        };
+        let Some(requests) = requests.as_object() else {
+            return Err(TransportError::protocol(
+                &*self.server,
+                format!("{method}: inputRequests is not an object"),
+            ));
+        };
+        let failed = |input: &str, message: String| {
+            TransportError::new(
+                &*self.server,
+                TransportErrorKind::InputRequestFailed {
+                    method: method.to_owned(),
+                    input: input.to_owned(),
+                    message,
+                },
+            )
+        };
+        let Some(handler) = self.options.handler.clone() else {
+            let first = requests
+                .values()
+                .find_map(|r| r.get("method").and_then(Value::as_str))
+                .unwrap_or("?");
+            return Err(failed(
+                first,
+                "this client answers no input requests".into(),
+            ));
+        };
+        let mut answers = Vec::with_capacity(requests.len());
+        for (key, request) in requests {
+            let Some(input) = request.get("method").and_then(Value::as_str) else {
+                return Err(TransportError::protocol(
+                    &*self.server,
+                    format!("{method}: input request {key:?} names no method"),
+                ));
+            };
+            let handler = Arc::clone(&handler);
+            let params = request.get("params").cloned();
+            let input = input.to_owned();
+            let key = key.clone();
+            answers.push(async move {
+                let outcome = handler.handle_request(&input, params).await;
+                (key, input, outcome)
+            });
+        }
+        let mut responses = Map::new();
+        for (key, input, outcome) in futures::future::join_all(answers).await {
+            match outcome {
+                Ok(answer) => {
+                    responses.insert(key, answer);
+                }
+                Err(error) => return Err(failed(&input, error.message)),
+            }
+        }
+        Ok(Some(responses))
+    }
+}
+
+/// The original parameters with this round's answers and the server's
+/// state, echoed exactly as it was sent (or left out when it sent none).
+fn retry_params(
+    params: Option<Value>,
+    responses: Option<Map<String, Value>>,
+    state: Option<&Value>,
+) -> Value {
+    let mut params = match params {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    params.remove("inputResponses");
+    params.remove("requestState");
+    if let Some(responses) = responses {
+        params.insert("inputResponses".to_owned(), Value::Object(responses));
+    }
+    if let Some(state) = state {
+        params.insert("requestState".to_owned(), state.clone());
+    }
+    Value::Object(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_echoes_the_state_exactly_and_replaces_earlier_answers() {
+        let original = json!({"name": "t", "inputResponses": {"old": {}}, "requestState": "old"});
+        let mut responses = Map::new();
+        responses.insert("k".into(), json!({"action": "accept"}));
+        let retry = retry_params(Some(original), Some(responses), Some(&json!("s1 ")));
+        assert_eq!(
+            retry,
+            json!({"name": "t", "inputResponses": {"k": {"action": "accept"}}, "requestState": "s1 "})
+        );
+        let bare = retry_params(Some(json!({"name": "t"})), None, None);
+        assert_eq!(bare, json!({"name": "t"}));
+    }
+
+    #[test]
+    fn modern_meta_keeps_the_callers_own_keys() {
+        let options = SessionOptions::default();
+        let meta = ModernMeta::new("2026-07-28", &options);
+        let params = meta.apply(Some(json!({"_meta": {"progressToken": 3}, "name": "x"})));
+        assert_eq!(params["_meta"]["progressToken"], json!(3));
+        assert_eq!(
+            params["_meta"][crate::protocol::META_PROTOCOL_VERSION],
+            json!("2026-07-28")
+        );
+        assert_eq!(
+            params["_meta"][crate::protocol::META_CLIENT_CAPABILITIES],
+            json!({})
+        );
+        assert_eq!(params["name"], json!("x"));
+        let no_params = meta.apply(None);
+        assert!(no_params["_meta"][crate::protocol::META_CLIENT_INFO].is_object());
+    }
+}
