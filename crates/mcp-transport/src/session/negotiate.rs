@@ -30,7 +30,7 @@ pub(super) struct Negotiated {
 
 /// How a `server/discover` probe ended.
 enum Probe {
-    Modern(DiscoverResult),
+    Modern(Box<DiscoverResult>),
     /// A modern server that refused the revision, listing what it speaks.
     Refused(Vec<String>),
     Legacy,
@@ -48,7 +48,7 @@ impl Shared {
                     if result.supported_versions.is_empty()
                         || result.supported_versions.iter().any(|v| v == first) =>
                 {
-                    return Ok(self.modern_session(first, result));
+                    return Ok(self.modern_session(first, *result));
                 }
                 Probe::Modern(result) => result.supported_versions,
                 Probe::Refused(supported) => supported,
@@ -59,10 +59,12 @@ impl Shared {
             };
             if !is_modern(chosen) {
                 // A dual-era server that lists only older revisions we allow.
-                return self.initialize_legacy(&[chosen.clone()], started).await;
+                return self
+                    .initialize_legacy(std::slice::from_ref(chosen), started)
+                    .await;
             }
             return match self.discover(chosen, started).await? {
-                Probe::Modern(result) => Ok(self.modern_session(chosen, result)),
+                Probe::Modern(result) => Ok(self.modern_session(chosen, *result)),
                 Probe::Refused(_) | Probe::Legacy => Err(TransportError::new(
                     &*self.server,
                     TransportErrorKind::VersionNegotiation {
@@ -146,7 +148,7 @@ impl Shared {
                     )
                     .with_source(e)
                 })?;
-                Ok(Probe::Modern(discovered))
+                Ok(Probe::Modern(Box::new(discovered)))
             }
             Err(error) => self.classify_probe_failure(error, started),
         }
@@ -277,15 +279,15 @@ impl Shared {
             "notifications/initialized",
             None,
         ))?;
-        if let Some(level) = &self.options.log_level {
-            if identity.capabilities.get("logging").is_some() {
-                let call = CallOptions::default();
-                let set = self
-                    .exchange("logging/setLevel", Some(json!({ "level": level })), &call)
-                    .await;
-                if let Err(error) = set {
-                    tracing::debug!(server = %self.server, error = %error, "logging/setLevel refused");
-                }
+        if let Some(level) = &self.options.log_level
+            && identity.capabilities.get("logging").is_some()
+        {
+            let call = CallOptions::default();
+            let set = self
+                .exchange("logging/setLevel", Some(json!({ "level": level })), &call)
+                .await;
+            if let Err(error) = set {
+                tracing::debug!(server = %self.server, error = %error, "logging/setLevel refused");
             }
         }
         Ok(Negotiated {

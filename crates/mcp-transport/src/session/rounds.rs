@@ -73,15 +73,16 @@ pub(super) fn client_capabilities(options: &SessionOptions, modern: bool) -> Val
         .handler
         .as_ref()
         .map_or_else(|| json!({}), |handler| handler.capabilities());
-    if modern && !options.extensions.is_empty() {
-        if let Value::Object(map) = &mut capabilities {
-            let extensions = map
-                .entry("extensions")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(extensions) = extensions {
-                for (name, settings) in &options.extensions {
-                    extensions.insert(name.clone(), settings.clone());
-                }
+    if modern
+        && !options.extensions.is_empty()
+        && let Value::Object(map) = &mut capabilities
+    {
+        let extensions = map
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(extensions) = extensions {
+            for (name, settings) in &options.extensions {
+                extensions.insert(name.clone(), settings.clone());
             }
         }
     }
