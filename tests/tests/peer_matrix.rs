@@ -140,8 +140,9 @@ const ROWS: &[Row] = &[
     row(Peer::TsSdk, Wire::Stdio, MODERN, MODERN),
     row(Peer::TsSdk, Wire::Stdio, LEGACY, LEGACY),
     row(Peer::TsSdk, Wire::Http, MODERN, MODERN),
-    // Stateless HTTP at 2025-11-25: no stream to notify on, and a
-    // server→client request would be answered to a fresh instance.
+    // Stateless HTTP at 2025-11-25: no stream to notify on, and each
+    // request is served by a fresh instance that never saw the client's
+    // `initialize` capabilities, so it elicits nothing.
     Row {
         list_change: false,
         elicitation: None,

@@ -19,10 +19,12 @@
 //! its own. Each scenario of a list runs on its own with its own output
 //! folder, so its `checks.json` is read back under the name it was run as.
 //! SUCCESS and INFO count as passed, FAILURE and WARNING as failed, SKIPPED
-//! (or a scenario the suite declined to run) as skipped and listed. The
-//! table has one row per scenario; the last line is
+//! (or a scenario the suite declined to run) as skipped and listed. A
+//! scenario that ran and recorded no check at all verified nothing and
+//! fails. The table has one row per scenario; the last line is
 //! `conformance: N passed, M failed` (checks), and the exit code is 1 when
-//! any check of the selected scenarios failed or warned.
+//! any check of the selected scenarios failed or warned, or a scenario
+//! recorded none.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -104,11 +106,22 @@ impl Tally {
     fn verdict(&self) -> &'static str {
         if self.failed + self.warnings > 0 {
             "FAILED"
+        } else if self.is_empty() {
+            "NO CHECKS"
         } else if self.passed == 0 {
             "SKIPPED"
         } else {
             "ok"
         }
+    }
+
+    /// Ran, and recorded nothing at all.
+    fn is_empty(&self) -> bool {
+        self.passed + self.failed + self.warnings + self.skipped == 0
+    }
+
+    fn fails(&self) -> bool {
+        self.failed + self.warnings > 0 || self.is_empty()
     }
 }
 
@@ -293,7 +306,11 @@ fn tally_file(file: &Path, tally: &mut Tally) -> Result<()> {
         serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
     for check in checks.as_array().map(Vec::as_slice).unwrap_or_default() {
         let id = check["id"].as_str().unwrap_or("?");
-        let message = check["errorMessage"].as_str().unwrap_or("");
+        // Failures carry `errorMessage`; some checks only `details.message`.
+        let message = check["errorMessage"]
+            .as_str()
+            .or_else(|| check["details"]["message"].as_str())
+            .unwrap_or("");
         match check["status"].as_str().unwrap_or("") {
             "SUCCESS" | "INFO" => tally.passed += 1,
             "SKIPPED" => {
@@ -342,7 +359,7 @@ fn report(per_scenario: &BTreeMap<String, Tally>, out: &Path) -> ExitCode {
         passed += tally.passed;
         failed += tally.failed;
         warnings += tally.warnings;
-        if tally.failed + tally.warnings > 0 {
+        if tally.fails() {
             failed_scenarios += 1;
         }
         if tally.skipped > 0 {
@@ -360,15 +377,23 @@ fn report(per_scenario: &BTreeMap<String, Tally>, out: &Path) -> ExitCode {
     }
     println!("results: {}", out.display());
     println!(
-        "scenarios: {} run, {failed_scenarios} with failures or warnings",
+        "scenarios: {} run, {failed_scenarios} failed",
         per_scenario.len()
     );
     if !skipped_scenarios.is_empty() {
         println!("skipped: {}", skipped_scenarios.join(", "));
     }
+    let empty: Vec<&str> = per_scenario
+        .iter()
+        .filter(|(_, tally)| tally.is_empty())
+        .map(|(scenario, _)| scenario.as_str())
+        .collect();
+    if !empty.is_empty() {
+        println!("no checks recorded (failed): {}", empty.join(", "));
+    }
     println!("warnings: {warnings} (counted as failed below)");
     println!("conformance: {passed} passed, {} failed", failed + warnings);
-    if failed + warnings > 0 {
+    if failed + warnings > 0 || !empty.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -472,6 +497,26 @@ mod tests {
                 ("sep-2640-client-no-prefetch".to_owned(), true)
             ]
         );
+    }
+
+    #[test]
+    fn a_scenario_without_checks_fails_and_one_with_only_skips_does_not() {
+        let empty = Tally::default();
+        assert_eq!(empty.verdict(), "NO CHECKS");
+        assert!(empty.fails());
+        let skipped = Tally {
+            skipped: 1,
+            ..Tally::default()
+        };
+        assert_eq!(skipped.verdict(), "SKIPPED");
+        assert!(!skipped.fails());
+        let warned = Tally {
+            passed: 3,
+            warnings: 1,
+            ..Tally::default()
+        };
+        assert_eq!(warned.verdict(), "FAILED");
+        assert!(warned.fails());
     }
 
     #[test]

@@ -4,11 +4,12 @@
 //! conformance suite drives (`cargo xtask conformance`).
 //!
 //! The suite starts a test server per scenario, names the scenario in
-//! `MCP_CONFORMANCE_SCENARIO` and passes the server url as the last
+//! `MCP_CONFORMANCE_SCENARIO`, the revision it runs the scenario at in
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` and passes the server url as the last
 //! argument. The client does what a host does, on our crates alone: it
-//! connects over streamable HTTP, initializes (advertising roots and form
-//! elicitation), lists the tools and calls each with arguments built from
-//! its input schema, then closes. Server requests on the way are answered
+//! connects over streamable HTTP, opens a session at that revision at most
+//! (advertising roots and form elicitation), lists the tools and calls each
+//! with arguments built from its input schema, then closes. Server requests on the way are answered
 //! by [`Host`]: elicitation accepts with every schema default applied
 //! (SEP-1034), roots are empty.
 //!
@@ -116,6 +117,13 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let mut session_options = SessionOptions::default();
     session_options.client_info.name = "mcp-conformance-client".to_owned();
     session_options.handler = Some(Arc::new(Host));
+    // The newest revision the scenario runs at: a 2025-11-25 scenario
+    // expects the `initialize` handshake, not a `server/discover` probe.
+    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        && !version.is_empty()
+    {
+        session_options.protocol_version = version;
+    }
     let session = ClientSession::initialize(Box::new(transport), "conformance", session_options)
         .await
         .map_err(|e| e.to_string())?;
