@@ -91,6 +91,7 @@ fn listings_of(
                     input_schema: schema(t),
                     output_schema: None,
                     annotations: None,
+                    execution: None,
                 })
                 .collect(),
             filter: ToolFilter::default(),

@@ -1,13 +1,19 @@
 //! The production [`Connector`]: real transports through
 //! [`mcp_transport::connect()`], one [`ClientSession`] per server.
+//!
+//! A connection remembers each tool's `execution.taskSupport` from its
+//! last listing, so a tool the server says must run as a task is called as
+//! one (the session polls it to its end) and every other tool plainly.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
 use mcp_transport::protocol::{CallToolResult, Tool};
 use mcp_transport::session::ProgressCallback;
+use mcp_transport::task::{TaskGeneration, TaskSupport};
 use mcp_transport::{
     CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
 };
@@ -74,6 +80,9 @@ pub struct SessionConnection {
     session: Arc<ClientSession>,
     features: ServerFeatures,
     forwarder: AbortHandle,
+    /// Each listed tool's task support; a tool absent here is one the last
+    /// listing did not show (or none was made yet).
+    task_support: Mutex<HashMap<String, TaskSupport>>,
 }
 
 impl SessionConnection {
@@ -109,6 +118,7 @@ impl SessionConnection {
             session,
             features,
             forwarder,
+            task_support: Mutex::new(HashMap::new()),
         }
     }
 
@@ -119,6 +129,39 @@ impl SessionConnection {
 
     fn error(&self, operation: &str, error: TransportError) -> CatalogError {
         CatalogError::request(&self.server, operation, error)
+    }
+
+    fn task_table(&self) -> MutexGuard<'_, HashMap<String, TaskSupport>> {
+        self.task_support
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn remember(&self, tools: &[Tool]) {
+        *self.task_table() = tools
+            .iter()
+            .map(|tool| (tool.name.clone(), tool.task_support()))
+            .collect();
+    }
+
+    /// How `name` runs, from the last listing. A tool no listing showed is
+    /// looked up again when the server offers 2025-11-25 tasks, where the
+    /// client must opt in per call (at 2026-07-28 the server decides, so a
+    /// plain call is right either way).
+    async fn support_of(&self, name: &str) -> TaskSupport {
+        if let Some(support) = self.task_table().get(name) {
+            return *support;
+        }
+        if self.session.task_generation() != Some(TaskGeneration::Experimental) {
+            return TaskSupport::Forbidden;
+        }
+        match self.session.list_tools().await {
+            Ok(tools) => {
+                self.remember(&tools);
+                self.task_table().get(name).copied().unwrap_or_default()
+            }
+            Err(_) => TaskSupport::Forbidden,
+        }
     }
 
     async fn raw(&self, method: &str, params: Value) -> Result<Value, CatalogError> {
@@ -151,10 +194,13 @@ impl Connection for SessionConnection {
     }
 
     async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError> {
-        self.session
+        let tools = self
+            .session
             .list_tools()
             .await
-            .map_err(|error| self.error("tools/list", error))
+            .map_err(|error| self.error("tools/list", error))?;
+        self.remember(&tools);
+        Ok(tools)
     }
 
     async fn call_tool(
@@ -169,8 +215,9 @@ impl Connection for SessionConnection {
             ..CallOptions::default()
         }
         .timeout(timeout);
+        let support = self.support_of(name).await;
         self.session
-            .call_tool_with(name, Some(arguments), &options)
+            .call_tool_by_support(name, Some(arguments), support, &options)
             .await
             .map_err(|error| self.error("tools/call", error))
     }
@@ -187,9 +234,9 @@ impl Connection for SessionConnection {
             ..CallOptions::default()
         }
         .timeout(timeout);
-        let params = json!({ "name": name, "arguments": arguments });
+        let support = self.support_of(name).await;
         self.session
-            .request_with("tools/call", Some(params), &options)
+            .call_tool_value(name, Some(arguments), support, &options)
             .await
             .map_err(|error| self.error("tools/call", error))
     }

@@ -64,6 +64,7 @@ fn filtered_count_is_reported() {
             input_schema: json!({"type": "object"}),
             output_schema: None,
             annotations: None,
+            execution: None,
         })
         .collect();
     let listing = ServerTools {
@@ -100,6 +101,7 @@ fn a_rebuild_reuses_the_schemas_of_unchanged_servers() {
             input_schema: json!({"type": "object", "properties": {"a": {"type": "string", "format": "uri"}}}),
             output_schema: None,
             annotations: None,
+            execution: None,
         }]
         .into(),
         filter: ToolFilter::default(),

@@ -42,6 +42,7 @@ fn tool(name: &str, schema: Value) -> Tool {
         input_schema: schema,
         output_schema: None,
         annotations: None,
+        execution: None,
     }
 }
 

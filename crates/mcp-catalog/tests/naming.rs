@@ -17,6 +17,7 @@ fn tool(name: &str) -> Tool {
         input_schema: json!({"type": "object"}),
         output_schema: None,
         annotations: None,
+        execution: None,
     }
 }
 

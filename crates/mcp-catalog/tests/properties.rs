@@ -50,6 +50,7 @@ fn listings_strategy() -> impl Strategy<Value = Vec<ServerTools>> {
                         input_schema: json!({"type": "object"}),
                         output_schema: None,
                         annotations: None,
+                        execution: None,
                     })
                     .collect(),
                 filter: ToolFilter::default(),
@@ -223,6 +224,7 @@ fn duplicate_server_names_do_not_depend_on_order() {
         input_schema: json!({"type": "object"}),
         output_schema: None,
         annotations: None,
+        execution: None,
     }]
     .into();
     let options = MaterializeOptions::default();

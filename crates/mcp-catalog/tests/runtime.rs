@@ -172,6 +172,7 @@ impl Connection for FakeConnection {
                 input_schema: json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
                 output_schema: None,
                 annotations: None,
+                execution: None,
             })
             .collect())
     }

@@ -367,6 +367,7 @@ fn tool_with_schema(schema: Value) -> ServerTools {
             input_schema: schema,
             output_schema: None,
             annotations: None,
+            execution: None,
         }]
         .into(),
         filter: ToolFilter::default(),

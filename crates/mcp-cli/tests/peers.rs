@@ -132,6 +132,22 @@ fn exercise_everything(tree: &Tree) {
         ],
     );
     assert!(run.stdout.contains('5'), "{}", run.stdout);
+
+    // A tool whose listing says it must run as a task (2025-11-25 tasks).
+    let run = ok(
+        tree,
+        &[
+            "call",
+            "mcp__everything__simulate-research-query",
+            "--arg",
+            "topic=tides",
+        ],
+    );
+    assert!(
+        run.stdout.contains("# Research Report: tides"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

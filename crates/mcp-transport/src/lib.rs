@@ -14,6 +14,7 @@ pub mod event_stream;
 pub mod message;
 pub mod protocol;
 pub mod session;
+pub mod task;
 pub mod transport;
 
 pub mod claudeai_proxy;

@@ -139,6 +139,10 @@ pub struct Tool {
     pub output_schema: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// How the tool runs (`taskSupport`, 2025-11-25 on); read it with
+    /// [`Tool::task_support`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Value>,
 }
 
 fn empty_object_schema() -> Value {

@@ -123,6 +123,27 @@ pub enum TransportErrorKind {
     /// A `headersHelper`'s stdout is not a JSON object of header strings;
     /// `message` names keys and types, never values.
     HelperBadOutput { program: String, message: String },
+    /// A tool call run as a task ended with a JSON-RPC error (`code` when
+    /// the server gave one), or the host could not answer what the task
+    /// asked for. (Boxed text keeps every error small.)
+    TaskFailed {
+        tool: String,
+        task_id: Box<str>,
+        code: Option<i64>,
+        message: Box<str>,
+    },
+    /// A tool call run as a task was cancelled by the server.
+    TaskCancelled {
+        tool: String,
+        task_id: String,
+        message: Option<String>,
+    },
+    /// A tool must run as a task (`taskSupport: "required"`) and the server
+    /// offers no tasks for `tools/call` at the negotiated revision.
+    TasksUnsupported {
+        tool: String,
+        protocol_version: String,
+    },
 }
 
 /// Why an HTTP exchange failed before any status arrived.
@@ -262,6 +283,36 @@ impl std::fmt::Display for TransportErrorKind {
                 f,
                 "headersHelper `{program}` output is not a JSON object of strings: {message}"
             ),
+            K::TaskFailed {
+                tool,
+                task_id,
+                code,
+                message,
+            } => {
+                write!(f, "tool {tool:?} failed as task {task_id:?}: {message}")?;
+                if let Some(code) = code {
+                    write!(f, " (code {code})")?;
+                }
+                Ok(())
+            }
+            K::TaskCancelled {
+                tool,
+                task_id,
+                message,
+            } => {
+                write!(f, "tool {tool:?} was cancelled as task {task_id:?}")?;
+                if let Some(message) = message {
+                    write!(f, ": {message}")?;
+                }
+                Ok(())
+            }
+            K::TasksUnsupported {
+                tool,
+                protocol_version,
+            } => write!(
+                f,
+                "tool {tool:?} must run as a task, and the server offers no tasks for tools/call at {protocol_version}"
+            ),
         }
     }
 }
@@ -349,6 +400,9 @@ impl TransportError {
                 | TransportErrorKind::Protocol { .. }
                 | TransportErrorKind::InputRequestFailed { .. }
                 | TransportErrorKind::InputRoundsExceeded { .. }
+                | TransportErrorKind::TaskFailed { .. }
+                | TransportErrorKind::TaskCancelled { .. }
+                | TransportErrorKind::TasksUnsupported { .. }
         )
     }
 

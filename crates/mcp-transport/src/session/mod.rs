@@ -37,6 +37,7 @@ mod listen;
 mod negotiate;
 mod pending;
 mod rounds;
+mod tasks;
 
 pub use list::{CacheScope, Listing};
 
@@ -168,7 +169,7 @@ impl SessionOptions {
             pin_protocol: false,
             discover_timeout: Duration::from_secs(5),
             log_level: None,
-            extensions: Map::new(),
+            extensions: default_extensions(),
             max_input_rounds: 8,
             connect_timeout: timeouts.connect,
             request_timeout: timeouts.request,
@@ -179,6 +180,14 @@ impl SessionOptions {
             event_capacity: 1024,
         }
     }
+}
+
+/// The extensions a session announces unless the host says otherwise:
+/// tasks, which the session runs itself (`call_tool_as_task`).
+fn default_extensions() -> Map<String, Value> {
+    let mut extensions = Map::new();
+    extensions.insert(crate::protocol::TASKS_EXTENSION.to_owned(), json!({}));
+    extensions
 }
 
 /// One `notifications/progress` for a request.
@@ -621,6 +630,8 @@ impl ClientSession {
         let result = self
             .request_with("tools/call", Some(params), options)
             .await?;
+        // A task the server starts on its own (2026-07-28) is followed.
+        let result = self.settle_tool_result(name, result, options).await?;
         self.parse("tools/call", result)
     }
 

@@ -43,11 +43,7 @@ impl Shared {
         let newest_modern = wanted.iter().find(|v| is_modern(v));
         if let Some(first) = newest_modern {
             let offered = match self.discover(first, started).await? {
-                // An empty list is read as "the revision you asked in".
-                Probe::Modern(result)
-                    if result.supported_versions.is_empty()
-                        || result.supported_versions.iter().any(|v| v == first) =>
-                {
+                Probe::Modern(result) if result.supported_versions.iter().any(|v| v == first) => {
                     return Ok(self.modern_session(first, *result));
                 }
                 Probe::Modern(result) => result.supported_versions,
@@ -148,6 +144,13 @@ impl Shared {
                     )
                     .with_source(e)
                 })?;
+                // A result without `supportedVersions` is not a
+                // `DiscoverResult`: some older servers answer every method
+                // they do not know with an empty success.
+                if discovered.supported_versions.is_empty() {
+                    tracing::debug!(server = %self.server, "server/discover answered without supportedVersions; trying initialize");
+                    return Ok(Probe::Legacy);
+                }
                 Ok(Probe::Modern(Box::new(discovered)))
             }
             Err(error) => self.classify_probe_failure(error, started),

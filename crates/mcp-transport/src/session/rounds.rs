@@ -81,8 +81,11 @@ pub(super) fn client_capabilities(options: &SessionOptions, modern: bool) -> Val
             .entry("extensions")
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(extensions) = extensions {
+            // A host that declared an extension itself keeps its settings.
             for (name, settings) in &options.extensions {
-                extensions.insert(name.clone(), settings.clone());
+                extensions
+                    .entry(name.clone())
+                    .or_insert_with(|| settings.clone());
             }
         }
     }
@@ -258,7 +261,7 @@ mod tests {
         );
         assert_eq!(
             params["_meta"][crate::protocol::META_CLIENT_CAPABILITIES],
-            json!({})
+            json!({"extensions": {crate::protocol::TASKS_EXTENSION: {}}})
         );
         assert_eq!(params["name"], json!("x"));
         let no_params = meta.apply(None);
