@@ -306,10 +306,12 @@ fn tally_file(file: &Path, tally: &mut Tally) -> Result<()> {
         serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
     for check in checks.as_array().map(Vec::as_slice).unwrap_or_default() {
         let id = check["id"].as_str().unwrap_or("?");
-        // Failures carry `errorMessage`; some checks only `details.message`.
+        // Failures carry `errorMessage`, some checks only `details.message`,
+        // the rest at least what they check.
         let message = check["errorMessage"]
             .as_str()
             .or_else(|| check["details"]["message"].as_str())
+            .or_else(|| check["description"].as_str())
             .unwrap_or("");
         match check["status"].as_str().unwrap_or("") {
             "SUCCESS" | "INFO" => tally.passed += 1,
