@@ -53,6 +53,14 @@ pub enum CatalogErrorKind {
     UnknownServer,
     /// The runtime was shut down.
     ShutDown { session: String },
+    /// A skill (SEP-2640) of the server cannot be used: a file failed
+    /// verification against the skill's entry, or the entry does not
+    /// allow the read.
+    Skill {
+        /// The skill's `SKILL.md` uri.
+        skill: String,
+        problem: String,
+    },
 }
 
 /// Why a connect or a request failed.
@@ -198,6 +206,21 @@ impl CatalogError {
         CatalogError::of(server, CatalogErrorKind::UnknownServer)
     }
 
+    /// `skill` of `server` cannot be used, for `problem`.
+    pub fn skill(
+        server: impl Into<String>,
+        skill: impl Into<String>,
+        problem: impl Into<String>,
+    ) -> Self {
+        CatalogError::of(
+            server,
+            CatalogErrorKind::Skill {
+                skill: skill.into(),
+                problem: problem.into(),
+            },
+        )
+    }
+
     /// The runtime of `session` is shut down.
     pub fn shut_down(session: impl Into<String>) -> Self {
         CatalogError::new(
@@ -296,6 +319,9 @@ impl fmt::Display for CatalogError {
             }
             CatalogErrorKind::ShutDown { session } => {
                 write!(f, "session runtime {session:?} is shut down")
+            }
+            CatalogErrorKind::Skill { skill, problem } => {
+                write!(f, "{server}, skill {skill:?}: {problem}")
             }
         }
     }

@@ -28,6 +28,11 @@
 //! ([`CatalogTool::origin`]); [`SessionRuntime::call`] validates the
 //! arguments against the server's own schema and sends the call over the
 //! already-open session.
+//!
+//! Skills (the `io.modelcontextprotocol/skills` extension) are a second
+//! listing beside the tools: [`list_skills`] reads none of their files,
+//! [`load_skill`] reads and verifies a `SKILL.md` on demand, and a loaded
+//! skill's supporting files are read and verified only after it passed.
 
 #![forbid(unsafe_code)]
 
@@ -43,6 +48,7 @@ pub mod result;
 pub mod runtime;
 pub mod schema;
 pub mod servers;
+pub mod skills;
 
 pub use catalog::{
     Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, SchemaCache,
@@ -59,3 +65,7 @@ pub use runtime::{
 };
 pub use schema::{ProviderProfile, SchemaLimits};
 pub use servers::ServerSet;
+pub use skills::{
+    LoadedSkill, SessionSkills, Skill, SkillFile, SkillFiles, SkillListing, SkillSource,
+    list_skills, load_skill,
+};

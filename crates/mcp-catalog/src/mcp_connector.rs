@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
 use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::ProgressCallback;
+use mcp_transport::session::{Listing, ProgressCallback, RejectedTool};
 use mcp_transport::task::{TaskGeneration, TaskSupport};
 use mcp_transport::{
     CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
@@ -203,6 +203,16 @@ impl Connection for SessionConnection {
         Ok(tools)
     }
 
+    async fn list_tools_listing(&self) -> Result<Listing<Tool>, CatalogError> {
+        let listing = self
+            .session
+            .list_tools_listing()
+            .await
+            .map_err(|error| self.error("tools/list", error))?;
+        self.remember(&listing.items);
+        Ok(listing)
+    }
+
     async fn call_tool(
         &self,
         name: &str,
@@ -239,6 +249,10 @@ impl Connection for SessionConnection {
             .call_tool_value(name, Some(arguments), support, &options)
             .await
             .map_err(|error| self.error("tools/call", error))
+    }
+
+    fn rejected_tools(&self) -> Vec<RejectedTool> {
+        self.session.rejected_tools()
     }
 
     fn identity(&self) -> Option<ServerIdentity> {

@@ -1,7 +1,8 @@
 //! Tool results as a model accepts them (REFERENCE §3.5).
 //!
 //! Models take text and images only. Every other content block is
-//! downgraded to text by a fixed table, `structuredContent` comes first,
+//! downgraded to text by a fixed table, `structuredContent` (any JSON
+//! value, SEP-2106) comes first,
 //! `isError` is a status (never a thrown error), and a result over the size
 //! cap is cut with a note saying so.
 
@@ -65,6 +66,17 @@ impl ModelResult {
     /// Whether the tool reported a failure.
     pub fn is_error(&self) -> bool {
         self.status == ResultStatus::Error
+    }
+
+    /// An error result saying only `text`, for a call whose result the
+    /// client refused (a `structuredContent` that breaks the tool's
+    /// `outputSchema`).
+    pub fn failed(text: impl Into<String>) -> Self {
+        ModelResult {
+            status: ResultStatus::Error,
+            content: vec![ModelBlock::text(text)],
+            truncated: false,
+        }
     }
 }
 
@@ -147,7 +159,7 @@ pub fn dispose_result(result: CallToolResult) {
 /// it saves those copies with [`convert_result_owned`].
 pub fn convert_result(result: &CallToolResult, max_bytes: usize) -> ModelResult {
     let cap = max_bytes.saturating_add(1);
-    let structured = result.structured_content.as_ref().filter(|s| s.is_object());
+    let structured = result.structured_content.as_ref();
     let converted = result
         .content
         .iter()
@@ -162,7 +174,7 @@ pub fn convert_result(result: &CallToolResult, max_bytes: usize) -> ModelResult 
 /// [`convert_result`] gives.
 pub fn convert_result_owned(result: CallToolResult, max_bytes: usize) -> ModelResult {
     let cap = max_bytes.saturating_add(1);
-    let structured = result.structured_content.filter(Value::is_object);
+    let structured = result.structured_content;
     let converted = result.content.into_iter().map(|block| {
         let text = is_text_block(&block);
         (text, convert_block_owned(block, cap))

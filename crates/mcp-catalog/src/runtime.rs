@@ -18,11 +18,19 @@
 //! report), `session` (one session's runtime: its slots, cache and calls),
 //! `build` (one catalog build), `connect` (one shared connect attempt per
 //! server), `utility` (the utility tools' requests and their content
-//! blocks) and `manager` (the runtimes of every session).
+//! blocks), `manager` (the runtimes of every session) and `listings`
+//! (the public listings those runtimes share).
+//!
+//! A server's tool listing is kept until `list_changed` says it changed
+//! or, when the server gave a `ttlMs` (2026-07-28), until that TTL runs
+//! out; then the next catalog lists that server again and reuses every
+//! other. A listing is shared with other sessions' runtimes only when
+//! the server marked it `cacheScope: "public"`.
 
 mod build;
 mod connect;
 mod connection;
+mod listings;
 mod manager;
 mod session;
 mod utility;

@@ -135,17 +135,41 @@ fn structured_content_comes_first_and_repeats_are_dropped() {
     assert_eq!(converted.status, ResultStatus::Ok);
 }
 
-#[test]
-fn non_object_structured_content_is_ignored() {
+/// Converts a result with `structured` and one text block `text`.
+fn check_structured(structured: Value, text_block: &str, expect: Vec<ModelBlock>) {
     let converted = convert_result(
         &result(
-            vec![json!({"type": "text", "text": "1"})],
-            Some(json!(1)),
+            vec![json!({"type": "text", "text": text_block})],
+            Some(structured.clone()),
             false,
         ),
         1000,
     );
-    assert_eq!(converted.content, vec![text("1")]);
+    assert_eq!(converted.content, expect, "{structured}");
+}
+
+/// SEP-2106: `structuredContent` may be any JSON value; it comes first
+/// whatever its type, and a text block repeating it is dropped.
+#[test]
+fn structured_content_of_any_json_type_comes_first() {
+    check_structured(json!(1), "1", vec![text("structuredContent:\n1")]);
+    check_structured(
+        json!("sunny"),
+        "it is sunny",
+        vec![text("structuredContent:\n\"sunny\""), text("it is sunny")],
+    );
+    check_structured(
+        json!([{"id": "u1"}]),
+        "[{\"id\": \"u1\"}]",
+        vec![text(
+            "structuredContent:\n[\n  {\n    \"id\": \"u1\"\n  }\n]",
+        )],
+    );
+    check_structured(
+        json!(false),
+        "done",
+        vec![text("structuredContent:\nfalse"), text("done")],
+    );
 }
 
 #[test]

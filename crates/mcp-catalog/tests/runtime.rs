@@ -14,11 +14,13 @@ use async_trait::async_trait;
 use mcp_catalog::backoff::BackoffPolicy;
 use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
 use mcp_catalog::{
-    CatalogError, CatalogErrorKind, Cause, Connection, Connector, ModelBlock, RuntimeManager,
-    RuntimeOptions, ServerEvents, ServerFeatures, ServerSet, SessionRuntime,
+    CatalogError, CatalogErrorKind, Cause, Connection, Connector, ModelBlock, ModelResult,
+    ResultStatus, RuntimeManager, RuntimeOptions, ServerEvents, ServerFeatures, ServerSet,
+    SessionRuntime,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::session::{CacheScope, Listing, RejectedTool};
 use serde_json::{Map, Value, json};
 
 /// What one scripted server does.
@@ -32,6 +34,15 @@ struct Script {
     /// Tool calls fail while this is set.
     calls_fail: bool,
     features: ServerFeatures,
+    /// Every tool's `outputSchema`.
+    output_schema: Option<Value>,
+    /// Every call's `structuredContent`.
+    structured: Option<Value>,
+    /// The listing's `ttlMs` and `cacheScope`; `None` lists as a server
+    /// before 2026-07-28 does (no TTL, private).
+    caching: Option<(Option<Duration>, CacheScope)>,
+    /// Tools the session left out of the listing, and why.
+    rejected: Vec<RejectedTool>,
 }
 
 #[derive(Default)]
@@ -162,7 +173,8 @@ impl Connection for FakeConnection {
         self.counters.lists.fetch_add(1, Ordering::SeqCst);
         tokio::task::yield_now().await;
         let scripts = self.connector.scripts.lock().unwrap();
-        Ok(scripts[&self.server]
+        let script = &scripts[&self.server];
+        Ok(script
             .tools
             .iter()
             .map(|name| Tool {
@@ -170,11 +182,24 @@ impl Connection for FakeConnection {
                 title: None,
                 description: Some(format!("{name} of {}", self.server)),
                 input_schema: json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
-                output_schema: None,
+                output_schema: script.output_schema.clone(),
                 annotations: None,
                 execution: None,
             })
             .collect())
+    }
+
+    fn rejected_tools(&self) -> Vec<RejectedTool> {
+        self.connector.scripts.lock().unwrap()[&self.server]
+            .rejected
+            .clone()
+    }
+
+    async fn list_tools_listing(&self) -> Result<Listing<Tool>, CatalogError> {
+        let items = self.list_tools().await?;
+        let caching = self.connector.scripts.lock().unwrap()[&self.server].caching;
+        let (ttl, scope) = caching.unwrap_or((None, CacheScope::Private));
+        Ok(Listing { items, ttl, scope })
     }
 
     async fn call_tool(
@@ -186,16 +211,20 @@ impl Connection for FakeConnection {
     ) -> Result<CallToolResult, CatalogError> {
         self.counters.calls.fetch_add(1, Ordering::SeqCst);
         *self.connector.last_timeout.lock().unwrap() = Some(timeout);
-        if self.connector.scripts.lock().unwrap()[&self.server].calls_fail {
-            return Err(CatalogError::request(
-                &self.server,
-                "tools/call",
-                Cause::other("broken pipe"),
-            ));
-        }
+        let structured = {
+            let scripts = self.connector.scripts.lock().unwrap();
+            if scripts[&self.server].calls_fail {
+                return Err(CatalogError::request(
+                    &self.server,
+                    "tools/call",
+                    Cause::other("broken pipe"),
+                ));
+            }
+            scripts[&self.server].structured.clone()
+        };
         Ok(CallToolResult {
             content: vec![json!({"type": "text", "text": format!("{name} {arguments}")})],
-            structured_content: None,
+            structured_content: structured,
             is_error: false,
         })
     }
@@ -641,6 +670,204 @@ async fn calls_go_over_the_open_session_with_the_tool_call_timeout() {
     );
     let error = runtime.call("s__nope", json!({})).await.unwrap_err();
     assert_eq!(error.to_string(), "unknown tool \"s__nope\"");
+}
+
+/// Calls `s__t` of a server whose tool has `output_schema` and answers
+/// with `structured`; compares the model's result with `expect`.
+async fn check_output(output_schema: Value, structured: Option<Value>, expect: ModelResult) {
+    let fake = FakeConnector::with(&[("s", &["t"])]);
+    fake.script("s", |s| {
+        s.output_schema = Some(output_schema.clone());
+        s.structured = structured.clone();
+    });
+    let runtime = runtime(&fake, vec![config("s")], Arc::new(SystemClock));
+    let result = runtime.call("s__t", json!({"x": 1})).await.unwrap();
+    assert_eq!(result, expect, "{output_schema} / {structured:?}");
+    let tool = runtime.catalog().await.unwrap();
+    let tool = tool.get("s__t").unwrap();
+    let raw = runtime
+        .call_tool_raw(tool, json!({"x": 1}), None)
+        .await
+        .unwrap();
+    assert_eq!(raw.model, expect, "the raw call checks the same");
+    assert_eq!(
+        raw.raw["structuredContent"],
+        structured.unwrap_or(Value::Null),
+        "and keeps the server's answer"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn structured_results_are_checked_against_the_output_schema() {
+    let ok = |structured: &str| ModelResult {
+        status: ResultStatus::Ok,
+        content: vec![
+            ModelBlock::Text {
+                text: format!("structuredContent:\n{structured}"),
+            },
+            ModelBlock::Text {
+                text: "t {\"x\":1}".into(),
+            },
+        ],
+        truncated: false,
+    };
+    let list = json!({"type": "array", "items": {"type": "integer"}});
+    check_output(list.clone(), Some(json!([1, 2])), ok("[\n  1,\n  2\n]")).await;
+    check_output(
+        list,
+        Some(json!([1, "two"])),
+        ModelResult::failed(
+            "server \"s\", tool \"t\": structuredContent does not match the tool's outputSchema at /1: \"two\" is not of type \"integer\"",
+        ),
+    )
+    .await;
+    check_output(json!({"type": "string"}), Some(json!("x")), ok("\"x\"")).await;
+    check_output(
+        json!({"type": "object"}),
+        None,
+        ModelResult::failed(
+            "server \"s\", tool \"t\": the result has no structuredContent, which the tool's outputSchema requires (null is not of type \"object\")",
+        ),
+    )
+    .await;
+}
+
+/// How often each server was asked for its tools so far.
+fn check_lists(fake: &FakeConnector, step: &str, expect: &[(&str, usize)]) {
+    let got: Vec<(&str, usize)> = expect.iter().map(|(s, _)| (*s, fake.lists(s))).collect();
+    assert_eq!(got, expect, "tools/list per server after {step}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_listing_is_kept_until_its_ttl_then_only_that_server_is_listed_again() {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"]), ("c", &["t"])]);
+    let minute = Duration::from_secs(60);
+    fake.script("a", |s| {
+        s.caching = Some((Some(minute), CacheScope::Private))
+    });
+    fake.script("c", |s| {
+        s.caching = Some((Some(Duration::ZERO), CacheScope::Public))
+    });
+    let runtime = runtime(
+        &fake,
+        vec![config("a"), config("b"), config("c")],
+        clock.clone(),
+    );
+    runtime.catalog().await.unwrap();
+    check_lists(&fake, "the first catalog", &[("a", 1), ("b", 1), ("c", 1)]);
+
+    clock.advance(Duration::from_secs(59));
+    runtime.catalog().await.unwrap();
+    // c's `ttlMs: 0` makes it stale at once: listed for every catalog.
+    check_lists(&fake, "59 s", &[("a", 1), ("b", 1), ("c", 2)]);
+
+    clock.advance(Duration::from_secs(2));
+    runtime.call("a__t", json!({})).await.unwrap();
+    check_lists(
+        &fake,
+        "a call past the TTL",
+        &[("a", 1), ("b", 1), ("c", 2)],
+    );
+    runtime.catalog().await.unwrap();
+    check_lists(&fake, "61 s", &[("a", 2), ("b", 1), ("c", 3)]);
+    assert_eq!(fake.connects("a"), 1, "a stale listing keeps the session");
+
+    // list_changed works as before, next to the TTL
+    fake.events("b").tools_changed();
+    runtime.catalog().await.unwrap();
+    check_lists(&fake, "b's list_changed", &[("a", 2), ("b", 2), ("c", 4)]);
+    clock.advance(Duration::from_secs(59));
+    fake.events("a").tools_changed();
+    runtime.catalog().await.unwrap();
+    check_lists(&fake, "a's list_changed", &[("a", 3), ("b", 2), ("c", 5)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_the_session_rejected_are_warnings_naming_server_and_tool() {
+    let fake = FakeConnector::with(&[("h", &["ok"])]);
+    fake.script("h", |s| {
+        s.rejected = vec![RejectedTool {
+            name: "bad".into(),
+            reason: "x-mcp-header \"My Region\" is not an HTTP token".into(),
+        }]
+    });
+    let runtime = runtime(&fake, vec![config("h")], Arc::new(SystemClock));
+    for _ in 0..2 {
+        // reported by every catalog built from that listing
+        let catalog = runtime.catalog().await.unwrap();
+        assert_eq!(names(&catalog), ["h__ok"]);
+        let notes: Vec<_> = catalog
+            .diagnostics()
+            .iter()
+            .map(|d| (d.level, d.tool.as_deref(), d.message.as_str()))
+            .collect();
+        assert_eq!(
+            notes,
+            [(
+                Level::Warning,
+                Some("bad"),
+                "server \"h\", tool \"bad\": x-mcp-header \"My Region\" is not an HTTP token; the tool is left out"
+            )]
+        );
+        runtime.invalidate();
+    }
+    assert_eq!(fake.lists("h"), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_public_listings_are_shared_between_sessions() {
+    let clock = Arc::new(ManualClock::new());
+    let servers = [
+        ("public", &["t"][..]),
+        ("private", &["t"]),
+        ("silent", &["t"]),
+        ("public_no_ttl", &["t"]),
+    ];
+    let fake = FakeConnector::with(&servers);
+    let minute = Some(Duration::from_secs(60));
+    fake.script("public", |s| s.caching = Some((minute, CacheScope::Public)));
+    fake.script("private", |s| {
+        s.caching = Some((minute, CacheScope::Private))
+    });
+    fake.script("public_no_ttl", |s| {
+        s.caching = Some((None, CacheScope::Public))
+    });
+    let manager = RuntimeManager::new(
+        servers.iter().map(|(name, _)| config(name)).collect(),
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+        clock.clone(),
+        RuntimeOptions::default(),
+    );
+    let names = ["public", "private", "silent", "public_no_ttl"];
+    let expect =
+        |counts: [usize; 4]| -> Vec<(&str, usize)> { names.iter().copied().zip(counts).collect() };
+    for session in ["s1", "s2"] {
+        let lease = manager.lease(session);
+        let catalog = lease.catalog().await.unwrap();
+        assert_eq!(
+            catalog.tools().len(),
+            4,
+            "{session} sees every server's tool"
+        );
+    }
+    check_lists(&fake, "two sessions", &expect([1, 2, 2, 2]));
+    assert_eq!(
+        fake.connects("public"),
+        2,
+        "sharing a listing shares no session"
+    );
+
+    // a change seen by one session ends the sharing for all
+    fake.events("public").tools_changed();
+    manager.lease("s3").catalog().await.unwrap();
+    check_lists(&fake, "public's list_changed", &expect([2, 3, 3, 3]));
+    manager.lease("s4").catalog().await.unwrap();
+    check_lists(&fake, "a fourth session", &expect([2, 4, 4, 4]));
+
+    clock.advance(Duration::from_secs(61));
+    manager.lease("s5").catalog().await.unwrap();
+    check_lists(&fake, "the public TTL", &expect([3, 5, 5, 5]));
 }
 
 #[tokio::test(start_paused = true)]

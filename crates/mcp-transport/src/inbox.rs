@@ -129,12 +129,17 @@ impl Delivery {
 }
 
 impl Tasks {
-    /// Runs `task` until it ends or the set is aborted.
-    pub(crate) fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+    /// Runs `task` until it ends or the set is aborted; the handle stops
+    /// it alone (closing a request's response stream cancels it).
+    pub(crate) fn spawn(
+        &self,
+        task: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> AbortHandle {
         let handle = tokio::spawn(task).abort_handle();
         let mut handles = lock(&self.handles);
         handles.retain(|t| !t.is_finished());
-        handles.push(handle);
+        handles.push(handle.clone());
+        handle
     }
 
     fn abort_all(&self) {

@@ -20,6 +20,7 @@ pub mod transport;
 pub mod claudeai_proxy;
 pub mod headers_helper;
 pub mod http;
+pub mod param_headers;
 pub mod sdk;
 pub mod sse;
 pub mod stdio;

@@ -28,9 +28,18 @@
 //!   caller learns at once.
 //! - **Close:** DELETE with the session id (405 tolerated).
 //!
+//! A request of MCP 2026-07-28 or later (its `params._meta` names the
+//! protocol version) goes the way `streamable_http/modern.rs` describes instead: request
+//! metadata headers, no session, no GET stream, no resumption. The era is
+//! read from each request, so one transport serves the `server/discover`
+//! probe and, when the server turns out older, the `initialize` fallback.
+//!
 //! [`TRANSPORT_ERROR_CODE`]: crate::http::TRANSPORT_ERROR_CODE
 
-use std::collections::HashSet;
+mod modern;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -41,6 +50,7 @@ use tokio::sync::oneshot;
 
 use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::event_stream::SseItem;
+use crate::http::strip_failure_marker;
 use crate::http::{
     HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
     media_type, read_body_capped, sse_events, synthetic_error, too_large_answers,
@@ -48,6 +58,7 @@ use crate::http::{
 };
 use crate::inbox::{Delivery, Inbox, Tasks};
 use crate::message::{JsonRpcMessage, Notification, Request, RequestId};
+use crate::param_headers::ToolHeaderTable;
 use crate::transport::{Transport, TransportError, TransportErrorKind};
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -85,6 +96,10 @@ struct Shared {
     tasks: Tasks,
     /// Bound on one-way exchanges (the entry's connect timeout).
     one_way_timeout: Duration,
+    /// Each tool's `x-mcp-header` parameters, filled by the session.
+    tool_headers: ToolHeaderTable,
+    /// Numbers the ids of re-issued modern requests.
+    reissues: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -95,6 +110,12 @@ struct State {
     initialized: Option<Notification>,
     /// Requests the client cancelled: their streams are not resumed.
     cancelled: HashSet<RequestId>,
+    /// The protocol version of the latest modern request, once one was
+    /// sent: notifications then carry it too.
+    modern_version: Option<String>,
+    /// The tasks of modern requests in flight, to close a request's stream
+    /// when it is cancelled.
+    modern_streams: HashMap<RequestId, tokio::task::AbortHandle>,
 }
 
 impl StreamableHttpTransport {
@@ -132,6 +153,8 @@ impl StreamableHttpTransport {
             inbox: delivery,
             tasks: inbox.tasks().clone(),
             one_way_timeout: options.connect_timeout,
+            tool_headers: ToolHeaderTable::new(),
+            reissues: AtomicU64::new(0),
         });
         Ok(StreamableHttpTransport { shared, inbox })
     }
@@ -156,6 +179,22 @@ impl Shared {
         self.tasks.spawn(fut);
     }
 
+    /// Runs a modern request in its own task, remembered until it ends so a
+    /// cancellation can close its stream.
+    fn spawn_modern(self: &Arc<Self>, request: Request, version: String) {
+        let id = request.id.clone();
+        let task = Arc::clone(self);
+        let mut state = lock(&self.state);
+        state.modern_version = Some(version.clone());
+        // Held across the spawn so the task cannot end before it is noted.
+        let handle = self.tasks.spawn(async move {
+            let id = request.id.clone();
+            Arc::clone(&task).modern_request(request, version).await;
+            lock(&task.state).modern_streams.remove(&id);
+        });
+        state.modern_streams.insert(id, handle);
+    }
+
     /// Runs a one-way exchange (a notification or response POST, the
     /// closing DELETE) within the connect timeout. These go out on the
     /// session's driver, which must not wait forever on a server that takes
@@ -171,7 +210,9 @@ impl Shared {
 
     /// Hands a message to the session, noting the negotiated version when
     /// it is the answer to `initialize`.
-    fn deliver(&self, message: JsonRpcMessage) {
+    fn deliver(&self, mut message: JsonRpcMessage) {
+        // Only the transport's own answers may name a transport failure.
+        strip_failure_marker(&mut message);
         if let JsonRpcMessage::Response(response) = &message {
             let mut state = lock(&self.state);
             let is_init = state
@@ -648,6 +689,13 @@ impl Transport for StreamableHttpTransport {
                 });
                 Ok(())
             }
+            JsonRpcMessage::Request(request) if modern::modern_version(&request).is_some() => {
+                let version = modern::modern_version(&request)
+                    .unwrap_or_default()
+                    .to_owned();
+                shared.spawn_modern(request, version);
+                Ok(())
+            }
             JsonRpcMessage::Request(request) => {
                 let task = Arc::clone(&shared);
                 shared.spawn(async move {
@@ -667,7 +715,19 @@ impl Transport for StreamableHttpTransport {
                     .flatten()
                     .and_then(|id| serde_json::from_value::<RequestId>(id).ok());
                 if let Some(id) = cancelled {
-                    lock(&shared.state).cancelled.insert(id);
+                    let mut state = lock(&shared.state);
+                    if let Some(stream) = state.modern_streams.remove(&id) {
+                        // At 2026-07-28 closing the stream is the
+                        // cancellation; nothing is posted.
+                        stream.abort();
+                        return Ok(());
+                    }
+                    if state.modern_version.is_some() && state.initialize.is_none() {
+                        // A modern request that already ended: nothing
+                        // to close, and no notification is expected.
+                        return Ok(());
+                    }
+                    state.cancelled.insert(id);
                 }
                 let initialized = note.method == "notifications/initialized";
                 if initialized {
@@ -727,6 +787,10 @@ impl Transport for StreamableHttpTransport {
 
     fn kind(&self) -> &'static str {
         self.shared.kind
+    }
+
+    fn tool_headers(&self) -> Option<ToolHeaderTable> {
+        Some(self.shared.tool_headers.clone())
     }
 }
 

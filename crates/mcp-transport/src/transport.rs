@@ -144,12 +144,21 @@ pub enum TransportErrorKind {
         tool: String,
         protocol_version: String,
     },
+    /// A request's response stream broke before its answer, at a revision
+    /// without stream resumption (2026-07-28 and later), and the request
+    /// was not safe to send again (or its one re-issue broke too). Only
+    /// that request failed; the connection is fine.
+    StreamBroken { method: String },
 }
 
-/// Why an HTTP exchange failed before any status arrived.
+/// Why an HTTP exchange failed: before any status arrived, or (for one
+/// request at 2026-07-28 and later) the status that refused it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HttpFailure {
+    /// The server refused the request with this status and no JSON-RPC
+    /// error body (a server that does not speak the revision, typically).
+    Status(u16),
     /// The server refused or never answered the TCP (or TLS) connection.
     CannotConnect,
     /// The server closed the connection without answering (it died, or
@@ -185,6 +194,15 @@ impl std::fmt::Display for HttpFailure {
             HttpFailure::Timeout => "timed out",
             HttpFailure::Body => "broken response body",
             HttpFailure::Request => "request failed",
+            HttpFailure::Status(status) => {
+                let reason = reqwest::StatusCode::from_u16(*status)
+                    .ok()
+                    .and_then(|s| s.canonical_reason());
+                return match reason {
+                    Some(reason) => write!(f, "HTTP {status} {reason}"),
+                    None => write!(f, "HTTP {status}"),
+                };
+            }
         })
     }
 }
@@ -313,6 +331,9 @@ impl std::fmt::Display for TransportErrorKind {
                 f,
                 "tool {tool:?} must run as a task, and the server offers no tasks for tools/call at {protocol_version}"
             ),
+            K::StreamBroken { method } => {
+                write!(f, "the response stream of {method} broke before its answer")
+            }
         }
     }
 }
@@ -403,7 +424,33 @@ impl TransportError {
                 | TransportErrorKind::TaskFailed { .. }
                 | TransportErrorKind::TaskCancelled { .. }
                 | TransportErrorKind::TasksUnsupported { .. }
+                | TransportErrorKind::StreamBroken { .. }
+                | TransportErrorKind::Http {
+                    failure: HttpFailure::Status(_),
+                    ..
+                }
         )
+    }
+
+    /// The error a caller of `method` gets for the JSON-RPC error answer
+    /// `error`: [`TransportErrorKind::Rpc`] for a server's error, or the
+    /// kind a transport named when the answer is one it made up for a
+    /// request it could not complete (see
+    /// [`crate::http::TRANSPORT_FAILURE_KEY`]).
+    pub fn from_error_response(
+        server: impl Into<String>,
+        method: &str,
+        error: crate::message::ErrorObject,
+    ) -> Self {
+        let kind = crate::http::transport_failure(method, &error).unwrap_or_else(|| {
+            TransportErrorKind::Rpc {
+                method: method.to_string(),
+                code: error.code,
+                message: error.message,
+                data: error.data.map(Box::new),
+            }
+        });
+        TransportError::new(server, kind)
     }
 
     /// Whether the server could not be reached over HTTP, or hung up
@@ -538,6 +585,17 @@ pub trait Transport: Send {
     /// [`Transport::close`] began are dropped, and the handle reports the
     /// connection closed once the writer has stopped.
     fn sender(&self) -> Option<MessageSender> {
+        None
+    }
+
+    /// The table of each tool's `x-mcp-header` parameters (and which tools
+    /// are safe to re-issue) that the transport reads on every
+    /// `tools/call`, for transports that mirror parameters into headers
+    /// (streamable HTTP and the claude.ai proxy). The session fills it
+    /// after each `tools/list` and must then leave out the tools whose
+    /// annotations are invalid. `None` (the default): the transport ignores
+    /// the annotations, as stdio may.
+    fn tool_headers(&self) -> Option<crate::param_headers::ToolHeaderTable> {
         None
     }
 }

@@ -13,6 +13,11 @@
 //! by [`Host`]: elicitation accepts with every schema default applied
 //! (SEP-1034), roots are empty.
 //!
+//! Skills scenarios (`sep-2640-*`) get what a host does with the skills
+//! extension ([`use_skills`]): list the skills, and only when the
+//! scenario stands for a host asked to use one (`sep-2640-client-verify-*`)
+//! load the first and read its supporting files if it verified.
+//!
 //! Auth scenarios plug in through [`auth_provider`]: an
 //! [`mcp_oauth::AuthProvider`] handed to the transport, built from
 //! `MCP_CONFORMANCE_CONTEXT` when the suite sends one.
@@ -128,6 +133,11 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     eprintln!("initialized: protocol {}", session.protocol_version());
+    if scenario.starts_with("sep-2640-") {
+        let outcome = use_skills(&session, scenario.starts_with("sep-2640-client-verify")).await;
+        session.close().await.map_err(|e| e.to_string())?;
+        return outcome;
+    }
     let tools = session.list_tools().await.map_err(|e| e.to_string())?;
     eprintln!(
         "tools: {}",
@@ -151,6 +161,43 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     } else {
         Err(failures.join("; "))
     }
+}
+
+/// What a host does with a server's skills: list them (reading no file),
+/// and when `use_one` (the host was asked to use a skill) load the first
+/// and read its supporting files, each verified, only if its `SKILL.md`
+/// verified.
+async fn use_skills(session: &ClientSession, use_one: bool) -> Result<(), String> {
+    use mcp_catalog::skills::{SkillFiles, advertises_skills};
+    if !advertises_skills(session.server_capabilities()) {
+        return Err("the server does not offer the skills extension".into());
+    }
+    let source = mcp_catalog::SessionSkills::new("conformance", session);
+    let listing = mcp_catalog::list_skills(&source)
+        .await
+        .map_err(|e| e.to_string())?;
+    for note in &listing.diagnostics {
+        eprintln!("{}", note.message);
+    }
+    let names: Vec<&str> = listing.skills.iter().map(|s| s.name.as_str()).collect();
+    eprintln!("skills: {}", names.join(", "));
+    let Some(skill) = listing.skills.first().filter(|_| use_one) else {
+        return Ok(());
+    };
+    let loaded = mcp_catalog::load_skill(&source, skill)
+        .await
+        .map_err(|e| e.to_string())?;
+    eprintln!("loaded {} ({} bytes)", skill.uri, loaded.text.len());
+    if let SkillFiles::Listed(files) = &skill.files {
+        for file in files.iter().filter(|f| f.uri != skill.uri) {
+            let content = loaded
+                .read_file(&source, &file.uri)
+                .await
+                .map_err(|e| e.to_string())?;
+            eprintln!("read {} ({} bytes)", content.uri, content.bytes.len());
+        }
+    }
+    Ok(())
 }
 
 #[tokio::main]

@@ -51,8 +51,31 @@ struct PreparedSchema {
     normalized: Option<SharedSchema>,
 }
 
-/// Prepares `original` for `profile`, sharing it when no rewrite changes it.
+/// Why a tool's schemas keep it out of the catalog.
+#[derive(Debug, Clone)]
+enum Refused {
+    Input(schema::SchemaError),
+    Output(schema::SchemaError),
+}
+
+/// Prepares `original` for `profile`, sharing it when no rewrite changes
+/// it, and vets the tool's output schema (see
+/// [`schema::check_output_schema`]).
 fn prepare(
+    original: &SharedSchema,
+    profile: ProviderProfile,
+    limits: &SchemaLimits,
+) -> Result<PreparedSchema, Refused> {
+    let prepared = prepare_input(original, profile, limits).map_err(Refused::Input)?;
+    if let SharedSchema::Listed { tools, index } = original
+        && let Some(output) = &tools[*index].output_schema
+    {
+        schema::check_output_schema(output, limits).map_err(Refused::Output)?;
+    }
+    Ok(prepared)
+}
+
+fn prepare_input(
     original: &SharedSchema,
     profile: ProviderProfile,
     limits: &SchemaLimits,
@@ -97,7 +120,7 @@ pub struct SchemaCache {
 struct CachedListing {
     /// Keeps the allocation (and so its address) alive.
     tools: Arc<[Tool]>,
-    prepared: Vec<Option<Result<PreparedSchema, schema::SchemaError>>>,
+    prepared: Vec<Option<Result<PreparedSchema, Refused>>>,
 }
 
 impl SchemaCache {
@@ -212,13 +235,17 @@ pub fn materialize_cached(
             };
             let prepared = match prepared {
                 Ok(prepared) => prepared,
-                Err(error) => {
+                Err(refused) => {
+                    let (which, error) = match refused {
+                        Refused::Input(error) => ("input", error),
+                        Refused::Output(error) => ("output", error),
+                    };
                     diagnostics.push(CatalogDiagnostic::tool(
                         Level::Error,
                         server,
                         item.raw_name,
                         format!(
-                            "server {server:?}, tool {:?}: input schema {error}; the tool is left out of the {} catalog",
+                            "server {server:?}, tool {:?}: {which} schema {error}; the tool is left out of the {} catalog",
                             item.raw_name,
                             options.profile.as_str()
                         ),
@@ -247,6 +274,7 @@ pub fn materialize_cached(
                 original_schema: item.original,
                 normalized_schema: prepared.normalized,
                 validator: OnceLock::new(),
+                output_validator: OnceLock::new(),
             });
         }
     }

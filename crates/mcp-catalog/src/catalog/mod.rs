@@ -117,7 +117,7 @@ impl CatalogDiagnostic {
         }
     }
 
-    fn tool(level: Level, server: &str, tool: &str, message: String) -> Self {
+    pub(crate) fn tool(level: Level, server: &str, tool: &str, message: String) -> Self {
         CatalogDiagnostic {
             server: server.to_owned(),
             tool: Some(tool.to_owned()),

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use mcp_transport::protocol::Tool;
+use mcp_transport::protocol::{CallToolResult, Tool};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
@@ -150,6 +150,9 @@ pub struct CatalogTool {
     /// Compiled on first call; `None` when the server's schema does not
     /// compile (the server then validates alone).
     pub(super) validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
+    /// The tool's `outputSchema`, compiled on the first result checked
+    /// against it; `Err` when it does not compile.
+    pub(super) output_validator: OnceLock<Result<Arc<jsonschema::Validator>, String>>,
 }
 
 impl CatalogTool {
@@ -207,7 +210,7 @@ impl CatalogTool {
             return Err(self.too_deep());
         }
         let validator = self.validator.get_or_init(|| {
-            match jsonschema::validator_for(self.original_schema.get()) {
+            match schema::compile(self.original_schema.get()) {
                 Ok(validator) => Some(Arc::new(validator)),
                 Err(error) => {
                     tracing::warn!(tool = %self.name, %error, "input schema does not compile; arguments go unchecked");
@@ -236,6 +239,62 @@ impl CatalogTool {
 }
 
 impl CatalogTool {
+    /// The server's `outputSchema` for this tool, if it sent one (utility
+    /// tools have none).
+    pub fn output_schema(&self) -> Option<&Value> {
+        match &self.original_schema {
+            SharedSchema::Listed { tools, index } => tools[*index].output_schema.as_ref(),
+            SharedSchema::Own(_) => None,
+        }
+    }
+
+    /// Checks a successful result against the tool's `outputSchema`, as
+    /// the specification asks clients to: `structuredContent` of any JSON
+    /// type must conform. A result without it is read as `null`, so a
+    /// schema that accepts `null` accepts it (the transport reads a sent
+    /// `null` as absent). `None` when the result conforms, the tool has
+    /// no output schema or the result is an error; otherwise why not,
+    /// naming server and tool.
+    pub fn check_output(&self, result: &CallToolResult) -> Option<String> {
+        let schema = self.output_schema()?;
+        if result.is_error {
+            return None;
+        }
+        let ToolTarget::Tool { name } = &self.origin.target else {
+            return None;
+        };
+        let server = &self.origin.server;
+        let null = Value::Null;
+        let structured = result.structured_content.as_ref().unwrap_or(&null);
+        if deep::exceeds_depth(structured, MAX_ARGUMENT_DEPTH) {
+            return Some(format!(
+                "server {server:?}, tool {name:?}: structuredContent nests deeper than {MAX_ARGUMENT_DEPTH} levels and cannot be checked against the tool's outputSchema"
+            ));
+        }
+        let validator = match self
+            .output_validator
+            .get_or_init(|| schema::compile(schema).map(Arc::new))
+        {
+            Ok(validator) => validator,
+            Err(error) => {
+                return Some(format!(
+                    "server {server:?}, tool {name:?}: the tool's outputSchema does not compile ({error}), so its structuredContent cannot be checked"
+                ));
+            }
+        };
+        let error = validator.iter_errors(structured).next()?;
+        if result.structured_content.is_none() {
+            return Some(format!(
+                "server {server:?}, tool {name:?}: the result has no structuredContent, which the tool's outputSchema requires ({error})"
+            ));
+        }
+        let path = error.instance_path.to_string();
+        let at = if path.is_empty() { "/" } else { path.as_str() };
+        Some(format!(
+            "server {server:?}, tool {name:?}: structuredContent does not match the tool's outputSchema at {at}: {error}"
+        ))
+    }
+
     fn too_deep(&self) -> CatalogError {
         CatalogError::invalid_arguments(
             self.name.clone(),
@@ -256,6 +315,7 @@ impl Clone for CatalogTool {
             original_schema: self.original_schema.clone(),
             normalized_schema: self.normalized_schema.clone(),
             validator: OnceLock::new(),
+            output_validator: OnceLock::new(),
         }
     }
 }

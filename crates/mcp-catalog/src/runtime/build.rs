@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use mcp_config::Level;
 use mcp_transport::protocol::Tool;
+use mcp_transport::session::CacheScope;
 
 use crate::backoff::Paused;
 use crate::catalog::{Catalog, CatalogDiagnostic, ServerTools, defuse_listing, materialize_cached};
@@ -36,7 +37,23 @@ impl RuntimeShared {
         let now = self.clock.now();
         for (server, outcome) in servers.iter().zip(outcomes) {
             match outcome {
-                Some(ServerOutcome::Ready(listing)) => listings.push(listing),
+                Some(ServerOutcome::Ready(listing)) => {
+                    let state = self.lock();
+                    let rejected = state.slots.get(server).map(|slot| slot.rejected.as_slice());
+                    for tool in rejected.unwrap_or_default() {
+                        diagnostics.push(CatalogDiagnostic::tool(
+                            Level::Warning,
+                            server,
+                            &tool.name,
+                            format!(
+                                "server {server:?}, tool {:?}: {}; the tool is left out",
+                                tool.name, tool.reason
+                            ),
+                        ));
+                    }
+                    drop(state);
+                    listings.push(listing);
+                }
                 Some(ServerOutcome::Failed {
                     error,
                     pause,
@@ -94,9 +111,16 @@ impl RuntimeShared {
             && state.generation == generation
             && !state.shut_down
         {
+            let fresh_until = state
+                .slots
+                .values()
+                .filter(|slot| slot.tools.is_some())
+                .filter_map(|slot| slot.tools_fresh_until)
+                .min();
             state.cached = Some(CachedCatalog {
                 catalog: Arc::clone(catalog),
                 retry_at,
+                fresh_until,
             });
         }
         result
@@ -105,10 +129,15 @@ impl RuntimeShared {
     /// Connects a server if needed and lists its tools if needed. `None`
     /// when the server was removed meanwhile.
     async fn prepare(self: Arc<Self>, server: &str) -> Option<ServerOutcome> {
-        let (config, epoch, connection, tools, tools_epoch) = {
+        let (config, config_hash, epoch, connection, tools, tools_epoch) = {
             let now = self.clock.now();
             let mut state = self.lock();
             let slot = state.slots.get_mut(server)?;
+            if slot.tools_fresh_until.is_some_and(|at| now >= at) {
+                // Its TTL ran out: this server is listed again.
+                slot.tools = None;
+                slot.tools_fresh_until = None;
+            }
             if let (Some(connection), Some(tools)) = (&slot.connection, &slot.tools) {
                 return Some(ServerOutcome::Ready(
                     slot.listing(connection.features(), tools),
@@ -124,6 +153,7 @@ impl RuntimeShared {
             }
             (
                 slot.config.clone(),
+                slot.config_hash.clone(),
                 slot.epoch,
                 slot.connection.clone(),
                 slot.tools.clone(),
@@ -142,33 +172,36 @@ impl RuntimeShared {
         let tools = match tools {
             Some(tools) => tools,
             None => {
-                let listed =
-                    match tokio::time::timeout(config.timeouts.request, connection.list_tools())
-                        .await
-                    {
-                        Ok(result) => result,
-                        Err(_) => Err(CatalogError::request(
-                            server,
-                            "tools/list",
-                            Cause::TimedOut(config.timeouts.request),
-                        )),
-                    };
+                let shared = self.listings.fresh(server, &config_hash, self.clock.now());
+                let listed = match shared {
+                    // Another session's runtime listed this server and
+                    // the server said the listing is public.
+                    Some((tools, fresh_until)) => Ok((tools, Some(fresh_until), None, Vec::new())),
+                    None => self.list(server, &config, connection.as_ref()).await.map(
+                        |(tools, fresh_until, scope)| {
+                            (tools, fresh_until, Some(scope), connection.rejected_tools())
+                        },
+                    ),
+                };
                 match listed {
-                    Ok(mut tools) => {
-                        let max_depth = self
-                            .options
-                            .materialize
-                            .schema_limits
-                            .max_depth
-                            .min(MAX_JSON_DEPTH);
-                        defuse_listing(&mut tools, max_depth);
-                        let tools: Arc<[Tool]> = Arc::from(tools);
+                    Ok((tools, fresh_until, scope, rejected)) => {
                         let mut state = self.lock();
                         if let Some(slot) = state.slots.get_mut(server)
                             && slot.epoch == epoch
                             && slot.tools_epoch == tools_epoch
                         {
                             slot.tools = Some(Arc::clone(&tools));
+                            slot.tools_fresh_until = fresh_until;
+                            slot.rejected = rejected;
+                            if let Some(scope) = scope {
+                                self.listings.offer(
+                                    server,
+                                    &config_hash,
+                                    &tools,
+                                    scope,
+                                    fresh_until,
+                                );
+                            }
                         }
                         tools
                     }
@@ -200,6 +233,39 @@ impl RuntimeShared {
             filter: slot.config.tool_filter.clone(),
             features: connection.features(),
         }))
+    }
+
+    /// Lists the server's tools within its request timeout, made safe to
+    /// keep; with when the listing stops being fresh and who may share
+    /// it.
+    async fn list(
+        &self,
+        server: &str,
+        config: &mcp_config::ServerConfig,
+        connection: &dyn crate::runtime::Connection,
+    ) -> Result<(Arc<[Tool]>, Option<Instant>, CacheScope), CatalogError> {
+        let timeout = config.timeouts.request;
+        let listing = match tokio::time::timeout(timeout, connection.list_tools_listing()).await {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(CatalogError::request(
+                    server,
+                    "tools/list",
+                    Cause::TimedOut(timeout),
+                ));
+            }
+        };
+        // The TTL counts from when the listing arrived.
+        let fresh_until = listing.ttl.map(|ttl| self.clock.now() + ttl);
+        let mut tools = listing.items;
+        let max_depth = self
+            .options
+            .materialize
+            .schema_limits
+            .max_depth
+            .min(MAX_JSON_DEPTH);
+        defuse_listing(&mut tools, max_depth);
+        Ok((Arc::from(tools), fresh_until, listing.scope))
     }
 
     fn failed(&self, server: &str, error: CatalogError) -> ServerOutcome {

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 use mcp_config::ServerConfig;
 use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::ProgressCallback;
+use mcp_transport::session::{CacheScope, Listing, ProgressCallback, RejectedTool};
 use serde_json::{Map, Value};
 
 use crate::catalog::ServerFeatures;
@@ -31,6 +31,18 @@ pub trait Connection: Send + Sync {
 
     /// Every tool, all pages.
     async fn list_tools(&self) -> Result<Vec<Tool>, CatalogError>;
+
+    /// [`Connection::list_tools`] with what the server said about caching
+    /// the listing (`ttlMs`, `cacheScope`). The default has no TTL and is
+    /// private: kept until `list_changed`, never shared, as before
+    /// 2026-07-28.
+    async fn list_tools_listing(&self) -> Result<Listing<Tool>, CatalogError> {
+        Ok(Listing {
+            items: self.list_tools().await?,
+            ttl: None,
+            scope: CacheScope::Private,
+        })
+    }
 
     /// `tools/call` with the raw tool name. With `progress`, the server's
     /// progress notifications are delivered there (and each one restarts
@@ -77,6 +89,13 @@ pub trait Connection: Send + Sync {
         let raw = serde_json::to_value(&result).unwrap_or_default();
         dispose_result(result);
         Ok(raw)
+    }
+
+    /// The tools the last listing left out because their definitions
+    /// cannot be used (an invalid `x-mcp-header`, at 2026-07-28 over
+    /// HTTP), and why. The catalog reports each one.
+    fn rejected_tools(&self) -> Vec<RejectedTool> {
+        Vec::new()
     }
 
     /// What the server said about itself in `initialize`, when known.

@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::servers::ServerSet;
 
 use super::connection::Connector;
+use super::listings::SharedListings;
 use super::session::{RuntimeOptions, SessionRuntime};
 
 struct ManagerShared {
@@ -22,6 +23,9 @@ struct ManagerShared {
     options: RuntimeOptions,
     servers: Mutex<ServerSet>,
     runtimes: Mutex<HashMap<String, Arc<SessionRuntime>>>,
+    /// The one thing the runtimes share: listings their servers marked
+    /// public (private ones stay with the session that fetched them).
+    listings: Arc<SharedListings>,
 }
 
 /// The runtimes of every session, keyed by session id.
@@ -89,6 +93,7 @@ impl RuntimeManager {
                 options,
                 servers: Mutex::new(servers),
                 runtimes: Mutex::new(HashMap::new()),
+                listings: Arc::default(),
             }),
         }
     }
@@ -112,12 +117,13 @@ impl RuntimeManager {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .clone();
-                Arc::new(SessionRuntime::for_servers(
+                Arc::new(SessionRuntime::sharing(
                     session_id,
                     servers,
                     Arc::clone(&self.shared.connector),
                     Arc::clone(&self.shared.clock),
                     self.shared.options.clone(),
+                    Arc::clone(&self.shared.listings),
                 ))
             });
             Arc::clone(runtime)

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use mcp_config::{DEFAULT_SESSION_IDLE_TTL, ServerConfig};
 use mcp_transport::protocol::Tool;
-use mcp_transport::session::ProgressCallback;
+use mcp_transport::session::{ProgressCallback, RejectedTool};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
@@ -22,10 +22,11 @@ use crate::catalog::{
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::{CatalogError, CatalogErrorKind, Cause};
-use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result_owned};
+use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result_owned, dispose_result};
 use crate::servers::ServerSet;
 
 use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
+use super::listings::SharedListings;
 use super::utility::{UtilityCall, parse_call_result, within};
 
 /// Default number of servers one build connects at the same time.
@@ -72,6 +73,12 @@ pub(super) struct Slot {
     /// The connect attempt under way for this epoch, if any.
     pub(super) connecting: Option<SharedConnect>,
     pub(super) tools: Option<Arc<[Tool]>>,
+    /// When `tools` stops being fresh (the server's `ttlMs`); `None`
+    /// keeps it until `list_changed`.
+    pub(super) tools_fresh_until: Option<Instant>,
+    /// Tools that listing left out, and why (reported in every catalog
+    /// built from it).
+    pub(super) rejected: Vec<RejectedTool>,
     /// Bumped by `list_changed`; a listing that started before is stale.
     pub(super) tools_epoch: u64,
     pub(super) backoff: Backoff,
@@ -82,6 +89,9 @@ pub(super) struct CachedCatalog {
     /// When a server that failed may be tried again; `None` when none
     /// failed.
     pub(super) retry_at: Option<Instant>,
+    /// When the first of its listings stops being fresh; `None` when
+    /// none has a TTL.
+    pub(super) fresh_until: Option<Instant>,
 }
 
 pub(super) struct State {
@@ -111,6 +121,9 @@ pub(super) struct RuntimeShared {
     pub(super) state: Mutex<State>,
     /// Prepared schemas of the last build, reused for unchanged servers.
     pub(super) schemas: Mutex<SchemaCache>,
+    /// Public listings, shared with the other runtimes of a manager (a
+    /// runtime made alone shares with no one).
+    pub(super) listings: Arc<SharedListings>,
 }
 
 /// The runtime of one host session.
@@ -171,6 +184,26 @@ impl SessionRuntime {
         clock: Arc<dyn Clock>,
         options: RuntimeOptions,
     ) -> Self {
+        SessionRuntime::sharing(
+            session_id,
+            servers,
+            connector,
+            clock,
+            options,
+            Arc::default(),
+        )
+    }
+
+    /// [`SessionRuntime::for_servers`], sharing public listings through
+    /// `listings`.
+    pub(super) fn sharing(
+        session_id: impl Into<String>,
+        servers: ServerSet,
+        connector: Arc<dyn Connector>,
+        clock: Arc<dyn Clock>,
+        options: RuntimeOptions,
+        listings: Arc<SharedListings>,
+    ) -> Self {
         let (servers, withheld) = servers.into_parts();
         let mut state = State {
             slots: BTreeMap::new(),
@@ -200,6 +233,7 @@ impl SessionRuntime {
                 connect_limit,
                 state: Mutex::new(state),
                 schemas: Mutex::new(SchemaCache::default()),
+                listings,
             }),
         }
     }
@@ -225,8 +259,17 @@ impl SessionRuntime {
     }
 
     /// The catalog: cached when still valid, else built (or joined, when a
-    /// build is already running).
+    /// build is already running). A catalog one of whose listings is past
+    /// its TTL is built again, listing only the servers whose TTL ran out.
     pub async fn catalog(&self) -> Result<Arc<Catalog>, CatalogError> {
+        self.catalog_within(true).await
+    }
+
+    /// [`SessionRuntime::catalog`]; with `fresh` false a cached catalog is
+    /// kept past its listings' TTL. A call by name takes that one: the
+    /// tool it names was offered to the model from it, and a stale
+    /// listing is refreshed when the next catalog is asked for.
+    async fn catalog_within(&self, fresh: bool) -> Result<Arc<Catalog>, CatalogError> {
         let build = {
             let now = self.shared.clock.now();
             let mut state = self.shared.lock();
@@ -236,6 +279,7 @@ impl SessionRuntime {
             state.last_used = now;
             if let Some(cached) = &state.cached
                 && cached.retry_at.is_none_or(|at| now < at)
+                && (!fresh || cached.fresh_until.is_none_or(|at| now < at))
             {
                 return Ok(Arc::clone(&cached.catalog));
             }
@@ -270,7 +314,7 @@ impl SessionRuntime {
 
     /// Calls a tool of the current catalog by the name the model used.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<ModelResult, CatalogError> {
-        let catalog = self.catalog().await?;
+        let catalog = self.catalog_within(false).await?;
         let tool = catalog
             .get(name)
             .ok_or_else(|| CatalogError::unknown_tool(name))?;
@@ -350,6 +394,12 @@ impl SessionRuntime {
         };
         self.shared.record(server, epoch, outcome.is_ok());
         let (result, raw) = outcome?;
+        if let Some(problem) = tool.check_output(&result) {
+            // The specification asks clients to check structured results;
+            // one that breaks the schema never reaches the model.
+            dispose_result(result);
+            return Ok((ModelResult::failed(problem), raw));
+        }
         // Moves the text out instead of copying it, and drops the rest of
         // the server's values (which may nest any depth) without recursion.
         Ok((convert_result_owned(result, max_bytes), raw))
@@ -557,6 +607,7 @@ impl RuntimeShared {
         let Some(slot) = state.current_slot(server, epoch) else {
             return;
         };
+        self.listings.forget(server, &slot.config_hash);
         slot.tools = None;
         slot.tools_epoch += 1;
         state.invalidate();
@@ -696,6 +747,8 @@ impl Slot {
             connection: None,
             connecting: None,
             tools: None,
+            tools_fresh_until: None,
+            rejected: Vec::new(),
             tools_epoch: 0,
             backoff: Backoff::default(),
         }

@@ -7,15 +7,53 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::limits::MAX_DEPTH;
-use super::{Keyword, Path, SchemaError, escape_pointer, keyword, resolve_local, schema_error};
+use super::limits::{MAX_DEPTH, SchemaLimits, check_limits};
+use super::{
+    Keyword, Path, SchemaError, escape_pointer, keyword, percent_decode, resolve_local,
+    same_document_fragment, schema_error,
+};
 
-/// The checks every profile starts with: structure, then references.
-pub(super) fn check(normalized: &Value) -> Result<(), SchemaError> {
+/// The checks every profile starts with: structure, then references, then
+/// how much the composition keywords make a validator evaluate.
+pub(super) fn check(normalized: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
     check_structure(normalized, &Path::ROOT, 0)?;
     let anchors = anchors(normalized);
     check_refs(normalized, normalized, &anchors, &Path::ROOT, 0)?;
-    check_ref_cycles(normalized)
+    check_composition(normalized, limits)
+}
+
+/// Vets a tool's `outputSchema` before any result is checked against it:
+/// a JSON Schema (object or boolean; any type of value may be described,
+/// SEP-2106) within `limits`, whose references all resolve inside it and
+/// whose composition stays within the bound. A schema that fails leaves
+/// its tool out: a result could not be checked against it, and the SEP
+/// asks for rejection rather than a permissive reading.
+pub fn check_output_schema(schema: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+    match schema {
+        Value::Bool(_) => return Ok(()),
+        Value::Object(_) => {}
+        other => {
+            return Err(schema_error(
+                "",
+                format!("{} is not a JSON Schema", json_kind(other)),
+            ));
+        }
+    }
+    check_limits(schema, limits)?;
+    let anchors = anchors(schema);
+    check_refs(schema, schema, &anchors, &Path::ROOT, 0)?;
+    check_composition(schema, limits)
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// MCP requires an object at the top; combinators may stay.
@@ -185,21 +223,171 @@ fn anchors(root: &Value) -> HashMap<&str, &Value> {
     found
 }
 
-/// What a reference points at inside `root`: `#`, a JSON pointer `#/…` or
-/// an anchor `#name`. Anything else (another document, a url) is `None`:
-/// nothing is ever fetched.
+/// What a reference points at inside `root`: `#`, a JSON pointer `#/…`
+/// or an anchor `#name`, also written after the root's absolute `$id`.
+/// Anything else (another document, a url, a file) is `None`: nothing is
+/// ever fetched (SEP-2106).
 fn resolve_reference<'a>(
     root: &'a Value,
     anchors: &HashMap<&str, &'a Value>,
     reference: &Value,
 ) -> Option<&'a Value> {
     let reference = reference.as_str()?;
-    let fragment = reference.strip_prefix('#')?;
+    let fragment = same_document_fragment(root, reference)?;
     if fragment.is_empty() || fragment.starts_with('/') {
         resolve_local(root, reference)
     } else {
-        anchors.get(fragment).copied()
+        anchors.get(percent_decode(fragment)?.as_ref()).copied()
     }
+}
+
+/// Rewrites every reference that resolves inside the schema through an
+/// anchor or through the root's `$id` into the plain pointer form `#/…`
+/// that the provider rewrites follow. The target stays the same, so the
+/// meaning does. Returns whether anything changed. Runs after
+/// [`check`], so every reference resolves and the walk is bounded.
+pub(super) fn pointer_refs(schema: &mut Value) -> bool {
+    if !has_non_pointer_ref(schema) {
+        return false;
+    }
+    let rewrites = pointer_rewrites(schema);
+    if rewrites.is_empty() {
+        return false;
+    }
+    let mut stack = vec![schema];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for key in REFERENCE_KEYWORDS {
+                    if let Some(Value::String(reference)) = map.get_mut(key)
+                        && let Some(pointer) = rewrites.get(reference.as_str())
+                    {
+                        *reference = pointer.clone();
+                    }
+                }
+                stack.extend(map.values_mut());
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+    true
+}
+
+/// Whether any reference of the schema is not yet `#` or `#/…`.
+pub(super) fn has_non_pointer_ref(root: &Value) -> bool {
+    let mut stack = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                let found = REFERENCE_KEYWORDS.iter().any(|key| {
+                    map.get(*key)
+                        .and_then(Value::as_str)
+                        .is_some_and(|r| !is_pointer_ref(r))
+                });
+                if found {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// For [`pointer_refs`]: each reference not yet in pointer form that
+/// resolves, with the pointer reference it becomes.
+fn pointer_rewrites(root: &Value) -> HashMap<String, String> {
+    let mut wanted: Vec<&str> = Vec::new();
+    let mut stack = vec![root];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for key in REFERENCE_KEYWORDS {
+                    if let Some(Value::String(reference)) = map.get(key)
+                        && !is_pointer_ref(reference)
+                    {
+                        wanted.push(reference);
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    if wanted.is_empty() {
+        return HashMap::new();
+    }
+    // Anchors with their pointers, found in the order `anchors` finds
+    // them, so the first of two equal anchors wins in both.
+    let mut anchored: HashMap<&str, String> = HashMap::new();
+    let mut stack = vec![(root, String::new())];
+    while let Some((value, pointer)) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                for key in ["$anchor", "$dynamicAnchor"] {
+                    if let Some(Value::String(name)) = map.get(key) {
+                        anchored
+                            .entry(name.as_str())
+                            .or_insert_with(|| pointer.clone());
+                    }
+                }
+                stack.extend(
+                    map.iter()
+                        .map(|(k, v)| (v, format!("{pointer}/{}", escape_pointer(k)))),
+                );
+            }
+            Value::Array(items) => stack.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v, format!("{pointer}/{i}"))),
+            ),
+            _ => {}
+        }
+    }
+    let mut rewrites = HashMap::new();
+    for reference in wanted {
+        let Some(fragment) = same_document_fragment(root, reference) else {
+            continue;
+        };
+        let pointer = if fragment.is_empty() || fragment.starts_with('/') {
+            Some(fragment.to_owned())
+        } else {
+            percent_decode(fragment)
+                .and_then(|name| anchored.get(name.as_ref()).map(|p| percent_encode(p)))
+        };
+        if let Some(pointer) = pointer {
+            rewrites.insert(reference.to_owned(), format!("#{pointer}"));
+        }
+    }
+    rewrites
+}
+
+/// Whether a reference already is `#` or `#/…`.
+fn is_pointer_ref(reference: &str) -> bool {
+    reference
+        .strip_prefix('#')
+        .is_some_and(|f| f.is_empty() || f.starts_with('/'))
+}
+
+/// A JSON pointer written as a URI fragment: every byte outside the
+/// characters a fragment may hold as they are is `%XX`-escaped, so
+/// [`resolve_local`] decodes it back to the same pointer.
+fn percent_encode(pointer: &str) -> String {
+    let mut out = String::with_capacity(pointer.len());
+    for byte in pointer.bytes() {
+        let plain = byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/?".contains(&byte);
+        if plain {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 /// Keywords that apply a subschema to the same value, not to a part of
@@ -227,7 +415,25 @@ fn in_place(key: &str) -> Option<Keyword> {
 /// in-place applicators and resolved references, and an iterative
 /// depth-first search looks for a cycle.
 pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
+    check_graph(root, usize::MAX)
+}
+
+/// [`check_ref_cycles`], and the composition bound of SEP-2106: how many
+/// subschemas the in-place keywords (`allOf`, `anyOf`, `oneOf`, `not`,
+/// `if`/`then`/`else`, `dependentSchemas`) and references apply to one
+/// value, counted through every reference, may not pass
+/// [`SchemaLimits::max_applied_subschemas`]. References let a small
+/// schema apply exponentially many (`A: anyOf [B, B]`, `B: anyOf [C, C]`,
+/// …), which the node cap alone does not see; a validator would evaluate
+/// each of them for every value.
+pub fn check_composition(root: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+    check_graph(root, limits.max_applied_subschemas)
+}
+
+fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
     if !has_reference(root) {
+        // Without references every subschema is applied at most once,
+        // and the node cap bounds them.
         return Ok(());
     }
     let anchors = anchors(root);
@@ -290,6 +496,9 @@ pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
     }
 
     // Iterative depth-first search; `on_path` marks the current path.
+    // Finishing a node (all its edges done) gives how many subschemas it
+    // applies to one value: itself and what its edges apply.
+    let mut applied = vec![0usize; nodes.len()];
     let mut done = vec![false; nodes.len()];
     let mut on_path = vec![false; nodes.len()];
     for start in 0..nodes.len() {
@@ -321,6 +530,18 @@ pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
                     path.push((target, 0));
                 }
             } else {
+                let total = edges[node]
+                    .iter()
+                    .fold(1usize, |sum, &t| sum.saturating_add(applied[t]));
+                if total > max_applied {
+                    return Err(schema_error(
+                        &nodes[node].1,
+                        format!(
+                            "composition keywords and $ref apply more than {max_applied} subschemas to one value (the limit per tool)"
+                        ),
+                    ));
+                }
+                applied[node] = total;
                 on_path[node] = false;
                 done[node] = true;
                 path.pop();

@@ -28,6 +28,10 @@ pub struct SchemaLimits {
     pub max_properties: usize,
     /// Levels of JSON nesting; never above [`MAX_JSON_DEPTH`] in effect.
     pub max_depth: usize,
+    /// Subschemas the composition keywords and references may apply to
+    /// one value, counted through every reference (SEP-2106's bound on
+    /// composition; see [`super::check_composition`]).
+    pub max_applied_subschemas: usize,
 }
 
 impl Default for SchemaLimits {
@@ -40,6 +44,9 @@ impl Default for SchemaLimits {
             max_nodes: 100_000,
             max_properties: 10_000,
             max_depth: MAX_JSON_DEPTH,
+            // Far above what a real union applies (tens), far below what
+            // makes one validation slow.
+            max_applied_subschemas: 10_000,
         }
     }
 }

@@ -9,6 +9,17 @@
 //! arguments are still validated against the server's own schema before a
 //! call.
 //!
+//! JSON Schema 2020-12 (SEP-2106) as the specification asks of a
+//! client: the `generic` profile passes the server's keywords through
+//! (`$schema`, `$defs`, `$anchor`, `allOf`/`anyOf`, `if`/`then`/`else`, …);
+//! a `$ref` resolves inside the schema only (a pointer, an anchor, or
+//! either written after the root's own `$id`), and one that does not
+//! (another document, a network or file URI) refuses the tool instead of
+//! being fetched or read as permissive; the validator itself never
+//! fetches (`compile`); and what composition keywords apply to one
+//! value through references is bounded ([`check_composition`]). A tool's
+//! `outputSchema` is vetted the same way ([`check_output_schema`]).
+//!
 //! One file per step: `limits` caps what is read at all,
 //! `normalize` and `check` make and vet the normal form, `anthropic`,
 //! `openai` and `gemini` rewrite it per provider (`subset` holds the
@@ -31,14 +42,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use self::args::strip_optional_nulls;
-pub use self::check::check_ref_cycles;
+pub use self::check::{check_composition, check_output_schema, check_ref_cycles};
 pub use self::gemini::GEMINI_KEYWORDS;
 pub use self::limits::{MAX_DEPTH, MAX_JSON_DEPTH, SchemaLimits, check_limits};
 pub use self::normalize::normalize;
 pub use self::openai::OPENAI_KEYWORDS;
 
 use self::anthropic::flatten_top_level;
-use self::check::{check, check_generic_top, contains_ref};
+use self::check::{check, check_generic_top, contains_ref, has_non_pointer_ref, pointer_refs};
 use self::gemini::{gemini, inline_refs};
 use self::limits::Budget;
 use self::normalize::is_normal;
@@ -256,7 +267,13 @@ fn for_profile_owned(
     profile: ProviderProfile,
     limits: &SchemaLimits,
 ) -> Result<Value, SchemaError> {
-    check(&normalized)?;
+    let mut normalized = normalized;
+    check(&normalized, limits)?;
+    if profile != ProviderProfile::Generic {
+        // The rewrites follow pointers only; the generic profile keeps
+        // the server's references as written.
+        pointer_refs(&mut normalized);
+    }
     match profile {
         ProviderProfile::Generic => {
             check_generic_top(&normalized)?;
@@ -350,7 +367,7 @@ fn prepare_inner<'s>(
     // would leave unchanged can stand for its own normal form.
     let already_normal = (profile == ProviderProfile::Generic || keep_normal) && is_normal(schema);
     let prepared = if profile == ProviderProfile::Generic && already_normal {
-        check(schema)?;
+        check(schema, limits)?;
         check_generic_top(schema)?;
         Prepared {
             schema: Cow::Borrowed(schema),
@@ -365,24 +382,116 @@ fn prepare_inner<'s>(
             (true, true) => Some(Cow::Borrowed(schema)),
             (true, false) => Some(Cow::Owned(normalized.clone())),
         };
+        // Calls follow the kept form by pointer, like the rewrites.
+        let kept = kept.map(|kept| {
+            if has_non_pointer_ref(&kept) {
+                let mut owned = kept.into_owned();
+                pointer_refs(&mut owned);
+                Cow::Owned(owned)
+            } else {
+                kept
+            }
+        });
         Prepared {
             schema: Cow::Owned(for_profile_owned(normalized, profile, limits)?),
             normalized: kept,
         }
     };
     // Calls are validated against the schema as sent: its references must
-    // not loop either (normalising moves a few subschemas).
-    check_ref_cycles(schema)?;
+    // not loop or fan out either (normalising moves a few subschemas).
+    check_composition(schema, limits)?;
     Ok(prepared)
 }
 
-/// Resolves a local `$ref` (`#`, `#/$defs/…`, `#/definitions/…`).
+/// Resolves a same-document `$ref` that is a JSON pointer (`#`,
+/// `#/$defs/…`, `#/definitions/…`, or the same written after the root's
+/// own `$id`). The pointer is percent-decoded first, as a URI fragment
+/// must be. Anything else (an anchor, another document, a url) is
+/// `None` here; anchors are resolved by the checks, and the provider
+/// rewrites see references already turned into pointers
+/// ([`check::pointer_refs`]).
 fn resolve_local<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
+    let fragment = same_document_fragment(root, reference)?;
+    if fragment.is_empty() {
         return Some(root);
     }
-    root.pointer(pointer)
+    if !fragment.starts_with('/') {
+        return None;
+    }
+    root.pointer(&percent_decode(fragment)?)
+}
+
+/// The fragment of a reference into this document, without its `#`: a
+/// reference that starts with `#`, or one that names the root's absolute
+/// `$id` (with or without a fragment). `None` for every other document,
+/// which is never fetched (SEP-2106).
+fn same_document_fragment<'r>(root: &Value, reference: &'r str) -> Option<&'r str> {
+    if let Some(fragment) = reference.strip_prefix('#') {
+        return Some(fragment);
+    }
+    let id = root.get("$id").and_then(Value::as_str)?;
+    let base = id.split('#').next().unwrap_or(id);
+    if base.is_empty() || !base.contains(':') {
+        // Only an absolute `$id` names this document unambiguously.
+        return None;
+    }
+    let rest = reference.strip_prefix(base)?;
+    if rest.is_empty() {
+        Some("")
+    } else {
+        rest.strip_prefix('#')
+    }
+}
+
+/// A URI fragment with its `%XX` escapes decoded; `None` when an escape is
+/// malformed or the bytes are not UTF-8.
+fn percent_decode(fragment: &str) -> Option<Cow<'_, str>> {
+    if !fragment.contains('%') {
+        return Some(Cow::Borrowed(fragment));
+    }
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = fragment.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok().map(Cow::Owned)
+}
+
+/// A retriever that fetches nothing. The validator asks it for every
+/// reference outside the schema and for an unknown `$schema` dialect;
+/// refusing here keeps a network or file URI from ever being read
+/// (SEP-2106), whatever features of `jsonschema` another crate of the
+/// build turns on.
+struct NoFetch;
+
+impl jsonschema::Retrieve for NoFetch {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!(
+            "{} is outside the schema and is never fetched",
+            uri.as_str()
+        )
+        .into())
+    }
+}
+
+/// Compiles `schema` into a validator that resolves references inside the
+/// schema only (see [`NoFetch`]). Validation stops at the first error.
+pub(crate) fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_retriever(NoFetch)
+        .build(schema)
+        .map_err(|error| error.to_string())
 }
 
 fn escape_pointer(segment: &str) -> String {

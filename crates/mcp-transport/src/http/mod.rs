@@ -3,7 +3,9 @@
 //! passes, the client, and reqwest failures as transport errors, here;
 //! per-request headers with the 401/403 challenge retry in [`headers`];
 //! reading answers in [`status`]; server-sent events as JSON-RPC messages
-//! in [`sse_frame`].
+//! in [`sse_frame`]. The error answers a transport makes up for a request
+//! whose real answer is lost are here too; at 2026-07-28 they name their
+//! [`TransportErrorKind`] ([`TRANSPORT_FAILURE_KEY`]).
 //!
 //! Header values are secrets: they are never logged and never appear in an
 //! error message.
@@ -21,7 +23,7 @@ use mcp_oauth::AuthProvider;
 pub(crate) use headers::{RequestHeaders, to_header_map};
 pub use sse_frame::decode_sse_body;
 pub(crate) use sse_frame::{decode_payload, is_message_event, sse_events, too_large_answers};
-pub(crate) use status::{media_type, read_body_capped, unexpected_status};
+pub(crate) use status::{excerpt, media_type, read_body_capped, read_refusal, unexpected_status};
 
 use crate::codec::Codec;
 use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
@@ -170,6 +172,77 @@ pub(crate) async fn within<T>(
                 format!("{what}: no answer within {} ms", limit.as_millis()),
             ))
         })
+}
+
+/// The `data` member that marks an error answer the streamable HTTP
+/// transport made up, at 2026-07-28 and later, for a request it could not
+/// complete, and names why: `{"kind": "streamBroken"}` or
+/// `{"kind": "httpStatus", "status": 400}`.
+/// [`TransportError::from_error_response`] turns such an answer back into
+/// the named [`TransportErrorKind`]. The transport removes the member from
+/// every error a server sends, so a server cannot forge one.
+pub const TRANSPORT_FAILURE_KEY: &str = "io.github.mcp-transport/failure";
+
+/// An answer standing for a request that failed with `kind` (one of the
+/// kinds [`transport_failure`] reads back), saying `message`.
+pub(crate) fn failure_answer(
+    id: RequestId,
+    kind: &TransportErrorKind,
+    message: String,
+) -> JsonRpcMessage {
+    let failure = match kind {
+        TransportErrorKind::StreamBroken { .. } => serde_json::json!({"kind": "streamBroken"}),
+        TransportErrorKind::Http {
+            failure: HttpFailure::Status(status),
+            detail,
+        } => serde_json::json!({"kind": "httpStatus", "status": status, "detail": detail}),
+        _ => return synthetic_error(id, message),
+    };
+    JsonRpcMessage::Response(Response {
+        id: Some(id),
+        outcome: Err(ErrorObject {
+            code: TRANSPORT_ERROR_CODE,
+            message,
+            data: Some(serde_json::json!({ TRANSPORT_FAILURE_KEY: failure })),
+        }),
+    })
+}
+
+/// The kind a made-up answer of [`failure_answer`] names, for `method`.
+pub(crate) fn transport_failure(method: &str, error: &ErrorObject) -> Option<TransportErrorKind> {
+    if error.code != TRANSPORT_ERROR_CODE {
+        return None;
+    }
+    let failure = error.data.as_ref()?.get(TRANSPORT_FAILURE_KEY)?;
+    match failure.get("kind")?.as_str()? {
+        "streamBroken" => Some(TransportErrorKind::StreamBroken {
+            method: method.to_owned(),
+        }),
+        "httpStatus" => Some(TransportErrorKind::Http {
+            failure: HttpFailure::Status(u16::try_from(failure.get("status")?.as_u64()?).ok()?),
+            detail: failure
+                .get("detail")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        }),
+        _ => None,
+    }
+}
+
+/// Removes [`TRANSPORT_FAILURE_KEY`] from an error a server sent.
+pub(crate) fn strip_failure_marker(message: &mut JsonRpcMessage) {
+    if let JsonRpcMessage::Response(Response {
+        outcome:
+            Err(ErrorObject {
+                data: Some(serde_json::Value::Object(data)),
+                ..
+            }),
+        ..
+    }) = message
+    {
+        data.remove(TRANSPORT_FAILURE_KEY);
+    }
 }
 
 /// An answer the transport makes up for a request whose real answer is lost.

@@ -17,12 +17,24 @@ const EXCERPT_WAIT: Duration = Duration::from_secs(1);
 pub(crate) async fn unexpected_status(
     server: &str,
     what: &str,
-    mut response: reqwest::Response,
+    response: reqwest::Response,
 ) -> TransportError {
     let status = response.status();
+    let body = read_refusal(response, EXCERPT_BYTES).await;
+    let excerpt = excerpt(&body);
+    if excerpt.is_empty() {
+        io_error(server, format!("{what}: HTTP {status}"))
+    } else {
+        io_error(server, format!("{what}: HTTP {status}: {excerpt}"))
+    }
+}
+
+/// The start of a refusal's body, at most `max` bytes (a little more when
+/// the last chunk runs past it), read for at most [`EXCERPT_WAIT`].
+pub(crate) async fn read_refusal(mut response: reqwest::Response, max: usize) -> Vec<u8> {
     let mut body = Vec::new();
     let read = async {
-        while body.len() < EXCERPT_BYTES {
+        while body.len() < max {
             match response.chunk().await {
                 Ok(Some(chunk)) => body.extend_from_slice(&chunk),
                 Ok(None) | Err(_) => break,
@@ -30,14 +42,14 @@ pub(crate) async fn unexpected_status(
         }
     };
     let _ = tokio::time::timeout(EXCERPT_WAIT, read).await;
-    let body = String::from_utf8_lossy(&body);
+    body
+}
+
+/// The first 200 characters of a body, trimmed, for an error message.
+pub(crate) fn excerpt(body: &[u8]) -> String {
+    let body = String::from_utf8_lossy(body);
     let excerpt: String = body.chars().take(200).collect();
-    let excerpt = excerpt.trim();
-    if excerpt.is_empty() {
-        io_error(server, format!("{what}: HTTP {status}"))
-    } else {
-        io_error(server, format!("{what}: HTTP {status}: {excerpt}"))
-    }
+    excerpt.trim().to_owned()
 }
 
 /// The `Content-Type` media type, lowercase, without parameters.

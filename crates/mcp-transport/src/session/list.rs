@@ -34,7 +34,38 @@ impl ClientSession {
     /// whose `x-mcp-header` annotations are invalid is left out (see
     /// [`ClientSession::rejected_tools`]).
     pub async fn list_tools_listing(&self) -> Result<Listing<Tool>, TransportError> {
-        self.list_all("tools/list", "tools", "tools").await
+        let mut listing: Listing<Tool> = self.list_all("tools/list", "tools", "tools").await?;
+        let (Some(table), true) = (&self.shared.tool_headers, self.is_modern()) else {
+            return Ok(listing);
+        };
+        let mut headers = HashMap::new();
+        let mut repeat_safe = HashSet::new();
+        let mut rejected = Vec::new();
+        listing.items.retain(|tool| {
+            match crate::param_headers::ParamHeaders::from_input_schema(&tool.input_schema) {
+                Ok(found) => {
+                    if let Some(found) = found {
+                        headers.insert(tool.name.clone(), found);
+                    }
+                    if crate::param_headers::tool_is_repeat_safe(tool.annotations.as_ref()) {
+                        repeat_safe.insert(tool.name.clone());
+                    }
+                    true
+                }
+                Err(reason) => {
+                    tracing::warn!(server = %self.shared.server, tool = %tool.name, %reason, "tool left out");
+                    rejected.push(RejectedTool {
+                        name: tool.name.clone(),
+                        reason,
+                    });
+                    false
+                }
+            }
+        });
+        table.replace(headers);
+        table.replace_repeat_safe(repeat_safe);
+        *lock(&self.shared.rejected) = rejected;
+        Ok(listing)
     }
 
     /// Every resource with its caching hints.

@@ -11,6 +11,9 @@ use super::*;
 /// Long enough to never fire: a subscription lasts as long as the session.
 const FOREVER: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
+/// The longest pause before a broken subscription is opened again.
+const MAX_PAUSE: Duration = Duration::from_secs(60);
+
 /// The filter of a `subscriptions/listen` request for what `capabilities`
 /// advertises, or `None` when there is nothing to listen to.
 pub(super) fn filter(capabilities: &Value, resources: &[String]) -> Option<Value> {
@@ -56,15 +59,30 @@ impl Listener {
                 timeout: Some(FOREVER),
                 ..CallOptions::default()
             };
-            match shared
-                .request("subscriptions/listen", Some(params), &call)
-                .await
-            {
-                Ok(_) => {
-                    tracing::debug!(server = %shared.server, "the server ended the subscription")
-                }
-                Err(error) => {
-                    tracing::debug!(server = %shared.server, error = %error, "subscriptions/listen ended")
+            let mut pause = Duration::from_secs(1);
+            loop {
+                let outcome = shared
+                    .request("subscriptions/listen", Some(params.clone()), &call)
+                    .await;
+                match outcome {
+                    Ok(_) => {
+                        tracing::debug!(server = %shared.server, "the server ended the subscription");
+                        return;
+                    }
+                    // A stream that broke (after the transport's own one
+                    // re-issue) lost the subscription, not the session:
+                    // open it again, pausing longer each time.
+                    Err(error)
+                        if matches!(error.kind(), TransportErrorKind::StreamBroken { .. }) =>
+                    {
+                        tracing::debug!(server = %shared.server, error = %error, "subscription stream broke; listening again");
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(MAX_PAUSE);
+                    }
+                    Err(error) => {
+                        tracing::debug!(server = %shared.server, error = %error, "subscriptions/listen ended");
+                        return;
+                    }
                 }
             }
         });

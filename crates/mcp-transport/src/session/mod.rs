@@ -338,6 +338,8 @@ struct Shared {
     subscribed: Mutex<Vec<String>>,
     /// Tools the last listing left out, and why.
     rejected: Mutex<Vec<RejectedTool>>,
+    /// The transport's table of `x-mcp-header` mirrors (streamable HTTP).
+    tool_headers: Option<crate::param_headers::ToolHeaderTable>,
     /// The server's identity from a result's `_meta`, for a modern server
     /// whose `server/discover` answer did not carry it.
     server_info: Mutex<Option<Implementation>>,
@@ -403,6 +405,7 @@ impl ClientSession {
         let kind = transport.kind();
         let stderr = transport.stderr_tail();
         let direct = transport.sender();
+        let tool_headers = transport.tool_headers();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             server,
@@ -419,6 +422,7 @@ impl ClientSession {
             listener: Mutex::new(None),
             subscribed: Mutex::new(Vec::new()),
             rejected: Mutex::new(Vec::new()),
+            tool_headers,
             server_info: Mutex::new(None),
         });
         let driver = DriverHandle(tokio::spawn(drive(

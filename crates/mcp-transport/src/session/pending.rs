@@ -146,15 +146,10 @@ impl Shared {
                     }
                     let reply = reply.unwrap_or_else(|_| Err(self.ended_error()))?;
                     return reply.map_err(|error| {
-                        TransportError::new(
-                            &*self.server,
-                            TransportErrorKind::Rpc {
-                                method: method.to_string(),
-                                code: error.code,
-                                message: error.message,
-                                data: error.data.map(Box::new),
-                            },
-                        )
+                        // A transport's own failures of one request (a
+                        // refused HTTP status, a broken stream) arrive as
+                        // marked error answers and become their own kinds.
+                        TransportError::from_error_response(&*self.server, method, error)
                     });
                 }
                 Some(progress) = recv_progress(&mut progress_rx) => {

@@ -1,0 +1,391 @@
+//! Streamable HTTP at MCP 2026-07-28 and later, for one request: the
+//! request metadata headers, the answer (JSON or a response stream scoped
+//! to the request), refusals, and a broken stream.
+//!
+//! A request is modern when its `params._meta` carries
+//! `io.modelcontextprotocol/protocolVersion`; the session puts it there and
+//! the transport needs no other hint. Such a POST carries
+//! `MCP-Protocol-Version` (that value), `Mcp-Method`, `Mcp-Name`
+//! (`tools/call`, `prompts/get`: `params.name`; `resources/read`:
+//! `params.uri`) and the tool's `Mcp-Param-*` headers from the
+//! [`ToolHeaderTable`], never `Mcp-Session-Id` or `Last-Event-ID`.
+//!
+//! - **Refusals:** a 4xx or 5xx whose body is a JSON-RPC error is that
+//!   request's answer (the session reads `-32022` unsupported version,
+//!   `-32020` header mismatch, `-32021` missing capability, `-32601`);
+//!   without one (and always for 401/403, whose meaning is HTTP's) the
+//!   request fails with [`HttpFailure::Status`].
+//! - **Broken stream:** streams cannot be resumed at this revision. A
+//!   request safe to repeat ([`repeat_safe`]) is posted once more under a
+//!   new id, mapped back to the caller's; any other request, or a second
+//!   break, fails at once with [`TransportErrorKind::StreamBroken`].
+//! - **Cancellation:** closing the response stream is the signal, so
+//!   `notifications/cancelled` for a modern request aborts its task and is
+//!   not posted.
+//! - **Long-lived streams:** nothing here bounds how long a stream may stay
+//!   quiet (the client has no read timeout), so a `subscriptions/listen`
+//!   stream lives until either side ends it, and its notifications go to
+//!   the inbox like any other message.
+//!
+//! Failures reach the caller as answers made by
+//! [`crate::http::failure_answer`], which
+//! [`crate::TransportError::from_error_response`] turns back into their kinds.
+
+use futures::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+
+use super::{PROTOCOL_VERSION, Shared, lock};
+use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::event_stream::SseItem;
+use crate::http::{
+    decode_payload, encode, excerpt, failure_answer, io_error, is_message_event, media_type,
+    read_body_capped, read_refusal, sse_events,
+};
+use crate::message::{JsonRpcMessage, Request, RequestId, Response};
+use crate::param_headers::{ToolHeaderTable, encode_header_value};
+use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
+
+use std::sync::Arc;
+
+/// The `_meta` key that makes a request modern.
+use crate::protocol::META_PROTOCOL_VERSION;
+
+const MCP_METHOD: &str = "mcp-method";
+const MCP_NAME: &str = "mcp-name";
+
+/// How much of a refusal's body is read to find a JSON-RPC error in it.
+const REFUSAL_BYTES: usize = 64 * 1024;
+
+/// Methods whose repetition has no further effect, so a request whose
+/// stream broke may be sent again.
+const REPEAT_SAFE_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/list",
+];
+
+/// The protocol version a modern request names in its `_meta`; `None` for
+/// a request of an older revision.
+pub(crate) fn modern_version(request: &Request) -> Option<&str> {
+    request
+        .params
+        .as_ref()?
+        .get("_meta")?
+        .get(META_PROTOCOL_VERSION)?
+        .as_str()
+}
+
+/// Whether `request` may be sent again after its stream broke: the methods
+/// of [`REPEAT_SAFE_METHODS`], and `tools/call` of a tool the table marks
+/// read-only or idempotent.
+pub(crate) fn repeat_safe(request: &Request, tools: &ToolHeaderTable) -> bool {
+    match request.method.as_str() {
+        "tools/call" => param_str(request, "name").is_some_and(|name| tools.is_repeat_safe(name)),
+        method => REPEAT_SAFE_METHODS.contains(&method),
+    }
+}
+
+fn param_str<'a>(request: &'a Request, key: &str) -> Option<&'a str> {
+    request.params.as_ref()?.get(key)?.as_str()
+}
+
+/// The request metadata headers of a modern request (SEP-2243).
+pub(crate) fn request_headers(
+    request: &Request,
+    version: &str,
+    tools: &ToolHeaderTable,
+) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+    let mut headers = Vec::new();
+    let version = HeaderValue::from_str(version)
+        .map_err(|_| format!("protocol version {version:?} cannot be sent as a header"))?;
+    headers.push((HeaderName::from_static(PROTOCOL_VERSION), version));
+    let method = HeaderValue::from_str(&encode_header_value(&request.method))
+        .map_err(|_| "the method cannot be sent as a header".to_owned())?;
+    headers.push((HeaderName::from_static(MCP_METHOD), method));
+    let name = match request.method.as_str() {
+        "tools/call" | "prompts/get" => param_str(request, "name"),
+        "resources/read" => param_str(request, "uri"),
+        _ => None,
+    };
+    if let Some(name) = name {
+        headers.push((
+            HeaderName::from_static(MCP_NAME),
+            plain(&encode_header_value(name))?,
+        ));
+    }
+    if request.method == "tools/call" {
+        let arguments = request.params.as_ref().and_then(|p| p.get("arguments"));
+        for (name, value) in tools.headers_for(param_str(request, "name").unwrap_or(""), arguments)
+        {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("{name} is not a header name"))?;
+            headers.push((name, plain(&value)?));
+        }
+    }
+    Ok(headers)
+}
+
+/// An encoded value as a header value (always valid: visible ASCII).
+fn plain(value: &str) -> Result<HeaderValue, String> {
+    HeaderValue::from_str(value).map_err(|_| "an encoded value is not a header value".to_owned())
+}
+
+/// How one POST of a modern request ended without its answer.
+enum Lost {
+    /// The response stream (or JSON body) broke off before the answer.
+    Broken(String),
+    /// Anything else: the request fails with this error.
+    Failed(TransportError),
+}
+
+impl Shared {
+    /// Sends a modern request and delivers its answer (or a made-up one
+    /// naming why there is none), re-issuing it once under a new id when
+    /// its stream breaks and it is safe to repeat.
+    pub(super) async fn modern_request(self: Arc<Self>, request: Request, version: String) {
+        let headers = match request_headers(&request, &version, &self.tool_headers) {
+            Ok(headers) => headers,
+            Err(message) => {
+                let error = io_error(&self.server, message);
+                return self.fail(request.id.clone(), &error);
+            }
+        };
+        let mut attempt = request.id.clone();
+        let mut reissued = false;
+        loop {
+            let wire = Request {
+                id: attempt.clone(),
+                method: request.method.clone(),
+                params: request.params.clone(),
+            };
+            let body = encode(&JsonRpcMessage::Request(wire));
+            let lost = match self
+                .modern_exchange(&body, &headers, &attempt, &request.id)
+                .await
+            {
+                Ok(()) => return,
+                Err(lost) => lost,
+            };
+            let error = match lost {
+                Lost::Failed(error) => error,
+                Lost::Broken(cause) => {
+                    if lock(&self.state).cancelled.remove(&request.id) {
+                        return;
+                    }
+                    if !reissued && repeat_safe(&request, &self.tool_headers) {
+                        tracing::debug!(server = %self.server, method = %request.method, %cause, "response stream broke; re-issuing");
+                        reissued = true;
+                        attempt = self.fresh_id();
+                        continue;
+                    }
+                    tracing::debug!(server = %self.server, method = %request.method, %cause, "response stream broke");
+                    TransportError::new(
+                        &*self.server,
+                        TransportErrorKind::StreamBroken {
+                            method: request.method.clone(),
+                        },
+                    )
+                }
+            };
+            return self.fail(request.id.clone(), &error);
+        }
+    }
+
+    /// A request id no caller uses, for a re-issue.
+    fn fresh_id(&self) -> RequestId {
+        let n = self
+            .reissues
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        RequestId::String(format!("mcp-transport-reissue-{n}"))
+    }
+
+    /// Fails the caller's request `id` with `error`.
+    pub(super) fn fail(&self, id: RequestId, error: &TransportError) {
+        // Not through `deliver`: that strips the marker this answer carries.
+        self.inbox
+            .message(failure_answer(id, error.kind(), error.to_string()));
+    }
+
+    /// One POST of a modern request under `attempt`; its answer is
+    /// delivered under `caller`.
+    async fn modern_exchange(
+        self: &Arc<Self>,
+        body: &str,
+        headers: &[(HeaderName, HeaderValue)],
+        attempt: &RequestId,
+        caller: &RequestId,
+    ) -> Result<(), Lost> {
+        let response = self
+            .headers
+            .send(|| {
+                let mut builder = self
+                    .client
+                    .post(self.url.clone())
+                    .header(ACCEPT, "application/json, text/event-stream")
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.to_owned());
+                for (name, value) in headers {
+                    builder = builder.header(name.clone(), value.clone());
+                }
+                builder
+            })
+            .await
+            .map_err(|e| Lost::Failed(self.check_reachable(e)))?;
+        let status = response.status();
+        if !status.is_success() {
+            return self.refused(response, caller).await.map_err(Lost::Failed);
+        }
+        if status == reqwest::StatusCode::ACCEPTED || status == reqwest::StatusCode::NO_CONTENT {
+            return Err(Lost::Failed(io_error(
+                &self.server,
+                format!("POST: HTTP {status} without an answer to the request"),
+            )));
+        }
+        if media_type(&response) == "text/event-stream" {
+            return self.modern_stream(response, attempt, caller).await;
+        }
+        let bytes = match read_body_capped(&self.server, response, DEFAULT_MAX_MESSAGE_BYTES).await
+        {
+            Ok(bytes) => bytes,
+            Err(e) if matches!(e.kind(), TransportErrorKind::Http { .. }) => {
+                return Err(Lost::Broken(e.to_string()));
+            }
+            Err(e) => return Err(Lost::Failed(e)),
+        };
+        let (messages, error) = match decode_payload(&bytes) {
+            Ok(messages) => (messages, None),
+            Err(undecodable) => (undecodable.salvaged, Some(undecodable.error)),
+        };
+        let mut answered = false;
+        for message in messages {
+            answered |= self.deliver_mapped(message, attempt, caller, true);
+        }
+        match (answered, error) {
+            (true, _) => Ok(()),
+            (false, Some(e)) => Err(Lost::Failed(io_error(
+                &self.server,
+                format!("POST answer: {e}"),
+            ))),
+            (false, None) => Err(Lost::Failed(io_error(
+                &self.server,
+                "POST: HTTP 200 without an answer to the request",
+            ))),
+        }
+    }
+
+    /// Delivers the messages of a response stream until the answer.
+    async fn modern_stream(
+        self: &Arc<Self>,
+        response: reqwest::Response,
+        attempt: &RequestId,
+        caller: &RequestId,
+    ) -> Result<(), Lost> {
+        let mut events = Box::pin(sse_events(response));
+        while let Some(item) = events.next().await {
+            let event = match item {
+                Ok(SseItem::Event(event)) => event,
+                Ok(SseItem::TooLarge { max, .. }) => {
+                    return Err(Lost::Failed(TransportError::new(
+                        &*self.server,
+                        TransportErrorKind::MessageTooLarge { max },
+                    )));
+                }
+                Err(e) => return Err(Lost::Broken(e.to_string())),
+            };
+            if !is_message_event(&event) {
+                continue;
+            }
+            let mut answered = false;
+            for message in self.inbox.decode(event.data.as_bytes(), "SSE event") {
+                answered |= self.deliver_mapped(message, attempt, caller, false);
+            }
+            if answered {
+                return Ok(());
+            }
+        }
+        Err(Lost::Broken("the stream ended".to_owned()))
+    }
+
+    /// Delivers `message`, the answer to `attempt` under the caller's id;
+    /// true when it was that answer. In a JSON body (`whole_body`) an error
+    /// without an id answers the request too: the body answers only it.
+    fn deliver_mapped(
+        &self,
+        mut message: JsonRpcMessage,
+        attempt: &RequestId,
+        caller: &RequestId,
+        whole_body: bool,
+    ) -> bool {
+        let mut answered = false;
+        if let JsonRpcMessage::Response(response) = &mut message {
+            let ours = match &response.id {
+                // A server that answers a re-issue under the first id
+                // still answers the caller.
+                Some(id) => same_id(id, attempt) || same_id(id, caller),
+                None => whole_body && response.outcome.is_err(),
+            };
+            if ours {
+                response.id = Some(caller.clone());
+                answered = true;
+            }
+        }
+        self.deliver(message);
+        answered
+    }
+
+    /// A refusal: its JSON-RPC error body as the caller's answer, else an
+    /// [`HttpFailure::Status`] failure.
+    async fn refused(
+        &self,
+        response: reqwest::Response,
+        caller: &RequestId,
+    ) -> Result<(), TransportError> {
+        let status = response.status().as_u16();
+        let body = read_refusal(response, REFUSAL_BYTES).await;
+        if let Some(error) = rpc_error(&body).filter(|_| !matches!(status, 401 | 403)) {
+            self.deliver(JsonRpcMessage::Response(Response {
+                id: Some(caller.clone()),
+                outcome: Err(error),
+            }));
+            return Ok(());
+        }
+        Err(TransportError::new(
+            &*self.server,
+            TransportErrorKind::Http {
+                failure: HttpFailure::Status(status),
+                detail: excerpt(&body),
+            },
+        ))
+    }
+}
+
+/// The JSON-RPC error a refusal's body holds, if it is one error response.
+fn rpc_error(body: &[u8]) -> Option<crate::message::ErrorObject> {
+    let messages = decode_payload(body).ok()?;
+    match messages.as_slice() {
+        [
+            JsonRpcMessage::Response(Response {
+                outcome: Err(error),
+                ..
+            }),
+        ] => Some(error.clone()),
+        _ => None,
+    }
+}
+
+/// Ids match, also when a bridge turned a numeric id into a string.
+fn same_id(a: &RequestId, b: &RequestId) -> bool {
+    match (a, b) {
+        (RequestId::Number(n), RequestId::String(s))
+        | (RequestId::String(s), RequestId::Number(n)) => s.parse::<i64>().ok() == Some(*n),
+        _ => a == b,
+    }
+}
