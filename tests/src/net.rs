@@ -1,8 +1,11 @@
 //! Loopback servers that serve the example server core ([`ExampleServer`])
 //! over the network kinds, and their [`Harness`]es for the behaviour suite:
 //!
-//! - [`serve_streamable_http`]: streamable HTTP on `/mcp` (sessions, SSE
-//!   answers, the GET stream, DELETE);
+//! - [`serve_streamable_http`]: streamable HTTP on `/mcp`: for
+//!   `initialize`-based clients sessions, SSE answers, the GET stream and
+//!   DELETE; for 2026-07-28 requests (recognised by their `_meta`) no
+//!   session, one JSON or SSE answer per POST, a modern error as
+//!   `400`/`404` with its JSON-RPC body;
 //! - [`serve_legacy_sse`]: `GET /sse` + `POST /message?sessionId=`;
 //! - [`serve_ws`]: WebSocket on `/ws` with the `mcp` subprotocol;
 //! - [`serve_proxy`]: a claude.ai-style proxy that checks the server id and
@@ -33,8 +36,10 @@ use hyper::{Method, Request as HttpRequest, Response as HttpResponse, StatusCode
 use hyper_util::rt::TokioIo;
 use mcp_config::{ProxyConfig, RemoteConfig, TransportConfig};
 use mcp_transport::codec::Codec;
+use mcp_transport::protocol::error_codes;
 use mcp_transport::{
-    ClientSession, ConnectOptions, JsonRpcMessage, RequestId, SessionOptions, TransportError,
+    ClientSession, ConnectOptions, ErrorObject, JsonRpcMessage, RequestId, Response,
+    SessionOptions, TransportError,
 };
 use serde_json::Value;
 use tokio::net::TcpListener;
@@ -42,7 +47,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::harness::{Harness, entry, server_name, timeouts_of};
-use crate::server::{ExampleServer, Exit, ServerOptions};
+use crate::server::{Era, ExampleServer, Exit, ServerOptions, modern};
 
 type Body = UnsyncBoxBody<Bytes, std::io::Error>;
 type BoxFuture = Pin<Box<dyn Future<Output = HttpResponse<Body>> + Send>>;
@@ -260,6 +265,9 @@ struct HttpSession {
 struct HttpApp {
     server: Arc<ExampleServer>,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    /// Modern requests being answered, each on its own connection: where a
+    /// session-less `notifications/cancelled` goes.
+    modern: Mutex<HashMap<RequestId, mpsc::UnboundedSender<JsonRpcMessage>>>,
     next_session: AtomicU64,
     kill: watch::Sender<bool>,
 }
@@ -318,8 +326,11 @@ impl HttpApp {
             Ok(session) => session,
             Err(response) => return response,
         };
+        let modern_only = self.server.options().era == Era::Modern;
         match *request.method() {
             Method::POST => self.post(session, request).await,
+            // 2026-07-28 has neither the GET stream nor DELETE.
+            Method::GET | Method::DELETE if modern_only => full(StatusCode::METHOD_NOT_ALLOWED, ""),
             Method::GET => {
                 let Some((id, session)) = session else {
                     return full(StatusCode::BAD_REQUEST, "missing session");
@@ -347,6 +358,7 @@ impl HttpApp {
         session: Option<(String, Arc<HttpSession>)>,
         request: HttpRequest<Incoming>,
     ) -> HttpResponse<Body> {
+        let headers = request.headers().clone();
         let body = match read_body(request).await {
             Ok(body) => body,
             Err(response) => return response,
@@ -358,8 +370,15 @@ impl HttpApp {
         let is_initialize = messages.iter().any(|m| m.method() == Some("initialize"));
         let (id, session) = match (session, is_initialize) {
             (Some(session), _) => session,
+            (None, true) if self.server.options().era == Era::Modern => {
+                let id = messages.iter().find_map(|m| match m {
+                    JsonRpcMessage::Request(r) => Some(r.id.clone()),
+                    _ => None,
+                });
+                return json_error(StatusCode::BAD_REQUEST, id, self.server.refuse_initialize());
+            }
             (None, true) => self.new_session(),
-            (None, false) => return full(StatusCode::BAD_REQUEST, "missing session"),
+            (None, false) => return self.stateless(messages, &headers).await,
         };
         let requests: Vec<(RequestId, Option<Value>)> = messages
             .iter()
@@ -399,6 +418,179 @@ impl HttpApp {
         }
         sse_response(rx, Some(&id))
     }
+    /// A POST without a session: a 2026-07-28 request served on a
+    /// connection of its own, or a notification for one in flight.
+    async fn stateless(
+        self: Arc<Self>,
+        mut messages: Vec<JsonRpcMessage>,
+        headers: &hyper::HeaderMap,
+    ) -> HttpResponse<Body> {
+        if messages.len() != 1 {
+            return full(StatusCode::BAD_REQUEST, "one JSON-RPC message per POST");
+        }
+        let request = match messages.pop() {
+            Some(JsonRpcMessage::Request(request)) => request,
+            Some(JsonRpcMessage::Notification(note)) => {
+                self.forward_cancellation(note);
+                return full(StatusCode::ACCEPTED, "");
+            }
+            _ => {
+                return full(
+                    StatusCode::BAD_REQUEST,
+                    "a client sends no responses at 2026-07-28",
+                );
+            }
+        };
+        let params = request.params.clone().unwrap_or(Value::Null);
+        // A legacy server knows no session-less request: the plain refusal
+        // without a JSON-RPC body sends a dual-era client to `initialize`.
+        if self.server.options().era == Era::Legacy {
+            return full(StatusCode::BAD_REQUEST, "missing session");
+        }
+        if let Err(mismatch) = header_mismatch(headers, &request.method, &params) {
+            return json_error(StatusCode::BAD_REQUEST, Some(request.id), mismatch);
+        }
+        if let Err(refusal) = self.server.classify(&request.method, &params, false) {
+            return json_error(StatusCode::BAD_REQUEST, Some(request.id), refusal);
+        }
+        let (to_server, mut from_server) = start_connection(&self.server, &self.kill);
+        let id = request.id.clone();
+        // Requests that may take long or carry notifications answer on an
+        // SSE stream; the others with one JSON object, so clients meet both.
+        let streams = matches!(
+            request.method.as_str(),
+            "tools/call" | "prompts/get" | "resources/read" | "subscriptions/listen"
+        );
+        lock(&self.modern).insert(id.clone(), to_server.clone());
+        let _ = to_server.send(JsonRpcMessage::Request(request));
+        if !streams {
+            let answer = loop {
+                match from_server.recv().await {
+                    Some(JsonRpcMessage::Response(response))
+                        if response.id.as_ref() == Some(&id) =>
+                    {
+                        break response;
+                    }
+                    Some(_) => {}
+                    // The server crashed: this answer dies with the loopback.
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            lock(&self.modern).remove(&id);
+            let status = match &answer.outcome {
+                Err(e) if e.code == error_codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+                Err(e) if error_codes::is_modern_error(e.code) => StatusCode::BAD_REQUEST,
+                _ => StatusCode::OK,
+            };
+            return json_response(status, &JsonRpcMessage::Response(answer));
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let app = Arc::clone(&self);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    message = from_server.recv() => match message {
+                        Some(message) => {
+                            let done = matches!(&message, JsonRpcMessage::Response(r) if r.id.as_ref() == Some(&id));
+                            let _ = tx.send(sse_event("message", &encode(&message)));
+                            if done {
+                                break;
+                            }
+                        }
+                        // The server crashed: hold the stream until the
+                        // loopback dies, so the client sees a broken stream.
+                        None => {
+                            tx.closed().await;
+                            break;
+                        }
+                    },
+                    // The client closed the stream: that cancels the request.
+                    () = tx.closed() => {
+                        let _ = to_server.send(cancelled(&id));
+                        break;
+                    }
+                }
+            }
+            lock(&app.modern).remove(&id);
+        });
+        sse_response(rx, None)
+    }
+
+    /// A session-less `notifications/cancelled` for a modern request in
+    /// flight reaches that request's connection.
+    fn forward_cancellation(&self, note: mcp_transport::Notification) {
+        if note.method != "notifications/cancelled" {
+            return;
+        }
+        let id = note
+            .params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+        let target = id.and_then(|id| lock(&self.modern).get(&id).cloned());
+        if let Some(target) = target {
+            let _ = target.send(JsonRpcMessage::Notification(note));
+        }
+    }
+}
+
+fn cancelled(id: &RequestId) -> JsonRpcMessage {
+    JsonRpcMessage::notification(
+        "notifications/cancelled",
+        Some(serde_json::json!({"requestId": id, "reason": "the response stream closed"})),
+    )
+}
+
+fn json_response(status: StatusCode, message: &JsonRpcMessage) -> HttpResponse<Body> {
+    let mut response = full(status, encode(message));
+    response.headers_mut().insert(
+        "content-type",
+        "application/json".parse().expect("static header"),
+    );
+    response
+}
+
+/// A refused request: the HTTP status with the JSON-RPC error as its body.
+fn json_error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> HttpResponse<Body> {
+    json_response(
+        status,
+        &JsonRpcMessage::Response(Response {
+            id,
+            outcome: Err(error),
+        }),
+    )
+}
+
+/// `HeaderMismatch` (-32020) when a standard header a client sent
+/// disagrees with the body. Absent headers pass: this server also serves
+/// clients that predate them.
+fn header_mismatch(
+    headers: &hyper::HeaderMap,
+    method: &str,
+    params: &Value,
+) -> Result<(), ErrorObject> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let mismatch = |what: &str, header: &str, body: &str| {
+        Err(ErrorObject::new(
+            error_codes::HEADER_MISMATCH,
+            format!(
+                "Header mismatch: {what} header value {header:?} does not match body value {body:?}"
+            ),
+        ))
+    };
+    if let (Some(sent), Some(body)) = (
+        header("mcp-protocol-version"),
+        modern::requested_version(params),
+    ) && sent != body
+    {
+        return mismatch("MCP-Protocol-Version", sent, body);
+    }
+    if let Some(sent) = header("mcp-method")
+        && sent != method
+    {
+        return mismatch("Mcp-Method", sent, method);
+    }
+    Ok(())
 }
 
 /// Serves `server` over streamable HTTP at `http://127.0.0.1:<port>/mcp`.
@@ -408,6 +600,7 @@ pub async fn serve_streamable_http(server: Arc<ExampleServer>) -> Loopback {
     let app = Arc::new(HttpApp {
         server,
         sessions: Mutex::new(HashMap::new()),
+        modern: Mutex::new(HashMap::new()),
         next_session: AtomicU64::new(0),
         kill: kill.clone(),
     });
@@ -624,10 +817,18 @@ pub async fn serve_proxy(upstream: String, expect: ProxyExpectations) -> Loopbac
                 "content-type",
                 "mcp-session-id",
                 "mcp-protocol-version",
+                "mcp-method",
+                "mcp-name",
                 "last-event-id",
             ] {
                 if let Some(value) = header(name) {
                     forward = forward.header(name, value);
+                }
+            }
+            // Custom headers from tool parameters pass through unread.
+            for (name, value) in request.headers() {
+                if name.as_str().starts_with("mcp-param-") {
+                    forward = forward.header(name.as_str(), value.as_bytes());
                 }
             }
             let body = match read_body(request).await {

@@ -116,12 +116,25 @@ async fn stdio_and_sdk_servers_build_one_catalog_and_answer_calls() {
     runtime.shutdown().await;
 }
 
-#[tokio::test]
-async fn list_changed_from_a_real_server_rebuilds_without_reconnecting() {
-    let runtime = runtime(vec![stdio_entry("alpha", ServerOptions::default())]);
+/// A `touch` on the server invalidates the catalog without a reconnect:
+/// over the `notifications/tools/list_changed` of the session at
+/// 2025-11-25, over `subscriptions/listen` at 2026-07-28.
+async fn list_changed_rebuilds_without_reconnecting(server: ServerOptions, modern: bool) {
+    let runtime = runtime(vec![stdio_entry("alpha", server)]);
     let before = runtime.catalog().await.unwrap();
     assert!(before.get("alpha__touched-0").is_none());
     let pid = text_of(&runtime, "alpha__pid").await;
+    if modern {
+        // The subscription opens in the background: a change made before
+        // the server has it would reach no one.
+        for _ in 0..250 {
+            if text_of(&runtime, "alpha__listeners").await != "0" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(text_of(&runtime, "alpha__listeners").await, "1");
+    }
     runtime.call("alpha__touch", json!({})).await.unwrap();
     // the notification arrives on the session's reader; wait for it
     let mut after = runtime.catalog().await.unwrap();
@@ -139,6 +152,16 @@ async fn list_changed_from_a_real_server_rebuilds_without_reconnecting() {
     );
     assert_eq!(text_of(&runtime, "alpha__pid").await, pid, "same process");
     runtime.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_changed_from_a_real_server_rebuilds_without_reconnecting() {
+    list_changed_rebuilds_without_reconnecting(ServerOptions::default().legacy(), false).await;
+}
+
+#[tokio::test]
+async fn list_changed_over_subscriptions_listen_rebuilds_without_reconnecting() {
+    list_changed_rebuilds_without_reconnecting(ServerOptions::default(), true).await;
 }
 
 #[tokio::test]

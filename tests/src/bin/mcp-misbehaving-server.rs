@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_integration_tests::misbehaving::{Fault, Script};
-use mcp_integration_tests::server::{ExampleServer, ServerOptions};
+use mcp_integration_tests::server::{Era, ExampleServer, ServerOptions};
 use mcp_transport::{Codec, JsonRpcMessage, RequestId};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -89,7 +89,17 @@ fn main() -> ExitCode {
         script.at,
         std::process::id()
     ));
-    runtime.block_on(serve(cli.options, script));
+    let mut options = cli.options;
+    if matches!(
+        script.at.as_str(),
+        "initialize" | "notifications/initialized"
+    ) {
+        // A fault in the `initialize` handshake needs a server that is
+        // reached through it: a dual-era one answers the session's
+        // `server/discover` and is never initialized.
+        options.era = Era::Legacy;
+    }
+    runtime.block_on(serve(options, script));
     ExitCode::SUCCESS
 }
 

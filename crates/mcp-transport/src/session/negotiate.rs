@@ -47,6 +47,16 @@ impl Shared {
                     return Ok(self.modern_session(first, *result));
                 }
                 Probe::Modern(result) => result.supported_versions,
+                Probe::Refused(supported) if supported.iter().any(|v| v == first) => {
+                    return Err(TransportError::new(
+                        &*self.server,
+                        TransportErrorKind::VersionNegotiation {
+                            detail: format!(
+                                "the server refused {first}, which it lists as supported"
+                            ),
+                        },
+                    ));
+                }
                 Probe::Refused(supported) => supported,
                 Probe::Legacy => return self.initialize_legacy(&wanted, started).await,
             };
@@ -184,6 +194,11 @@ impl Shared {
             TransportErrorKind::Rpc { code, .. } if error_codes::is_modern_error(*code) => {
                 Err(error)
             }
+            // A refused redirect is a security refusal, not an old server.
+            TransportErrorKind::Http {
+                failure: crate::transport::HttpFailure::Redirect,
+                ..
+            } => Err(error),
             TransportErrorKind::Timeout { .. } if self.remaining(started).is_zero() => {
                 Err(self.connect_timeout_error())
             }
