@@ -89,3 +89,40 @@ pub(crate) fn free_port() -> u16 {
         .map(|address| address.port())
         .expect("a free port")
 }
+
+/// The TypeScript SDK 2.x server (`peers/ts_server.mjs`), as a script
+/// beside `.peers/node_modules` (Node resolves the SDK from the script's
+/// folder). Copied there afresh on every call, so the committed script is
+/// what runs; the copy is renamed into place, so concurrent tests never
+/// read half a file.
+#[track_caller]
+pub(crate) fn ts_server_script() -> PathBuf {
+    require(
+        peers_dir().join("node_modules/@modelcontextprotocol/server/package.json"),
+        "the TypeScript SDK 2.x server (`@modelcontextprotocol/server`)",
+    );
+    let target = peers_dir().join("ts_server.mjs");
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let copy = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let staging = peers_dir().join(format!(".ts_server.mjs.{}.{copy}", std::process::id()));
+    std::fs::copy(scripts_dir().join("ts_server.mjs"), &staging)
+        .and_then(|_| std::fs::rename(&staging, &target))
+        .expect("copying peers/ts_server.mjs into .peers/");
+    target
+}
+
+/// The rmcp 3.11 server `cargo xtask peers` builds from `peers/rmcp-server`.
+#[track_caller]
+pub(crate) fn rmcp_server() -> PathBuf {
+    require(
+        peers_dir().join("bin/rmcp-peer-server"),
+        "the rmcp server (`peers/rmcp-server`)",
+    )
+}
+
+/// The Python `mcp` 2.3 server of `peers/py_modern_server.py`: the
+/// interpreter of `.peers/venv` and the script.
+#[track_caller]
+pub(crate) fn py_modern_server() -> (PathBuf, PathBuf) {
+    (python("venv"), scripts_dir().join("py_modern_server.py"))
+}

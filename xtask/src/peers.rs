@@ -3,11 +3,14 @@
 //!
 //! - `peers/package.json` + `peers/package-lock.json` → `npm ci` in
 //!   `.peers/` (Node 22 binary, the conformance suite, server-everything,
-//!   supergateway);
+//!   supergateway, the TypeScript SDK 2.x server `peers/ts_server.mjs` runs
+//!   on, the TypeScript SDK 1.x client of the benchmarks);
 //! - `peers/requirements.txt` → venv `.peers/venv` (Python `mcp` 2.x,
 //!   fastmcp);
 //! - `peers/requirements-ws.txt` → venv `.peers/venv-ws` (Python `mcp` 1.x
-//!   with its native WebSocket server).
+//!   with its native WebSocket server);
+//! - `peers/rmcp-server/` (its own Cargo workspace and lock file) →
+//!   `.peers/bin/rmcp-peer-server`, built with `cargo build --locked`.
 //!
 //! Each part keeps a copy of the inputs it was installed from and is
 //! skipped while they are unchanged, so a second run takes milliseconds.
@@ -26,8 +29,11 @@ pub(crate) struct Peers {
     pub(crate) conformance: PathBuf,
     pub(crate) everything: PathBuf,
     pub(crate) supergateway: PathBuf,
+    pub(crate) ts_server_sdk: PathBuf,
+    pub(crate) ts_server: PathBuf,
     pub(crate) python: PathBuf,
     pub(crate) python_ws: PathBuf,
+    pub(crate) rmcp_server: PathBuf,
 }
 
 pub(crate) fn workspace_root() -> PathBuf {
@@ -49,6 +55,8 @@ pub(crate) fn run() -> Result<ExitCode> {
         println!("  supergateway:      {}", peers.supergateway.display());
         println!("  python (mcp 2.x):  {}", peers.python.display());
         println!("  python (mcp 1.x):  {}", peers.python_ws.display());
+        println!("  TS SDK 2.x server: {}", peers.ts_server.display());
+        println!("  rmcp server:       {}", peers.rmcp_server.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -83,6 +91,13 @@ pub(crate) fn install(verbose: bool) -> Result<Peers> {
 
     let python = venv(&dir, &sources, "venv", "requirements.txt", verbose)?;
     let python_ws = venv(&dir, &sources, "venv-ws", "requirements-ws.txt", verbose)?;
+    let rmcp_server = rmcp_server(&dir, &sources, verbose)?;
+    // Node resolves the SDK's packages from the script's own folder, so the
+    // script runs from beside `node_modules`; copied every time, so an edit
+    // is never left behind.
+    let ts_server = dir.join("ts_server.mjs");
+    fs::copy(sources.join("ts_server.mjs"), &ts_server)
+        .with_context(|| format!("copying peers/ts_server.mjs to {}", ts_server.display()))?;
 
     let modules = dir.join("node_modules");
     let peers = Peers {
@@ -90,8 +105,11 @@ pub(crate) fn install(verbose: bool) -> Result<Peers> {
         conformance: modules.join("@modelcontextprotocol/conformance/dist/index.js"),
         everything: modules.join("@modelcontextprotocol/server-everything/dist/index.js"),
         supergateway: modules.join("supergateway/dist/index.js"),
+        ts_server_sdk: modules.join("@modelcontextprotocol/server/dist/index.mjs"),
+        ts_server,
         python,
         python_ws,
+        rmcp_server,
         dir,
     };
     for path in [
@@ -99,6 +117,8 @@ pub(crate) fn install(verbose: bool) -> Result<Peers> {
         &peers.conformance,
         &peers.everything,
         &peers.supergateway,
+        &peers.ts_server_sdk,
+        &peers.rmcp_server,
     ] {
         if !path.exists() {
             bail!(
@@ -157,6 +177,46 @@ fn venv(
     }
     fs::write(&stamp, &wanted)?;
     Ok(python)
+}
+
+/// Builds `peers/rmcp-server` into `.peers/bin/rmcp-peer-server` with its
+/// own lock file and target folder (`.peers/rmcp-target`), so rmcp never
+/// enters the toolkit's dependency graph.
+fn rmcp_server(dir: &Path, sources: &Path, verbose: bool) -> Result<PathBuf> {
+    let project = sources.join("rmcp-server");
+    let mut wanted = Vec::new();
+    for file in ["Cargo.toml", "Cargo.lock", "src/main.rs"] {
+        wanted.extend(
+            fs::read(project.join(file))
+                .with_context(|| format!("reading peers/rmcp-server/{file}"))?,
+        );
+        wanted.push(0);
+    }
+    let bin = dir.join("bin");
+    let binary = bin.join("rmcp-peer-server");
+    let stamp = dir.join(".rmcp-server-built");
+    if binary.exists() && is_current(&stamp, &wanted) {
+        report(verbose, "rmcp server: up to date");
+        return Ok(binary);
+    }
+    report(verbose, "rmcp server: cargo build --locked");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let target = dir.join("rmcp-target");
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "--locked", "--manifest-path"])
+        .arg(project.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target)
+        .status()
+        .context("building peers/rmcp-server")?;
+    if !status.success() {
+        bail!("building peers/rmcp-server failed ({status})");
+    }
+    fs::create_dir_all(&bin)?;
+    fs::copy(target.join("debug/rmcp-peer-server"), &binary)
+        .with_context(|| format!("copying the rmcp server to {}", binary.display()))?;
+    fs::write(&stamp, &wanted)?;
+    Ok(binary)
 }
 
 fn is_current(stamp: &Path, wanted: &[u8]) -> bool {

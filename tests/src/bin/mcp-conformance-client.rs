@@ -4,11 +4,14 @@
 //! conformance suite drives (`cargo xtask conformance`).
 //!
 //! The suite starts a test server per scenario, names the scenario in
-//! `MCP_CONFORMANCE_SCENARIO` and passes the server url as the last
+//! `MCP_CONFORMANCE_SCENARIO`, the revision it runs the scenario at in
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` and passes the server url as the last
 //! argument. The client does what a host does, on our crates alone: it
-//! connects over streamable HTTP, initializes (advertising roots and form
-//! elicitation), lists the tools and calls each with arguments built from
-//! its input schema, then closes. Server requests on the way are answered
+//! connects over streamable HTTP, opens a session at that revision at most
+//! (advertising roots and form elicitation), lists the tools and calls each
+//! with arguments built from its input schema (or makes exactly the calls
+//! a scenario's `MCP_CONFORMANCE_CONTEXT` names in `toolCalls`), then
+//! closes. Server requests on the way are answered
 //! by [`Host`]: elicitation accepts with every schema default applied
 //! (SEP-1034), roots are empty.
 //!
@@ -112,6 +115,28 @@ fn auth_provider(
     mcp_integration_tests::conformance_auth::auth_provider(scenario, url, context.as_deref())
 }
 
+/// The tool calls `MCP_CONFORMANCE_CONTEXT` asks for (`toolCalls`: name
+/// and arguments), if it asks for any.
+fn scenario_tool_calls() -> Option<Vec<(String, Value)>> {
+    let context: Value =
+        serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    tool_calls_of(&context)
+}
+
+fn tool_calls_of(context: &Value) -> Option<Vec<(String, Value)>> {
+    let calls = context.get("toolCalls")?.as_array()?;
+    Some(
+        calls
+            .iter()
+            .filter_map(|call| {
+                let name = call.get("name")?.as_str()?.to_owned();
+                let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!({}));
+                Some((name, arguments))
+            })
+            .collect(),
+    )
+}
+
 async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let mut options = HttpOptions::new("conformance", url);
     options.auth = auth_provider(scenario, url)?;
@@ -121,6 +146,13 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let mut session_options = SessionOptions::default();
     session_options.client_info.name = "mcp-conformance-client".to_owned();
     session_options.handler = Some(Arc::new(Host));
+    // The newest revision the scenario runs at: a 2025-11-25 scenario
+    // expects the `initialize` handshake, not a `server/discover` probe.
+    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        && !version.is_empty()
+    {
+        session_options.protocol_version = version;
+    }
     let session = ClientSession::initialize(Box::new(transport), "conformance", session_options)
         .await
         .map_err(|e| e.to_string())?;
@@ -139,12 +171,34 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    // json-schema-2020-12-preservation asks for the focal tool's
+    // inputSchema back through its echo tool, exactly as the session holds
+    // it, so the suite sees what parsing kept.
+    let focal_schema = tools
+        .iter()
+        .find(|tool| tool.name == "json_schema_2020_12_tool")
+        .map(|tool| tool.input_schema.clone());
+    // A scenario that names the calls to make (`toolCalls` in
+    // `MCP_CONFORMANCE_CONTEXT`, e.g. http-custom-headers) gets exactly
+    // those, with its arguments; otherwise every listed tool is called once.
+    let calls: Vec<(String, Value)> = match scenario_tool_calls() {
+        Some(calls) => calls,
+        None => tools
+            .iter()
+            .map(|tool| {
+                let arguments = match (&focal_schema, tool.name.as_str()) {
+                    (Some(schema), "json_schema_echo") => json!({"schema": schema}),
+                    _ => sample_arguments(&tool.input_schema),
+                };
+                (tool.name.clone(), arguments)
+            })
+            .collect(),
+    };
     let mut failures = Vec::new();
-    for tool in &tools {
-        let arguments = sample_arguments(&tool.input_schema);
-        match session.call_tool(&tool.name, Some(arguments)).await {
-            Ok(result) => eprintln!("{}: {}", tool.name, json!(result.content)),
-            Err(e) => failures.push(format!("{}: {e}", tool.name)),
+    for (name, arguments) in calls {
+        match session.call_tool(&name, Some(arguments)).await {
+            Ok(result) => eprintln!("{name}: {}", json!(result.content)),
+            Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
     session.close().await.map_err(|e| e.to_string())?;
@@ -226,6 +280,22 @@ mod tests {
             json!({"name": "John Doe", "age": 30, "status": "active"})
         );
         assert_eq!(defaults_of(&json!(null)), json!({}));
+    }
+
+    #[test]
+    fn the_scenario_context_names_the_calls_to_make() {
+        let context = json!({"name": "http-custom-headers", "toolCalls": [
+            {"name": "a", "arguments": {"verbose": null}},
+            {"name": "b"}
+        ]});
+        assert_eq!(
+            tool_calls_of(&context),
+            Some(vec![
+                ("a".to_owned(), json!({"verbose": null})),
+                ("b".to_owned(), json!({}))
+            ])
+        );
+        assert_eq!(tool_calls_of(&json!({"client_id": "x"})), None);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! the transport needs no other hint. Such a POST carries
 //! `MCP-Protocol-Version` (that value), `Mcp-Method`, `Mcp-Name`
 //! (`tools/call`, `prompts/get`: `params.name`; `resources/read`:
-//! `params.uri`) and the tool's `Mcp-Param-*` headers from the
+//! `params.uri`; `tasks/get`, `tasks/update`, `tasks/cancel`:
+//! `params.taskId`, as SEP-2663's binding asks) and the tool's `Mcp-Param-*` headers from the
 //! [`ToolHeaderTable`], never `Mcp-Session-Id` or `Last-Event-ID`.
 //!
 //! - **Refusals:** a 4xx or 5xx whose body is a JSON-RPC error is that
@@ -113,6 +114,8 @@ pub(crate) fn request_headers(
     let name = match request.method.as_str() {
         "tools/call" | "prompts/get" => param_str(request, "name"),
         "resources/read" => param_str(request, "uri"),
+        // SEP-2663: intermediaries route every request of a task by its id.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => param_str(request, "taskId"),
         _ => None,
     };
     if let Some(name) = name {
@@ -387,5 +390,40 @@ fn same_id(a: &RequestId, b: &RequestId) -> bool {
         (RequestId::Number(n), RequestId::String(s))
         | (RequestId::String(s), RequestId::Number(n)) => s.parse::<i64>().ok() == Some(*n),
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn mcp_name(method: &str, params: Value) -> Option<String> {
+        let request = Request {
+            id: RequestId::Number(1),
+            method: method.to_owned(),
+            params: Some(params),
+        };
+        request_headers(&request, "2026-07-28", &ToolHeaderTable::default())
+            .ok()?
+            .into_iter()
+            .find(|(name, _)| name.as_str() == MCP_NAME)
+            .and_then(|(_, value)| value.to_str().ok().map(str::to_owned))
+    }
+
+    #[test]
+    fn task_requests_name_their_task() {
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            assert_eq!(
+                mcp_name(method, json!({"taskId": "t-1"})).as_deref(),
+                Some("t-1"),
+                "{method}"
+            );
+        }
+        assert_eq!(
+            mcp_name("tools/call", json!({"name": "echo"})).as_deref(),
+            Some("echo")
+        );
+        assert_eq!(mcp_name("tools/list", json!({})), None);
     }
 }
