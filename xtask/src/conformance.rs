@@ -180,16 +180,39 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             ));
             continue;
         }
-        for file in files {
+        for file in &files {
             let name = run
                 .scenario
                 .clone()
-                .unwrap_or_else(|| scenario_name(&dir, &file));
-            tally_file(&file, per_scenario.entry(name).or_default())?;
+                .unwrap_or_else(|| scenario_name(&dir, file));
+            tally_file(file, per_scenario.entry(name).or_default())?;
+        }
+        // The suite's own verdict counts too: a client that exited with an
+        // error fails its scenario even when every recorded check passed.
+        if let Some(scenario) = &run.scenario {
+            let text = fs::read_to_string(&log).unwrap_or_default();
+            if judged_failed(&text) {
+                let tally = per_scenario.entry(scenario.clone()).or_default();
+                if tally.failed + tally.warnings == 0 {
+                    tally.failed += 1;
+                    tally.problems.push(format!(
+                        "FAILURE: the suite judged the scenario failed (log: {})",
+                        log.display()
+                    ));
+                }
+            }
         }
     }
 
     Ok(report(&per_scenario, &out))
+}
+
+/// Whether the suite's log ends in its overall failure verdict.
+fn judged_failed(log: &str) -> bool {
+    log.lines()
+        .rev()
+        .find(|line| line.contains("OVERALL:"))
+        .is_some_and(|line| line.contains("FAILED"))
 }
 
 /// The suite invocations `args` asks for.
@@ -470,6 +493,15 @@ fn strip_timestamp(folder: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_suites_overall_verdict_is_read_from_its_last_line() {
+        assert!(judged_failed(
+            "Passed: 1/1\n\u{26a0} CLIENT EXITED WITH ERROR\n\u{274c} OVERALL: FAILED\n"
+        ));
+        assert!(!judged_failed("Passed: 2/2\n\u{2705} OVERALL: PASSED\n"));
+        assert!(!judged_failed("SKIPPED: not applicable\n"));
+    }
 
     #[test]
     fn the_requirement_listing_yields_scored_and_not_scored_client_scenarios() {

@@ -28,10 +28,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_transport::ErrorObject;
 use mcp_transport::http::HttpOptions;
 use mcp_transport::session::{ClientHandler, ClientSession, SessionOptions};
 use mcp_transport::streamable_http::StreamableHttpTransport;
+use mcp_transport::{ErrorObject, TransportError, TransportErrorKind};
 use serde_json::{Map, Value, json};
 
 /// The host side of the conformance client.
@@ -196,10 +196,43 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     };
     let mut failures = Vec::new();
     for (name, arguments) in calls {
-        match session.call_tool(&name, Some(arguments)).await {
-            Ok(result) => eprintln!("{name}: {}", json!(result.content)),
-            Err(e) => failures.push(format!("{name}: {e}")),
+        let outcome = session.call_tool(&name, Some(arguments)).await;
+        note(
+            &mut failures,
+            &name,
+            outcome.map(|result| json!(result.content)),
+        );
+    }
+    // What a host reaches for next: the resources and prompts the server
+    // offers, one read and one get (so every request shape goes out).
+    if session.has_capability("resources") {
+        let listed = session.list_resources().await;
+        if let Ok(Some(first)) = listed.as_ref().map(|list| list.first()) {
+            let read = session.read_resource(&first.uri).await;
+            note(
+                &mut failures,
+                "resources/read",
+                read.map(|r| json!(r.contents)),
+            );
         }
+        note(
+            &mut failures,
+            "resources/list",
+            listed.map(|l| json!(l.len())),
+        );
+    }
+    if session.has_capability("prompts") {
+        let listed = session.list_prompts().await;
+        if let Ok(Some(first)) = listed.as_ref().map(|list| list.first()) {
+            let arguments = prompt_arguments(&first.arguments);
+            let got = session.get_prompt(&first.name, Some(arguments)).await;
+            note(&mut failures, "prompts/get", got.map(|g| json!(g.messages)));
+        }
+        note(
+            &mut failures,
+            "prompts/list",
+            listed.map(|l| json!(l.len())),
+        );
     }
     session.close().await.map_err(|e| e.to_string())?;
     if failures.is_empty() {
@@ -207,6 +240,30 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     } else {
         Err(failures.join("; "))
     }
+}
+
+/// Records one request's outcome: a JSON-RPC error is the server's answer
+/// (a scenario server may list what it does not implement), anything else
+/// that failed is the client's failure.
+fn note(failures: &mut Vec<String>, what: &str, outcome: Result<Value, TransportError>) {
+    match outcome {
+        Ok(answer) => eprintln!("{what}: {answer}"),
+        Err(e) if matches!(e.kind(), TransportErrorKind::Rpc { .. }) => {
+            eprintln!("{what}: the server answered {e}")
+        }
+        Err(e) => failures.push(format!("{what}: {e}")),
+    }
+}
+
+/// Arguments for `prompts/get`: a plain string for every declared argument.
+fn prompt_arguments(arguments: &[Value]) -> Value {
+    let mut map = Map::new();
+    for argument in arguments {
+        if let Some(name) = argument.get("name").and_then(Value::as_str) {
+            map.insert(name.to_owned(), json!("test"));
+        }
+    }
+    Value::Object(map)
 }
 
 /// What a host does with a server's skills: list them (reading no file),
