@@ -7,10 +7,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_oauth::{AuthError, AuthProvider, Challenge, ChallengeOutcome};
@@ -18,36 +17,9 @@ use mcp_transport::http::HttpOptions;
 use mcp_transport::streamable_http::StreamableHttpTransport;
 use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Transport};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
-/// One request as the server saw it.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    headers: BTreeMap<String, String>,
-    body: Value,
-    at: Instant,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).map(String::as_str)
-    }
-
-    fn rpc_method(&self) -> &str {
-        self.body["method"].as_str().unwrap_or("")
-    }
-}
-
-/// A canned answer: status, headers, body; the body is written in parts
-/// with the given pause between them, then the connection closes.
-struct Answer {
-    status: u16,
-    headers: Vec<(&'static str, String)>,
-    parts: Vec<String>,
-    pause: Duration,
-}
+mod support;
+use support::loopback::{Answer, Seen};
 
 fn json_answer(status: u16, body: Value) -> Answer {
     Answer {
@@ -69,6 +41,11 @@ fn empty(status: u16) -> Answer {
 
 type Script = Arc<dyn Fn(&Seen) -> Answer + Send + Sync>;
 
+/// The shared responder with a script that needs no request count.
+async fn server(script: Script) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    support::loopback::server(Arc::new(move |seen: &Seen, _| script(seen))).await
+}
+
 /// The `Authorization` header of every request the server saw, in order
 /// (empty when absent).
 fn authorizations(seen: &Mutex<Vec<Seen>>) -> Vec<String> {
@@ -77,88 +54,6 @@ fn authorizations(seen: &Mutex<Vec<Seen>>) -> Vec<String> {
         .iter()
         .map(|s| s.header("authorization").unwrap_or("").to_owned())
         .collect()
-}
-
-async fn server(script: Script) -> (String, Arc<Mutex<Vec<Seen>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "http://127.0.0.1:{}/mcp",
-        listener.local_addr().unwrap().port()
-    );
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let script = Arc::clone(&script);
-            let log = Arc::clone(&log);
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                let head_end = loop {
-                    let n = stream.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        break at + 4;
-                    }
-                };
-                let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-                let mut lines = head.split("\r\n");
-                let method = lines
-                    .next()
-                    .unwrap_or("")
-                    .split(' ')
-                    .next()
-                    .unwrap_or("")
-                    .to_owned();
-                let headers: BTreeMap<String, String> = lines
-                    .filter_map(|l| l.split_once(':'))
-                    .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-                    .collect();
-                let length: usize = headers
-                    .get("content-length")
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0);
-                while buf.len() < head_end + length {
-                    let n = stream.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        break;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                }
-                let body = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
-                let request = Seen {
-                    method,
-                    headers,
-                    body,
-                    at: Instant::now(),
-                };
-                let answer = script(&request);
-                log.lock().unwrap().push(request);
-                let mut head = format!("HTTP/1.1 {} X\r\nconnection: close\r\n", answer.status);
-                for (k, v) in &answer.headers {
-                    head.push_str(&format!("{k}: {v}\r\n"));
-                }
-                if answer.parts.is_empty() {
-                    head.push_str("content-length: 0\r\n");
-                }
-                head.push_str("\r\n");
-                let _ = stream.write_all(head.as_bytes()).await;
-                for part in &answer.parts {
-                    let _ = stream.write_all(part.as_bytes()).await;
-                    let _ = stream.flush().await;
-                    tokio::time::sleep(answer.pause).await;
-                }
-                let _ = stream.shutdown().await;
-            });
-        }
-    });
-    (url, seen)
 }
 
 /// Answers initialize with a session and version, tools/list with no tools,

@@ -181,6 +181,15 @@ async fn recv_progress(rx: &mut Option<mpsc::UnboundedReceiver<Progress>>) -> Op
 }
 
 fn with_progress_token(params: Option<Value>, id: i64) -> Value {
+    with_meta(params, [("progressToken".to_owned(), Value::from(id))])
+}
+
+/// `params` (an object, made one if it is not) with `entries` added to its
+/// `_meta`; keys already there and not in `entries` stay.
+pub(super) fn with_meta(
+    params: Option<Value>,
+    entries: impl IntoIterator<Item = (String, Value)>,
+) -> Value {
     let mut params = match params {
         Some(Value::Object(map)) => map,
         _ => Map::new(),
@@ -188,8 +197,11 @@ fn with_progress_token(params: Option<Value>, id: i64) -> Value {
     let meta = params
         .entry("_meta")
         .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
     if let Value::Object(meta) = meta {
-        meta.insert("progressToken".to_string(), Value::from(id));
+        meta.extend(entries);
     }
     Value::Object(params)
 }

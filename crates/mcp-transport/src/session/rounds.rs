@@ -47,22 +47,7 @@ impl ModernMeta {
     /// `params` with these entries in its `_meta` (keys the caller set
     /// there, like `progressToken`, stay).
     pub(super) fn apply(&self, params: Option<Value>) -> Value {
-        let mut params = match params {
-            Some(Value::Object(map)) => map,
-            _ => Map::new(),
-        };
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if !meta.is_object() {
-            *meta = Value::Object(Map::new());
-        }
-        if let Value::Object(meta) = meta {
-            for (key, value) in &self.entries {
-                meta.insert(key.clone(), value.clone());
-            }
-        }
-        Value::Object(params)
+        pending::with_meta(params, self.entries.clone())
     }
 }
 

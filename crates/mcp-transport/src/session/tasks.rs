@@ -215,17 +215,9 @@ impl ClientSession {
                 }
                 TaskStatus::Working | TaskStatus::Other(_) => {}
             }
-            poll.wait(task.poll_interval).await?;
-            let value = self
-                .shared
-                .request(
-                    "tasks/get",
-                    Some(json!({ "taskId": task.task_id })),
-                    &poll.request_options(),
-                )
+            task = self
+                .poll_once(tool, &task, &mut poll, Task::from_experimental)
                 .await?;
-            task = self.next_task(tool, &task, Task::from_experimental(&value))?;
-            poll.observe(&task);
         }
     }
 
@@ -330,17 +322,9 @@ impl ClientSession {
                 }
                 TaskStatus::Working | TaskStatus::Other(_) => {}
             }
-            poll.wait(task.poll_interval).await?;
-            let value = self
-                .shared
-                .request(
-                    "tasks/get",
-                    Some(json!({ "taskId": task.task_id })),
-                    &poll.request_options(),
-                )
+            task = self
+                .poll_once(tool, &task, &mut poll, Task::from_extension)
                 .await?;
-            task = self.next_task(tool, &task, Task::from_extension(&value))?;
-            poll.observe(&task);
         }
     }
 
@@ -396,6 +380,29 @@ impl ClientSession {
             }
         }
         Ok(responses)
+    }
+
+    /// Waits the task's poll interval, asks `tasks/get` and reads the
+    /// answer with `read` (the generation's shape).
+    async fn poll_once(
+        &self,
+        tool: &str,
+        task: &Task,
+        poll: &mut Poll<'_>,
+        read: fn(&Value) -> Option<Task>,
+    ) -> Result<Task, TransportError> {
+        poll.wait(task.poll_interval).await?;
+        let value = self
+            .shared
+            .request(
+                "tasks/get",
+                Some(json!({ "taskId": task.task_id })),
+                &poll.request_options(),
+            )
+            .await?;
+        let next = self.next_task(tool, task, read(&value))?;
+        poll.observe(&next);
+        Ok(next)
     }
 
     fn next_task(

@@ -1,0 +1,3 @@
+//! What several test files of this crate share.
+
+pub(crate) mod loopback;
