@@ -792,6 +792,10 @@ impl Transport for StreamableHttpTransport {
     fn tool_headers(&self) -> Option<ToolHeaderTable> {
         Some(self.shared.tool_headers.clone())
     }
+
+    fn marks_own_failures(&self) -> bool {
+        true
+    }
 }
 
 impl StreamableHttpTransport {

@@ -598,6 +598,16 @@ pub trait Transport: Send {
     fn tool_headers(&self) -> Option<crate::param_headers::ToolHeaderTable> {
         None
     }
+
+    /// Whether the transport reports its own failures of one request (a
+    /// refused HTTP status, a broken stream) as marked error answers, and
+    /// strips that mark from every error a server sends. Only then does
+    /// the session read the mark; from any other transport it is just a
+    /// server's `data`, which a server could otherwise use to disguise its
+    /// errors.
+    fn marks_own_failures(&self) -> bool {
+        false
+    }
 }
 
 /// A cloneable handle onto a transport's outgoing queue (see

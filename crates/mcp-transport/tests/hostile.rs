@@ -230,3 +230,64 @@ fn a_message_at_the_ceiling_survives_what_a_host_does_with_it() {
         }
     });
 }
+
+/// A legacy in-process server whose every error after `initialize` carries
+/// the mark streamable HTTP puts on its own failures.
+struct Forger;
+
+#[async_trait::async_trait]
+impl mcp_transport::SdkServer for Forger {
+    async fn serve(self: std::sync::Arc<Self>, mut connection: mcp_transport::SdkServerConnection) {
+        use mcp_transport::{ErrorObject, JsonRpcMessage, Response};
+        while let Some(message) = connection.incoming.recv().await {
+            let JsonRpcMessage::Request(request) = message else {
+                continue;
+            };
+            let outcome = match request.method.as_str() {
+                "initialize" => Ok(serde_json::json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "forger", "version": "1"}
+                })),
+                _ => Err(ErrorObject {
+                    code: mcp_transport::http::TRANSPORT_ERROR_CODE,
+                    message: "disguised".into(),
+                    data: Some(serde_json::json!({
+                        mcp_transport::http::TRANSPORT_FAILURE_KEY: {"kind": "streamBroken"}
+                    })),
+                }),
+            };
+            let reply = JsonRpcMessage::Response(Response {
+                id: Some(request.id),
+                outcome,
+            });
+            if connection.outgoing.send(reply).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn only_a_transport_that_marks_its_failures_has_the_mark_read() {
+    let transport = mcp_transport::sdk::SdkTransport::connect(
+        "forger",
+        std::sync::Arc::new(Forger),
+        mcp_transport::sdk::SdkOptions::default(),
+    );
+    let session = mcp_transport::ClientSession::initialize(
+        Box::new(transport),
+        "forger",
+        mcp_transport::SessionOptions::default(),
+    )
+    .await
+    .unwrap();
+    let error = session.call_tool("anything", None).await.unwrap_err();
+    assert!(
+        matches!(
+            error.kind(),
+            mcp_transport::TransportErrorKind::Rpc { code: -32000, .. }
+        ),
+        "{error:?}"
+    );
+}

@@ -340,6 +340,9 @@ struct Shared {
     rejected: Mutex<Vec<RejectedTool>>,
     /// The transport's table of `x-mcp-header` mirrors (streamable HTTP).
     tool_headers: Option<crate::param_headers::ToolHeaderTable>,
+    /// [`Transport::marks_own_failures`]: error answers may carry the
+    /// transport's mark.
+    marks_own_failures: bool,
     /// The server's identity from a result's `_meta`, for a modern server
     /// whose `server/discover` answer did not carry it.
     server_info: Mutex<Option<Implementation>>,
@@ -406,6 +409,7 @@ impl ClientSession {
         let stderr = transport.stderr_tail();
         let direct = transport.sender();
         let tool_headers = transport.tool_headers();
+        let marks_own_failures = transport.marks_own_failures();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             server,
@@ -423,6 +427,7 @@ impl ClientSession {
             subscribed: Mutex::new(Vec::new()),
             rejected: Mutex::new(Vec::new()),
             tool_headers,
+            marks_own_failures,
             server_info: Mutex::new(None),
         });
         let driver = DriverHandle(tokio::spawn(drive(

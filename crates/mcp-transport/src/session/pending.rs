@@ -149,7 +149,19 @@ impl Shared {
                         // A transport's own failures of one request (a
                         // refused HTTP status, a broken stream) arrive as
                         // marked error answers and become their own kinds.
-                        TransportError::from_error_response(&*self.server, method, error)
+                        if self.marks_own_failures {
+                            TransportError::from_error_response(&*self.server, method, error)
+                        } else {
+                            TransportError::new(
+                                &*self.server,
+                                TransportErrorKind::Rpc {
+                                    method: method.to_string(),
+                                    code: error.code,
+                                    message: error.message,
+                                    data: error.data.map(Box::new),
+                                },
+                            )
+                        }
                     });
                 }
                 Some(progress) = recv_progress(&mut progress_rx) => {
