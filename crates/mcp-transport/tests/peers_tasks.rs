@@ -232,12 +232,7 @@ async fn tasks_against_server_everything_over_stdio() {
         tool_filter: ToolFilter::default(),
         timeouts: timeouts(),
     };
-    let handler = Arc::new(Clarifier::default());
-    let session = mcp_transport::connect(&config, &options(Arc::clone(&handler)))
-        .await
-        .unwrap();
-    research(&session, &handler, "stdio").await;
-    session.close().await.unwrap();
+    research_over(&config, "stdio").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -274,10 +269,15 @@ async fn tasks_against_server_everything_over_streamable_http() {
         tool_filter: ToolFilter::default(),
         timeouts: timeouts(),
     };
+    research_over(&config, "streamable HTTP").await;
+}
+
+/// Connects to `config` with a clarifying handler and runs [`research`].
+async fn research_over(config: &ServerConfig, label: &str) {
     let handler = Arc::new(Clarifier::default());
-    let session = mcp_transport::connect(&config, &options(Arc::clone(&handler)))
+    let session = mcp_transport::connect(config, &options(Arc::clone(&handler)))
         .await
         .unwrap();
-    research(&session, &handler, "streamable HTTP").await;
+    research(&session, &handler, label).await;
     session.close().await.unwrap();
 }
