@@ -56,8 +56,13 @@ pub fn auth_provider(
             idp_token_endpoint: required("idp_token_endpoint")?,
             idp_client_id: required("idp_client_id")?,
             idp_client_secret: field("idp_client_secret").map(Secret::new),
-            id_token: Secret::new(required("idp_id_token")?),
+            id_token: Arc::new(Secret::new(required("idp_id_token")?)),
         })
+    } else if let Some(jwt) = field("valid_jwt") {
+        // Workload identity federation: the suite hands the workload's JWT.
+        Grant::JwtBearer {
+            assertion: Arc::new(Secret::new(jwt)),
+        }
     } else {
         Grant::AuthorizationCode
     };

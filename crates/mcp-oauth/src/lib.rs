@@ -43,8 +43,8 @@ pub mod token;
 pub mod user_agent;
 
 pub use oauth::{
-    CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS, OAuthConfigExt, OAuthProvider,
-    OAuthSettings, PrivateKey,
+    AssertionSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS, OAuthConfigExt,
+    OAuthProvider, OAuthSettings, PrivateKey,
 };
 pub use provider::{
     AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, authorization_fingerprint,

@@ -14,6 +14,9 @@ use crate::{AuthError, Secret};
 /// How the client proves who it is at the token endpoint.
 #[derive(Debug, Clone)]
 pub enum ClientAuth {
+    /// No client authentication and no `client_id`: the grant itself
+    /// identifies the caller (a workload identity assertion).
+    Anonymous,
     /// A public client: `client_id` in the form.
     None {
         /// The client id.
@@ -83,7 +86,7 @@ impl ClientAuth {
 /// The name RFC 8414 uses for a method.
 pub fn method_name(auth: &ClientAuth) -> &'static str {
     match auth {
-        ClientAuth::None { .. } => "none",
+        ClientAuth::None { .. } | ClientAuth::Anonymous => "none",
         ClientAuth::Basic { .. } => "client_secret_basic",
         ClientAuth::Post { .. } => "client_secret_post",
         ClientAuth::PrivateKeyJwt { .. } => "private_key_jwt",
@@ -188,6 +191,7 @@ pub async fn request_token(
         .post(token_endpoint)
         .header(reqwest::header::ACCEPT, "application/json");
     match auth {
+        ClientAuth::Anonymous => {}
         ClientAuth::None { client_id } => params.push(("client_id", client_id.clone())),
         ClientAuth::Basic {
             client_id,

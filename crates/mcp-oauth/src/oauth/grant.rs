@@ -44,6 +44,10 @@ impl OAuthProvider {
                 self.cross_app_access(&discovery, xaa, scope.clone())
                     .await?
             }
+            Grant::JwtBearer { assertion } => {
+                self.jwt_bearer(&discovery, assertion.as_ref(), scope.clone())
+                    .await?
+            }
         };
         st.creds = StoredCredentials {
             issuer: discovery.metadata.issuer.clone(),
@@ -241,6 +245,7 @@ impl OAuthProvider {
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         let client_id = self.configured_client()?;
+        let id_token = xaa.id_token.assertion(&self.settings.server_name).await?;
         let idp_auth = match &xaa.idp_client_secret {
             Some(secret) => ClientAuth::Basic {
                 client_id: xaa.idp_client_id.clone(),
@@ -261,7 +266,7 @@ impl OAuthProvider {
             ),
             ("audience", md.audience()),
             ("resource", discovery.resource.clone()),
-            ("subject_token", xaa.id_token.expose().to_owned()),
+            ("subject_token", id_token.expose().to_owned()),
             (
                 "subject_token_type",
                 "urn:ietf:params:oauth:token-type:id_token".to_owned(),
@@ -299,6 +304,48 @@ impl OAuthProvider {
             grant,
             scope,
             "identity assertion grant",
+        )
+        .await
+    }
+
+    /// Workload identity federation (RFC 7523 section 2.1): the workload's
+    /// JWT is the grant. A refusal is final: the same assertion would be
+    /// refused again, and falling back to another grant would ask a person
+    /// to sign in for a workload.
+    pub(super) async fn jwt_bearer(
+        &self,
+        discovery: &Discovery,
+        source: &dyn super::settings::AssertionSource,
+        scope: Option<String>,
+    ) -> Result<(ClientRegistration, TokenSet), AuthError> {
+        let md = &discovery.metadata;
+        let assertion = source.assertion(&self.settings.server_name).await?;
+        let client_id = self.settings.config.client_id.clone().unwrap_or_default();
+        let auth = if client_id.is_empty() {
+            ClientAuth::Anonymous
+        } else {
+            ClientAuth::choose(
+                &client_id,
+                self.settings.client_secret.as_ref(),
+                None,
+                |m| md.supports_auth_method(m),
+            )
+        };
+        let params = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+            ),
+            ("assertion", assertion.expose().to_owned()),
+            ("resource", discovery.resource.clone()),
+        ];
+        self.direct_grant(
+            &md.token_endpoint,
+            &auth,
+            client_id,
+            params,
+            scope,
+            "workload identity assertion",
         )
         .await
     }

@@ -29,7 +29,9 @@ use crate::{
     AuthError, AuthProvider, Challenge, ChallengeOutcome, Secret, authorization_fingerprint,
 };
 
-pub use settings::{CrossAppAccess, Grant, OAuthConfigExt, OAuthSettings, PrivateKey};
+pub use settings::{
+    AssertionSource, CrossAppAccess, Grant, OAuthConfigExt, OAuthSettings, PrivateKey,
+};
 
 /// By default, refresh this long before the access token expires.
 pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);
@@ -114,8 +116,10 @@ impl OAuthProvider {
             }
             _ => {}
         }
-        if !matches!(settings.grant, Grant::AuthorizationCode)
-            && settings.config.client_id.is_none()
+        if !matches!(
+            settings.grant,
+            Grant::AuthorizationCode | Grant::JwtBearer { .. }
+        ) && settings.config.client_id.is_none()
         {
             return Err(config_error(
                 "oauth.clientId",

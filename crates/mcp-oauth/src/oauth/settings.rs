@@ -1,11 +1,14 @@
 //! What the host configures for one server's OAuth: its identity, the
 //! grant to use, and the client's keys.
 
+use std::fmt::Debug;
+use std::sync::Arc;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use mcp_config::McpOAuthConfig;
 
-use crate::Secret;
+use crate::{AuthError, Secret};
 
 use super::DEFAULT_REFRESH_MARGIN;
 
@@ -31,6 +34,25 @@ pub struct PrivateKey {
     pub algorithm: String,
 }
 
+/// Supplies a credential the provider presents or exchanges: a workload
+/// identity JWT, an identity provider's ID token. It is asked once per
+/// grant, so a short-lived token is fetched fresh each time; the host
+/// decides where it comes from (an environment variable, a file, a command),
+/// since this crate reads neither the environment nor the file system.
+#[async_trait]
+pub trait AssertionSource: Send + Sync + Debug {
+    /// The current assertion, or an error naming the server and the source.
+    async fn assertion(&self, server: &str) -> Result<Secret, AuthError>;
+}
+
+/// A fixed assertion, for hosts that already hold one.
+#[async_trait]
+impl AssertionSource for Secret {
+    async fn assertion(&self, _server: &str) -> Result<Secret, AuthError> {
+        Ok(self.clone())
+    }
+}
+
 /// The enterprise identity provider's side of cross-app access (SEP-990):
 /// an ID token to exchange for an identity assertion grant (ID-JAG).
 #[derive(Debug, Clone)]
@@ -42,7 +64,7 @@ pub struct CrossAppAccess {
     /// This application's secret at the IdP, if it is confidential.
     pub idp_client_secret: Option<Secret>,
     /// The user's OpenID Connect ID token from the IdP.
-    pub id_token: Secret,
+    pub id_token: Arc<dyn AssertionSource>,
 }
 
 /// How tokens are obtained.
@@ -59,6 +81,13 @@ pub enum Grant {
     },
     /// Token exchange at the IdP, then a JWT bearer grant (selected by `xaa`).
     CrossAppAccess(CrossAppAccess),
+    /// Workload identity federation: the workload's own JWT (from its
+    /// platform) presented directly as an RFC 7523 JWT bearer grant. The
+    /// client id is optional; a failure is final (no retry, no other grant).
+    JwtBearer {
+        /// Where the workload JWT comes from.
+        assertion: Arc<dyn AssertionSource>,
+    },
 }
 
 /// Everything the provider needs to know about one server.
