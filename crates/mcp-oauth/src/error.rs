@@ -91,6 +91,13 @@ impl AuthError {
         self
     }
 
+    /// The same error about `server`: a host's prompt does not know which
+    /// server it is signing in to, the flow that called it does.
+    pub fn for_server(mut self, server: impl Into<String>) -> AuthError {
+        self.server = server.into();
+        self
+    }
+
     /// The server the error is about.
     pub fn server(&self) -> &str {
         &self.server

@@ -31,6 +31,7 @@
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]
 
+mod body;
 mod error;
 pub mod metadata;
 pub mod oauth;

@@ -130,6 +130,13 @@ pub struct AuthServerMetadata {
     /// Whether a URL may serve as `client_id` (client ID metadata documents).
     #[serde(default)]
     pub client_id_metadata_document_supported: bool,
+    /// RFC 9207: the server puts `iss` in every authorization response, so
+    /// a response without one is refused.
+    #[serde(default)]
+    pub authorization_response_iss_parameter_supported: bool,
+    /// RFC 7009 token revocation endpoint.
+    #[serde(default)]
+    pub revocation_endpoint: Option<String>,
 }
 
 impl AuthServerMetadata {

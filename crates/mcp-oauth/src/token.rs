@@ -238,10 +238,9 @@ pub async fn request_token(
         http_error(e.to_string()).with_source(e)
     })?;
     let status = response.status();
-    let body = response.bytes().await.map_err(|e| {
-        let e = e.without_url();
-        http_error(e.to_string()).with_source(e)
-    })?;
+    let body = crate::body::read_capped(response)
+        .await
+        .map_err(|e| http_error(e.to_string()))?;
     if !status.is_success() {
         let parsed: Option<ErrorBody> = serde_json::from_slice(&body).ok();
         return Ok(Err(TokenEndpointError {

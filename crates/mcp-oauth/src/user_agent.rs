@@ -218,10 +218,16 @@ impl CallbackListener {
         &self.redirect_uri
     }
 
-    /// Waits for the browser to arrive at the callback path and returns the
-    /// full redirect URL. Other paths (favicon, probes) get a 404 and the
-    /// wait goes on.
-    pub async fn wait(&self) -> Result<Url, AuthError> {
+    /// Waits for the browser's redirect to the callback path, checks it with
+    /// `validate` and answers the browser with a page saying whether the
+    /// sign-in to `server` succeeded. Other paths (a favicon) get a 404 and
+    /// the wait goes on; a redirect that fails validation ends the wait with
+    /// that error, so a forged or refused response never hangs the login.
+    pub async fn wait_for<T>(
+        &self,
+        server: &str,
+        validate: impl Fn(&Url) -> Result<T, AuthError>,
+    ) -> Result<T, AuthError> {
         loop {
             let Ok((mut stream, _)) = self.listener.accept().await else {
                 continue;
@@ -256,61 +262,182 @@ impl CallbackListener {
                     .await;
                 continue;
             }
-            let body = "<!doctype html><title>Signed in</title><p>Authorization complete. You can close this window.</p>";
+            let outcome = validate(&url);
+            let (status, page) = match &outcome {
+                Ok(_) => ("200 OK", callback_page(server, None)),
+                Err(e) => ("400 Bad Request", callback_page(server, Some(&reason(e)))),
+            };
             let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
+                "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n{page}",
+                page.len()
             );
             let _ = stream.write_all(response.as_bytes()).await;
             let _ = stream.shutdown().await;
-            return Ok(url);
+            return outcome;
+        }
+    }
+
+    /// Waits for the redirect and returns it unchecked (the page says the
+    /// sign-in succeeded); prefer [`CallbackListener::wait_for`].
+    pub async fn wait(&self) -> Result<Url, AuthError> {
+        self.wait_for("the server", |url| Ok(url.clone())).await
+    }
+}
+
+/// The error's message without the "authorization for X failed" frame,
+/// which the page already says.
+fn reason(error: &AuthError) -> String {
+    match error.kind() {
+        crate::AuthErrorKind::Failed { message } => message.clone(),
+        _ => error.to_string(),
+    }
+}
+
+/// The page the browser shows after the redirect.
+fn callback_page(server: &str, failure: Option<&str>) -> String {
+    let server = html_escape(server);
+    match failure {
+        None => format!(
+            "<!doctype html><meta charset=utf-8><title>Sign-in succeeded</title>\
+             <p>Sign-in to {server} succeeded. You can close this window.</p>"
+        ),
+        Some(reason) => format!(
+            "<!doctype html><meta charset=utf-8><title>Sign-in failed</title>\
+             <p>Sign-in to {server} failed: {}</p>",
+            html_escape(reason)
+        ),
+    }
+}
+
+fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// What an authorization response must match: the request's `state`
+/// and, for RFC 9207, the issuer recorded from the authorization server's
+/// validated metadata before the user was sent there.
+#[derive(Debug, Clone, Copy)]
+pub struct ExpectedResponse<'a> {
+    /// The `state` sent with the request.
+    pub state: &'a str,
+    /// The recorded issuer; `None` when no metadata document vouched for
+    /// one (a 2025-03-26 server without metadata), so there is nothing
+    /// authentic to compare with.
+    pub issuer: Option<&'a str>,
+    /// The metadata's `authorization_response_iss_parameter_supported`:
+    /// a response without `iss` is then refused.
+    pub iss_required: bool,
+}
+
+impl<'a> ExpectedResponse<'a> {
+    /// A response checked on `state` alone.
+    pub fn state_only(state: &'a str) -> Self {
+        Self {
+            state,
+            issuer: None,
+            iss_required: false,
         }
     }
 }
 
-/// Reads the code from the redirect, after checking `state` and any
-/// `error` the server sent. Messages never include the code.
+/// Longest `iss` or `error` text quoted back in a message.
+const QUOTED_MAX: usize = 200;
+
+/// Reads the code from the redirect. The issuer is checked first (RFC 9207
+/// section 2.4, by simple string comparison after form decoding, with no
+/// URL normalisation), so a mixed-up response's `error` is never acted on
+/// or shown; then `state`, then any `error`. Messages never include the
+/// code.
 pub fn code_from_redirect(
     server: &str,
     redirect: &Url,
-    expected_state: &str,
+    expected: &ExpectedResponse<'_>,
 ) -> Result<Secret, AuthError> {
     let fail = |message: String| AuthError::failed(server.to_owned(), message);
     let mut code = None;
     let mut state = None;
     let mut error = None;
     let mut description = None;
+    let mut iss = None;
     for (k, v) in redirect.query_pairs() {
         match k.as_ref() {
             "code" => code = Some(v.into_owned()),
             "state" => state = Some(v.into_owned()),
             "error" => error = Some(v.into_owned()),
             "error_description" => description = Some(v.into_owned()),
+            "iss" => iss = Some(v.into_owned()),
             _ => {}
         }
     }
-    if let Some(error) = error {
-        let detail = description.map(|d| format!(": {d}")).unwrap_or_default();
-        return Err(fail(format!(
-            "authorization server refused: {error}{detail}"
-        )));
+    match (&iss, expected.issuer) {
+        (Some(got), Some(want)) if got != want => {
+            return Err(fail(format!(
+                "the authorization response names issuer `{}`, not `{want}` (a mix-up attack or a misconfigured server); the code was not used",
+                quoted(got)
+            )));
+        }
+        (None, _) if expected.iss_required => {
+            return Err(fail(
+                "the authorization server says it sends `iss` but the response has none; the code was not used".into(),
+            ));
+        }
+        _ => {}
     }
-    if state.as_deref() != Some(expected_state) {
+    if state.as_deref() != Some(expected.state) {
         return Err(fail(
             "the redirect's state does not match the request (possible forgery)".into(),
         ));
     }
+    if let Some(error) = error {
+        let detail = description
+            .map(|d| format!(": {}", quoted(&d)))
+            .unwrap_or_default();
+        return Err(fail(format!(
+            "authorization server refused: {}{detail}",
+            quoted(&error)
+        )));
+    }
     code.map(Secret::new)
         .ok_or_else(|| fail("the redirect carries no authorization code".into()))
+}
+
+/// Outside text cut to a readable length; the CLI escapes it for the
+/// terminal, the callback page for HTML.
+fn quoted(text: &str) -> String {
+    if text.chars().count() <= QUOTED_MAX {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(QUOTED_MAX).collect();
+    cut.push('…');
+    cut
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn check(query: &str, expect: Result<&str, &str>) {
+    /// `query` as a redirect checked against state `st8` and `issuer`
+    /// (required when `iss_required`).
+    fn check(issuer: Option<&str>, iss_required: bool, query: &str, expect: Result<&str, &str>) {
         let url = Url::parse(&format!("http://127.0.0.1:1/callback?{query}")).unwrap();
-        let got = code_from_redirect("srv", &url, "st8");
+        let expected = ExpectedResponse {
+            state: "st8",
+            issuer,
+            iss_required,
+        };
+        let got = code_from_redirect("srv", &url, &expected);
         match (got, expect) {
             (Ok(code), Ok(want)) => assert_eq!(code.expose(), want),
             (Err(e), Err(want)) => {
@@ -323,27 +450,105 @@ mod tests {
     }
 
     #[test]
-    fn redirect_parsing() {
-        check("code=c0de&state=st8", Ok("c0de"));
+    fn the_issuer_is_compared_as_a_plain_string_before_anything_is_acted_on() {
+        let issuer = Some("https://as.example");
+        let mixed_up = "authorization for srv failed: the authorization response names issuer `https://evil.example`, not `https://as.example` (a mix-up attack or a misconfigured server); the code was not used";
+        let missing = "authorization for srv failed: the authorization server says it sends `iss` but the response has none; the code was not used";
+        let normalised = |got: &str| {
+            format!(
+                "authorization for srv failed: the authorization response names issuer `{got}`, not `https://as.example` (a mix-up attack or a misconfigured server); the code was not used"
+            )
+        };
+        // advertised + present: compared.
         check(
+            issuer,
+            true,
+            "code=c0de&state=st8&iss=https%3A%2F%2Fas.example",
+            Ok("c0de"),
+        );
+        check(
+            issuer,
+            true,
+            "code=c0de&state=st8&iss=https://evil.example",
+            Err(mixed_up),
+        );
+        // advertised + absent: refused.
+        check(issuer, true, "code=c0de&state=st8", Err(missing));
+        // not advertised + present: still compared.
+        check(
+            issuer,
+            false,
+            "code=c0de&state=st8&iss=https://evil.example",
+            Err(mixed_up),
+        );
+        check(
+            issuer,
+            false,
+            "code=c0de&state=st8&iss=https://as.example",
+            Ok("c0de"),
+        );
+        // not advertised + absent: proceed.
+        check(issuer, false, "code=c0de&state=st8", Ok("c0de"));
+        // No normalisation: trailing slash, case, default port, percent-encoding.
+        for (query, got) in [
+            ("iss=https://as.example/", "https://as.example/"),
+            ("iss=HTTPS://AS.EXAMPLE", "HTTPS://AS.EXAMPLE"),
+            ("iss=https://as.example:443", "https://as.example:443"),
+            ("iss=https://as.ex%2561mple", "https://as.ex%61mple"),
+        ] {
+            check(
+                issuer,
+                true,
+                &format!("code=c0de&state=st8&{query}"),
+                Err(&normalised(got)),
+            );
+        }
+        // A mixed-up error response's error is neither acted on nor shown.
+        check(
+            issuer,
+            false,
+            "error=access_denied&error_description=click+here&state=st8&iss=https://evil.example",
+            Err(mixed_up),
+        );
+        // Without an authentic recorded issuer there is nothing to compare.
+        check(
+            None,
+            false,
+            "code=c0de&state=st8&iss=https://anything",
+            Ok("c0de"),
+        );
+    }
+
+    #[test]
+    fn redirect_parsing() {
+        check(None, false, "code=c0de&state=st8", Ok("c0de"));
+        check(
+            None,
+            false,
             "code=c0de&state=other",
             Err(
                 "authorization for srv failed: the redirect's state does not match the request (possible forgery)",
             ),
         );
         check(
+            None,
+            false,
             "code=c0de",
             Err(
                 "authorization for srv failed: the redirect's state does not match the request (possible forgery)",
             ),
         );
         check(
+            None,
+            false,
             "error=access_denied&error_description=user+said+no&state=st8",
             Err(
                 "authorization for srv failed: authorization server refused: access_denied: user said no",
             ),
         );
         check(
+            None,
+            false,
             "state=st8",
             Err("authorization for srv failed: the redirect carries no authorization code"),
         );
@@ -363,7 +568,9 @@ mod tests {
         let auth = Url::parse("http://as/authorize?x=1").unwrap();
         let got = prompt.present(&auth).await.unwrap().unwrap();
         assert_eq!(
-            code_from_redirect("srv", &got, "s1").unwrap().expose(),
+            code_from_redirect("srv", &got, &ExpectedResponse::state_only("s1"))
+                .unwrap()
+                .expose(),
             "abc"
         );
         assert_eq!(*shown.lock().unwrap(), ["http://as/authorize?x=1"]);
@@ -387,7 +594,9 @@ mod tests {
         ] {
             let url = parse_pasted_redirect(ok).unwrap();
             assert_eq!(
-                code_from_redirect("s", &url, "b").unwrap().expose(),
+                code_from_redirect("s", &url, &ExpectedResponse::state_only("b"))
+                    .unwrap()
+                    .expose(),
                 "a",
                 "{ok}"
             );
@@ -444,7 +653,9 @@ mod tests {
         let got = listener.wait().await.unwrap();
         browser.await.unwrap();
         assert_eq!(
-            code_from_redirect("srv", &got, "xyz").unwrap().expose(),
+            code_from_redirect("srv", &got, &ExpectedResponse::state_only("xyz"))
+                .unwrap()
+                .expose(),
             "abc"
         );
     }

@@ -37,7 +37,8 @@ impl OAuthProvider {
             tracing::debug!(url = %url, status = response.status().as_u16(), "metadata not found here");
             return Ok(None);
         }
-        let Ok(bytes) = response.bytes().await else {
+        let Ok(bytes) = crate::body::read_capped(response).await else {
+            tracing::debug!(url = %url, "metadata unreadable or too large");
             return Ok(None);
         };
         Ok(serde_json::from_slice(&bytes).ok())
@@ -57,7 +58,7 @@ impl OAuthProvider {
             }
         }
         let mut resource = canonical_resource(&self.server_url);
-        let mut issuer = None;
+        let mut issuer: Option<String> = None;
         let mut resource_scopes = None;
         if let Some(prm) = prm {
             if let Some(named) = prm.resource {
@@ -72,30 +73,33 @@ impl OAuthProvider {
                 }
                 resource = named;
             }
-            issuer = prm
-                .authorization_servers
-                .first()
-                .and_then(|s| Url::parse(s).ok());
+            issuer = prm.authorization_servers.into_iter().next();
             resource_scopes = prm.scopes_supported;
         }
-        let metadata = if let Some(raw) = &self.settings.config.auth_server_metadata_url {
+        let (metadata, recorded_issuer) = if let Some(raw) =
+            &self.settings.config.auth_server_metadata_url
+        {
+            // The user named this document: its issuer is the one recorded.
             let url = check_metadata_override(&self.settings.server_name, raw)?;
-            self.get_json(&url).await?.ok_or_else(|| {
+            let metadata: AuthServerMetadata = self.get_json(&url).await?.ok_or_else(|| {
                 AuthError::http(
                     self.settings.server_name.clone(),
                     url.to_string(),
                     "no authorization server metadata at oauth.authServerMetadataUrl",
                 )
-            })?
+            })?;
+            let recorded = metadata.issuer.clone();
+            (metadata, recorded)
+        } else if let Some(issuer) = issuer {
+            self.issuer_metadata(&issuer).await?
         } else {
             // Without protected-resource metadata (2025-03-26 servers) the
-            // server's own origin is the authorization server.
-            let base = issuer.clone().unwrap_or_else(|| {
-                let mut origin = self.server_url.clone();
-                origin.set_path("/");
-                origin.set_query(None);
-                origin
-            });
+            // server's own origin is the authorization server, and its
+            // document, if any, is taken as it is: that revision did not
+            // tie the issuer to the lookup.
+            let mut base = self.server_url.clone();
+            base.set_path("/");
+            base.set_query(None);
             let mut found = None;
             for candidate in auth_server_candidates(&base) {
                 if let Some(m) = self.get_json::<AuthServerMetadata>(&candidate).await? {
@@ -104,18 +108,65 @@ impl OAuthProvider {
                 }
             }
             match found {
-                Some(m) => m,
+                Some(m) => {
+                    let recorded = m.issuer.clone();
+                    (m, recorded)
+                }
                 None => {
                     tracing::debug!(server = %self.settings.server_name, "no authorization server metadata; using default endpoints");
-                    AuthServerMetadata::fallback_for(&base)
+                    (AuthServerMetadata::fallback_for(&base), None)
                 }
             }
         };
         Ok(Discovery {
             resource,
             metadata,
+            recorded_issuer,
             resource_scopes,
         })
+    }
+
+    /// The metadata of the authorization server `issuer` (as the
+    /// protected-resource metadata spells it). A document whose `issuer` is
+    /// not identical to it is never used (RFC 8414 section 3.3): the next
+    /// well-known location is tried, and if none holds a matching document
+    /// the sign-in fails naming both issuers.
+    async fn issuer_metadata(
+        &self,
+        issuer: &str,
+    ) -> Result<(AuthServerMetadata, Option<String>), AuthError> {
+        let server = &self.settings.server_name;
+        let base = Url::parse(issuer).map_err(|e| {
+            AuthError::failed(
+                server.clone(),
+                format!("the protected resource names authorization server `{issuer}`, which is not a url: {e}"),
+            )
+        })?;
+        let mut mismatch = None;
+        for candidate in auth_server_candidates(&base) {
+            let Some(m) = self.get_json::<AuthServerMetadata>(&candidate).await? else {
+                continue;
+            };
+            if m.issuer.as_deref() == Some(issuer) {
+                return Ok((m, Some(issuer.to_owned())));
+            }
+            tracing::debug!(server = %server, url = %candidate, "authorization server metadata names another issuer; not used");
+            mismatch.get_or_insert((candidate, m.issuer));
+        }
+        match mismatch {
+            Some((url, named)) => Err(AuthError::http(
+                server.clone(),
+                url.to_string(),
+                format!(
+                    "the authorization server metadata names issuer `{}` instead of `{issuer}`, so it was not used",
+                    named.as_deref().unwrap_or("(none)")
+                ),
+            )),
+            None => {
+                tracing::debug!(server = %server, "no authorization server metadata; using default endpoints");
+                Ok((AuthServerMetadata::fallback_for(&base), None))
+            }
+        }
     }
 
     /// Configured scopes, else the challenge's, else the resource's

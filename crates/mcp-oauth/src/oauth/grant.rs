@@ -8,7 +8,7 @@ use crate::metadata::BearerChallenge;
 use crate::pkce::{Pkce, random_urlsafe};
 use crate::store::{ClientRegistration, StoredCredentials, TokenSet};
 use crate::token::{ClientAuth, TokenResponse, method_name, request_token};
-use crate::user_agent::{CallbackListener, code_from_redirect};
+use crate::user_agent::{CallbackListener, ExpectedResponse, code_from_redirect};
 
 use super::registration::client_auth_for;
 use super::settings::{CrossAppAccess, Grant, PrivateKey};
@@ -118,19 +118,26 @@ impl OAuthProvider {
             q.append_pair("resource", &discovery.resource);
         }
         tracing::debug!(server = %server, endpoint = %md.authorization_endpoint, "authorization request");
+        let expected = ExpectedResponse {
+            state: &state,
+            issuer: discovery.recorded_issuer.as_deref(),
+            iss_required: md.authorization_response_iss_parameter_supported,
+        };
+        let validate = |redirect: &Url| code_from_redirect(server, redirect, &expected);
         let wait = async {
             tokio::select! {
-                presented = self.prompt.present(&url) => match presented? {
-                    Some(redirect) => Ok(redirect),
-                    None => listener.wait().await,
-                },
-                arrived = listener.wait() => arrived,
+                presented = self.prompt.present(&url) => {
+                    match presented.map_err(|e| e.for_server(server.clone()))? {
+                        Some(redirect) => validate(&redirect),
+                        None => listener.wait_for(server, validate).await,
+                    }
+                }
+                arrived = listener.wait_for(server, validate) => arrived,
             }
         };
-        let redirect = tokio::time::timeout(LOGIN_TIMEOUT, wait)
+        let code = tokio::time::timeout(LOGIN_TIMEOUT, wait)
             .await
             .map_err(|_| self.fail("timed out waiting for the authorization redirect"))??;
-        let code = code_from_redirect(server, &redirect, &state)?;
         let auth = client_auth_for(&client, md);
         let params = vec![
             ("grant_type", "authorization_code".to_owned()),

@@ -47,6 +47,10 @@ const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 struct Discovery {
     resource: String,
     metadata: AuthServerMetadata,
+    /// The issuer of a metadata document that passed validation, recorded
+    /// before the user is sent away so the response's `iss` is compared
+    /// with an authentic value; `None` for the 2025-03-26 default endpoints.
+    recorded_issuer: Option<String>,
     resource_scopes: Option<Vec<String>>,
 }
 

@@ -1,6 +1,8 @@
 //! The client identity: a configured client, a client ID metadata
 //! document, a stored registration, or dynamic registration.
 
+use url::Url;
+
 use crate::metadata::AuthServerMetadata;
 use crate::store::ClientRegistration;
 use crate::token::{ClientAuth, method_name};
@@ -79,8 +81,16 @@ impl OAuthProvider {
         } else {
             "none"
         };
+        // SEP-837: our redirect is a loopback listener, so the client is a
+        // native application; an OpenID server would otherwise assume "web"
+        // and refuse the loopback redirect.
+        let application_type = match Url::parse(redirect_uri) {
+            Ok(u) if matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")) => "native",
+            _ => "web",
+        };
         let mut body = serde_json::json!({
             "client_name": self.settings.client_name,
+            "application_type": application_type,
             "redirect_uris": [redirect_uri],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
@@ -107,10 +117,9 @@ impl OAuthProvider {
                 http_error(e.to_string()).with_source(e)
             })?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(|e| {
-            let e = e.without_url();
-            http_error(e.to_string()).with_source(e)
-        })?;
+        let bytes = crate::body::read_capped(response)
+            .await
+            .map_err(|e| http_error(e.to_string()))?;
         #[derive(serde::Deserialize)]
         struct Registered {
             client_id: String,
