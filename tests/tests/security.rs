@@ -914,6 +914,7 @@ async fn secrets_never_reach_logs_errors_or_debug() {
             refresh_token: Some(Secret::new("refresh-secret-0e11")),
             expires_at: None,
             scope: None,
+            lifetime: None,
         }),
         client: Some(mcp_oauth::ClientRegistration {
             client_id: "client".into(),
@@ -954,6 +955,7 @@ fn token_files_are_private() {
             refresh_token: None,
             expires_at: None,
             scope: None,
+            lifetime: None,
         }),
         ..StoredCredentials::default()
     };

@@ -7,8 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use mcp_config::{LoadedConfig, ScopedServer, ServerConfig, TransportConfig, load};
 use mcp_oauth::{
-    AuthError, AuthProvider, AuthorizationPrompt, CredentialStore, FileCredentialStore,
-    InteractivePrompt, OAuthProvider, OAuthSettings, StoreKey,
+    AuthError, AuthProvider, AuthorizationPrompt, ClientSource, CredentialStore,
+    FileCredentialStore, InteractivePrompt, OAuthProvider, OAuthSettings, Revocation, StoreKey,
 };
 use mcp_transport::http::AuthProviders;
 use serde_json::{Value, json};
@@ -140,18 +140,38 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
         prompt
     };
     let provider = OAuthProvider::new(settings, store.clone(), Arc::new(prompt))?;
-    session::Connecting::new()?.run(provider.login())??;
+    let signed_in = session::Connecting::new()?.run(provider.login())??;
     let path = store.path_for(&key);
+    let registration = match &signed_in.client {
+        ClientSource::Registered {
+            previous: Some(before),
+        } => Some(format!(
+            "the authorization server changed from {before}; registered a new client with it"
+        )),
+        ClientSource::Registered { previous: None } => Some("registered a new client".into()),
+        _ => None,
+    };
     if context.json {
         output::print_json(&json!({
             "action": "login",
             "name": args.name,
+            "issuer": signed_in.issuer,
+            "scope": signed_in.scope,
+            "registration": registration,
             "credentials": path,
         }))?;
     } else {
+        if let Some(note) = &registration {
+            outln!("{}", shown(note));
+        }
         let line = format!(
-            "signed in to `{}`; credentials saved in {}",
+            "signed in to `{}`{}; credentials saved in {}",
             args.name,
+            signed_in
+                .issuer
+                .as_deref()
+                .map(|i| format!(" at {i}"))
+                .unwrap_or_default(),
             path.display()
         );
         outln!("{}", shown(&line));
@@ -159,21 +179,43 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
     Ok(Outcome::Ok)
 }
 
-/// `logout NAME`.
+/// `logout NAME`: revokes the tokens where the authorization server
+/// offers revocation, removes the stored credentials and lock file, and
+/// says what it did.
 pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
     let (_, settings) = oauth_server(&config, &args.name)?;
     let store = store(context);
     let key = StoreKey::new(&settings.server_name, &settings.server_url);
-    let had = store.load(&key)?.is_some();
-    if had {
-        store.clear(&key)?;
-    }
+    let prompt = SignInFirst {
+        server: args.name.clone(),
+    };
+    let provider = OAuthProvider::new(settings, store.clone(), Arc::new(prompt))?;
+    let signed_out = session::Connecting::new()?.run(provider.logout())??;
+    let (revoked, revocation) = match &signed_out.revocation {
+        Revocation::NothingToRevoke => (false, "no tokens to revoke".to_owned()),
+        Revocation::NotOffered => (
+            false,
+            "the authorization server offers no revocation; the tokens stay valid until they expire".to_owned(),
+        ),
+        Revocation::Revoked { endpoint, tokens } => {
+            (true, format!("revoked the {} at {endpoint}", tokens.join(" and ")))
+        }
+        Revocation::Failed { message } => (false, format!("revocation failed: {message}")),
+        _ => (false, "revocation outcome unknown".to_owned()),
+    };
+    let failed = matches!(signed_out.revocation, Revocation::Failed { .. });
     if context.json {
-        output::print_json(&json!({ "action": "logout", "name": args.name, "removed": had }))?;
-    } else if had {
+        output::print_json(&json!({
+            "action": "logout",
+            "name": args.name,
+            "removed": signed_out.had_credentials,
+            "revoked": revoked,
+            "revocation": revocation,
+        }))?;
+    } else if signed_out.had_credentials {
         let line = format!(
-            "signed out of `{}`: removed {}",
+            "signed out of `{}`: {revocation}; removed {}",
             args.name,
             store.path_for(&key).display()
         );
@@ -181,7 +223,7 @@ pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outco
     } else {
         outln!("no stored credentials for `{}`", shown(&args.name));
     }
-    Ok(Outcome::Ok)
+    Ok(if failed { Outcome::Failed } else { Outcome::Ok })
 }
 
 /// `auth-status`: every http and sse server with the state of its stored

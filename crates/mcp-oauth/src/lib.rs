@@ -44,8 +44,8 @@ pub mod token;
 pub mod user_agent;
 
 pub use oauth::{
-    AssertionSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS, OAuthConfigExt,
-    OAuthProvider, OAuthSettings, PrivateKey,
+    AssertionSource, ClientSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS,
+    OAuthConfigExt, OAuthProvider, OAuthSettings, PrivateKey, Revocation, SignIn, SignOut,
 };
 pub use provider::{
     AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, authorization_fingerprint,

@@ -82,6 +82,10 @@ pub struct TokenSet {
     /// The scopes granted (space separated), else the scopes requested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The lifetime the server gave the access token (`expires_in`), so the
+    /// refresh margin can be bounded by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifetime: Option<u64>,
 }
 
 impl TokenSet {
@@ -89,6 +93,23 @@ impl TokenSet {
     pub fn expires_within(&self, now: u64, margin_secs: u64) -> bool {
         self.expires_at
             .is_some_and(|at| now.saturating_add(margin_secs) >= at)
+    }
+
+    /// Whether the token is due for a refresh: within `margin_secs` of its
+    /// expiry, with the margin never more than a quarter of the token's
+    /// lifetime, so a token living a minute or less is refreshed about once
+    /// per lifetime rather than before every request.
+    pub fn refresh_due(&self, now: u64, margin_secs: u64) -> bool {
+        let margin = match self.lifetime {
+            Some(lifetime) => margin_secs.min(lifetime / 4),
+            None => margin_secs,
+        };
+        self.expires_within(now, margin)
+    }
+
+    /// Whether the access token has expired at `now`.
+    pub fn expired(&self, now: u64) -> bool {
+        self.expires_within(now, 0)
     }
 }
 
@@ -104,9 +125,18 @@ pub struct StoredCredentials {
     /// The RFC 8707 resource the tokens are for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
-    /// The client identity.
+    /// The client identity the current tokens were issued to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientRegistration>,
+    /// Dynamic registrations by the issuer that made them: a registration
+    /// is only ever used with its own authorization server, and one kept
+    /// here is reused if the server moves back.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub registrations: std::collections::BTreeMap<String, ClientRegistration>,
+    /// The authorization server's RFC 7009 revocation endpoint, so a
+    /// logout can revoke without discovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revocation_endpoint: Option<String>,
     /// The current tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenSet>,
@@ -238,12 +268,16 @@ impl CredentialStore for FileCredentialStore {
     }
 
     fn clear(&self, key: &StoreKey) -> Result<(), AuthError> {
-        let path = self.path_for(key);
-        match fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(store_error(key, &path, e)),
+        // The lock file goes too: after a logout nothing of the server is
+        // left in the folder.
+        for path in [self.path_for(key), self.lock_path_for(key)] {
+            match fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(store_error(key, &path, e)),
+            }
         }
+        Ok(())
     }
 
     fn lock(&self, key: &StoreKey) -> Result<StoreLock, AuthError> {
@@ -349,7 +383,19 @@ mod tests {
                 refresh_token: Some(Secret::new("refresh-token-value")),
                 expires_at: Some(1_000),
                 scope: Some("a b".into()),
+                lifetime: Some(3_600),
             }),
+            registrations: [(
+                "https://as.example.com".to_owned(),
+                ClientRegistration {
+                    client_id: "client-1".into(),
+                    client_secret: Some(Secret::new("client-secret-value")),
+                    token_endpoint_auth_method: "client_secret_basic".into(),
+                    redirect_uri: Some("http://127.0.0.1:1/callback".into()),
+                },
+            )]
+            .into(),
+            revocation_endpoint: Some("https://as.example.com/revoke".into()),
         }
     }
 

@@ -125,6 +125,7 @@ impl TokenResponse {
             refresh_token: self.refresh_token.or(previous_refresh),
             expires_at: self.expires_in.map(|s| now_secs().saturating_add(s)),
             scope: self.scope.or(requested_scope),
+            lifetime: self.expires_in,
         }
     }
 }
@@ -183,10 +184,59 @@ pub async fn request_token(
     server: &str,
     token_endpoint: &str,
     auth: &ClientAuth,
-    mut params: Vec<(&'static str, String)>,
+    params: Vec<(&'static str, String)>,
 ) -> TokenResult {
     let http_error =
         |message: String| AuthError::http(server.to_owned(), token_endpoint.to_owned(), message);
+    let request = authenticated_form(http, server, token_endpoint, auth, params)?;
+    let response = request.send().await.map_err(|e| {
+        let e = e.without_url();
+        http_error(e.to_string()).with_source(e)
+    })?;
+    let status = response.status();
+    let body = crate::body::read_capped(response)
+        .await
+        .map_err(|e| http_error(e.to_string()))?;
+    if !status.is_success() {
+        let parsed: Option<ErrorBody> = serde_json::from_slice(&body).ok();
+        return Ok(Err(TokenEndpointError {
+            status: status.as_u16(),
+            error: parsed.as_ref().and_then(|b| b.error.clone()),
+            description: parsed.and_then(|b| b.error_description),
+        }));
+    }
+    serde_json::from_slice::<TokenResponse>(&body)
+        .map(Ok)
+        .map_err(|e| http_error(format!("token response is not valid json: {e}")))
+}
+
+/// Posts `params` to an endpoint of the authorization server other than
+/// the token endpoint (revocation) with the same client authentication,
+/// and returns the answer's status.
+pub async fn post_form(
+    http: &reqwest::Client,
+    server: &str,
+    endpoint: &str,
+    auth: &ClientAuth,
+    params: Vec<(&'static str, String)>,
+) -> Result<u16, AuthError> {
+    let request = authenticated_form(http, server, endpoint, auth, params)?;
+    let response = request.send().await.map_err(|e| {
+        let e = e.without_url();
+        AuthError::http(server.to_owned(), endpoint.to_owned(), e.to_string()).with_source(e)
+    })?;
+    Ok(response.status().as_u16())
+}
+
+/// A form post to `endpoint` carrying `params` and the client's
+/// authentication (a header, form fields or a signed assertion).
+fn authenticated_form(
+    http: &reqwest::Client,
+    server: &str,
+    token_endpoint: &str,
+    auth: &ClientAuth,
+    mut params: Vec<(&'static str, String)>,
+) -> Result<reqwest::RequestBuilder, AuthError> {
     let mut request = http
         .post(token_endpoint)
         .header(reqwest::header::ACCEPT, "application/json");
@@ -233,25 +283,7 @@ pub async fn request_token(
             params.push(("client_assertion", assertion));
         }
     }
-    let response = request.form(&params).send().await.map_err(|e| {
-        let e = e.without_url();
-        http_error(e.to_string()).with_source(e)
-    })?;
-    let status = response.status();
-    let body = crate::body::read_capped(response)
-        .await
-        .map_err(|e| http_error(e.to_string()))?;
-    if !status.is_success() {
-        let parsed: Option<ErrorBody> = serde_json::from_slice(&body).ok();
-        return Ok(Err(TokenEndpointError {
-            status: status.as_u16(),
-            error: parsed.as_ref().and_then(|b| b.error.clone()),
-            description: parsed.and_then(|b| b.error_description),
-        }));
-    }
-    serde_json::from_slice::<TokenResponse>(&body)
-        .map(Ok)
-        .map_err(|e| http_error(format!("token response is not valid json: {e}")))
+    Ok(request.form(&params))
 }
 
 /// Form-urlencodes a client id or secret for HTTP Basic (RFC 6749 2.3.1).

@@ -113,7 +113,9 @@ async fn two_processes_refresh_a_rotating_token_once() {
                     refresh_token: Some(Secret::new("refresh-0")),
                     expires_at: Some(1),
                     scope: None,
+                    lifetime: None,
                 }),
+                ..StoredCredentials::default()
             },
         )
         .unwrap();

@@ -6,22 +6,23 @@ use url::Url;
 use crate::AuthError;
 use crate::metadata::BearerChallenge;
 use crate::pkce::{Pkce, random_urlsafe};
-use crate::store::{ClientRegistration, StoredCredentials, TokenSet};
+use crate::store::{ClientRegistration, TokenSet};
 use crate::token::{ClientAuth, TokenResponse, method_name, request_token};
 use crate::user_agent::{CallbackListener, ExpectedResponse, code_from_redirect};
 
 use super::registration::client_auth_for;
 use super::settings::{CrossAppAccess, Grant, PrivateKey};
-use super::{Discovery, LOGIN_TIMEOUT, OAuthProvider, State};
+use super::{ClientSource, Discovery, LOGIN_TIMEOUT, OAuthProvider, SignIn, State};
 
 impl OAuthProvider {
     /// Full authorization: discovery, client identity, the grant, storage.
+    /// Returns what the sign-in did, for the host to tell the user.
     pub(super) async fn authorize(
         &self,
         st: &mut State,
         challenge: &BearerChallenge,
         scope_override: Option<String>,
-    ) -> Result<(), AuthError> {
+    ) -> Result<SignIn, AuthError> {
         let discovery = match (&st.discovery, &challenge.resource_metadata) {
             (Some(d), None) => d.clone(),
             _ => {
@@ -31,33 +32,52 @@ impl OAuthProvider {
             }
         };
         let scope = self.select_scope(challenge, &discovery, scope_override);
-        let (client, tokens) = match &self.settings.grant {
+        let (client, tokens, source) = match &self.settings.grant {
             Grant::AuthorizationCode => {
                 self.authorization_code(st, &discovery, scope.clone())
                     .await?
             }
             Grant::ClientCredentials { private_key } => {
-                self.client_credentials(&discovery, private_key.as_ref(), scope.clone())
-                    .await?
+                let (client, tokens) = self
+                    .client_credentials(&discovery, private_key.as_ref(), scope.clone())
+                    .await?;
+                (client, tokens, ClientSource::Configured)
             }
             Grant::CrossAppAccess(xaa) => {
-                self.cross_app_access(&discovery, xaa, scope.clone())
-                    .await?
+                let (client, tokens) = self
+                    .cross_app_access(&discovery, xaa, scope.clone())
+                    .await?;
+                (client, tokens, ClientSource::Configured)
             }
             Grant::JwtBearer { assertion } => {
-                self.jwt_bearer(&discovery, assertion.as_ref(), scope.clone())
-                    .await?
+                let (client, tokens) = self
+                    .jwt_bearer(&discovery, assertion.as_ref(), scope.clone())
+                    .await?;
+                (client, tokens, ClientSource::Configured)
             }
         };
-        st.creds = StoredCredentials {
-            issuer: discovery.metadata.issuer.clone(),
-            token_endpoint: Some(discovery.metadata.token_endpoint.clone()),
-            resource: Some(discovery.resource.clone()),
-            client: Some(client),
-            tokens: Some(tokens),
+        let issuer = discovery.metadata.issuer.clone();
+        if let (ClientSource::Registered { .. }, Some(issuer)) = (&source, &issuer) {
+            st.creds
+                .registrations
+                .insert(issuer.clone(), client.clone());
+        }
+        let signed_in = SignIn {
+            issuer: issuer.clone(),
+            client: source,
+            scope: tokens.scope.clone(),
         };
+        st.creds.issuer = issuer;
+        st.creds.token_endpoint = Some(discovery.metadata.token_endpoint.clone());
+        st.creds.revocation_endpoint = discovery.metadata.revocation_endpoint.clone();
+        st.creds.resource = Some(discovery.resource.clone());
+        st.creds.client = Some(client);
+        st.creds.tokens = Some(tokens);
         st.refreshed_after_401 = None;
-        self.save(&st.creds).await
+        self.save(&st.creds).await?;
+        tracing::info!(server = %self.settings.server_name, client = ?signed_in.client, "signed in");
+        st.last_sign_in = Some(signed_in.clone());
+        Ok(signed_in)
     }
 
     pub(super) async fn authorization_code(
@@ -65,7 +85,7 @@ impl OAuthProvider {
         st: &State,
         discovery: &Discovery,
         scope: Option<String>,
-    ) -> Result<(ClientRegistration, TokenSet), AuthError> {
+    ) -> Result<(ClientRegistration, TokenSet, ClientSource), AuthError> {
         let md = &discovery.metadata;
         if let Some(methods) = &md.code_challenge_methods_supported
             && !methods.iter().any(|m| m == "S256")
@@ -93,7 +113,7 @@ impl OAuthProvider {
             },
         };
         let redirect_uri = listener.redirect_uri().to_string();
-        let client = self
+        let (client, source) = self
             .ensure_client(st, discovery, &redirect_uri, scope.as_deref())
             .await?;
         let pkce = Pkce::generate();
@@ -149,7 +169,7 @@ impl OAuthProvider {
         let response = self
             .token(&md.token_endpoint, &auth, params, "code")
             .await?;
-        Ok((client, response.into_token_set(None, scope)))
+        Ok((client, response.into_token_set(None, scope), source))
     }
 
     pub(super) async fn token(

@@ -11,6 +11,7 @@ mod discovery;
 mod grant;
 mod refresh;
 mod registration;
+mod revoke;
 mod settings;
 
 use std::sync::Arc;
@@ -54,6 +55,70 @@ struct Discovery {
     resource_scopes: Option<Vec<String>>,
 }
 
+/// What a sign-in did, so a host can tell the user (a new registration
+/// because the authorization server changed, the scopes granted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SignIn {
+    /// The authorization server's issuer, when its metadata named one.
+    pub issuer: Option<String>,
+    /// Where the client identity came from.
+    pub client: ClientSource,
+    /// The scopes granted (or requested, when the server did not say).
+    pub scope: Option<String>,
+}
+
+/// Where the client identity of a sign-in came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientSource {
+    /// `oauth.clientId` (or the grant's own client).
+    Configured,
+    /// A client ID metadata document URL.
+    MetadataDocument,
+    /// A registration made earlier with this same authorization server.
+    Stored,
+    /// A new dynamic registration; `previous` names the authorization
+    /// server the earlier credentials belonged to when it changed.
+    Registered {
+        /// The issuer the server used before, if it changed.
+        previous: Option<String>,
+    },
+}
+
+/// What a logout did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SignOut {
+    /// Whether anything was stored for the server.
+    pub had_credentials: bool,
+    /// What revocation did.
+    pub revocation: Revocation,
+}
+
+/// The outcome of revoking a server's tokens at logout (RFC 7009).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Revocation {
+    /// No tokens were held.
+    NothingToRevoke,
+    /// The authorization server offers no revocation endpoint.
+    NotOffered,
+    /// The tokens named were revoked at `endpoint`.
+    Revoked {
+        /// The revocation endpoint.
+        endpoint: String,
+        /// `refresh token`, `access token`.
+        tokens: Vec<&'static str>,
+    },
+    /// The endpoint refused or could not be reached; local credentials
+    /// are removed anyway.
+    Failed {
+        /// Why, without secrets.
+        message: String,
+    },
+}
+
 #[derive(Debug, Default)]
 struct State {
     loaded: bool,
@@ -64,6 +129,8 @@ struct State {
     /// The token already refreshed after a 401, so a second 401 for the same
     /// token goes straight to a new authorization.
     refreshed_after_401: Option<Secret>,
+    /// What the last sign-in of this provider did.
+    last_sign_in: Option<SignIn>,
 }
 
 /// Signs in to one MCP server with OAuth and supplies its bearer token to
@@ -157,12 +224,26 @@ impl OAuthProvider {
     /// Signs in now, replacing any stored tokens. The server is asked once
     /// without credentials so its 401 can name its metadata, as it would on
     /// first use.
-    pub async fn login(&self) -> Result<(), AuthError> {
+    pub async fn login(&self) -> Result<SignIn, AuthError> {
         let mut st = self.state.lock().await;
         self.ensure_loaded(&mut st).await?;
         st.discovery = None;
         let challenge = self.probe().await;
         self.authorize(&mut st, &challenge, None).await
+    }
+
+    /// Obtains new tokens without a person when the grant needs none
+    /// (client credentials, workload identity, cross-app access); `false`
+    /// for the authorization-code grant, which needs a sign-in.
+    async fn renew_without_user(&self, st: &mut State) -> Result<bool, AuthError> {
+        // Without a discovery from this run the server's challenge is
+        // needed to find its metadata: let the request draw it.
+        if self.settings.requires_user_auth() || st.discovery.is_none() {
+            return Ok(false);
+        }
+        self.authorize(st, &BearerChallenge::default(), None)
+            .await?;
+        Ok(true)
     }
 
     /// The server's `Bearer` challenge to an unauthenticated request, or
@@ -190,9 +271,20 @@ impl OAuthProvider {
         }
     }
 
-    /// Removes this server's stored credentials and forgets them here.
-    pub async fn logout(&self) -> Result<(), AuthError> {
+    /// Revokes this server's tokens where the authorization server offers
+    /// revocation (RFC 7009), then removes its stored credentials and lock
+    /// file and forgets them here. A failed revocation is reported, and
+    /// the local credentials are removed all the same.
+    pub async fn logout(&self) -> Result<SignOut, AuthError> {
         let mut st = self.state.lock().await;
+        let store = self.store.clone();
+        let key = self.key.clone();
+        let stored = self.blocking(move || store.load(&key)).await?;
+        let had_credentials = stored.is_some();
+        let revocation = match &stored {
+            Some(creds) => self.revoke(creds).await,
+            None => Revocation::NothingToRevoke,
+        };
         let store = self.store.clone();
         let key = self.key.clone();
         self.blocking(move || store.clear(&key)).await?;
@@ -200,7 +292,15 @@ impl OAuthProvider {
             loaded: true,
             ..State::default()
         };
-        Ok(())
+        Ok(SignOut {
+            had_credentials,
+            revocation,
+        })
+    }
+
+    /// What this provider's last sign-in did, if it signed in.
+    pub async fn last_sign_in(&self) -> Option<SignIn> {
+        self.state.lock().await.last_sign_in.clone()
     }
 
     /// The current tokens (for status displays; secrets stay wrapped).
@@ -208,6 +308,13 @@ impl OAuthProvider {
         let mut st = self.state.lock().await;
         self.ensure_loaded(&mut st).await?;
         Ok(st.creds.tokens.clone())
+    }
+
+    fn bearer(&self, st: &State) -> Option<String> {
+        st.creds
+            .tokens
+            .as_ref()
+            .map(|t| format!("Bearer {}", t.access_token.expose()))
     }
 
     fn margin(&self) -> u64 {
@@ -235,6 +342,7 @@ impl OAuthProvider {
                 .blocking(move || store.load(&key))
                 .await?
                 .unwrap_or_default();
+            adopt_registration(&mut st.creds);
             st.loaded = true;
         }
         Ok(())
@@ -267,6 +375,21 @@ impl OAuthProvider {
     }
 }
 
+/// Credentials saved before registrations were kept by issuer hold their
+/// dynamic registration as the current client only: file it under its
+/// issuer so it is reused with that server, and only with it.
+fn adopt_registration(creds: &mut StoredCredentials) {
+    if !creds.registrations.is_empty() {
+        return;
+    }
+    if let (Some(issuer), Some(client)) = (&creds.issuer, &creds.client)
+        && client.redirect_uri.is_some()
+        && !client.client_id.starts_with("https://")
+    {
+        creds.registrations.insert(issuer.clone(), client.clone());
+    }
+}
+
 fn scope_union(current: Option<&str>, wanted: Option<&str>) -> Option<String> {
     let mut out: Vec<&str> = Vec::new();
     for s in current
@@ -288,18 +411,31 @@ impl AuthProvider for OAuthProvider {
         self.ensure_loaded(&mut st).await?;
         self.adopt_stored_login(&mut st).await?;
         let Some(tokens) = st.creds.tokens.clone() else {
-            return Ok(None);
+            // A grant without a person signs in on first use instead of
+            // sending a request it knows will be refused.
+            if !self.renew_without_user(&mut st).await? {
+                return Ok(None);
+            }
+            return Ok(self.bearer(&st));
         };
-        if tokens.expires_within(now_secs(), self.margin())
-            && !self.refresh(&mut st, &tokens.access_token).await?
-        {
-            return Ok(None);
+        let now = now_secs();
+        if tokens.refresh_due(now, self.margin()) {
+            match self.refresh(&mut st, &tokens.access_token).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    if !self.renew_without_user(&mut st).await? && tokens.expired(now) {
+                        return Ok(None);
+                    }
+                }
+                // A transient failure (network, 5xx) keeps what is stored:
+                // the current token serves until it expires.
+                Err(e) if !tokens.expired(now) => {
+                    tracing::debug!(server = %self.settings.server_name, %e, "refresh failed; the current token is still valid");
+                }
+                Err(e) => return Err(e),
+            }
         }
-        Ok(st
-            .creds
-            .tokens
-            .as_ref()
-            .map(|t| format!("Bearer {}", t.access_token.expose())))
+        Ok(self.bearer(&st))
     }
 
     async fn on_challenge(&self, challenge: &Challenge) -> Result<ChallengeOutcome, AuthError> {

@@ -25,7 +25,7 @@ impl OAuthProvider {
             st.creds = creds;
             return Ok(false);
         };
-        if &tokens.access_token != stale && !tokens.expires_within(now, self.margin()) {
+        if &tokens.access_token != stale && !tokens.refresh_due(now, self.margin()) {
             tracing::debug!(server = %self.settings.server_name, "adopted tokens refreshed elsewhere");
             st.creds = creds;
             return Ok(true);
@@ -76,18 +76,26 @@ impl OAuthProvider {
                 creds.tokens = Some(response.into_token_set(Some(refresh_token), tokens.scope));
                 true
             }
-            Err(refused) if refused.status < 500 => {
+            // Only a refusal of the grant itself ends the tokens; anything
+            // else (a 5xx, 429, a proxy's 4xx page) may pass, so what is
+            // stored stays for the next try.
+            Err(refused) if refused_for_good(&refused) => {
                 tracing::debug!(server = %self.settings.server_name, %refused, "refresh refused; tokens dropped");
                 creds.tokens = None;
                 if refused.error.as_deref() == Some("invalid_client") {
                     // The registration itself is gone: register again at the
                     // next login (a configured client is rebuilt from config).
+                    if let Some(issuer) = &creds.issuer {
+                        creds.registrations.remove(issuer);
+                    }
                     creds.client = None;
                 }
                 false
             }
             Err(refused) => {
-                return Err(self.fail(format!("token refresh failed: {refused}")));
+                return Err(self.fail(format!(
+                    "token refresh failed: {refused} (stored credentials kept)"
+                )));
             }
         };
         self.save(&creds).await?;
@@ -95,4 +103,14 @@ impl OAuthProvider {
         st.creds = creds;
         Ok(ok)
     }
+}
+
+/// Whether a token endpoint's refusal of a refresh is final: the refresh
+/// token or the client is no longer valid (RFC 6749 section 5.2).
+fn refused_for_good(refused: &crate::token::TokenEndpointError) -> bool {
+    matches!(refused.status, 400 | 401)
+        && matches!(
+            refused.error.as_deref(),
+            Some("invalid_grant" | "invalid_client" | "unauthorized_client")
+        )
 }

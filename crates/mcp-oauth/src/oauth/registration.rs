@@ -8,46 +8,77 @@ use crate::store::ClientRegistration;
 use crate::token::{ClientAuth, method_name};
 use crate::{AuthError, Secret};
 
-use super::{Discovery, OAuthProvider, State};
+use super::{ClientSource, Discovery, OAuthProvider, State};
 
 impl OAuthProvider {
     /// The client identity for the authorization-code grant: configured,
-    /// a metadata document URL, a stored registration, or a new one.
+    /// a metadata document URL, a registration made with this same
+    /// authorization server, or a new registration. A registration is never
+    /// presented to another authorization server (2026-07-28 "Authorization
+    /// Server Binding"); a pre-registered client last used with another
+    /// server is refused with an error saying what changed.
     pub(super) async fn ensure_client(
         &self,
         st: &State,
         discovery: &Discovery,
         redirect_uri: &str,
         scope: Option<&str>,
-    ) -> Result<ClientRegistration, AuthError> {
+    ) -> Result<(ClientRegistration, ClientSource), AuthError> {
         let md = &discovery.metadata;
+        let previous_issuer = st.creds.issuer.as_deref();
+        let moved = |now: &Option<String>| match (previous_issuer, now.as_deref()) {
+            (Some(before), Some(now)) if before != now => Some(before.to_owned()),
+            _ => None,
+        };
         if let Some(client_id) = &self.settings.config.client_id {
+            let used_before = st
+                .creds
+                .client
+                .as_ref()
+                .is_some_and(|c| &c.client_id == client_id);
+            if used_before && let Some(before) = moved(&md.issuer) {
+                return Err(AuthError::config(
+                    self.settings.server_name.clone(),
+                    "oauth.clientId",
+                    format!(
+                        "the pre-registered client `{client_id}` was issued by authorization server `{before}`, but the server now names `{}`; register a client there and set oauth.clientId, or log out to use this one with the new server",
+                        md.issuer.as_deref().unwrap_or("(unnamed)")
+                    ),
+                ));
+            }
             let auth =
                 ClientAuth::choose(client_id, self.settings.client_secret.as_ref(), None, |m| {
                     md.supports_auth_method(m)
                 });
-            return Ok(ClientRegistration {
-                client_id: client_id.clone(),
-                client_secret: self.settings.client_secret.clone(),
-                token_endpoint_auth_method: method_name(&auth).into(),
-                redirect_uri: Some(redirect_uri.into()),
-            });
+            return Ok((
+                ClientRegistration {
+                    client_id: client_id.clone(),
+                    client_secret: self.settings.client_secret.clone(),
+                    token_endpoint_auth_method: method_name(&auth).into(),
+                    redirect_uri: Some(redirect_uri.into()),
+                },
+                ClientSource::Configured,
+            ));
         }
         if md.client_id_metadata_document_supported
             && let Some(url) = &self.settings.client_metadata_url
         {
-            return Ok(ClientRegistration {
-                client_id: url.clone(),
-                client_secret: None,
-                token_endpoint_auth_method: "none".into(),
-                redirect_uri: Some(redirect_uri.into()),
-            });
+            // A metadata document is portable across authorization servers.
+            return Ok((
+                ClientRegistration {
+                    client_id: url.clone(),
+                    client_secret: None,
+                    token_endpoint_auth_method: "none".into(),
+                    redirect_uri: Some(redirect_uri.into()),
+                },
+                ClientSource::MetadataDocument,
+            ));
         }
-        if let Some(client) = &st.creds.client
-            && st.creds.issuer == md.issuer
+        if let Some(issuer) = &md.issuer
+            && let Some(client) = st.creds.registrations.get(issuer)
             && client.redirect_uri.as_deref() == Some(redirect_uri)
         {
-            return Ok(client.clone());
+            return Ok((client.clone(), ClientSource::Stored));
         }
         let Some(endpoint) = &md.registration_endpoint else {
             return Err(AuthError::config(
@@ -56,7 +87,12 @@ impl OAuthProvider {
                 "the authorization server offers no dynamic client registration; configure a pre-registered client id",
             ));
         };
-        self.register(endpoint, md, redirect_uri, scope).await
+        let previous = moved(&md.issuer);
+        if let Some(before) = &previous {
+            tracing::info!(server = %self.settings.server_name, %before, "authorization server changed; registering a new client");
+        }
+        let client = self.register(endpoint, md, redirect_uri, scope).await?;
+        Ok((client, ClientSource::Registered { previous }))
     }
 
     /// RFC 7591 dynamic client registration.
