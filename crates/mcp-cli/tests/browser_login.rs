@@ -227,6 +227,8 @@ fn render(chromium: &Path, url: &Url, profile: &Path) -> String {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
+            // containers often have a small /dev/shm, which crashes it
+            "--disable-dev-shm-usage",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
