@@ -324,8 +324,20 @@ fn span(seconds: u64) -> String {
     }
 }
 
-/// Starts the platform's url opener (never a shell).
+/// Starts `$BROWSER` or else the platform's url opener (never a shell).
+/// `$BROWSER` is one program path given the url as its only argument: it
+/// is not split or expanded, so no part of the url or the variable can
+/// become a shell command.
 fn open_in_browser(url: &str) -> bool {
+    if let Some(browser) = std::env::var_os("BROWSER").filter(|value| !value.is_empty()) {
+        return std::process::Command::new(browser)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .is_ok();
+    }
     let (program, args): (&str, &[&str]) = if cfg!(target_os = "macos") {
         ("open", &[])
     } else if cfg!(windows) {

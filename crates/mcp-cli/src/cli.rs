@@ -94,6 +94,9 @@ pub(crate) enum Command {
     )]
     Call(CallArgs),
     /// Sign in to a remote server with OAuth
+    #[command(
+        after_help = "The authorization URL opens in $BROWSER when it is set (one program path, given the URL as its only argument, run without a shell), otherwise in the system's default browser."
+    )]
     Login(LoginArgs),
     /// Forget the stored credentials of a server
     Logout(NameArgs),
