@@ -371,7 +371,8 @@ fn chromium_signs_in_and_the_token_is_used() {
     assert!(
         ended
             .stdout
-            .starts_with(&format!("signed in to `{SERVER}`; credentials saved in ")),
+            .contains(&format!("signed in to `{SERVER}` at http://127.0.0.1:"))
+            && ended.stdout.contains("; credentials saved in "),
         "{}",
         ended.stdout
     );
