@@ -137,6 +137,7 @@ pub struct StoredCredentials {
     /// logout can revoke without discovery.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revocation_endpoint: Option<String>,
+
     /// The current tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenSet>,

@@ -198,12 +198,7 @@ pub async fn request_token(
         .await
         .map_err(|e| http_error(e.to_string()))?;
     if !status.is_success() {
-        let parsed: Option<ErrorBody> = serde_json::from_slice(&body).ok();
-        return Ok(Err(TokenEndpointError {
-            status: status.as_u16(),
-            error: parsed.as_ref().and_then(|b| b.error.clone()),
-            description: parsed.and_then(|b| b.error_description),
-        }));
+        return Ok(Err(refusal(status.as_u16(), &body)));
     }
     serde_json::from_slice::<TokenResponse>(&body)
         .map(Ok)
@@ -211,21 +206,36 @@ pub async fn request_token(
 }
 
 /// Posts `params` to an endpoint of the authorization server other than
-/// the token endpoint (revocation) with the same client authentication,
-/// and returns the answer's status.
+/// the token endpoint (revocation) with the same client authentication;
+/// the inner error is the server's refusal.
 pub async fn post_form(
     http: &reqwest::Client,
     server: &str,
     endpoint: &str,
     auth: &ClientAuth,
     params: Vec<(&'static str, String)>,
-) -> Result<u16, AuthError> {
+) -> Result<Result<(), TokenEndpointError>, AuthError> {
     let request = authenticated_form(http, server, endpoint, auth, params)?;
     let response = request.send().await.map_err(|e| {
         let e = e.without_url();
         AuthError::http(server.to_owned(), endpoint.to_owned(), e.to_string()).with_source(e)
     })?;
-    Ok(response.status().as_u16())
+    let status = response.status();
+    if status.is_success() {
+        return Ok(Ok(()));
+    }
+    let body = crate::body::read_capped(response).await.unwrap_or_default();
+    Ok(Err(refusal(status.as_u16(), &body)))
+}
+
+/// A token endpoint's (or revocation endpoint's) error answer.
+fn refusal(status: u16, body: &[u8]) -> TokenEndpointError {
+    let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
+    TokenEndpointError {
+        status,
+        error: parsed.as_ref().and_then(|b| b.error.clone()),
+        description: parsed.and_then(|b| b.error_description),
+    }
 }
 
 /// A form post to `endpoint` carrying `params` and the client's

@@ -70,6 +70,7 @@ impl OAuthProvider {
         st.creds.issuer = issuer;
         st.creds.token_endpoint = Some(discovery.metadata.token_endpoint.clone());
         st.creds.revocation_endpoint = discovery.metadata.revocation_endpoint.clone();
+
         st.creds.resource = Some(discovery.resource.clone());
         st.creds.client = Some(client);
         st.creds.tokens = Some(tokens);

@@ -108,12 +108,15 @@ impl OAuthProvider {
                 .as_ref()
                 .is_some_and(|l| l.iter().any(|x| x == m))
         };
+        // The form is asked for where it is listed: servers that list both
+        // secret methods accept it at every endpoint, while some (the Python
+        // MCP SDK) accept Basic at the token endpoint but not at revocation.
         let requested = if explicit("none") {
             "none"
+        } else if explicit("client_secret_post") {
+            "client_secret_post"
         } else if md.supports_auth_method("client_secret_basic") {
             "client_secret_basic"
-        } else if md.supports_auth_method("client_secret_post") {
-            "client_secret_post"
         } else {
             "none"
         };

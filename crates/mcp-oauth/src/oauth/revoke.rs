@@ -46,10 +46,10 @@ impl OAuthProvider {
             .await
             {
                 // RFC 7009 section 2.2: 200 whether or not the token was valid.
-                Ok(200) => revoked.push(what),
-                Ok(status) => {
+                Ok(Ok(())) => revoked.push(what),
+                Ok(Err(refused)) => {
                     return Revocation::Failed {
-                        message: format!("{endpoint} answered status {status} for the {what}"),
+                        message: format!("{endpoint} refused the {what}: {refused}"),
                     };
                 }
                 Err(e) => {
