@@ -8,6 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 
+use crate::dpop::TokenDpop;
 use crate::store::TokenSet;
 use crate::{AuthError, Secret};
 
@@ -113,6 +114,15 @@ pub struct TokenResponse {
 }
 
 impl TokenResponse {
+    /// Whether the token is DPoP-bound (`token_type` `DPoP`, RFC 9449
+    /// section 5): it is then presented as `Authorization: DPoP` with a
+    /// proof, never as a bearer token.
+    pub fn is_dpop(&self) -> bool {
+        self.token_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("dpop"))
+    }
+
     /// The token set to store; keeps `previous_refresh` when the server did
     /// not rotate it, and `requested_scope` when it did not echo a scope.
     pub fn into_token_set(
@@ -183,13 +193,81 @@ pub async fn request_token(
     server: &str,
     token_endpoint: &str,
     auth: &ClientAuth,
-    mut params: Vec<(&'static str, String)>,
+    params: Vec<(&'static str, String)>,
 ) -> TokenResult {
+    request_token_with(http, server, token_endpoint, auth, params, None).await
+}
+
+/// [`request_token`] with a DPoP proof (RFC 9449 section 5) when `dpop` is
+/// given. The server's `DPoP-Nonce` is kept from every answer, and a
+/// `use_dpop_nonce` refusal carrying a usable nonce is retried once with it
+/// (section 8).
+pub async fn request_token_with(
+    http: &reqwest::Client,
+    server: &str,
+    token_endpoint: &str,
+    auth: &ClientAuth,
+    params: Vec<(&'static str, String)>,
+    dpop: Option<TokenDpop<'_>>,
+) -> TokenResult {
+    let http_error =
+        |message: String| AuthError::http(server.to_owned(), token_endpoint.to_owned(), message);
+    let mut retried = false;
+    loop {
+        let (status, nonce, body) =
+            token_attempt(http, server, token_endpoint, auth, params.clone(), dpop).await?;
+        let fresh_nonce = match (dpop, nonce) {
+            (Some(dpop), Some(nonce)) => dpop.nonce.observe(&nonce),
+            _ => false,
+        };
+        if !status.is_success() {
+            let parsed: Option<ErrorBody> = serde_json::from_slice(&body).ok();
+            let refused = TokenEndpointError {
+                status: status.as_u16(),
+                error: parsed.as_ref().and_then(|b| b.error.clone()),
+                description: parsed.and_then(|b| b.error_description),
+            };
+            if refused.error.as_deref() == Some("use_dpop_nonce") && fresh_nonce && !retried {
+                tracing::debug!(server = %server, "token endpoint asked for a DPoP nonce; retrying");
+                retried = true;
+                continue;
+            }
+            return Ok(Err(refused));
+        }
+        return serde_json::from_slice::<TokenResponse>(&body)
+            .map(Ok)
+            .map_err(|e| http_error(format!("token response is not valid json: {e}")));
+    }
+}
+
+/// One token request: the status, the `DPoP-Nonce` header and the body.
+async fn token_attempt(
+    http: &reqwest::Client,
+    server: &str,
+    token_endpoint: &str,
+    auth: &ClientAuth,
+    mut params: Vec<(&'static str, String)>,
+    dpop: Option<TokenDpop<'_>>,
+) -> Result<(reqwest::StatusCode, Option<String>, Vec<u8>), AuthError> {
     let http_error =
         |message: String| AuthError::http(server.to_owned(), token_endpoint.to_owned(), message);
     let mut request = http
         .post(token_endpoint)
         .header(reqwest::header::ACCEPT, "application/json");
+    if let Some(dpop) = dpop {
+        let proof = dpop.key.proof(
+            server,
+            "POST",
+            token_endpoint,
+            None,
+            dpop.nonce.get().as_deref(),
+        )?;
+        let mut value = reqwest::header::HeaderValue::from_str(&proof).map_err(|_| {
+            AuthError::failed(server.to_owned(), "a DPoP proof is not a header value")
+        })?;
+        value.set_sensitive(true);
+        request = request.header("DPoP", value);
+    }
     match auth {
         ClientAuth::Anonymous => {}
         ClientAuth::None { client_id } => params.push(("client_id", client_id.clone())),
@@ -238,21 +316,16 @@ pub async fn request_token(
         http_error(e.to_string()).with_source(e)
     })?;
     let status = response.status();
+    let nonce = response
+        .headers()
+        .get("DPoP-Nonce")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let body = response.bytes().await.map_err(|e| {
         let e = e.without_url();
         http_error(e.to_string()).with_source(e)
     })?;
-    if !status.is_success() {
-        let parsed: Option<ErrorBody> = serde_json::from_slice(&body).ok();
-        return Ok(Err(TokenEndpointError {
-            status: status.as_u16(),
-            error: parsed.as_ref().and_then(|b| b.error.clone()),
-            description: parsed.and_then(|b| b.error_description),
-        }));
-    }
-    serde_json::from_slice::<TokenResponse>(&body)
-        .map(Ok)
-        .map_err(|e| http_error(format!("token response is not valid json: {e}")))
+    Ok((status, nonce, body.to_vec()))
 }
 
 /// Form-urlencodes a client id or secret for HTTP Basic (RFC 6749 2.3.1).

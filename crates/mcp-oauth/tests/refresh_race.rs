@@ -114,6 +114,7 @@ async fn two_processes_refresh_a_rotating_token_once() {
                     expires_at: Some(1),
                     scope: None,
                 }),
+                dpop_key: None,
             },
         )
         .unwrap();

@@ -4,10 +4,11 @@
 use url::Url;
 
 use crate::AuthError;
+use crate::dpop::DpopKey;
 use crate::metadata::BearerChallenge;
 use crate::pkce::{Pkce, random_urlsafe};
 use crate::store::{ClientRegistration, StoredCredentials, TokenSet};
-use crate::token::{ClientAuth, TokenResponse, method_name, request_token};
+use crate::token::{ClientAuth, TokenResponse, method_name, request_token_with};
 use crate::user_agent::{CallbackListener, code_from_redirect};
 
 use super::registration::client_auth_for;
@@ -31,30 +32,38 @@ impl OAuthProvider {
             }
         };
         let scope = self.select_scope(challenge, &discovery, scope_override);
+        let key = self.grant_key(st, &discovery.metadata)?;
+        let dpop = key.as_ref();
+        self.record_grant_binding(false);
         let (client, tokens) = match &self.settings.grant {
             Grant::AuthorizationCode => {
-                self.authorization_code(st, &discovery, scope.clone())
+                self.authorization_code(st, &discovery, scope.clone(), dpop)
                     .await?
             }
             Grant::ClientCredentials { private_key } => {
-                self.client_credentials(&discovery, private_key.as_ref(), scope.clone())
+                self.client_credentials(&discovery, private_key.as_ref(), scope.clone(), dpop)
                     .await?
             }
             Grant::CrossAppAccess(xaa) => {
-                self.cross_app_access(&discovery, xaa, scope.clone())
+                self.cross_app_access(&discovery, xaa, scope.clone(), dpop)
                     .await?
             }
             Grant::JwtBearer { assertion } => {
-                self.jwt_bearer(&discovery, assertion.as_ref(), scope.clone())
+                self.jwt_bearer(&discovery, assertion.as_ref(), scope.clone(), dpop)
                     .await?
             }
         };
+        // Keep the key exactly when the tokens are bound to it.
+        let dpop_key = key
+            .filter(|_| self.take_grant_binding())
+            .map(|k| k.pkcs8().clone());
         st.creds = StoredCredentials {
             issuer: discovery.metadata.issuer.clone(),
             token_endpoint: Some(discovery.metadata.token_endpoint.clone()),
             resource: Some(discovery.resource.clone()),
             client: Some(client),
             tokens: Some(tokens),
+            dpop_key,
         };
         st.refreshed_after_401 = None;
         self.save(&st.creds).await
@@ -65,6 +74,7 @@ impl OAuthProvider {
         st: &State,
         discovery: &Discovery,
         scope: Option<String>,
+        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         if let Some(methods) = &md.code_challenge_methods_supported
@@ -140,7 +150,7 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         let response = self
-            .token(&md.token_endpoint, &auth, params, "code")
+            .token(&md.token_endpoint, &auth, params, "code", dpop)
             .await?;
         Ok((client, response.into_token_set(None, scope)))
     }
@@ -151,20 +161,26 @@ impl OAuthProvider {
         auth: &ClientAuth,
         params: Vec<(&'static str, String)>,
         what: &str,
+        dpop: Option<&DpopKey>,
     ) -> Result<TokenResponse, AuthError> {
-        request_token(
+        let response = request_token_with(
             &self.http,
             &self.settings.server_name,
             endpoint,
             auth,
             params,
+            self.token_dpop(dpop),
         )
         .await?
         .map_err(|refused| {
             self.fail(format!(
                 "token endpoint {endpoint} refused the {what}: {refused}"
             ))
-        })
+        })?;
+        if dpop.is_some() {
+            self.record_grant_binding(response.is_dpop());
+        }
+        Ok(response)
     }
 
     pub(super) async fn client_credentials(
@@ -172,6 +188,7 @@ impl OAuthProvider {
         discovery: &Discovery,
         private_key: Option<&PrivateKey>,
         scope: Option<String>,
+        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         let client_id = self.configured_client()?;
@@ -206,6 +223,7 @@ impl OAuthProvider {
             params,
             scope,
             "client credentials",
+            dpop,
         )
         .await
     }
@@ -221,11 +239,12 @@ impl OAuthProvider {
         mut params: Vec<(&'static str, String)>,
         scope: Option<String>,
         what: &str,
+        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         if let Some(scope) = &scope {
             params.push(("scope", scope.clone()));
         }
-        let response = self.token(token_endpoint, auth, params, what).await?;
+        let response = self.token(token_endpoint, auth, params, what, dpop).await?;
         let client = ClientRegistration {
             client_id,
             client_secret: self.settings.client_secret.clone(),
@@ -242,6 +261,7 @@ impl OAuthProvider {
         discovery: &Discovery,
         xaa: &CrossAppAccess,
         scope: Option<String>,
+        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         let client_id = self.configured_client()?;
@@ -281,6 +301,8 @@ impl OAuthProvider {
                 &idp_auth,
                 exchange,
                 "token exchange",
+                // The identity provider is another server: no proof there.
+                None,
             )
             .await?;
         let auth = ClientAuth::choose(
@@ -304,6 +326,7 @@ impl OAuthProvider {
             grant,
             scope,
             "identity assertion grant",
+            dpop,
         )
         .await
     }
@@ -317,6 +340,7 @@ impl OAuthProvider {
         discovery: &Discovery,
         source: &dyn super::settings::AssertionSource,
         scope: Option<String>,
+        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         let assertion = source.assertion(&self.settings.server_name).await?;
@@ -346,6 +370,7 @@ impl OAuthProvider {
             params,
             scope,
             "workload identity assertion",
+            dpop,
         )
         .await
     }

@@ -4,9 +4,11 @@
 //! The provider is split by step: `settings` is what the host configures,
 //! `discovery` finds the authorization server, `registration` settles the
 //! client identity, `grant` runs the chosen grant, and `refresh` renews
-//! tokens under the store's lock. This file holds the provider's state and
+//! tokens under the store's lock, and `binding` keeps the DPoP key and
+//! nonces. This file holds the provider's state and
 //! the [`AuthProvider`] seam that drives the steps.
 
+mod binding;
 mod discovery;
 mod grant;
 mod refresh;
@@ -19,6 +21,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use url::Url;
 
+use crate::dpop::DpopKey;
 use crate::metadata::{
     AuthServerMetadata, BearerChallenge, check_metadata_override, parse_www_authenticate,
 };
@@ -26,7 +29,8 @@ use crate::store::{CredentialStore, StoreKey, StoredCredentials, TokenSet};
 use crate::token::now_secs;
 use crate::user_agent::AuthorizationPrompt;
 use crate::{
-    AuthError, AuthProvider, Challenge, ChallengeOutcome, Secret, authorization_fingerprint,
+    AuthError, AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget, Secret,
+    authorization_fingerprint,
 };
 
 pub use settings::{
@@ -60,6 +64,8 @@ struct State {
     /// The token already refreshed after a 401, so a second 401 for the same
     /// token goes straight to a new authorization.
     refreshed_after_401: Option<Secret>,
+    /// The parsed DPoP key (of `creds.dpop_key`, or made for a grant).
+    dpop_key: Option<DpopKey>,
 }
 
 /// Signs in to one MCP server with OAuth and supplies its bearer token to
@@ -72,6 +78,7 @@ pub struct OAuthProvider {
     store: Arc<dyn CredentialStore>,
     prompt: Arc<dyn AuthorizationPrompt>,
     state: tokio::sync::Mutex<State>,
+    dpop: binding::DpopRuntime,
 }
 
 impl std::fmt::Debug for OAuthProvider {
@@ -142,6 +149,7 @@ impl OAuthProvider {
             store,
             prompt,
             state: tokio::sync::Mutex::new(State::default()),
+            dpop: binding::DpopRuntime::default(),
         })
     }
 
@@ -180,7 +188,10 @@ impl OAuthProvider {
                 .headers()
                 .get(reqwest::header::WWW_AUTHENTICATE)
                 .and_then(|v| v.to_str().ok())
-                .map(parse_www_authenticate)
+                .map(|header| {
+                    self.note_resource_challenge(header);
+                    parse_www_authenticate(header)
+                })
                 .unwrap_or_default(),
             _ => BearerChallenge::default(),
         }
@@ -255,6 +266,22 @@ impl OAuthProvider {
         }
     }
 
+    /// The tokens to present, refreshed ahead of expiry; `None` when there
+    /// are none (or the refresh could not renew them).
+    async fn current_tokens(&self, st: &mut State) -> Result<Option<TokenSet>, AuthError> {
+        self.ensure_loaded(st).await?;
+        self.adopt_stored_login(st).await?;
+        let Some(tokens) = st.creds.tokens.clone() else {
+            return Ok(None);
+        };
+        if tokens.expires_within(now_secs(), self.margin())
+            && !self.refresh(st, &tokens.access_token).await?
+        {
+            return Ok(None);
+        }
+        Ok(st.creds.tokens.clone())
+    }
+
     async fn save(&self, creds: &StoredCredentials) -> Result<(), AuthError> {
         let store = self.store.clone();
         let key = self.key.clone();
@@ -281,21 +308,27 @@ fn scope_union(current: Option<&str>, wanted: Option<&str>) -> Option<String> {
 impl AuthProvider for OAuthProvider {
     async fn authorization(&self) -> Result<Option<String>, AuthError> {
         let mut st = self.state.lock().await;
-        self.ensure_loaded(&mut st).await?;
-        self.adopt_stored_login(&mut st).await?;
-        let Some(tokens) = st.creds.tokens.clone() else {
-            return Ok(None);
-        };
-        if tokens.expires_within(now_secs(), self.margin())
-            && !self.refresh(&mut st, &tokens.access_token).await?
-        {
-            return Ok(None);
+        Ok(self
+            .current_tokens(&mut st)
+            .await?
+            .map(|t| self.authorization_value(&st, &t.access_token)))
+    }
+
+    async fn credentials(
+        &self,
+        target: &RequestTarget<'_>,
+    ) -> Result<Option<Credentials>, AuthError> {
+        let mut st = self.state.lock().await;
+        match self.current_tokens(&mut st).await? {
+            Some(tokens) => self
+                .resource_credentials(&mut st, &tokens, target)
+                .map(Some),
+            None => Ok(None),
         }
-        Ok(st
-            .creds
-            .tokens
-            .as_ref()
-            .map(|t| format!("Bearer {}", t.access_token.expose())))
+    }
+
+    fn observe_dpop_nonce(&self, nonce: &str) {
+        self.observe_resource_nonce(nonce);
     }
 
     async fn on_challenge(&self, challenge: &Challenge) -> Result<ChallengeOutcome, AuthError> {
@@ -306,6 +339,9 @@ impl AuthProvider for OAuthProvider {
             .unwrap_or_default();
         let mut st = self.state.lock().await;
         self.ensure_loaded(&mut st).await?;
+        if let Some(outcome) = self.dpop_nonce_challenge(&st, challenge) {
+            return Ok(outcome);
+        }
         match challenge.status {
             401 => {
                 // Signed in elsewhere (a `login` command) since: use that.
@@ -317,10 +353,9 @@ impl AuthProvider for OAuthProvider {
                 if let (Some(refused), Some(tokens)) =
                     (&challenge.refused_authorization, &st.creds.tokens)
                     && *refused
-                        != authorization_fingerprint(&format!(
-                            "Bearer {}",
-                            tokens.access_token.expose()
-                        ))
+                        != authorization_fingerprint(
+                            &self.authorization_value(&st, &tokens.access_token),
+                        )
                 {
                     return Ok(ChallengeOutcome::Retry);
                 }
