@@ -266,7 +266,7 @@ async fn mcp(State(s): State<Shared>, headers: HeaderMap) -> Response {
             [
                 (
                     "www-authenticate",
-                    format!(r#"DPoP error="use_dpop_nonce""#),
+                    r#"DPoP error="use_dpop_nonce""#.to_owned(),
                 ),
                 ("dpop-nonce", sent),
             ],

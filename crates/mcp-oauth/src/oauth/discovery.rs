@@ -115,6 +115,7 @@ impl OAuthProvider {
             resource,
             metadata,
             resource_scopes,
+            dpop: None,
         })
     }
 

@@ -23,7 +23,7 @@ impl OAuthProvider {
         challenge: &BearerChallenge,
         scope_override: Option<String>,
     ) -> Result<(), AuthError> {
-        let discovery = match (&st.discovery, &challenge.resource_metadata) {
+        let mut discovery = match (&st.discovery, &challenge.resource_metadata) {
             (Some(d), None) => d.clone(),
             _ => {
                 let d = self.discover(challenge).await?;
@@ -32,29 +32,29 @@ impl OAuthProvider {
             }
         };
         let scope = self.select_scope(challenge, &discovery, scope_override);
-        let key = self.grant_key(st, &discovery.metadata)?;
-        let dpop = key.as_ref();
+        discovery.dpop = self.grant_key(st, &discovery.metadata)?;
         self.record_grant_binding(false);
         let (client, tokens) = match &self.settings.grant {
             Grant::AuthorizationCode => {
-                self.authorization_code(st, &discovery, scope.clone(), dpop)
+                self.authorization_code(st, &discovery, scope.clone())
                     .await?
             }
             Grant::ClientCredentials { private_key } => {
-                self.client_credentials(&discovery, private_key.as_ref(), scope.clone(), dpop)
+                self.client_credentials(&discovery, private_key.as_ref(), scope.clone())
                     .await?
             }
             Grant::CrossAppAccess(xaa) => {
-                self.cross_app_access(&discovery, xaa, scope.clone(), dpop)
+                self.cross_app_access(&discovery, xaa, scope.clone())
                     .await?
             }
             Grant::JwtBearer { assertion } => {
-                self.jwt_bearer(&discovery, assertion.as_ref(), scope.clone(), dpop)
+                self.jwt_bearer(&discovery, assertion.as_ref(), scope.clone())
                     .await?
             }
         };
         // Keep the key exactly when the tokens are bound to it.
-        let dpop_key = key
+        let dpop_key = discovery
+            .dpop
             .filter(|_| self.take_grant_binding())
             .map(|k| k.pkcs8().clone());
         st.creds = StoredCredentials {
@@ -74,7 +74,6 @@ impl OAuthProvider {
         st: &State,
         discovery: &Discovery,
         scope: Option<String>,
-        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         if let Some(methods) = &md.code_challenge_methods_supported
@@ -150,7 +149,13 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         let response = self
-            .token(&md.token_endpoint, &auth, params, "code", dpop)
+            .token(
+                &md.token_endpoint,
+                &auth,
+                params,
+                "code",
+                discovery.dpop.as_ref(),
+            )
             .await?;
         Ok((client, response.into_token_set(None, scope)))
     }
@@ -188,7 +193,6 @@ impl OAuthProvider {
         discovery: &Discovery,
         private_key: Option<&PrivateKey>,
         scope: Option<String>,
-        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         let client_id = self.configured_client()?;
@@ -217,13 +221,12 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         self.direct_grant(
-            &md.token_endpoint,
+            discovery,
             &auth,
             client_id,
             params,
             scope,
             "client credentials",
-            dpop,
         )
         .await
     }
@@ -233,18 +236,25 @@ impl OAuthProvider {
     /// client it was made as.
     pub(super) async fn direct_grant(
         &self,
-        token_endpoint: &str,
+        discovery: &Discovery,
         auth: &ClientAuth,
         client_id: String,
         mut params: Vec<(&'static str, String)>,
         scope: Option<String>,
         what: &str,
-        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         if let Some(scope) = &scope {
             params.push(("scope", scope.clone()));
         }
-        let response = self.token(token_endpoint, auth, params, what, dpop).await?;
+        let response = self
+            .token(
+                &discovery.metadata.token_endpoint,
+                auth,
+                params,
+                what,
+                discovery.dpop.as_ref(),
+            )
+            .await?;
         let client = ClientRegistration {
             client_id,
             client_secret: self.settings.client_secret.clone(),
@@ -261,7 +271,6 @@ impl OAuthProvider {
         discovery: &Discovery,
         xaa: &CrossAppAccess,
         scope: Option<String>,
-        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         let client_id = self.configured_client()?;
@@ -320,13 +329,12 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         self.direct_grant(
-            &md.token_endpoint,
+            discovery,
             &auth,
             client_id,
             grant,
             scope,
             "identity assertion grant",
-            dpop,
         )
         .await
     }
@@ -340,7 +348,6 @@ impl OAuthProvider {
         discovery: &Discovery,
         source: &dyn super::settings::AssertionSource,
         scope: Option<String>,
-        dpop: Option<&DpopKey>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let md = &discovery.metadata;
         let assertion = source.assertion(&self.settings.server_name).await?;
@@ -364,13 +371,12 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         self.direct_grant(
-            &md.token_endpoint,
+            discovery,
             &auth,
             client_id,
             params,
             scope,
             "workload identity assertion",
-            dpop,
         )
         .await
     }

@@ -52,6 +52,8 @@ struct Discovery {
     resource: String,
     metadata: AuthServerMetadata,
     resource_scopes: Option<Vec<String>>,
+    /// The DPoP key of the grant under way (set by `authorize`).
+    dpop: Option<DpopKey>,
 }
 
 #[derive(Debug, Default)]
