@@ -21,6 +21,8 @@
 //! or enterprise cross-app access. Tokens go to a [`CredentialStore`]; a
 //! refresh takes the store's lock and re-reads it first, so processes
 //! sharing a file store never spend a rotating refresh token twice.
+//! Tokens may be DPoP-bound ([`dpop`]): the proof key is kept with them,
+//! and every token and resource request then carries a fresh proof.
 //!
 //! Invariants: the library never prints and never opens a browser itself
 //! (the host's prompt does); it reads no environment variable and no home
@@ -32,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 mod body;
+pub mod dpop;
 mod error;
 pub mod metadata;
 pub mod oauth;
@@ -43,12 +46,14 @@ pub mod store;
 pub mod token;
 pub mod user_agent;
 
+pub use dpop::{DpopKey, DpopMode};
 pub use oauth::{
     AssertionSource, ClientSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS,
     OAuthConfigExt, OAuthProvider, OAuthSettings, PrivateKey, Revocation, SignIn, SignOut,
 };
 pub use provider::{
-    AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, authorization_fingerprint,
+    AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, Credentials,
+    RequestTarget, authorization_fingerprint,
 };
 pub use secret::Secret;
 pub use store::{

@@ -18,15 +18,31 @@ pub struct BearerChallenge {
     pub error: Option<String>,
 }
 
-/// Parses the `Bearer` challenge of a `WWW-Authenticate` header value.
-/// Unknown parameters and other schemes are ignored; a header without a
-/// `Bearer` challenge gives the empty default.
+/// Parses the `Bearer` challenge of a `WWW-Authenticate` header value, or
+/// the `DPoP` one (RFC 9449 section 7.1) when there is no `Bearer` one.
+/// Unknown parameters and other schemes are ignored; a header without
+/// either challenge gives the empty default.
 pub fn parse_www_authenticate(header: &str) -> BearerChallenge {
+    if find_scheme(header, "bearer").is_some() {
+        parse_challenge(header, "bearer")
+    } else {
+        parse_challenge(header, "dpop")
+    }
+}
+
+/// Whether the header has a challenge with `scheme` (case-insensitive).
+pub fn has_scheme(header: &str, scheme: &str) -> bool {
+    find_scheme(header, scheme).is_some()
+}
+
+/// Parses the parameters of the `scheme` challenge of a `WWW-Authenticate`
+/// header value (the empty default when there is none).
+pub fn parse_challenge(header: &str, scheme: &str) -> BearerChallenge {
     let mut out = BearerChallenge::default();
-    let Some(start) = find_bearer(header) else {
+    let Some(start) = find_scheme(header, scheme) else {
         return out;
     };
-    let mut rest = &header[start + "bearer".len()..];
+    let mut rest = &header[start + scheme.len()..];
     loop {
         rest = rest.trim_start_matches([' ', '\t', ',']);
         let Some(eq) = rest.find('=') else { break };
@@ -72,13 +88,14 @@ pub fn parse_www_authenticate(header: &str) -> BearerChallenge {
     out
 }
 
-fn find_bearer(header: &str) -> Option<usize> {
+fn find_scheme(header: &str, scheme: &str) -> Option<usize> {
     let lower = header.to_ascii_lowercase();
+    let scheme = scheme.to_ascii_lowercase();
     let mut from = 0;
-    while let Some(pos) = lower[from..].find("bearer") {
+    while let Some(pos) = lower[from..].find(&scheme) {
         let at = from + pos;
         let before_ok = at == 0 || matches!(lower.as_bytes()[at - 1], b' ' | b',' | b'\t');
-        let after = lower.as_bytes().get(at + "bearer".len());
+        let after = lower.as_bytes().get(at + scheme.len());
         let after_ok = matches!(after, None | Some(b' ') | Some(b'\t'));
         if before_ok && after_ok {
             return Some(at);
@@ -137,6 +154,9 @@ pub struct AuthServerMetadata {
     /// RFC 7009 token revocation endpoint.
     #[serde(default)]
     pub revocation_endpoint: Option<String>,
+    /// JWS algorithms the server accepts in DPoP proofs (RFC 9449 5.1).
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl AuthServerMetadata {
@@ -316,6 +336,14 @@ mod tests {
             (None, Some("a"), Some("invalid_token")),
         );
         check_www(r#"Basic realm="bearer""#, (None, None, None));
+        check_www(
+            r#"DPoP error="use_dpop_nonce", resource_metadata="http://x/m""#,
+            (Some("http://x/m"), None, Some("use_dpop_nonce")),
+        );
+        check_www(
+            r#"DPoP algs="ES256", Bearer resource_metadata="http://x/b""#,
+            (Some("http://x/b"), None, None),
+        );
         check_www("Bearer", (None, None, None));
         check_www("", (None, None, None));
     }

@@ -1,4 +1,7 @@
-//! The seam between HTTP transports and whatever supplies credentials.
+//! The seam between HTTP transports and whatever supplies credentials:
+//! the transports ask for [`Credentials`] for every request (method and
+//! url, so a DPoP proof can be bound to them), hand over every refusal as a
+//! [`Challenge`], and pass on each `DPoP-Nonce` a server sends.
 
 use async_trait::async_trait;
 
@@ -18,6 +21,36 @@ pub struct Challenge {
     /// it with its current token to tell a stale token from one a concurrent
     /// request already replaced, without the secret itself travelling here.
     pub refused_authorization: Option<String>,
+    /// The response's `DPoP-Nonce` header (RFC 9449 section 9), if any.
+    pub dpop_nonce: Option<String>,
+}
+
+/// The request credentials are wanted for: a DPoP proof is bound to its
+/// method and url.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTarget<'a> {
+    /// The HTTP method, e.g. `POST`.
+    pub method: &'a str,
+    /// The request url without query and fragment.
+    pub url: &'a str,
+}
+
+/// What to attach to one request.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The `Authorization` header value (`Bearer <token>` or `DPoP <token>`).
+    pub authorization: String,
+    /// The `DPoP` header value: a proof for this one request.
+    pub dpop: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("authorization", &"***")
+            .field("dpop", &self.dpop.as_ref().map(|_| "***"))
+            .finish()
+    }
 }
 
 /// A short, non-reversible fingerprint of an `Authorization` header value
@@ -49,6 +82,29 @@ pub trait AuthProvider: Send + Sync + std::fmt::Debug {
     /// The `Authorization` header value to attach to the next request, if any
     /// (for example `Bearer <token>`). Refreshes ahead of expiry.
     async fn authorization(&self) -> Result<Option<String>, AuthError>;
+
+    /// The credentials for one request to `target`: the `Authorization`
+    /// value and, for DPoP-bound tokens, a fresh proof. The default wraps
+    /// [`AuthProvider::authorization`] without a proof.
+    async fn credentials(
+        &self,
+        target: &RequestTarget<'_>,
+    ) -> Result<Option<Credentials>, AuthError> {
+        let _ = target;
+        Ok(self
+            .authorization()
+            .await?
+            .map(|authorization| Credentials {
+                authorization,
+                dpop: None,
+            }))
+    }
+
+    /// A response's `DPoP-Nonce` header: the nonce the server wants in the
+    /// next proof (RFC 9449 section 9). The default ignores it.
+    fn observe_dpop_nonce(&self, nonce: &str) {
+        let _ = nonce;
+    }
 
     /// Called once per request on a 401, or a 403 `insufficient_scope`.
     async fn on_challenge(&self, challenge: &Challenge) -> Result<ChallengeOutcome, AuthError>;

@@ -141,6 +141,11 @@ pub struct StoredCredentials {
     /// The current tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<TokenSet>,
+    /// The DPoP proof key (base64url PKCS#8) the tokens are bound to; set
+    /// exactly when they are DPoP tokens, so every refresh and every later
+    /// process proves possession of the same key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<Secret>,
 }
 
 /// Held while one process refreshes a server's tokens; dropping it lets the
@@ -397,6 +402,7 @@ mod tests {
             )]
             .into(),
             revocation_endpoint: Some("https://as.example.com/revoke".into()),
+            dpop_key: None,
         }
     }
 

@@ -8,6 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 
+use crate::dpop::TokenDpop;
 use crate::store::TokenSet;
 use crate::{AuthError, Secret};
 
@@ -113,6 +114,15 @@ pub struct TokenResponse {
 }
 
 impl TokenResponse {
+    /// Whether the token is DPoP-bound (`token_type` `DPoP`, RFC 9449
+    /// section 5): it is then presented as `Authorization: DPoP` with a
+    /// proof, never as a bearer token.
+    pub fn is_dpop(&self) -> bool {
+        self.token_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("dpop"))
+    }
+
     /// The token set to store; keeps `previous_refresh` when the server did
     /// not rotate it, and `requested_scope` when it did not echo a scope.
     pub fn into_token_set(
@@ -186,23 +196,86 @@ pub async fn request_token(
     auth: &ClientAuth,
     params: Vec<(&'static str, String)>,
 ) -> TokenResult {
+    request_token_with(http, server, token_endpoint, auth, params, None).await
+}
+
+/// [`request_token`] with a DPoP proof (RFC 9449 section 5) when `dpop` is
+/// given. The server's `DPoP-Nonce` is kept from every answer, and a
+/// `use_dpop_nonce` refusal carrying a usable nonce is retried once with it
+/// (section 8).
+pub async fn request_token_with(
+    http: &reqwest::Client,
+    server: &str,
+    token_endpoint: &str,
+    auth: &ClientAuth,
+    params: Vec<(&'static str, String)>,
+    dpop: Option<TokenDpop<'_>>,
+) -> TokenResult {
     let http_error =
         |message: String| AuthError::http(server.to_owned(), token_endpoint.to_owned(), message);
-    let request = authenticated_form(http, server, token_endpoint, auth, params)?;
+    let mut retried = false;
+    loop {
+        let (status, nonce, body) =
+            token_attempt(http, server, token_endpoint, auth, params.clone(), dpop).await?;
+        let fresh_nonce = match (dpop, nonce) {
+            (Some(dpop), Some(nonce)) => dpop.nonce.observe(&nonce),
+            _ => false,
+        };
+        if !status.is_success() {
+            let refused = refusal(status.as_u16(), &body);
+            if refused.error.as_deref() == Some("use_dpop_nonce") && fresh_nonce && !retried {
+                tracing::debug!(server = %server, "token endpoint asked for a DPoP nonce; retrying");
+                retried = true;
+                continue;
+            }
+            return Ok(Err(refused));
+        }
+        return serde_json::from_slice::<TokenResponse>(&body)
+            .map(Ok)
+            .map_err(|e| http_error(format!("token response is not valid json: {e}")));
+    }
+}
+
+/// One token request: the status, the `DPoP-Nonce` header and the body.
+async fn token_attempt(
+    http: &reqwest::Client,
+    server: &str,
+    token_endpoint: &str,
+    auth: &ClientAuth,
+    params: Vec<(&'static str, String)>,
+    dpop: Option<TokenDpop<'_>>,
+) -> Result<(reqwest::StatusCode, Option<String>, Vec<u8>), AuthError> {
+    let http_error =
+        |message: String| AuthError::http(server.to_owned(), token_endpoint.to_owned(), message);
+    let mut request = authenticated_form(http, server, token_endpoint, auth, params)?;
+    if let Some(dpop) = dpop {
+        let proof = dpop.key.proof(
+            server,
+            "POST",
+            token_endpoint,
+            None,
+            dpop.nonce.get().as_deref(),
+        )?;
+        let mut value = reqwest::header::HeaderValue::from_str(&proof).map_err(|_| {
+            AuthError::failed(server.to_owned(), "a DPoP proof is not a header value")
+        })?;
+        value.set_sensitive(true);
+        request = request.header("DPoP", value);
+    }
     let response = request.send().await.map_err(|e| {
         let e = e.without_url();
         http_error(e.to_string()).with_source(e)
     })?;
     let status = response.status();
+    let nonce = response
+        .headers()
+        .get("DPoP-Nonce")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let body = crate::body::read_capped(response)
         .await
         .map_err(|e| http_error(e.to_string()))?;
-    if !status.is_success() {
-        return Ok(Err(refusal(status.as_u16(), &body)));
-    }
-    serde_json::from_slice::<TokenResponse>(&body)
-        .map(Ok)
-        .map_err(|e| http_error(format!("token response is not valid json: {e}")))
+    Ok((status, nonce, body))
 }
 
 /// Posts `params` to an endpoint of the authorization server other than
@@ -243,12 +316,12 @@ fn refusal(status: u16, body: &[u8]) -> TokenEndpointError {
 fn authenticated_form(
     http: &reqwest::Client,
     server: &str,
-    token_endpoint: &str,
+    endpoint: &str,
     auth: &ClientAuth,
     mut params: Vec<(&'static str, String)>,
 ) -> Result<reqwest::RequestBuilder, AuthError> {
     let mut request = http
-        .post(token_endpoint)
+        .post(endpoint)
         .header(reqwest::header::ACCEPT, "application/json");
     match auth {
         ClientAuth::Anonymous => {}

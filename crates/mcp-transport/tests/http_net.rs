@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_oauth::{AuthError, AuthProvider, Challenge, ChallengeOutcome};
+use mcp_oauth::{AuthError, AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget};
 use mcp_transport::http::HttpOptions;
 use mcp_transport::streamable_http::StreamableHttpTransport;
 use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Transport};
@@ -367,4 +367,90 @@ async fn a_failed_request_gets_an_error_answer_naming_the_server() {
         error.message,
         r#"files: POST: HTTP 500 Internal Server Error: {"error":"boom"}"#
     );
+}
+
+/// Hands out `DPoP tok` with a proof naming the request's method, url and
+/// the latest nonce it was given; a `use_dpop_nonce` challenge is retried.
+#[derive(Debug, Default)]
+struct Proving {
+    nonce: Mutex<Option<String>>,
+    observed: Mutex<Vec<String>>,
+    challenges: Mutex<Vec<Challenge>>,
+}
+
+#[async_trait]
+impl AuthProvider for Proving {
+    async fn authorization(&self) -> Result<Option<String>, AuthError> {
+        Ok(Some("DPoP tok".into()))
+    }
+
+    async fn credentials(
+        &self,
+        target: &RequestTarget<'_>,
+    ) -> Result<Option<Credentials>, AuthError> {
+        let nonce = self.nonce.lock().unwrap().clone().unwrap_or_default();
+        Ok(Some(Credentials {
+            authorization: "DPoP tok".into(),
+            dpop: Some(format!("{} {} {nonce}", target.method, target.url)),
+        }))
+    }
+
+    fn observe_dpop_nonce(&self, nonce: &str) {
+        self.observed.lock().unwrap().push(nonce.to_owned());
+        *self.nonce.lock().unwrap() = Some(nonce.to_owned());
+    }
+
+    async fn on_challenge(&self, challenge: &Challenge) -> Result<ChallengeOutcome, AuthError> {
+        self.challenges.lock().unwrap().push(challenge.clone());
+        Ok(ChallengeOutcome::Retry)
+    }
+}
+
+#[tokio::test]
+async fn dpop_proofs_name_the_request_and_nonces_reach_the_provider() {
+    // A proof without the nonce is refused once with a nonce challenge;
+    // every answer carries the next nonce.
+    let script: Script = Arc::new(|seen: &Seen| {
+        let proof = seen.header("dpop").unwrap_or("");
+        let mut answer = if proof.ends_with(" n1") || proof.ends_with(" n2") {
+            basic(seen)
+        } else {
+            let mut refusal = empty(401);
+            refusal
+                .headers
+                .push(("www-authenticate", r#"DPoP error="use_dpop_nonce""#.into()));
+            refusal
+        };
+        let next = if proof.ends_with(" n1") { "n2" } else { "n1" };
+        answer.headers.push(("dpop-nonce", next.into()));
+        answer
+    });
+    let (url, seen) = server(script).await;
+    let auth = Arc::new(Proving::default());
+    let mut options = HttpOptions::new("files", format!("{url}?tenant=1"));
+    options.auth = Some(auth.clone());
+    let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+    handshake(&mut transport).await;
+    let seen = seen.lock().unwrap().clone();
+    let proofs: Vec<&str> = seen
+        .iter()
+        .map(|s| s.header("dpop").unwrap_or(""))
+        .collect();
+    assert_eq!(
+        proofs[..3],
+        [
+            // The header's trailing space (no nonce yet) is not sent.
+            format!("POST {url}"),
+            format!("POST {url} n1"),
+            format!("POST {url} n2"),
+        ]
+    );
+    assert!(
+        seen.iter()
+            .all(|s| s.header("authorization") == Some("DPoP tok"))
+    );
+    let challenges = auth.challenges.lock().unwrap().clone();
+    assert_eq!(challenges.len(), 1, "{challenges:?}");
+    assert_eq!(challenges[0].dpop_nonce.as_deref(), Some("n1"));
+    assert_eq!(auth.observed.lock().unwrap()[..3], ["n1", "n2", "n1"]);
 }

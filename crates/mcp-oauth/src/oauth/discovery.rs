@@ -123,6 +123,7 @@ impl OAuthProvider {
             metadata,
             recorded_issuer,
             resource_scopes,
+            dpop: None,
         })
     }
 

@@ -4,10 +4,11 @@
 use url::Url;
 
 use crate::AuthError;
+use crate::dpop::DpopKey;
 use crate::metadata::BearerChallenge;
 use crate::pkce::{Pkce, random_urlsafe};
 use crate::store::{ClientRegistration, TokenSet};
-use crate::token::{ClientAuth, TokenResponse, method_name, request_token};
+use crate::token::{ClientAuth, TokenResponse, method_name, request_token_with};
 use crate::user_agent::{CallbackListener, ExpectedResponse, code_from_redirect};
 
 use super::registration::client_auth_for;
@@ -23,7 +24,7 @@ impl OAuthProvider {
         challenge: &BearerChallenge,
         scope_override: Option<String>,
     ) -> Result<SignIn, AuthError> {
-        let discovery = match (&st.discovery, &challenge.resource_metadata) {
+        let mut discovery = match (&st.discovery, &challenge.resource_metadata) {
             (Some(d), None) => d.clone(),
             _ => {
                 let d = self.discover(challenge).await?;
@@ -32,6 +33,8 @@ impl OAuthProvider {
             }
         };
         let scope = self.select_scope(challenge, &discovery, scope_override);
+        discovery.dpop = self.grant_key(st, &discovery.metadata)?;
+        self.record_grant_binding(false);
         let (client, tokens, source) = match &self.settings.grant {
             Grant::AuthorizationCode => {
                 self.authorization_code(st, &discovery, scope.clone())
@@ -67,10 +70,14 @@ impl OAuthProvider {
             client: source,
             scope: tokens.scope.clone(),
         };
+        // Keep the key exactly when the tokens are bound to it.
+        st.creds.dpop_key = discovery
+            .dpop
+            .filter(|_| self.take_grant_binding())
+            .map(|k| k.pkcs8().clone());
         st.creds.issuer = issuer;
         st.creds.token_endpoint = Some(discovery.metadata.token_endpoint.clone());
         st.creds.revocation_endpoint = discovery.metadata.revocation_endpoint.clone();
-
         st.creds.resource = Some(discovery.resource.clone());
         st.creds.client = Some(client);
         st.creds.tokens = Some(tokens);
@@ -168,7 +175,13 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         let response = self
-            .token(&md.token_endpoint, &auth, params, "code")
+            .token(
+                &md.token_endpoint,
+                &auth,
+                params,
+                "code",
+                discovery.dpop.as_ref(),
+            )
             .await?;
         Ok((client, response.into_token_set(None, scope), source))
     }
@@ -179,20 +192,26 @@ impl OAuthProvider {
         auth: &ClientAuth,
         params: Vec<(&'static str, String)>,
         what: &str,
+        dpop: Option<&DpopKey>,
     ) -> Result<TokenResponse, AuthError> {
-        request_token(
+        let response = request_token_with(
             &self.http,
             &self.settings.server_name,
             endpoint,
             auth,
             params,
+            self.token_dpop(dpop),
         )
         .await?
         .map_err(|refused| {
             self.fail(format!(
                 "token endpoint {endpoint} refused the {what}: {refused}"
             ))
-        })
+        })?;
+        if dpop.is_some() {
+            self.record_grant_binding(response.is_dpop());
+        }
+        Ok(response)
     }
 
     pub(super) async fn client_credentials(
@@ -228,7 +247,7 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         self.direct_grant(
-            &md.token_endpoint,
+            discovery,
             &auth,
             client_id,
             params,
@@ -243,7 +262,7 @@ impl OAuthProvider {
     /// client it was made as.
     pub(super) async fn direct_grant(
         &self,
-        token_endpoint: &str,
+        discovery: &Discovery,
         auth: &ClientAuth,
         client_id: String,
         mut params: Vec<(&'static str, String)>,
@@ -253,7 +272,15 @@ impl OAuthProvider {
         if let Some(scope) = &scope {
             params.push(("scope", scope.clone()));
         }
-        let response = self.token(token_endpoint, auth, params, what).await?;
+        let response = self
+            .token(
+                &discovery.metadata.token_endpoint,
+                auth,
+                params,
+                what,
+                discovery.dpop.as_ref(),
+            )
+            .await?;
         let client = ClientRegistration {
             client_id,
             client_secret: self.settings.client_secret.clone(),
@@ -309,6 +336,8 @@ impl OAuthProvider {
                 &idp_auth,
                 exchange,
                 "token exchange",
+                // The identity provider is another server: no proof there.
+                None,
             )
             .await?;
         let auth = ClientAuth::choose(
@@ -326,7 +355,7 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         self.direct_grant(
-            &md.token_endpoint,
+            discovery,
             &auth,
             client_id,
             grant,
@@ -368,7 +397,7 @@ impl OAuthProvider {
             ("resource", discovery.resource.clone()),
         ];
         self.direct_grant(
-            &md.token_endpoint,
+            discovery,
             &auth,
             client_id,
             params,

@@ -4,9 +4,11 @@
 //! The provider is split by step: `settings` is what the host configures,
 //! `discovery` finds the authorization server, `registration` settles the
 //! client identity, `grant` runs the chosen grant, and `refresh` renews
-//! tokens under the store's lock. This file holds the provider's state and
+//! tokens under the store's lock, and `binding` keeps the DPoP key and
+//! nonces. This file holds the provider's state and
 //! the [`AuthProvider`] seam that drives the steps.
 
+mod binding;
 mod discovery;
 mod grant;
 mod refresh;
@@ -20,6 +22,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use url::Url;
 
+use crate::dpop::DpopKey;
 use crate::metadata::{
     AuthServerMetadata, BearerChallenge, check_metadata_override, parse_www_authenticate,
 };
@@ -27,7 +30,8 @@ use crate::store::{CredentialStore, StoreKey, StoredCredentials, TokenSet};
 use crate::token::now_secs;
 use crate::user_agent::AuthorizationPrompt;
 use crate::{
-    AuthError, AuthProvider, Challenge, ChallengeOutcome, Secret, authorization_fingerprint,
+    AuthError, AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget, Secret,
+    authorization_fingerprint,
 };
 
 pub use settings::{
@@ -53,6 +57,8 @@ struct Discovery {
     /// with an authentic value; `None` for the 2025-03-26 default endpoints.
     recorded_issuer: Option<String>,
     resource_scopes: Option<Vec<String>>,
+    /// The DPoP key of the grant under way (set by `authorize`).
+    dpop: Option<DpopKey>,
 }
 
 /// What a sign-in did, so a host can tell the user (a new registration
@@ -131,6 +137,8 @@ struct State {
     refreshed_after_401: Option<Secret>,
     /// What the last sign-in of this provider did.
     last_sign_in: Option<SignIn>,
+    /// The parsed DPoP key (of `creds.dpop_key`, or made for a grant).
+    dpop_key: Option<DpopKey>,
 }
 
 /// Signs in to one MCP server with OAuth and supplies its bearer token to
@@ -143,6 +151,7 @@ pub struct OAuthProvider {
     store: Arc<dyn CredentialStore>,
     prompt: Arc<dyn AuthorizationPrompt>,
     state: tokio::sync::Mutex<State>,
+    dpop: binding::DpopRuntime,
 }
 
 impl std::fmt::Debug for OAuthProvider {
@@ -213,6 +222,7 @@ impl OAuthProvider {
             store,
             prompt,
             state: tokio::sync::Mutex::new(State::default()),
+            dpop: binding::DpopRuntime::default(),
         })
     }
 
@@ -265,7 +275,10 @@ impl OAuthProvider {
                 .headers()
                 .get(reqwest::header::WWW_AUTHENTICATE)
                 .and_then(|v| v.to_str().ok())
-                .map(parse_www_authenticate)
+                .map(|header| {
+                    self.note_resource_challenge(header);
+                    parse_www_authenticate(header)
+                })
                 .unwrap_or_default(),
             _ => BearerChallenge::default(),
         }
@@ -308,13 +321,6 @@ impl OAuthProvider {
         let mut st = self.state.lock().await;
         self.ensure_loaded(&mut st).await?;
         Ok(st.creds.tokens.clone())
-    }
-
-    fn bearer(&self, st: &State) -> Option<String> {
-        st.creds
-            .tokens
-            .as_ref()
-            .map(|t| format!("Bearer {}", t.access_token.expose()))
     }
 
     fn margin(&self) -> u64 {
@@ -367,6 +373,37 @@ impl OAuthProvider {
         }
     }
 
+    /// The tokens to present, refreshed ahead of expiry; `None` when there
+    /// are none (or the refresh could not renew them).
+    async fn current_tokens(&self, st: &mut State) -> Result<Option<TokenSet>, AuthError> {
+        self.ensure_loaded(st).await?;
+        self.adopt_stored_login(st).await?;
+        let Some(tokens) = st.creds.tokens.clone() else {
+            // A grant without a person signs in again on its own instead of
+            // sending a request it knows will be refused.
+            self.renew_without_user(st).await?;
+            return Ok(st.creds.tokens.clone());
+        };
+        let now = now_secs();
+        if tokens.refresh_due(now, self.margin()) {
+            match self.refresh(st, &tokens.access_token).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    if !self.renew_without_user(st).await? && tokens.expired(now) {
+                        return Ok(None);
+                    }
+                }
+                // A transient failure (network, 5xx) keeps what is stored:
+                // the current token serves until it expires.
+                Err(e) if !tokens.expired(now) => {
+                    tracing::debug!(server = %self.settings.server_name, %e, "refresh failed; the current token is still valid");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(st.creds.tokens.clone())
+    }
+
     async fn save(&self, creds: &StoredCredentials) -> Result<(), AuthError> {
         let store = self.store.clone();
         let key = self.key.clone();
@@ -408,34 +445,27 @@ fn scope_union(current: Option<&str>, wanted: Option<&str>) -> Option<String> {
 impl AuthProvider for OAuthProvider {
     async fn authorization(&self) -> Result<Option<String>, AuthError> {
         let mut st = self.state.lock().await;
-        self.ensure_loaded(&mut st).await?;
-        self.adopt_stored_login(&mut st).await?;
-        let Some(tokens) = st.creds.tokens.clone() else {
-            // A grant without a person signs in on first use instead of
-            // sending a request it knows will be refused.
-            if !self.renew_without_user(&mut st).await? {
-                return Ok(None);
-            }
-            return Ok(self.bearer(&st));
-        };
-        let now = now_secs();
-        if tokens.refresh_due(now, self.margin()) {
-            match self.refresh(&mut st, &tokens.access_token).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    if !self.renew_without_user(&mut st).await? && tokens.expired(now) {
-                        return Ok(None);
-                    }
-                }
-                // A transient failure (network, 5xx) keeps what is stored:
-                // the current token serves until it expires.
-                Err(e) if !tokens.expired(now) => {
-                    tracing::debug!(server = %self.settings.server_name, %e, "refresh failed; the current token is still valid");
-                }
-                Err(e) => return Err(e),
-            }
+        Ok(self
+            .current_tokens(&mut st)
+            .await?
+            .map(|t| self.authorization_value(&st, &t.access_token)))
+    }
+
+    async fn credentials(
+        &self,
+        target: &RequestTarget<'_>,
+    ) -> Result<Option<Credentials>, AuthError> {
+        let mut st = self.state.lock().await;
+        match self.current_tokens(&mut st).await? {
+            Some(tokens) => self
+                .resource_credentials(&mut st, &tokens, target)
+                .map(Some),
+            None => Ok(None),
         }
-        Ok(self.bearer(&st))
+    }
+
+    fn observe_dpop_nonce(&self, nonce: &str) {
+        self.observe_resource_nonce(nonce);
     }
 
     async fn on_challenge(&self, challenge: &Challenge) -> Result<ChallengeOutcome, AuthError> {
@@ -446,6 +476,9 @@ impl AuthProvider for OAuthProvider {
             .unwrap_or_default();
         let mut st = self.state.lock().await;
         self.ensure_loaded(&mut st).await?;
+        if let Some(outcome) = self.dpop_nonce_challenge(&st, challenge) {
+            return Ok(outcome);
+        }
         match challenge.status {
             401 => {
                 // Signed in elsewhere (a `login` command) since: use that.
@@ -457,10 +490,9 @@ impl AuthProvider for OAuthProvider {
                 if let (Some(refused), Some(tokens)) =
                     (&challenge.refused_authorization, &st.creds.tokens)
                     && *refused
-                        != authorization_fingerprint(&format!(
-                            "Bearer {}",
-                            tokens.access_token.expose()
-                        ))
+                        != authorization_fingerprint(
+                            &self.authorization_value(&st, &tokens.access_token),
+                        )
                 {
                     return Ok(ChallengeOutcome::Retry);
                 }

@@ -1,6 +1,6 @@
 //! Token refresh under the credential store's cross-process lock.
 
-use crate::token::{ClientAuth, now_secs, request_token};
+use crate::token::{ClientAuth, now_secs, request_token_with};
 use crate::{AuthError, Secret};
 
 use super::{OAuthProvider, State};
@@ -63,16 +63,22 @@ impl OAuthProvider {
             params.push(("resource", resource.clone()));
         }
         tracing::debug!(server = %self.settings.server_name, "refreshing access token");
-        let answer = request_token(
+        let key = self.refresh_key(st, &creds)?;
+        let answer = request_token_with(
             &self.http,
             &self.settings.server_name,
             &token_endpoint,
             &auth,
             params,
+            self.token_dpop(key.as_ref()),
         )
         .await?;
         let ok = match answer {
             Ok(response) => {
+                // The key stays exactly as long as the tokens are bound to it.
+                creds.dpop_key = key
+                    .filter(|_| response.is_dpop())
+                    .map(|k| k.pkcs8().clone());
                 creds.tokens = Some(response.into_token_set(Some(refresh_token), tokens.scope));
                 true
             }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_config::McpOAuthConfig;
 
-use crate::{AuthError, Secret};
+use crate::{AuthError, DpopMode, Secret};
 
 use super::DEFAULT_REFRESH_MARGIN;
 
@@ -111,6 +111,8 @@ pub struct OAuthSettings {
     pub grant: Grant,
     /// Refresh this long before the access token expires.
     pub refresh_margin: Duration,
+    /// When to bind tokens to a DPoP key (RFC 9449).
+    pub dpop: DpopMode,
 }
 
 impl OAuthSettings {
@@ -129,6 +131,7 @@ impl OAuthSettings {
             client_name: "mcp-client-toolkit".into(),
             grant: Grant::AuthorizationCode,
             refresh_margin: DEFAULT_REFRESH_MARGIN,
+            dpop: DpopMode::default(),
         }
     }
 

@@ -320,6 +320,7 @@ pub async fn call(f: &Fixture) -> Result<u16, AuthError> {
                 .map(|v| v.to_str().unwrap().to_owned()),
             url: f.url.clone(),
             refused_authorization: sent.as_deref().map(authorization_fingerprint),
+            dpop_nonce: None,
         };
         if f.provider.on_challenge(&challenge).await? == ChallengeOutcome::GiveUp {
             return Ok(status);

@@ -1,12 +1,13 @@
 //! Per-request headers of one HTTP connection: static headers,
-//! `headersHelper` output and bearer tokens from an [`AuthProvider`], with
-//! the 401/403 challenge retry. Values are secrets: they are marked
+//! `headersHelper` output and credentials from an [`AuthProvider`] (a
+//! token, and a DPoP proof for this one request), with the 401/403
+//! challenge retry. Values are secrets: they are marked
 //! sensitive and never appear in a log or an error.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome};
+use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome, RequestTarget};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Mutex;
 
@@ -52,51 +53,73 @@ impl RequestHeaders {
         Ok(true)
     }
 
-    /// Adds static, helper and auth headers to a request; also returns the
-    /// fingerprint of the `Authorization` value sent, for a challenge.
+    /// Builds the request and adds static, helper and auth headers (the
+    /// credentials are asked for with the request's real method and url, so
+    /// a DPoP proof is bound to them); also returns the fingerprint of the
+    /// `Authorization` value sent, for a challenge.
     async fn apply(
         &self,
-        mut builder: reqwest::RequestBuilder,
-    ) -> Result<(reqwest::RequestBuilder, Option<String>), TransportError> {
+        builder: reqwest::RequestBuilder,
+    ) -> Result<(reqwest::Client, reqwest::Request, Option<String>), TransportError> {
+        let (client, request) = builder.build_split();
+        let mut request = request.map_err(|e| reqwest_error(&self.server, e))?;
+        let headers = request.headers_mut();
+        headers.extend(self.fixed.clone());
+        headers.extend(self.helper_headers.lock().await.clone());
         let mut sent = None;
-        builder = builder.headers(self.fixed.clone());
-        builder = builder.headers(self.helper_headers.lock().await.clone());
         if let Some(auth) = &self.auth {
-            let value = auth
-                .authorization()
+            let mut url = request.url().clone();
+            url.set_query(None);
+            url.set_fragment(None);
+            let target = RequestTarget {
+                method: request.method().as_str(),
+                url: url.as_str(),
+            };
+            let credentials = auth
+                .credentials(&target)
                 .await
                 .map_err(|e| io_error(&self.server, e.to_string()))?;
-            if let Some(value) = value {
-                let mut v = HeaderValue::from_str(&value).map_err(|_| {
-                    io_error(
-                        &self.server,
-                        "the auth provider returned an invalid Authorization value",
-                    )
-                })?;
-                v.set_sensitive(true);
-                builder = builder.header(reqwest::header::AUTHORIZATION, v);
-                sent = Some(mcp_oauth::authorization_fingerprint(&value));
+            if let Some(credentials) = credentials {
+                let headers = request.headers_mut();
+                headers.insert(
+                    reqwest::header::AUTHORIZATION,
+                    sensitive(&self.server, "Authorization", &credentials.authorization)?,
+                );
+                match &credentials.dpop {
+                    Some(proof) => {
+                        headers.insert(DPOP, sensitive(&self.server, "DPoP", proof)?);
+                    }
+                    None => {
+                        headers.remove(DPOP);
+                    }
+                }
+                sent = Some(mcp_oauth::authorization_fingerprint(
+                    &credentials.authorization,
+                ));
             }
         }
-        Ok((builder, sent))
+        Ok((client, request, sent))
     }
 
     /// Sends the request `build` makes, with every header applied. On a 401
     /// (or a 403 `insufficient_scope`) asks the auth provider and, if it has
     /// new credentials (or the helper could be re-run), sends once more.
-    /// Each kind of challenge is answered at most once per request, so a
-    /// 401 followed by a 403 step-up (new token, then more scope) still
-    /// succeeds, and a request is sent at most three times.
+    /// Each kind of challenge (a 401, a 403 step-up, a DPoP nonce request)
+    /// is answered at most once per request, so a 401 followed by a 403
+    /// step-up (new token, then more scope) still succeeds, and a request is
+    /// sent at most four times. Every `DPoP-Nonce` a response carries goes
+    /// to the auth provider.
     pub(crate) async fn send(
         &self,
         build: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, TransportError> {
         let mut answered_401 = false;
         let mut answered_403 = false;
+        let mut answered_nonce = false;
         loop {
-            let (request, sent_authorization) = self.apply(build()).await?;
-            let response = request
-                .send()
+            let (client, request, sent_authorization) = self.apply(build()).await?;
+            let response = client
+                .execute(request)
                 .await
                 .map_err(|e| reqwest_error(&self.server, e))?;
             let status = response.status().as_u16();
@@ -105,7 +128,22 @@ impl RequestHeaders {
                 .get(reqwest::header::WWW_AUTHENTICATE)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
+            let dpop_nonce = response
+                .headers()
+                .get(DPOP_NONCE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            if let (Some(auth), Some(nonce)) = (&self.auth, &dpop_nonce) {
+                auth.observe_dpop_nonce(nonce);
+            }
             let answered = match status {
+                401 if dpop_nonce.is_some()
+                    && www_authenticate
+                        .as_deref()
+                        .is_some_and(|w| w.contains("use_dpop_nonce")) =>
+                {
+                    &mut answered_nonce
+                }
                 401 => &mut answered_401,
                 403 if www_authenticate
                     .as_deref()
@@ -126,6 +164,7 @@ impl RequestHeaders {
                     www_authenticate,
                     url: self.url.clone(),
                     refused_authorization: sent_authorization,
+                    dpop_nonce,
                 };
                 let outcome = auth
                     .on_challenge(&challenge)
@@ -140,6 +179,23 @@ impl RequestHeaders {
             }
         }
     }
+}
+
+/// The DPoP proof header (RFC 9449 section 4.1).
+const DPOP: HeaderName = HeaderName::from_static("dpop");
+/// A server's nonce for the next proof (RFC 9449 section 9).
+const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+
+/// An auth header value, marked sensitive so it never reaches a log.
+fn sensitive(server: &str, name: &str, value: &str) -> Result<HeaderValue, TransportError> {
+    let mut v = HeaderValue::from_str(value).map_err(|_| {
+        io_error(
+            server,
+            format!("the auth provider returned an invalid {name} value"),
+        )
+    })?;
+    v.set_sensitive(true);
+    Ok(v)
 }
 
 /// Checks and converts headers (`what` names where they come from in
