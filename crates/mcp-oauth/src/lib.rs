@@ -31,6 +31,7 @@
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]
 
+pub mod assertion;
 mod error;
 pub mod metadata;
 pub mod oauth;
@@ -42,9 +43,11 @@ pub mod store;
 pub mod token;
 pub mod user_agent;
 
+pub use assertion::{CommandAssertion, EnvAssertion, EnvLookup};
 pub use oauth::{
-    AssertionSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS, OAuthConfigExt,
-    OAuthProvider, OAuthSettings, PrivateKey,
+    AssertionSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, DpopChoice, Grant, MAX_STEP_UPS,
+    OAuthConfigExt, OAuthProvider, OAuthSettings, PrivateKey, dpop_choice, settings_from_config,
+    settings_from_config_live,
 };
 pub use provider::{
     AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, authorization_fingerprint,

@@ -8,6 +8,7 @@
 //! the [`AuthProvider`] seam that drives the steps.
 
 mod discovery;
+mod from_config;
 mod grant;
 mod refresh;
 mod registration;
@@ -29,6 +30,7 @@ use crate::{
     AuthError, AuthProvider, Challenge, ChallengeOutcome, Secret, authorization_fingerprint,
 };
 
+pub use from_config::{DpopChoice, dpop_choice, settings_from_config, settings_from_config_live};
 pub use settings::{
     AssertionSource, CrossAppAccess, Grant, OAuthConfigExt, OAuthSettings, PrivateKey,
 };
