@@ -71,7 +71,8 @@ pub(crate) enum Command {
     #[command(
         after_help = "Examples:\n  mcp-cli add fs --scope project --env ROOT=/data -- npx -y @modelcontextprotocol/server-filesystem /data\n  mcp-cli add docs --transport http --url https://example.com/mcp --header 'Authorization: Bearer TOKEN'\n  mcp-cli add api --url https://api.example.com/mcp --grant client_credentials --client-id svc --client-secret-env API_SECRET\n  mcp-cli add wl --url https://api.example.com/mcp --grant jwt_bearer --assertion-command 'cat /var/run/secrets/token'"
     )]
-    Add(AddArgs),
+    // Boxed: its many OAuth flags make it much larger than the other verbs.
+    Add(Box<AddArgs>),
     /// Add a server from a JSON entry
     #[command(
         name = "add-json",

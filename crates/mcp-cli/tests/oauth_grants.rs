@@ -214,7 +214,10 @@ fn client_credentials_and_workload_identity_need_no_login() {
     }
     assert_eq!(
         lock(&seen).token_requests,
-        ["client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
+        [
+            "client_credentials",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer"
+        ]
     );
 
     // The stored token is used again: `call` asks for no new one.
@@ -253,14 +256,20 @@ fn an_oauth_block_that_cannot_be_used_is_an_error_naming_the_server() {
     );
     let login = run(&tree, &["login", "cc"], &[]);
     assert_eq!(login.code, 1);
-    assert!(login.stderr.contains("CC_SECRET is not set"), "{}", login.stderr);
+    assert!(
+        login.stderr.contains("CC_SECRET is not set"),
+        "{}",
+        login.stderr
+    );
 
     // `xaa: true` without its identity provider used to end in a bare 401.
     let probe = run(&tree, &["probe", "xaa"], &[]);
     assert_eq!(probe.code, 1, "{}{}", probe.stdout, probe.stderr);
     let all = format!("{}{}", probe.stdout, probe.stderr);
     assert!(
-        all.contains("oauth settings for xaa: oauth.idp: cross-app access needs the identity provider"),
+        all.contains(
+            "oauth settings for xaa: oauth.idp: cross-app access needs the identity provider"
+        ),
         "{all}"
     );
     let status = run(&tree, &["--json", "auth-status"], &[]);
