@@ -293,7 +293,97 @@ fn redact_pair(text: &str, separator: char) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
+
+    fn add(flags: &[&str]) -> anyhow::Result<Value> {
+        let argv = ["mcp-cli", "add", "s", "--url", "https://x.example/mcp"];
+        let cli = crate::cli::Cli::try_parse_from(argv.iter().chain(flags))?;
+        let crate::cli::Command::Add(args) = cli.command else {
+            anyhow::bail!("not add");
+        };
+        entry_from_args(&args)
+    }
+
+    #[test]
+    fn oauth_flags_make_the_oauth_block() {
+        let entry = add(&[
+            "--grant",
+            "client_credentials",
+            "--client-id",
+            "svc",
+            "--client-secret-env",
+            "SVC_SECRET",
+        ])
+        .expect("entry");
+        assert_eq!(
+            entry["oauth"],
+            serde_json::json!({"grant": "client_credentials", "clientId": "svc", "clientSecretEnv": "SVC_SECRET"})
+        );
+        let entry = add(&[
+            "--grant",
+            "jwt_bearer",
+            "--assertion-command",
+            "token-tool --audience 'https://x.example' $HOME",
+        ])
+        .expect("entry");
+        assert_eq!(
+            entry["oauth"]["assertion"],
+            serde_json::json!({"command": ["token-tool", "--audience", "https://x.example", "$HOME"]})
+        );
+        let entry = add(&[
+            "--grant",
+            "cross_app_access",
+            "--client-id",
+            "c",
+            "--idp-token-endpoint",
+            "https://idp.example/t",
+            "--idp-client-id",
+            "app",
+            "--assertion-env",
+            "ID_TOKEN",
+        ])
+        .expect("entry");
+        assert_eq!(entry["oauth"]["idp"]["clientId"], "app");
+        assert_eq!(
+            entry["oauth"]["assertion"],
+            serde_json::json!({"env": "ID_TOKEN"})
+        );
+    }
+
+    #[test]
+    fn a_grant_without_what_it_needs_is_a_usage_error() {
+        for (flags, message) in [
+            (
+                &["--grant", "client_credentials"][..],
+                "--grant client_credentials needs --client-id",
+            ),
+            (
+                &["--grant", "client_credentials", "--client-id", "c"],
+                "--grant client_credentials needs --client-secret-env VAR or --private-key-file PATH",
+            ),
+            (
+                &["--grant", "jwt_bearer"],
+                "--grant jwt_bearer needs --assertion-env VAR",
+            ),
+            (
+                &["--assertion-env", "T"],
+                "--assertion-env and --assertion-command are for",
+            ),
+            (
+                &["--private-key-file", "k.pem"],
+                "--private-key-file is for --grant client_credentials",
+            ),
+            (
+                &["--idp-client-id", "a"],
+                "the --idp-* flags are for --grant cross_app_access",
+            ),
+        ] {
+            let err = add(flags).expect_err("usage error").to_string();
+            assert!(err.starts_with(message), "{flags:?}: {err}");
+        }
+    }
 
     #[test]
     fn pairs() {
