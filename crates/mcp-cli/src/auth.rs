@@ -2,13 +2,17 @@
 //! flows, the token store and refresh are `mcp_oauth`'s; this module picks
 //! the store's folder, shows the authorization URL and reports.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_config::{LoadedConfig, ScopedServer, ServerConfig, TransportConfig, load};
+use mcp_config::{
+    LoadedConfig, McpOAuthConfig, OAuthGrantKind, ScopedServer, ServerConfig, TransportConfig, load,
+};
 use mcp_oauth::{
-    AuthError, AuthProvider, AuthorizationPrompt, ClientSource, CredentialStore,
-    FileCredentialStore, InteractivePrompt, OAuthProvider, OAuthSettings, Revocation, StoreKey,
+    AuthError, AuthProvider, AuthorizationPrompt, Challenge, ChallengeOutcome, ClientSource,
+    CredentialStore, FileCredentialStore, InteractivePrompt, OAuthProvider, OAuthSettings,
+    Revocation, StoreKey, settings_from_config,
 };
 use mcp_transport::http::AuthProviders;
 use serde_json::{Value, json};
@@ -27,70 +31,169 @@ pub(crate) fn store(context: &Context) -> Arc<FileCredentialStore> {
     ))
 }
 
-/// The url and OAuth settings of a server that signs in with OAuth.
-pub(crate) fn oauth_settings(server: &ScopedServer) -> Option<OAuthSettings> {
-    settings_for(&server.config)
+/// The url and OAuth settings of a server that signs in with OAuth, built
+/// from its `oauth` block with the process environment: `None` for
+/// servers that are not http or sse, an error naming the server and the
+/// setting when the block cannot be used (a secret variable that is not
+/// set, an unreadable key file).
+pub(crate) fn oauth_settings(
+    context: &Context,
+    server: &ScopedServer,
+) -> Option<Result<OAuthSettings, AuthError>> {
+    settings_for(&server.config, &context.env)
 }
 
-fn settings_for(config: &ServerConfig) -> Option<OAuthSettings> {
+fn settings_for(
+    config: &ServerConfig,
+    env: &BTreeMap<String, String>,
+) -> Option<Result<OAuthSettings, AuthError>> {
     match &config.transport {
-        TransportConfig::Http(remote) | TransportConfig::Sse(remote) => Some(OAuthSettings::new(
-            config.name.clone(),
-            remote.url.clone(),
-            remote.oauth.clone().unwrap_or_default(),
-        )),
+        TransportConfig::Http(remote) | TransportConfig::Sse(remote) => {
+            let oauth = remote.oauth.clone().unwrap_or_default();
+            Some(settings_from_config(
+                &config.name,
+                &remote.url,
+                &oauth,
+                &|name| env.get(name).cloned(),
+            ))
+        }
         _ => None,
+    }
+}
+
+/// The grant of a server's `oauth` block (the authorization code grant
+/// when it has none).
+fn grant_of(config: &ServerConfig) -> OAuthGrantKind {
+    match &config.transport {
+        TransportConfig::Http(remote) | TransportConfig::Sse(remote) => remote
+            .oauth
+            .as_ref()
+            .map_or(OAuthGrantKind::AuthorizationCode, McpOAuthConfig::grant),
+        _ => OAuthGrantKind::AuthorizationCode,
+    }
+}
+
+/// How a grant that needs no sign-in gets its tokens, for messages.
+fn automatic(grant: OAuthGrantKind) -> &'static str {
+    match grant {
+        OAuthGrantKind::AuthorizationCode => "a person signs in with `mcp-cli login`",
+        OAuthGrantKind::ClientCredentials => "client credentials are obtained automatically",
+        OAuthGrantKind::JwtBearer => {
+            "tokens are obtained automatically with the workload identity assertion"
+        }
+        OAuthGrantKind::CrossAppAccess => {
+            "tokens are obtained automatically through the identity provider (cross-app access)"
+        }
     }
 }
 
 /// Credentials for connecting verbs (`probe`, `tools`, `call`): every http
 /// and sse server gets an OAuth provider over the stored credentials, which
-/// sends a stored token, refreshes it, and never opens a browser: a server
-/// that needs a new sign-in fails with a message saying how to sign in.
+/// sends a stored token, refreshes it, runs a grant that needs no person
+/// (client credentials, workload identity, cross-app access) when the
+/// server asks for a token, and never opens a browser: a server that needs
+/// a new sign-in fails with a message saying how to sign in.
 #[derive(Debug)]
 pub(crate) struct StoredCredentials {
     store: Arc<FileCredentialStore>,
+    env: BTreeMap<String, String>,
 }
 
 impl StoredCredentials {
     pub(crate) fn new(context: &Context) -> Self {
         StoredCredentials {
             store: store(context),
+            env: context.env.clone(),
         }
     }
 }
 
 impl AuthProviders for StoredCredentials {
     fn provider_for(&self, server: &ServerConfig) -> Option<Arc<dyn AuthProvider>> {
-        let settings = settings_for(server)?;
-        let prompt = SignInFirst {
-            server: server.name.clone(),
-        };
-        let provider = OAuthProvider::new(settings, self.store.clone(), Arc::new(prompt));
+        let provider = settings_for(server, &self.env)?.and_then(|settings| {
+            let prompt = SignInFirst {
+                server: server.name.clone(),
+            };
+            OAuthProvider::new(settings, self.store.clone(), Arc::new(prompt))
+        });
         match provider {
             Ok(provider) => Some(Arc::new(provider)),
-            Err(err) => {
-                tracing::warn!(server = %server.name, %err, "no OAuth for this server");
-                None
-            }
+            // Sending no credentials would end in a bare 401; the server's
+            // challenge gets this error instead, naming server and setting.
+            Err(error) => Some(Arc::new(Unusable { error })),
         }
     }
 }
 
+/// The provider of a server whose OAuth settings cannot be used: requests
+/// go out without credentials (a server that needs none still works), and
+/// a challenge fails with the settings error.
+#[derive(Debug)]
+struct Unusable {
+    error: AuthError,
+}
+
+#[async_trait::async_trait]
+impl AuthProvider for Unusable {
+    async fn authorization(&self) -> Result<Option<String>, AuthError> {
+        Ok(None)
+    }
+
+    async fn on_challenge(&self, _: &Challenge) -> Result<ChallengeOutcome, AuthError> {
+        Err(self.error.clone())
+    }
+}
+
+/// A server's url and plain settings, as `logout` needs them: no secret
+/// is read, so a block that cannot be used can still be signed out of.
 fn oauth_server<'a>(
     config: &'a LoadedConfig,
     name: &str,
 ) -> anyhow::Result<(&'a ScopedServer, OAuthSettings)> {
+    let server = remote_server(config, name)?;
+    let (TransportConfig::Http(remote) | TransportConfig::Sse(remote)) = &server.config.transport
+    else {
+        unreachable_kind(server)?
+    };
+    let settings = OAuthSettings::new(
+        server.config.name.clone(),
+        remote.url.clone(),
+        remote.oauth.clone().unwrap_or_default(),
+    );
+    Ok((server, settings))
+}
+
+/// A server's settings from its `oauth` block, as signing in needs them.
+fn configured_server<'a>(
+    context: &Context,
+    config: &'a LoadedConfig,
+    name: &str,
+) -> anyhow::Result<(&'a ScopedServer, OAuthSettings)> {
+    let server = remote_server(config, name)?;
+    let settings = match oauth_settings(context, server) {
+        Some(settings) => settings?,
+        None => unreachable_kind(server)?,
+    };
+    Ok((server, settings))
+}
+
+/// The http or sse server named `name`.
+fn remote_server<'a>(config: &'a LoadedConfig, name: &str) -> anyhow::Result<&'a ScopedServer> {
     let server = config
         .server(name)
         .ok_or_else(|| anyhow::anyhow!("{}", unknown_server(config, name)))?;
-    let settings = oauth_settings(server).ok_or_else(|| {
-        anyhow::anyhow!(
-            "server `{name}` is a {} server; only http and sse servers sign in with OAuth",
-            server.config.transport.kind()
-        )
-    })?;
-    Ok((server, settings))
+    match server.config.transport {
+        TransportConfig::Http(_) | TransportConfig::Sse(_) => Ok(server),
+        _ => unreachable_kind(server),
+    }
+}
+
+fn unreachable_kind<T>(server: &ScopedServer) -> anyhow::Result<T> {
+    anyhow::bail!(
+        "server `{}` is a {} server; only http and sse servers sign in with OAuth",
+        server.config.name,
+        server.config.transport.kind()
+    )
 }
 
 /// The prompt of connecting verbs: a sign-in needs `mcp-cli login`.
@@ -110,9 +213,34 @@ impl AuthorizationPrompt for SignInFirst {
 }
 
 /// `login NAME [--no-browser]`.
+///
+/// Only the authorization code grant signs in here. The other grants need
+/// no person: `login` checks their settings (a missing secret variable or
+/// key file is an error) and says that tokens come when connecting, without
+/// running an assertion command or asking for a token.
 pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
-    let (_, settings) = oauth_server(&config, &args.name)?;
+    let (server, settings) = configured_server(context, &config, &args.name)?;
+    if !settings.requires_user_auth() {
+        let grant = grant_of(&server.config);
+        if context.json {
+            output::print_json(&json!({
+                "action": "login",
+                "name": args.name,
+                "grant": grant,
+                "signInNeeded": false,
+            }))?;
+        } else {
+            let line = format!(
+                "no sign-in needed for `{}` ({grant}): {}; `mcp-cli probe {}` connects",
+                args.name,
+                automatic(grant),
+                args.name
+            );
+            outln!("{}", shown(&line));
+        }
+        return Ok(Outcome::Ok);
+    }
     let store = store(context);
     let key = StoreKey::new(&settings.server_name, &settings.server_url);
     let open_browser = !args.no_browser;
@@ -226,8 +354,9 @@ pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outco
     Ok(if failed { Outcome::Failed } else { Outcome::Ok })
 }
 
-/// `auth-status`: every http and sse server with the state of its stored
-/// credentials. Tokens are never shown.
+/// `auth-status`: every http and sse server with its grant and the state
+/// of its stored credentials. Tokens are never shown; a server whose
+/// `oauth` block cannot be used (a secret variable not set) is an error.
 pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
     let store = store(context);
@@ -237,17 +366,33 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
     let mut rows = Vec::new();
     let mut failed = false;
     for server in &config.servers {
-        let Some(settings) = oauth_settings(server) else {
+        let Some(settings) = oauth_settings(context, server) else {
             continue;
         };
-        let key = StoreKey::new(&settings.server_name, &settings.server_url);
-        let (status, expires_at, detail) = match store.load(&key) {
-            Err(err) => {
+        let grant = grant_of(&server.config);
+        let interactive = grant.needs_sign_in();
+        let (name, url) = match &server.config.transport {
+            TransportConfig::Http(remote) | TransportConfig::Sse(remote) => {
+                (server.config.name.as_str(), remote.url.as_str())
+            }
+            _ => continue,
+        };
+        let key = StoreKey::new(name, url);
+        let (status, expires_at, detail) = match (settings, store.load(&key)) {
+            (Err(err), _) => {
                 failed = true;
                 ("error", None, err.to_string())
             }
-            Ok(None) => ("signed out", None, String::new()),
-            Ok(Some(credentials)) => match credentials.tokens {
+            (_, Err(err)) => {
+                failed = true;
+                ("error", None, err.to_string())
+            }
+            (Ok(_), Ok(None)) if !interactive => {
+                ("no token yet", None, "obtained on first use".to_owned())
+            }
+            (Ok(_), Ok(None)) => ("signed out", None, String::new()),
+            (Ok(_), Ok(Some(credentials))) => match credentials.tokens {
+                None if !interactive => ("no token yet", None, "obtained on first use".to_owned()),
                 None => (
                     "signed out",
                     None,
@@ -258,6 +403,9 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
                     match tokens.expires_at {
                         Some(at) if at <= now && refreshable => {
                             ("expired", Some(at), "refreshes on next use".to_owned())
+                        }
+                        Some(at) if at <= now && !interactive => {
+                            ("expired", Some(at), "obtained again on next use".to_owned())
                         }
                         Some(at) if at <= now => {
                             ("expired", Some(at), "run `mcp-cli login`".to_owned())
@@ -278,16 +426,18 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
             .get(&server.config.name)
             .and_then(|raw| raw.get("url"))
             .and_then(Value::as_str);
-        let url = mcp_config::redact_url(&settings.server_url, written);
-        rows.push((server, url, status, expires_at, detail));
+        let url = mcp_config::redact_url(url, written);
+        rows.push((server, grant, url, status, expires_at, detail));
     }
     if context.json {
         let servers: Vec<Value> = rows
             .iter()
-            .map(|(server, url, status, expires_at, detail)| {
+            .map(|(server, grant, url, status, expires_at, detail)| {
                 json!({
                     "name": server.config.name,
                     "kind": server.config.transport.kind(),
+                    "grant": grant,
+                    "signInNeeded": grant.needs_sign_in(),
                     "url": url,
                     "status": status,
                     "expiresAt": expires_at,
@@ -299,18 +449,19 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
     } else if rows.is_empty() {
         outln!("no http or sse servers configured");
     } else {
-        let table: Vec<[String; 4]> = rows
+        let table: Vec<[String; 5]> = rows
             .iter()
-            .map(|(server, url, status, _, detail)| {
+            .map(|(server, grant, url, status, _, detail)| {
                 [
                     server.config.name.clone(),
                     (*status).to_owned(),
+                    grant.to_string(),
                     url.clone(),
                     detail.clone(),
                 ]
             })
             .collect();
-        crate::read::print_table(["NAME", "STATUS", "URL", "DETAIL"], &table);
+        crate::read::print_table(["NAME", "STATUS", "GRANT", "URL", "DETAIL"], &table);
     }
     Ok(if failed { Outcome::Failed } else { Outcome::Ok })
 }

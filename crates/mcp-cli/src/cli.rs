@@ -69,9 +69,10 @@ pub(crate) enum Command {
     Get(GetArgs),
     /// Add a stdio server (`add NAME -- CMD ARGS…`) or a remote one (`--url`)
     #[command(
-        after_help = "Examples:\n  mcp-cli add fs --scope project --env ROOT=/data -- npx -y @modelcontextprotocol/server-filesystem /data\n  mcp-cli add docs --transport http --url https://example.com/mcp --header 'Authorization: Bearer TOKEN'"
+        after_help = "Examples:\n  mcp-cli add fs --scope project --env ROOT=/data -- npx -y @modelcontextprotocol/server-filesystem /data\n  mcp-cli add docs --transport http --url https://example.com/mcp --header 'Authorization: Bearer TOKEN'\n  mcp-cli add api --url https://api.example.com/mcp --grant client_credentials --client-id svc --client-secret-env API_SECRET\n  mcp-cli add wl --url https://api.example.com/mcp --grant jwt_bearer --assertion-command 'cat /var/run/secrets/token'"
     )]
-    Add(AddArgs),
+    // Boxed: its many OAuth flags make it much larger than the other verbs.
+    Add(Box<AddArgs>),
     /// Add a server from a JSON entry
     #[command(
         name = "add-json",
@@ -159,6 +160,34 @@ pub(crate) enum TransportArg {
     Ws,
 }
 
+/// The OAuth grant of a server added with `add`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum GrantArg {
+    /// A person signs in with `mcp-cli login` (PKCE)
+    #[value(name = "authorization_code")]
+    AuthorizationCode,
+    /// The client's own secret or private key; no sign-in
+    #[value(name = "client_credentials")]
+    ClientCredentials,
+    /// Workload identity federation (RFC 7523 JWT bearer); no sign-in
+    #[value(name = "jwt_bearer")]
+    JwtBearer,
+    /// Enterprise-managed cross-app access through an identity provider; no sign-in
+    #[value(name = "cross_app_access")]
+    CrossAppAccess,
+}
+
+impl GrantArg {
+    pub(crate) fn grant(self) -> mcp_config::OAuthGrantKind {
+        match self {
+            GrantArg::AuthorizationCode => mcp_config::OAuthGrantKind::AuthorizationCode,
+            GrantArg::ClientCredentials => mcp_config::OAuthGrantKind::ClientCredentials,
+            GrantArg::JwtBearer => mcp_config::OAuthGrantKind::JwtBearer,
+            GrantArg::CrossAppAccess => mcp_config::OAuthGrantKind::CrossAppAccess,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct GetArgs {
     /// The server's name
@@ -196,6 +225,45 @@ pub(crate) struct AddArgs {
     /// Fixed port of the OAuth callback listener
     #[arg(long = "callback-port", value_name = "N")]
     pub(crate) callback_port: Option<u16>,
+    /// How OAuth tokens are obtained [default: authorization_code]
+    #[arg(long, value_enum, value_name = "GRANT")]
+    pub(crate) grant: Option<GrantArg>,
+    /// Environment variable holding the OAuth client secret (its name, not the secret)
+    #[arg(long = "client-secret-env", value_name = "VAR")]
+    pub(crate) client_secret_env: Option<String>,
+    /// Client ID metadata document url (https) to use as the OAuth client id
+    #[arg(long = "client-metadata-url", value_name = "URL")]
+    pub(crate) client_metadata_url: Option<String>,
+    /// PEM private key for client credentials with private_key_jwt
+    #[arg(long = "private-key-file", value_name = "PATH")]
+    pub(crate) private_key_file: Option<String>,
+    /// JWS algorithm of --private-key-file [default: ES256]
+    #[arg(
+        long = "signing-algorithm",
+        value_name = "ALG",
+        requires = "private_key_file"
+    )]
+    pub(crate) signing_algorithm: Option<String>,
+    /// Environment variable holding the assertion (jwt_bearer) or ID token (cross_app_access)
+    #[arg(
+        long = "assertion-env",
+        value_name = "VAR",
+        conflicts_with = "assertion_command"
+    )]
+    pub(crate) assertion_env: Option<String>,
+    /// Command printing the assertion or ID token, as one quoted line split
+    /// into program and arguments (run without a shell)
+    #[arg(long = "assertion-command", value_name = "'PROGRAM ARGS'")]
+    pub(crate) assertion_command: Option<String>,
+    /// Token endpoint of the identity provider (cross_app_access)
+    #[arg(long = "idp-token-endpoint", value_name = "URL")]
+    pub(crate) idp_token_endpoint: Option<String>,
+    /// This application's client id at the identity provider (cross_app_access)
+    #[arg(long = "idp-client-id", value_name = "ID")]
+    pub(crate) idp_client_id: Option<String>,
+    /// Environment variable holding the identity provider client secret
+    #[arg(long = "idp-client-secret-env", value_name = "VAR")]
+    pub(crate) idp_client_secret_env: Option<String>,
     /// Replace an entry of the same name in that file
     #[arg(long)]
     pub(crate) force: bool,

@@ -37,9 +37,9 @@ pub(crate) fn entry_from_args(args: &AddArgs) -> anyhow::Result<Value> {
                     "--transport http, sse and ws need --url, not a command",
                 ));
             }
-            if !headers.is_empty() || args.client_id.is_some() || args.callback_port.is_some() {
+            if !headers.is_empty() || has_oauth_flags(args) {
                 return Err(usage(
-                    "--header, --client-id and --callback-port are for remote servers (--url)",
+                    "--header and the OAuth flags (--client-id, --grant, ...) are for remote servers (--url)",
                 ));
             }
             Ok(stdio_entry(command, rest, &env))
@@ -60,19 +60,16 @@ pub(crate) fn entry_from_args(args: &AddArgs) -> anyhow::Result<Value> {
                     "--env is for stdio servers; remote servers take --header",
                 ));
             }
-            if kind == TransportKind::Ws
-                && (args.client_id.is_some() || args.callback_port.is_some())
-            {
+            if kind == TransportKind::Ws && has_oauth_flags(args) {
                 return Err(usage(
-                    "ws servers have no OAuth: drop --client-id and --callback-port",
+                    "ws servers have no OAuth: drop --client-id, --grant and the other OAuth flags",
                 ));
             }
             Ok(remote_entry(&RemoteEntry {
                 kind,
                 url,
                 headers: &headers,
-                client_id: args.client_id.as_deref(),
-                callback_port: args.callback_port,
+                oauth: oauth_block(args)?,
             }))
         }
     }
@@ -98,12 +95,12 @@ struct RemoteEntry<'a> {
     kind: TransportKind,
     url: &'a str,
     headers: &'a [(String, String)],
-    client_id: Option<&'a str>,
-    callback_port: Option<u16>,
+    /// The `oauth` block, empty when no OAuth flag was given.
+    oauth: Map<String, Value>,
 }
 
-/// Builds a remote entry: `{"type","url","headers","oauth":{clientId,callbackPort}}`,
-/// leaving out empty parts.
+/// Builds a remote entry: `{"type","url","headers","oauth":{…}}`, leaving
+/// out empty parts.
 fn remote_entry(remote: &RemoteEntry<'_>) -> Value {
     let mut entry = Map::new();
     entry.insert("type".to_owned(), Value::from(remote.kind.as_str()));
@@ -111,17 +108,141 @@ fn remote_entry(remote: &RemoteEntry<'_>) -> Value {
     if !remote.headers.is_empty() {
         entry.insert("headers".to_owned(), pairs_object(remote.headers));
     }
-    let mut oauth = Map::new();
-    if let Some(client_id) = remote.client_id {
-        oauth.insert("clientId".to_owned(), Value::from(client_id));
-    }
-    if let Some(port) = remote.callback_port {
-        oauth.insert("callbackPort".to_owned(), Value::from(port));
-    }
-    if !oauth.is_empty() {
-        entry.insert("oauth".to_owned(), Value::Object(oauth));
+    if !remote.oauth.is_empty() {
+        entry.insert("oauth".to_owned(), Value::Object(remote.oauth.clone()));
     }
     Value::Object(entry)
+}
+
+fn has_oauth_flags(args: &AddArgs) -> bool {
+    args.client_id.is_some()
+        || args.callback_port.is_some()
+        || args.grant.is_some()
+        || args.client_secret_env.is_some()
+        || args.client_metadata_url.is_some()
+        || args.private_key_file.is_some()
+        || args.signing_algorithm.is_some()
+        || args.assertion_env.is_some()
+        || args.assertion_command.is_some()
+        || args.idp_token_endpoint.is_some()
+        || args.idp_client_id.is_some()
+        || args.idp_client_secret_env.is_some()
+}
+
+/// The `oauth` block the OAuth flags describe. The values are checked by
+/// the config's own parser afterwards; this only refuses combinations the
+/// chosen grant cannot use, so `add` never writes a server that fails on
+/// first use.
+fn oauth_block(args: &AddArgs) -> anyhow::Result<Map<String, Value>> {
+    let mut oauth = Map::new();
+    let mut put = |key: &str, value: Option<Value>| {
+        if let Some(value) = value {
+            oauth.insert(key.to_owned(), value);
+        }
+    };
+    put("clientId", args.client_id.clone().map(Value::from));
+    put("callbackPort", args.callback_port.map(Value::from));
+    put("grant", args.grant.map(|g| Value::from(g.grant().as_str())));
+    put(
+        "clientSecretEnv",
+        args.client_secret_env.clone().map(Value::from),
+    );
+    put(
+        "clientMetadataUrl",
+        args.client_metadata_url.clone().map(Value::from),
+    );
+    put(
+        "privateKeyFile",
+        args.private_key_file.clone().map(Value::from),
+    );
+    put(
+        "signingAlgorithm",
+        args.signing_algorithm.clone().map(Value::from),
+    );
+    let assertion = match (&args.assertion_env, &args.assertion_command) {
+        (Some(name), _) => Some(serde_json::json!({ "env": name })),
+        (None, Some(line)) => {
+            let argv = shell_words::split(line).map_err(|err| {
+                usage(format!(
+                    "--assertion-command cannot be split into arguments: {err}"
+                ))
+            })?;
+            if argv.is_empty() {
+                return Err(usage("--assertion-command is empty"));
+            }
+            Some(serde_json::json!({ "command": argv }))
+        }
+        (None, None) => None,
+    };
+    put("assertion", assertion);
+    let idp_given = args.idp_token_endpoint.is_some()
+        || args.idp_client_id.is_some()
+        || args.idp_client_secret_env.is_some();
+    if idp_given {
+        let mut idp = Map::new();
+        for (key, value) in [
+            ("tokenEndpoint", &args.idp_token_endpoint),
+            ("clientId", &args.idp_client_id),
+            ("clientSecretEnv", &args.idp_client_secret_env),
+        ] {
+            if let Some(value) = value {
+                idp.insert(key.to_owned(), Value::from(value.as_str()));
+            }
+        }
+        put("idp", Some(Value::Object(idp)));
+    }
+    check_grant(args)?;
+    Ok(oauth)
+}
+
+/// Refuses flags that do not fit the grant, and a grant that lacks what
+/// it needs, as usage errors.
+fn check_grant(args: &AddArgs) -> anyhow::Result<()> {
+    use mcp_config::OAuthGrantKind as G;
+    let grant = args.grant.map_or(G::AuthorizationCode, |g| g.grant());
+    let assertion = args.assertion_env.is_some() || args.assertion_command.is_some();
+    let idp = args.idp_token_endpoint.is_some()
+        || args.idp_client_id.is_some()
+        || args.idp_client_secret_env.is_some();
+    if assertion && !matches!(grant, G::JwtBearer | G::CrossAppAccess) {
+        return Err(usage(
+            "--assertion-env and --assertion-command are for --grant jwt_bearer or cross_app_access",
+        ));
+    }
+    if idp && grant != G::CrossAppAccess {
+        return Err(usage("the --idp-* flags are for --grant cross_app_access"));
+    }
+    if args.private_key_file.is_some() && grant != G::ClientCredentials {
+        return Err(usage(
+            "--private-key-file is for --grant client_credentials",
+        ));
+    }
+    let missing = match grant {
+        G::AuthorizationCode => None,
+        G::ClientCredentials if args.client_id.is_none() => Some("--client-id"),
+        G::ClientCredentials
+            if args.client_secret_env.is_none() && args.private_key_file.is_none() =>
+        {
+            Some("--client-secret-env VAR or --private-key-file PATH")
+        }
+        G::ClientCredentials => None,
+        G::JwtBearer if !assertion => {
+            Some("--assertion-env VAR or --assertion-command 'PROGRAM ARGS'")
+        }
+        G::JwtBearer => None,
+        G::CrossAppAccess if args.client_id.is_none() => Some("--client-id"),
+        G::CrossAppAccess if args.idp_token_endpoint.is_none() || args.idp_client_id.is_none() => {
+            Some("--idp-token-endpoint URL and --idp-client-id ID")
+        }
+        G::CrossAppAccess if !assertion => {
+            Some("--assertion-env VAR or --assertion-command 'PROGRAM ARGS' (the ID token)")
+        }
+        G::CrossAppAccess => None,
+    };
+    match missing {
+        Some(flags) => Err(usage(format!("--grant {grant} needs {flags}"))),
+        None => Ok(()),
+    }
 }
 
 fn pairs_object(pairs: &[(String, String)]) -> Value {
@@ -172,7 +293,97 @@ fn redact_pair(text: &str, separator: char) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
+
+    fn add(flags: &[&str]) -> anyhow::Result<Value> {
+        let argv = ["mcp-cli", "add", "s", "--url", "https://x.example/mcp"];
+        let cli = crate::cli::Cli::try_parse_from(argv.iter().chain(flags))?;
+        let crate::cli::Command::Add(args) = cli.command else {
+            anyhow::bail!("not add");
+        };
+        entry_from_args(&args)
+    }
+
+    #[test]
+    fn oauth_flags_make_the_oauth_block() {
+        let entry = add(&[
+            "--grant",
+            "client_credentials",
+            "--client-id",
+            "svc",
+            "--client-secret-env",
+            "SVC_SECRET",
+        ])
+        .expect("entry");
+        assert_eq!(
+            entry["oauth"],
+            serde_json::json!({"grant": "client_credentials", "clientId": "svc", "clientSecretEnv": "SVC_SECRET"})
+        );
+        let entry = add(&[
+            "--grant",
+            "jwt_bearer",
+            "--assertion-command",
+            "token-tool --audience 'https://x.example' $HOME",
+        ])
+        .expect("entry");
+        assert_eq!(
+            entry["oauth"]["assertion"],
+            serde_json::json!({"command": ["token-tool", "--audience", "https://x.example", "$HOME"]})
+        );
+        let entry = add(&[
+            "--grant",
+            "cross_app_access",
+            "--client-id",
+            "c",
+            "--idp-token-endpoint",
+            "https://idp.example/t",
+            "--idp-client-id",
+            "app",
+            "--assertion-env",
+            "ID_TOKEN",
+        ])
+        .expect("entry");
+        assert_eq!(entry["oauth"]["idp"]["clientId"], "app");
+        assert_eq!(
+            entry["oauth"]["assertion"],
+            serde_json::json!({"env": "ID_TOKEN"})
+        );
+    }
+
+    #[test]
+    fn a_grant_without_what_it_needs_is_a_usage_error() {
+        for (flags, message) in [
+            (
+                &["--grant", "client_credentials"][..],
+                "--grant client_credentials needs --client-id",
+            ),
+            (
+                &["--grant", "client_credentials", "--client-id", "c"],
+                "--grant client_credentials needs --client-secret-env VAR or --private-key-file PATH",
+            ),
+            (
+                &["--grant", "jwt_bearer"],
+                "--grant jwt_bearer needs --assertion-env VAR",
+            ),
+            (
+                &["--assertion-env", "T"],
+                "--assertion-env and --assertion-command are for",
+            ),
+            (
+                &["--private-key-file", "k.pem"],
+                "--private-key-file is for --grant client_credentials",
+            ),
+            (
+                &["--idp-client-id", "a"],
+                "the --idp-* flags are for --grant cross_app_access",
+            ),
+        ] {
+            let err = add(flags).expect_err("usage error").to_string();
+            assert!(err.starts_with(message), "{flags:?}: {err}");
+        }
+    }
 
     #[test]
     fn pairs() {

@@ -169,6 +169,46 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
                 if !oauth.scopes.is_empty() {
                     parts.push(format!("scopes {}", oauth.scopes.join(" ")));
                 }
+                if oauth.grant.is_some() || oauth.xaa {
+                    parts.push(format!("grant {}", oauth.grant()));
+                }
+                if let Some(var) = &oauth.client_secret_env {
+                    parts.push(format!("client secret from ${var}"));
+                }
+                if oauth.client_secret.is_some() {
+                    parts.push(format!("client secret {REDACTED}"));
+                }
+                if let Some(url) = &oauth.client_metadata_url {
+                    parts.push(format!("client metadata {url}"));
+                }
+                if let Some(path) = &oauth.private_key_file {
+                    let alg = oauth
+                        .signing_algorithm
+                        .as_deref()
+                        .unwrap_or(mcp_config::DEFAULT_SIGNING_ALGORITHM);
+                    parts.push(format!("private key {} ({alg})", path.display()));
+                }
+                match &oauth.assertion {
+                    Some(mcp_config::CredentialSource::Env { name }) => {
+                        parts.push(format!("assertion from ${name}"));
+                    }
+                    Some(mcp_config::CredentialSource::Command { argv, .. }) => {
+                        parts.push(format!(
+                            "assertion from `{}`",
+                            shell_words(&shown_args(argv))
+                        ));
+                    }
+                    None => {}
+                }
+                if let Some(idp) = &oauth.idp {
+                    parts.push(format!(
+                        "identity provider {} as {}",
+                        idp.token_endpoint, idp.client_id
+                    ));
+                }
+                if let Some(dpop) = oauth.dpop {
+                    parts.push(format!("dpop {}", if dpop { "always" } else { "never" }));
+                }
                 lines.push((
                     "oauth",
                     if parts.is_empty() {

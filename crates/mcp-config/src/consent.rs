@@ -17,7 +17,11 @@
 //! what was approved ([`ApprovalRecord`]): the transport kind, and for stdio
 //! the command, args, env and cwd (env and cwd decide which program a bare
 //! or relative command is), for remote servers the url and the
-//! `headersHelper` (a command that runs before connecting), for the proxy
+//! `headersHelper` (a command that runs before connecting) and the `oauth`
+//! credential sources (`oauthCredentials`: the grant, the assertion command
+//! or variable, the secret's variable or value, the private key file, the
+//! identity provider's endpoint; absent when none is set, so approvals of
+//! blocks written before these existed stay valid), for the proxy
 //! its url and id. A server whose parts no longer match is pending again,
 //! and the diagnostic names the parts that changed. Hashes, not values: args,
 //! env values and url queries can hold tokens, and the record must not copy
@@ -34,7 +38,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::identity::fnv1a64_hex;
-use crate::types::{ServerConfig, TransportConfig};
+use crate::types::{McpOAuthConfig, ServerConfig, TransportConfig};
 
 /// The key of a project's entry in `<home>/.claude.json` that says the user
 /// trusts the project.
@@ -54,6 +58,7 @@ pub const RECORDED_PARTS: &[&str] = &[
     "cwd",
     "url",
     "headersHelper",
+    "oauthCredentials",
     "id",
     "name",
 ];
@@ -110,6 +115,10 @@ impl ApprovalRecord {
                         .as_deref()
                         .map_or(Value::Null, Value::from),
                 );
+                put(
+                    "oauthCredentials",
+                    remote.oauth.as_ref().map_or(Value::Null, oauth_credentials),
+                );
             }
             TransportConfig::ClaudeAiProxy(proxy) => {
                 put("url", Value::from(proxy.url.as_str()));
@@ -162,6 +171,50 @@ impl ApprovalRecord {
     }
 }
 
+/// The parts of an `oauth` block that decide what runs or which secret
+/// goes where: a project that changes its assertion command, points the
+/// secret at another variable or sends the ID token to another identity
+/// provider must be approved again. `Null` when the block uses none of
+/// them (the authorization code grant with a client id and scopes).
+fn oauth_credentials(oauth: &McpOAuthConfig) -> Value {
+    let mut parts = Map::new();
+    let mut put = |key: &str, value: Value| {
+        if !value.is_null() {
+            parts.insert(key.to_owned(), value);
+        }
+    };
+    if let Some(grant) = oauth.grant {
+        put("grant", Value::from(grant.as_str()));
+    }
+    if let Some(source) = &oauth.assertion {
+        put(
+            "assertion",
+            serde_json::to_value(source).unwrap_or_default(),
+        );
+    }
+    if let Some(name) = &oauth.client_secret_env {
+        put("clientSecretEnv", Value::from(name.as_str()));
+    }
+    if let Some(secret) = &oauth.client_secret {
+        // Hashed again with the rest, never copied.
+        put("clientSecret", Value::from(fnv1a64_hex(secret.expose())));
+    }
+    if let Some(path) = &oauth.private_key_file {
+        put("privateKeyFile", Value::from(path.to_string_lossy()));
+    }
+    if let Some(url) = &oauth.client_metadata_url {
+        put("clientMetadataUrl", Value::from(url.as_str()));
+    }
+    if let Some(idp) = &oauth.idp {
+        put("idp", serde_json::to_value(idp).unwrap_or_default());
+    }
+    if parts.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(parts)
+    }
+}
+
 /// Whether the object of one project in `<home>/.claude.json` says the
 /// user trusts it: only a literal `true` does.
 pub fn trusted_in(project_entry: &Value) -> bool {
@@ -187,6 +240,55 @@ mod tests {
             tool_filter: ToolFilter::default(),
             timeouts: Timeouts::default(),
         }
+    }
+
+    fn remote(oauth: Option<McpOAuthConfig>) -> ServerConfig {
+        let mut server = stdio("a", &[]);
+        server.transport = TransportConfig::Http(crate::types::RemoteConfig {
+            url: "https://x.example/mcp".into(),
+            headers: BTreeMap::new(),
+            headers_helper: None,
+            oauth,
+        });
+        server
+    }
+
+    #[test]
+    fn a_changed_oauth_credential_source_needs_approval_again() {
+        use crate::types::CredentialSource;
+        let command = |argv: &[&str]| McpOAuthConfig {
+            grant: Some(crate::OAuthGrantKind::JwtBearer),
+            assertion: Some(CredentialSource::Command {
+                argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+                timeout: None,
+            }),
+            ..McpOAuthConfig::default()
+        };
+        let approved = ApprovalRecord::of(&remote(Some(command(&["token-tool"]))));
+        let check = |oauth: Option<McpOAuthConfig>, changed: &[&str]| {
+            assert_eq!(
+                approved.changed(&ApprovalRecord::of(&remote(oauth))),
+                changed
+            );
+        };
+        check(Some(command(&["token-tool"])), &[]);
+        check(
+            Some(command(&["sh", "-c", "curl evil"])),
+            &["oauthCredentials"],
+        );
+        let mut other_var = command(&["token-tool"]);
+        other_var.client_secret_env = Some("AWS_SECRET_ACCESS_KEY".into());
+        check(Some(other_var), &["oauthCredentials"]);
+        // A plain authorization-code block records nothing more than before.
+        let plain = McpOAuthConfig {
+            client_id: Some("c".into()),
+            scopes: vec!["read".into()],
+            ..McpOAuthConfig::default()
+        };
+        assert_eq!(
+            ApprovalRecord::of(&remote(Some(plain))),
+            ApprovalRecord::of(&remote(None))
+        );
     }
 
     #[test]

@@ -20,9 +20,11 @@ use crate::env_safety::{is_dangerous_env_key, is_env_name};
 use crate::expand::{expand_tilde, expand_vars};
 use crate::json::{Document, child_pointer, escape_text};
 use crate::plugin::{PathField, RootGuard};
+mod oauth;
+
 use crate::types::{
-    Diagnostic, Level, McpOAuthConfig, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig,
-    Timeouts, ToolFilter, TransportConfig, TransportKind,
+    Diagnostic, Level, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter,
+    TransportConfig, TransportKind,
 };
 
 /// What one entry turned out to be.
@@ -689,71 +691,6 @@ impl<'a> EntryParser<'a, '_> {
                 None
             }
         }
-    }
-
-    fn oauth(&mut self) -> Option<McpOAuthConfig> {
-        let value = self.get("oauth")?;
-        let pointer = self.pointer(Some("oauth"));
-        let Some(map) = value.as_object() else {
-            self.error(Some("oauth"), "`oauth` must be an object".into());
-            return None;
-        };
-        let mut oauth = McpOAuthConfig::default();
-        for (key, value) in map {
-            let p = child_pointer(&pointer, key);
-            let ok = match key.as_str() {
-                "clientId" | "client_id" => {
-                    value.as_str().map(|s| oauth.client_id = Some(s.to_owned()))
-                }
-                "callbackPort" | "callback_port" => value
-                    .as_u64()
-                    .and_then(|n| u16::try_from(n).ok())
-                    .map(|n| oauth.callback_port = Some(n)),
-                "authServerMetadataUrl" | "auth_server_metadata_url" => value
-                    .as_str()
-                    .map(|s| oauth.auth_server_metadata_url = Some(s.to_owned())),
-                "xaa" => value.as_bool().map(|b| oauth.xaa = b),
-                "scopes" => match value {
-                    Value::String(s) => {
-                        oauth.scopes = s.split_whitespace().map(str::to_owned).collect();
-                        Some(())
-                    }
-                    Value::Array(items) if items.iter().all(Value::is_string) => {
-                        oauth.scopes = items
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect();
-                        Some(())
-                    }
-                    _ => None,
-                },
-                _ => {
-                    self.push_at(
-                        Level::Warning,
-                        &p,
-                        Some("oauth"),
-                        format!("unknown field `oauth.{key}`"),
-                    );
-                    Some(())
-                }
-            };
-            if ok.is_none() {
-                let expected = match key.as_str() {
-                    "callbackPort" | "callback_port" => "a port number (0-65535)",
-                    "xaa" => "true or false",
-                    "scopes" => "a string or an array of strings",
-                    _ => "a string",
-                };
-                self.push_at(
-                    Level::Error,
-                    &p,
-                    Some("oauth"),
-                    format!("`oauth.{key}` must be {expected}"),
-                );
-            }
-        }
-        Some(oauth)
     }
 
     fn sdk(&mut self) -> Option<TransportConfig> {

@@ -255,13 +255,22 @@ pub fn fnv1a64_hex(text: &str) -> String {
 /// cwd, url, headers, headersHelper, oauth, sdk name, proxy id, timeouts,
 /// toolFilter, required), and nothing about where it was configured (name,
 /// scope, source, enabled). Maps are sorted, so the rendering is stable.
+///
+/// A literal `oauth.clientSecret` serializes as `***`; here it is replaced
+/// by a digest of its value, so a changed secret still reconnects.
 pub fn canonical_rendering(config: &ServerConfig) -> String {
-    let value = json!({
+    let mut value = json!({
         "transport": config.transport,
         "required": config.required,
         "toolFilter": config.tool_filter,
         "timeouts": config.timeouts,
     });
+    if let TransportConfig::Sse(r) | TransportConfig::Http(r) = &config.transport
+        && let Some(secret) = r.oauth.as_ref().and_then(|o| o.client_secret.as_ref())
+    {
+        value["transport"]["oauth"]["clientSecret"] =
+            json!(fnv1a64_hex(&format!("clientSecret\0{}", secret.expose())));
+    }
     let mut out = String::new();
     write_canonical(&value, &mut out);
     out
@@ -425,6 +434,23 @@ mod tests {
             r.oauth = Some(Default::default());
         }
         variants.push(v);
+        for change in [
+            |o: &mut crate::McpOAuthConfig| o.client_secret = Some(crate::ConfigSecret::new("a")),
+            |o: &mut crate::McpOAuthConfig| o.client_secret = Some(crate::ConfigSecret::new("b")),
+            |o: &mut crate::McpOAuthConfig| {
+                o.assertion = Some(crate::CredentialSource::Env { name: "T".into() });
+            },
+            |o: &mut crate::McpOAuthConfig| o.dpop = Some(true),
+            |o: &mut crate::McpOAuthConfig| o.grant = Some(crate::OAuthGrantKind::JwtBearer),
+        ] {
+            let mut v = base.clone();
+            if let TransportConfig::Http(r) = &mut v.transport {
+                let mut oauth = crate::McpOAuthConfig::default();
+                change(&mut oauth);
+                r.oauth = Some(oauth);
+            }
+            variants.push(v);
+        }
         let mut v = base.clone();
         v.transport = TransportConfig::Sse(remote("https://x.example/mcp"));
         variants.push(v);
@@ -439,6 +465,14 @@ mod tests {
         variants.push(v);
         for v in &variants {
             assert_ne!(config_hash(v), h, "{v:?}");
+        }
+        // Each variant differs from every other (two secrets included),
+        // and no rendering carries the secret itself.
+        let hashes: std::collections::BTreeSet<String> = variants.iter().map(config_hash).collect();
+        assert_eq!(hashes.len(), variants.len());
+        for v in &variants {
+            let text = canonical_rendering(v);
+            assert!(!text.contains("\"a\"") && !text.contains("\"b\""), "{text}");
         }
         let a = config_hash(&stdio("a", &[], &[("K", "1")]));
         assert_ne!(a, config_hash(&stdio("a", &[], &[("K", "2")])));

@@ -63,15 +63,208 @@ pub struct StdioConfig {
 }
 
 /// `oauth` block of a remote entry.
+///
+/// Fields added after the first five are left out of the serialized form
+/// while unset, so the rendering (and with it the config hash) of an entry
+/// that does not use them is what it always was. Secrets never serialize:
+/// a literal `clientSecret` is a [`ConfigSecret`].
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpOAuthConfig {
     pub client_id: Option<String>,
     pub callback_port: Option<u16>,
     pub auth_server_metadata_url: Option<String>,
-    /// Enterprise cross-app access grant.
+    /// Enterprise cross-app access grant (`grant: cross_app_access` sets it
+    /// too, so the two spellings mean one thing).
     pub xaa: bool,
     pub scopes: Vec<String>,
+    /// The grant as written (`grant`); see [`McpOAuthConfig::grant`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant: Option<OAuthGrantKind>,
+    /// The name of the environment variable holding a pre-registered
+    /// client's secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_env: Option<String>,
+    /// A client secret written into the file itself (after `${VAR}`
+    /// expansion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<ConfigSecret>,
+    /// A client ID metadata document url (https), used as the client id
+    /// where the authorization server supports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    /// A PEM private key for `private_key_jwt` client authentication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub private_key_file: Option<PathBuf>,
+    /// The JWS algorithm of `privateKeyFile` (default [`DEFAULT_SIGNING_ALGORITHM`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signing_algorithm: Option<String>,
+    /// Where the workload JWT (`jwt_bearer`) or the identity provider's ID
+    /// token (`cross_app_access`) comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<CredentialSource>,
+    /// The identity provider of cross-app access.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdpConfig>,
+    /// DPoP: `Some(true)` always, `Some(false)` never, `None` when the
+    /// servers ask for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dpop: Option<bool>,
+}
+
+impl McpOAuthConfig {
+    /// The grant in effect: the one written, else cross-app access when
+    /// `xaa` is on, else the authorization code grant.
+    pub fn grant(&self) -> OAuthGrantKind {
+        match self.grant {
+            Some(grant) => grant,
+            None if self.xaa => OAuthGrantKind::CrossAppAccess,
+            None => OAuthGrantKind::AuthorizationCode,
+        }
+    }
+}
+
+/// The JWS algorithm of a `privateKeyFile` when `signingAlgorithm` is not given.
+pub const DEFAULT_SIGNING_ALGORITHM: &str = "ES256";
+
+/// The algorithms `signingAlgorithm` accepts (asymmetric JWS algorithms).
+pub const SIGNING_ALGORITHMS: &[&str] = &[
+    "ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA",
+];
+
+/// How an entry's OAuth tokens are obtained (`oauth.grant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthGrantKind {
+    /// Authorization code + PKCE: a person signs in with `login`.
+    #[default]
+    AuthorizationCode,
+    /// Client credentials: the client's own secret or private key.
+    ClientCredentials,
+    /// Workload identity federation: an RFC 7523 JWT bearer assertion.
+    JwtBearer,
+    /// Enterprise-managed authorization (cross-app access, SEP-990).
+    CrossAppAccess,
+}
+
+impl OAuthGrantKind {
+    /// Every grant, in the order documentation lists them.
+    pub const ALL: [OAuthGrantKind; 4] = [
+        OAuthGrantKind::AuthorizationCode,
+        OAuthGrantKind::ClientCredentials,
+        OAuthGrantKind::JwtBearer,
+        OAuthGrantKind::CrossAppAccess,
+    ];
+
+    /// The name written in `oauth.grant`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OAuthGrantKind::AuthorizationCode => "authorization_code",
+            OAuthGrantKind::ClientCredentials => "client_credentials",
+            OAuthGrantKind::JwtBearer => "jwt_bearer",
+            OAuthGrantKind::CrossAppAccess => "cross_app_access",
+        }
+    }
+
+    /// The grant named `text` (snake_case, or the same with `-`).
+    pub fn parse(text: &str) -> Option<OAuthGrantKind> {
+        let text = text.replace('-', "_");
+        OAuthGrantKind::ALL
+            .into_iter()
+            .find(|grant| grant.as_str() == text)
+    }
+
+    /// Whether this grant needs a person at a browser (`mcp-cli login`).
+    pub fn needs_sign_in(self) -> bool {
+        self == OAuthGrantKind::AuthorizationCode
+    }
+}
+
+impl std::fmt::Display for OAuthGrantKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A secret written into a config file. `Debug` and `Serialize` show `***`
+/// (the config hash mixes in a digest of the value instead, see
+/// [`crate::identity::canonical_rendering`]); only [`ConfigSecret::expose`]
+/// reads it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ConfigSecret(String);
+
+impl ConfigSecret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> ConfigSecret {
+        ConfigSecret(value.into())
+    }
+
+    /// The secret itself, for the one place that must use it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ConfigSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl Serialize for ConfigSecret {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str("***")
+    }
+}
+
+/// Where a credential the host must fetch comes from: `{"env": "VAR"}` or
+/// `{"command": ["program", "arg", ...], "timeoutMs": N}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialSource {
+    /// The value of an environment variable, read each time it is needed.
+    Env { name: String },
+    /// The trimmed stdout of a program run without a shell.
+    Command {
+        /// Program and arguments.
+        argv: Vec<String>,
+        /// How long it may run (`timeoutMs`); `None` is the host's default.
+        timeout: Option<Duration>,
+    },
+}
+
+impl Serialize for CredentialSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            CredentialSource::Env { name } => {
+                let mut map = s.serialize_map(Some(1))?;
+                map.serialize_entry("env", name)?;
+                map.end()
+            }
+            CredentialSource::Command { argv, timeout } => {
+                let mut map = s.serialize_map(None)?;
+                map.serialize_entry("command", argv)?;
+                if let Some(timeout) = timeout {
+                    let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+                    map.serialize_entry("timeoutMs", &ms)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// The enterprise identity provider of cross-app access (`oauth.idp`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdpConfig {
+    /// The IdP's token endpoint (RFC 8693 token exchange).
+    pub token_endpoint: String,
+    /// This application's client id at the IdP.
+    pub client_id: String,
+    /// The name of the environment variable holding the IdP client secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_env: Option<String>,
 }
 
 /// A remote server reached over HTTP (streamable or legacy SSE) or WebSocket.

@@ -370,3 +370,195 @@ fn malformed_json_is_one_positioned_error() {
     assert_eq!((d.level, d.line), (Level::Error, Some(3)));
     assert_eq!(d.file.as_deref(), Some(Path::new("bad.json")));
 }
+
+/// The `oauth` block of an http entry at `https://x.example/mcp` as parsed.
+fn http_with_oauth(oauth: Value) -> Value {
+    json!({"transport": {"type": "http", "url": "https://x.example/mcp", "headers": {},
+        "headersHelper": null, "oauth": oauth}})
+}
+
+#[test]
+fn oauth_grants_and_their_credential_sources() {
+    let entry =
+        |oauth: Value| json!({"type": "http", "url": "https://x.example/mcp", "oauth": oauth});
+    let base = json!({"clientId": null, "callbackPort": null, "authServerMetadataUrl": null,
+        "xaa": false, "scopes": []});
+    let parsed = |extra: Value| {
+        let mut out = base.clone();
+        for (k, v) in extra.as_object().unwrap() {
+            out[k] = v.clone();
+        }
+        http_with_oauth(out)
+    };
+    // A pre-registered client with its secret in the environment, and a
+    // client ID metadata document; snake_case aliases canonicalise.
+    check(
+        entry(json!({"client_id": "c", "client_secret_env": "MY_SECRET",
+            "clientMetadataUrl": "https://app.example/client.json"})),
+        parsed(json!({"clientId": "c", "clientSecretEnv": "MY_SECRET",
+            "clientMetadataUrl": "https://app.example/client.json"})),
+        &[],
+    );
+    // Client credentials with a literal secret: expanded, masked, and a
+    // plain-text one is a warning.
+    check(
+        entry(json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "${TOKEN}"})),
+        parsed(json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "***"})),
+        &[],
+    );
+    check(
+        entry(json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "hunter2"})),
+        parsed(json!({"grant": "client_credentials", "clientId": "c", "clientSecret": "***"})),
+        &["warning oauth"],
+    );
+    // ... or a private key; a relative path is relative to the file's folder.
+    check(
+        entry(json!({"grant": "client-credentials", "clientId": "c",
+            "privateKeyFile": "keys/../keys/c.pem", "signingAlgorithm": "RS256"})),
+        parsed(json!({"grant": "client_credentials", "clientId": "c",
+            "privateKeyFile": "/cfg/keys/c.pem", "signingAlgorithm": "RS256"})),
+        &[],
+    );
+    check(
+        entry(json!({"privateKeyFile": "~/k.pem"})),
+        parsed(json!({"privateKeyFile": "/home/u/k.pem"})),
+        &[],
+    );
+    // Workload identity from a variable or a command (argv, expanded).
+    check(
+        entry(json!({"grant": "jwt_bearer", "assertion": {"env": "WORKLOAD_JWT"}, "dpop": true})),
+        parsed(json!({"grant": "jwt_bearer", "assertion": {"env": "WORKLOAD_JWT"}, "dpop": true})),
+        &[],
+    );
+    check(
+        entry(json!({"grant": "jwt_bearer",
+            "assertion": {"command": ["~/bin/token", "--aud", "${HOST}"], "timeoutMs": 5000}})),
+        parsed(json!({"grant": "jwt_bearer",
+            "assertion": {"command": ["/home/u/bin/token", "--aud", "h.example"], "timeoutMs": 5000}})),
+        &[],
+    );
+    // Cross-app access: `grant` sets `xaa`; `xaa: true` alone still means it.
+    let idp = json!({"tokenEndpoint": "https://idp.example/token", "clientId": "app",
+        "clientSecretEnv": "IDP_SECRET"});
+    check(
+        entry(
+            json!({"grant": "cross_app_access", "clientId": "c", "idp": idp,
+            "idToken": {"env": "ID_TOKEN"}, "dpop": false}),
+        ),
+        parsed(
+            json!({"grant": "cross_app_access", "xaa": true, "clientId": "c", "idp": idp,
+            "assertion": {"env": "ID_TOKEN"}, "dpop": false}),
+        ),
+        &[],
+    );
+    check(
+        entry(
+            json!({"xaa": true, "idp": {"token_endpoint": "http://127.0.0.1:9/t", "client_id": "app"}}),
+        ),
+        parsed(
+            json!({"xaa": true, "idp": {"tokenEndpoint": "http://127.0.0.1:9/t", "clientId": "app"}}),
+        ),
+        &[],
+    );
+    // Unknown keys, here and inside the sources, are warnings.
+    check(
+        entry(json!({"assertion": {"env": "T", "shell": true}, "nonsense": 1})),
+        parsed(json!({"assertion": {"env": "T"}})),
+        &["warning oauth", "warning oauth"],
+    );
+    // An unset variable in the secret is a warning naming the key.
+    check(
+        entry(json!({"clientSecret": "${NOPE}"})),
+        parsed(json!({"clientSecret": "***"})),
+        &["warning oauth"],
+    );
+}
+
+#[test]
+fn bad_oauth_values_are_positioned_errors() {
+    let entry =
+        |oauth: Value| json!({"type": "http", "url": "https://x.example/mcp", "oauth": oauth});
+    for (oauth, diagnostics) in [
+        (json!({"grant": "password"}), &["error oauth"][..]),
+        (json!({"grant": 3}), &["error oauth"]),
+        (
+            json!({"grant": "client_credentials", "xaa": true}),
+            &["error oauth"],
+        ),
+        (
+            json!({"grant": "cross_app_access", "xaa": false}),
+            &["error oauth"],
+        ),
+        // A variable name that is not a name (perhaps the secret itself).
+        (json!({"clientSecretEnv": "s3cr=t value"}), &["error oauth"]),
+        (json!({"clientSecretEnv": ""}), &["error oauth"]),
+        (json!({"clientSecretEnv": 7}), &["error oauth"]),
+        (
+            json!({"clientMetadataUrl": "http://app.example/client.json"}),
+            &["error oauth"],
+        ),
+        (json!({"clientMetadataUrl": "not a url"}), &["error oauth"]),
+        (json!({"privateKeyFile": ""}), &["error oauth"]),
+        (json!({"signingAlgorithm": "HS256"}), &["error oauth"]),
+        (json!({"assertion": "WORKLOAD_JWT"}), &["error oauth"]),
+        (json!({"assertion": {}}), &["error oauth"]),
+        (
+            json!({"assertion": {"env": "A", "command": ["b"]}}),
+            &["error oauth"],
+        ),
+        (json!({"assertion": {"env": "1A"}}), &["error oauth"]),
+        (
+            json!({"assertion": {"command": "token-tool --print"}}),
+            &["error oauth"],
+        ),
+        (json!({"assertion": {"command": []}}), &["error oauth"]),
+        (
+            json!({"assertion": {"command": ["a", 1]}}),
+            &["error oauth"],
+        ),
+        (
+            json!({"assertion": {"command": ["a"], "timeoutMs": 0}}),
+            &["error oauth"],
+        ),
+        (json!({"idp": {"clientId": "app"}}), &["error oauth"]),
+        (
+            json!({"idp": {"tokenEndpoint": "ftp://idp.example", "clientId": "app"}}),
+            &["error oauth"],
+        ),
+        (
+            json!({"idp": {"tokenEndpoint": "https://idp.example/t", "clientId": "a", "clientSecretEnv": "a b"}}),
+            &["error oauth"],
+        ),
+        (json!({"idp": []}), &["error oauth"]),
+        (json!({"dpop": "yes"}), &["error oauth"]),
+    ] {
+        check(entry(oauth), "invalid".into(), diagnostics);
+    }
+}
+
+#[test]
+fn oauth_diagnostics_never_show_what_may_be_a_secret() {
+    let text = r#"{"mcpServers": {"s": {"type": "http", "url": "https://x.example/mcp",
+        "oauth": {"clientSecretEnv": "sk_live_pasted secret", "idp": {"tokenEndpoint": "https://i.example/t", "clientId": "a", "clientSecretEnv": "sk=also"}}}}}"#;
+    let vars = BTreeMap::new();
+    let env = ParseEnv {
+        vars: &vars,
+        home: None,
+    };
+    let file = parse_file(text, Path::new("/cfg/.mcp.json"), Scope::Project, env);
+    assert_eq!(file.diagnostics.len(), 2, "{:#?}", file.diagnostics);
+    for d in &file.diagnostics {
+        assert!(
+            !d.message.contains("sk_live") && !d.message.contains("sk=also"),
+            "{}",
+            d.message
+        );
+        assert!(
+            d.message.contains("oauth.") && d.message.contains("`s`"),
+            "{}",
+            d.message
+        );
+        assert_eq!(d.file.as_deref(), Some(Path::new("/cfg/.mcp.json")));
+        assert_eq!(d.line, Some(2), "{d:?}");
+    }
+}

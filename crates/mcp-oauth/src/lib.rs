@@ -33,6 +33,7 @@
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]
 
+pub mod assertion;
 mod body;
 pub mod dpop;
 mod error;
@@ -46,10 +47,12 @@ pub mod store;
 pub mod token;
 pub mod user_agent;
 
+pub use assertion::{CommandAssertion, EnvAssertion, EnvLookup};
 pub use dpop::{DpopKey, DpopMode};
 pub use oauth::{
     AssertionSource, ClientSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS,
     OAuthConfigExt, OAuthProvider, OAuthSettings, PrivateKey, Revocation, SignIn, SignOut,
+    dpop_mode, settings_from_config, settings_from_config_live,
 };
 pub use provider::{
     AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, Credentials,

@@ -10,6 +10,7 @@
 
 mod binding;
 mod discovery;
+mod from_config;
 mod grant;
 mod refresh;
 mod registration;
@@ -34,6 +35,7 @@ use crate::{
     authorization_fingerprint,
 };
 
+pub use from_config::{dpop_mode, settings_from_config, settings_from_config_live};
 pub use settings::{
     AssertionSource, CrossAppAccess, Grant, OAuthConfigExt, OAuthSettings, PrivateKey,
 };

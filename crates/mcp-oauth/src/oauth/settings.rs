@@ -13,7 +13,8 @@ use crate::{AuthError, DpopMode, Secret};
 use super::DEFAULT_REFRESH_MARGIN;
 
 /// Whether signing in to a server with this `oauth` block needs a person at
-/// a browser. The enterprise cross-app-access grant (`xaa`) does not.
+/// a browser: only the authorization code grant does (client credentials,
+/// workload identity and cross-app access, `xaa`, run without one).
 pub trait OAuthConfigExt {
     /// `true` unless the grant runs without user interaction.
     fn requires_user_auth(&self) -> bool;
@@ -21,7 +22,7 @@ pub trait OAuthConfigExt {
 
 impl OAuthConfigExt for McpOAuthConfig {
     fn requires_user_auth(&self) -> bool {
-        !self.xaa
+        self.grant().needs_sign_in()
     }
 }
 
