@@ -13,22 +13,60 @@
 //! [`OAuthProvider`] is the one implementation of the seam. It does nothing
 //! until a server refuses a request: the 401's `WWW-Authenticate` names the
 //! protected-resource metadata ([`metadata`]), which names the authorization
-//! server, whose metadata says how to register ([`oauth`]: configured
-//! client, client ID metadata document, stored or dynamic registration) and
-//! which client authentication to use ([`token`]). The grant is chosen by the
-//! host ([`Grant`]): authorization code + PKCE through an
-//! [`AuthorizationPrompt`] and the [`CallbackListener`], client credentials,
-//! or enterprise cross-app access. Tokens go to a [`CredentialStore`]; a
-//! refresh takes the store's lock and re-reads it first, so processes
-//! sharing a file store never spend a rotating refresh token twice.
-//! Tokens may be DPoP-bound ([`dpop`]): the proof key is kept with them,
-//! and every token and resource request then carries a fresh proof.
+//! server, whose metadata (its `issuer` checked against the one looked up)
+//! says how to register ([`oauth`]: configured client, client ID metadata
+//! document, a registration made with that same issuer, or a new dynamic
+//! registration) and which client authentication to use ([`token`]). The
+//! grant is chosen by the host ([`Grant`]): authorization code + PKCE
+//! through an [`AuthorizationPrompt`] and the [`CallbackListener`] (whose
+//! response is checked for `state` and the RFC 9207 `iss`), client
+//! credentials, workload identity (a JWT bearer assertion) or enterprise
+//! cross-app access; [`settings_from_config`] builds the settings from a
+//! server's `oauth` block. Tokens go to a [`CredentialStore`]; a refresh
+//! takes the store's lock and re-reads it first, so processes sharing a
+//! file store never spend a rotating refresh token twice, and it falls due
+//! no earlier than a quarter of the token's lifetime before expiry. Tokens
+//! may be DPoP-bound ([`dpop`]): the proof key is kept with them, and every
+//! token and resource request then carries a fresh proof. A logout revokes
+//! (RFC 7009) where the server offers it.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mcp_config::McpOAuthConfig;
+//! use mcp_oauth::{
+//!     AuthProvider, Grant, HeadlessPrompt, MemoryCredentialStore, OAuthProvider,
+//!     OAuthSettings, Secret,
+//! };
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // A workload signing in with its platform's JWT: no person, no browser.
+//! let mut settings = OAuthSettings::new(
+//!     "billing",
+//!     "https://billing.example/mcp",
+//!     McpOAuthConfig::default(),
+//! );
+//! settings.grant = Grant::JwtBearer {
+//!     assertion: Arc::new(Secret::new("eyJ...")),
+//! };
+//! let provider = OAuthProvider::new(
+//!     settings,
+//!     Arc::new(MemoryCredentialStore::new()),
+//!     Arc::new(HeadlessPrompt::new().unwrap()),
+//! )
+//! .unwrap();
+//! // Nothing is fetched until the server first answers 401.
+//! assert_eq!(provider.authorization().await.unwrap(), None);
+//! # });
+//! ```
 //!
 //! Invariants: the library never prints and never opens a browser itself
-//! (the host's prompt does); it reads no environment variable and no home
-//! directory (the store's directory and every secret come from the caller);
-//! every secret is a [`Secret`], whose `Debug` is `***` and which has no
-//! `Display`, so no log line or error message can carry one.
+//! (the host's prompt does); it reads no environment variable (the caller
+//! passes a lookup) and no home directory (the store's directory comes from
+//! the caller); the only files it reads are the ones a config names (a
+//! private key file) and the only programs it runs are the ones a config
+//! names as an assertion source, without a shell; every secret is a
+//! [`Secret`], whose `Debug` is `***` and which has no `Display`, so no log
+//! line or error message can carry one.
 
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]

@@ -520,6 +520,39 @@ mod tests {
     }
 
     #[test]
+    fn the_callback_page_escapes_what_it_quotes_and_long_values_are_cut() {
+        let page = callback_page("<b>srv</b>", Some("issuer `\"><script>x</script>`"));
+        assert!(page.contains("<title>Sign-in failed</title>"), "{page}");
+        assert!(
+            page.contains(
+                "Sign-in to &lt;b&gt;srv&lt;/b&gt; failed: issuer `&quot;&gt;&lt;script&gt;"
+            ),
+            "{page}"
+        );
+        assert!(!page.contains("<script>"), "{page}");
+        let ok = callback_page("srv", None);
+        assert!(
+            ok.contains("Sign-in to srv succeeded. You can close this window."),
+            "{ok}"
+        );
+        let long = "x".repeat(10_000);
+        let url = Url::parse(&format!(
+            "http://127.0.0.1:1/callback?code=c&state=st8&iss={long}"
+        ))
+        .unwrap();
+        let expected = ExpectedResponse {
+            state: "st8",
+            issuer: Some("https://as.example"),
+            iss_required: true,
+        };
+        let err = code_from_redirect("srv", &url, &expected)
+            .unwrap_err()
+            .to_string();
+        assert!(err.len() < 600, "{} bytes", err.len());
+        assert!(err.contains('…'), "{err}");
+    }
+
+    #[test]
     fn redirect_parsing() {
         check(None, false, "code=c0de&state=st8", Ok("c0de"));
         check(

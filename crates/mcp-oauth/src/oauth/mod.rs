@@ -501,8 +501,11 @@ impl AuthProvider for OAuthProvider {
                 if let Some(tokens) = st.creds.tokens.clone()
                     && st.refreshed_after_401.as_ref() != Some(&tokens.access_token)
                 {
+                    // Marked only once the refresh was answered: after a
+                    // passing failure the next 401 tries the refresh again.
+                    let refreshed = self.refresh(&mut st, &tokens.access_token).await?;
                     st.refreshed_after_401 = Some(tokens.access_token.clone());
-                    if self.refresh(&mut st, &tokens.access_token).await? {
+                    if refreshed {
                         return Ok(ChallengeOutcome::Retry);
                     }
                 }

@@ -32,6 +32,10 @@ pub struct Behaviour {
     pub wrong_state: bool,
     pub metadata_only_at_custom_path: bool,
     pub prm_only_at_custom_path: bool,
+    /// Refreshes fail with this status (a 5xx, a 429) before any check.
+    pub refresh_failure: Option<u16>,
+    /// The token endpoint answers with an endless JSON document.
+    pub huge_token_answer: bool,
     pub authorize_requests: usize,
     pub authorize_scopes: Vec<Option<String>>,
     pub token_requests: Vec<String>,
@@ -170,6 +174,20 @@ async fn token(
     let mut b = lock(&s);
     let grant = form.get("grant_type").cloned().unwrap_or_default();
     b.token_requests.push(grant.clone());
+    if b.huge_token_answer {
+        // 4 MiB of a JSON string, streamed without a length.
+        let chunks = std::iter::once(Ok::<_, std::io::Error>(b"{\"access_token\":\"".to_vec()))
+            .chain((0..64).map(|_| Ok(vec![b'a'; 64 * 1024])));
+        return axum::body::Body::from_stream(futures::stream::iter(chunks)).into_response();
+    }
+    if grant == "refresh_token"
+        && let Some(status) = b.refresh_failure
+    {
+        return refuse(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
+            "temporarily_unavailable",
+        );
+    }
     let expected = format!(
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(format!("client-1:{CLIENT_SECRET}"))
