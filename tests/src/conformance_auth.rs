@@ -113,6 +113,12 @@ mod tests {
         );
         assert!(xaa.contains("CrossAppAccess"), "{xaa}");
         assert!(!xaa.contains("jwt-secret"), "{xaa}");
+        let wif = debug(
+            "auth/wif-jwt-bearer",
+            r#"{"client_id":"w","valid_jwt":"workload-jwt-secret"}"#,
+        );
+        assert!(wif.contains("JwtBearer"), "{wif}");
+        assert!(!wif.contains("workload-jwt-secret"), "{wif}");
         let err = auth_provider(
             "auth/cross-app-access-complete-flow",
             url,
