@@ -134,7 +134,7 @@ impl AssertionSource for CommandAssertion {
             self.error(server, format!("cannot start `{shown}`: {e}"))
                 .with_source(e)
         })?;
-        let mut group = GroupGuard::new(child.id());
+        let mut group = crate::process::GroupGuard::new(child.id());
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         // stderr is drained on its own task, so a command that fills it
@@ -251,42 +251,6 @@ fn escape_tail(text: &str, max: usize) -> String {
         })
         .collect();
     if skip > 0 { format!("…{tail}") } else { tail }
-}
-
-/// SIGKILLs the command's process group when dropped armed: at the time
-/// limit, on too much output, and when the caller gives up.
-struct GroupGuard {
-    #[cfg(unix)]
-    pgid: Option<nix::unistd::Pid>,
-}
-
-impl GroupGuard {
-    #[cfg_attr(not(unix), allow(unused_variables))]
-    fn new(pid: Option<u32>) -> Self {
-        GroupGuard {
-            #[cfg(unix)]
-            pgid: pid
-                .and_then(|pid| i32::try_from(pid).ok())
-                .map(nix::unistd::Pid::from_raw),
-        }
-    }
-
-    fn disarm(&mut self) {
-        #[cfg(unix)]
-        {
-            self.pgid = None;
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid {
-            // The group may be gone already; nothing to do then.
-            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -78,6 +78,7 @@ mod error;
 pub mod metadata;
 pub mod oauth;
 pub mod pkce;
+pub mod process;
 pub mod provider;
 pub mod redirect;
 pub mod secret;

@@ -393,25 +393,9 @@ pub fn client_assertion(
     algorithm: &str,
     audience: &str,
 ) -> Result<String, AuthError> {
-    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    use jsonwebtoken::Header;
     let bad = |message: String| AuthError::config(server.to_owned(), "private key", message);
-    let alg: Algorithm = algorithm
-        .parse()
-        .map_err(|_| bad(format!("unsupported signing algorithm {algorithm}")))?;
-    let pem = private_key_pem.expose().as_bytes();
-    let key = match alg {
-        Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem),
-        Algorithm::RS256
-        | Algorithm::RS384
-        | Algorithm::RS512
-        | Algorithm::PS256
-        | Algorithm::PS384
-        | Algorithm::PS512 => EncodingKey::from_rsa_pem(pem),
-        Algorithm::EdDSA => EncodingKey::from_ed_pem(pem),
-        _ => return Err(bad(format!("{algorithm} is not an asymmetric algorithm"))),
-    }
-    // The key parser's message never includes key material.
-    .map_err(|e| bad(format!("cannot read the {algorithm} key: {e}")))?;
+    let (alg, key) = signing_key(private_key_pem.expose(), algorithm).map_err(bad)?;
     let now = now_secs();
     let claims = AssertionClaims {
         iss: client_id,
@@ -431,6 +415,32 @@ pub fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// The signing key `pem` holds for the asymmetric `algorithm`; the
+/// message of a failure never includes key material.
+pub(crate) fn signing_key(
+    pem: &str,
+    algorithm: &str,
+) -> Result<(jsonwebtoken::Algorithm, jsonwebtoken::EncodingKey), String> {
+    use jsonwebtoken::{Algorithm, EncodingKey};
+    let alg: Algorithm = algorithm
+        .parse()
+        .map_err(|_| format!("unsupported signing algorithm {algorithm}"))?;
+    let pem = pem.as_bytes();
+    let key = match alg {
+        Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem),
+        Algorithm::RS256
+        | Algorithm::RS384
+        | Algorithm::RS512
+        | Algorithm::PS256
+        | Algorithm::PS384
+        | Algorithm::PS512 => EncodingKey::from_rsa_pem(pem),
+        Algorithm::EdDSA => EncodingKey::from_ed_pem(pem),
+        _ => return Err(format!("{algorithm} is not an asymmetric algorithm")),
+    }
+    .map_err(|e| format!("cannot read the {algorithm} key: {e}"))?;
+    Ok((alg, key))
 }
 
 #[cfg(test)]

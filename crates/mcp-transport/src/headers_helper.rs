@@ -82,7 +82,7 @@ pub async fn run_headers_helper_with_timeout(
     #[cfg(unix)]
     command.process_group(0);
     let mut child = command.spawn().map_err(spawn_error)?;
-    let mut group = GroupGuard::new(child.id());
+    let mut group = mcp_oauth::process::GroupGuard::new(child.id());
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let run = async {
@@ -139,42 +139,6 @@ pub async fn run_headers_helper_with_timeout(
             },
         )
     })
-}
-
-/// SIGKILLs the helper's process group when dropped armed: at the time
-/// limit, and when the caller gives up on the helper (a cancelled connect).
-struct GroupGuard {
-    #[cfg(unix)]
-    pgid: Option<nix::unistd::Pid>,
-}
-
-impl GroupGuard {
-    #[cfg_attr(not(unix), allow(unused_variables))]
-    fn new(pid: Option<u32>) -> Self {
-        GroupGuard {
-            #[cfg(unix)]
-            pgid: pid
-                .and_then(|pid| i32::try_from(pid).ok())
-                .map(nix::unistd::Pid::from_raw),
-        }
-    }
-
-    fn disarm(&mut self) {
-        #[cfg(unix)]
-        {
-            self.pgid = None;
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid {
-            // The group may be gone already; nothing to do then.
-            let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
-        }
-    }
 }
 
 /// Checks the helper's stdout. Messages name keys and types, never values.

@@ -225,23 +225,7 @@ fn private_key(
 /// Whether `pem` is a key `algorithm` can sign with (the same parse the
 /// client assertion makes, done early for a clear error).
 fn check_key(pem: &str, algorithm: &str) -> Result<(), String> {
-    use jsonwebtoken::{Algorithm, EncodingKey};
-    let alg: Algorithm = algorithm
-        .parse()
-        .map_err(|_| format!("unsupported algorithm {algorithm}"))?;
-    let pem = pem.as_bytes();
-    let parsed = match alg {
-        Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem),
-        Algorithm::RS256
-        | Algorithm::RS384
-        | Algorithm::RS512
-        | Algorithm::PS256
-        | Algorithm::PS384
-        | Algorithm::PS512 => EncodingKey::from_rsa_pem(pem),
-        Algorithm::EdDSA => EncodingKey::from_ed_pem(pem),
-        _ => return Err(format!("{algorithm} is not an asymmetric algorithm")),
-    };
-    parsed.map(|_| ()).map_err(|e| e.to_string())
+    crate::token::signing_key(pem, algorithm).map(|_| ())
 }
 
 #[cfg(test)]
