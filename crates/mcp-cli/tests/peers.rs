@@ -320,7 +320,8 @@ fn oauth_login_status_and_logout_against_fastmcp() {
     assert!(output.status.success(), "login failed");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.starts_with("signed in to `secure`; credentials saved in "),
+        stdout.contains("signed in to `secure` at http://127.0.0.1:")
+            && stdout.contains("; credentials saved in "),
         "{stdout}"
     );
 
@@ -352,7 +353,9 @@ fn oauth_login_status_and_logout_against_fastmcp() {
 
     let run = ok(&tree, &["logout", "secure"]);
     assert!(
-        run.stdout.starts_with("signed out of `secure`: removed "),
+        run.stdout.starts_with(
+            "signed out of `secure`: revoked the refresh token and access token at http://127.0.0.1:"
+        ) && run.stdout.contains("/revoke; removed "),
         "{}",
         run.stdout
     );

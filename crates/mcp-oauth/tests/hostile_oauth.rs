@@ -55,3 +55,25 @@ async fn a_refresh_that_meets_a_passing_failure_keeps_the_stored_credentials() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pasted_redirect_that_is_not_a_url_names_the_server() {
+    use std::sync::Arc;
+
+    use mcp_oauth::{InteractivePrompt, MemoryCredentialStore, OAuthProvider, OAuthSettings};
+
+    let (base, _server) = support::serve().await;
+    let prompt = InteractivePrompt::new(|_| Ok(()))
+        .with_pasted_input(std::io::Cursor::new(b"hello, not a url\n".to_vec()));
+    let provider = OAuthProvider::new(
+        OAuthSettings::new("pasted", format!("{base}/mcp"), McpOAuthConfig::default()),
+        Arc::new(MemoryCredentialStore::new()),
+        Arc::new(prompt),
+    )
+    .unwrap();
+    let err = provider.login().await.unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "authorization for pasted failed: the pasted text is not a redirect url with a code and state"
+    );
+}
