@@ -164,16 +164,21 @@ async fn login_call_expiry_refresh_logout_against_fastmcp() {
         "refreshed tokens are persisted"
     );
     // Rotation: the old refresh token is dead at the server.
+    // (The client registered for `client_secret_post`, which fastmcp lists
+    // next to Basic.)
+    assert_eq!(client_reg.token_endpoint_auth_method, "client_secret_post");
+    let secret = client_reg
+        .client_secret
+        .as_ref()
+        .map(|s| s.expose().to_owned())
+        .unwrap_or_default();
     let reused = reqwest::Client::new()
         .post(format!("http://127.0.0.1:{port}/token"))
-        .basic_auth(
-            &client_reg.client_id,
-            client_reg.client_secret.as_ref().map(|s| s.expose()),
-        )
         .form(&[
             ("grant_type", "refresh_token"),
             ("refresh_token", first_refresh.expose()),
             ("client_id", client_reg.client_id.as_str()),
+            ("client_secret", secret.as_str()),
         ])
         .send()
         .await
@@ -184,8 +189,18 @@ async fn login_call_expiry_refresh_logout_against_fastmcp() {
 
     session.close().await.unwrap();
 
-    // Logout removes the stored credentials.
-    provider.logout().await.unwrap();
+    // Logout revokes at the server and removes the stored credentials.
+    let signed_out = provider.logout().await.unwrap();
+    assert!(signed_out.had_credentials);
+    assert!(
+        matches!(&signed_out.revocation, mcp_oauth::Revocation::Revoked { tokens, .. } if tokens.len() == 2),
+        "{signed_out:?}"
+    );
+    assert_eq!(
+        status_with(&url, second.access_token.expose()).await,
+        401,
+        "revoked"
+    );
     assert!(!path.exists(), "credentials file removed");
     assert_eq!(provider.tokens().await.unwrap(), None);
     assert_eq!(provider.authorization().await.unwrap(), None);
