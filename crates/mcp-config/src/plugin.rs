@@ -222,6 +222,18 @@ pub enum PathField<'a> {
     /// A remote entry's `headersHelper`: a command line whose program is
     /// judged like a `command`.
     HeadersHelper,
+    /// The program of another command the entry names (an OAuth assertion
+    /// source), judged like a `command`; `field` names it in diagnostics.
+    Program {
+        /// The field as diagnostics name it.
+        field: &'static str,
+    },
+    /// A file the entry names (an OAuth private key), judged like a `cwd`:
+    /// a relative path is resolved against the file that wrote it.
+    File {
+        /// The field as diagnostics name it.
+        field: &'static str,
+    },
 }
 
 impl PathField<'_> {
@@ -232,6 +244,7 @@ impl PathField<'_> {
             PathField::Arg { .. } => "args",
             PathField::Cwd => "cwd",
             PathField::HeadersHelper => "headersHelper",
+            PathField::Program { field } | PathField::File { field } => field,
         }
     }
 }
@@ -251,11 +264,11 @@ impl PluginPaths<'_> {
         let has_separator = expanded.contains(std::path::is_separator);
         let (base, rewrite) = match field {
             PathField::HeadersHelper => return self.resolve_helper(expanded),
-            PathField::Command => (
+            PathField::Command | PathField::Program { .. } => (
                 self.command_base,
                 relative && (has_separator || is_explicitly_relative(&expanded)),
             ),
-            PathField::Cwd => (self.cwd_base, relative),
+            PathField::Cwd | PathField::File { .. } => (self.cwd_base, relative),
             PathField::Arg { cwd } => {
                 if relative && is_explicitly_relative(&expanded) {
                     (self.args_base, true)

@@ -309,6 +309,84 @@ fn a_plugin_headers_helper_program_is_confined_like_a_command() {
     }
 }
 
+#[test]
+fn a_plugin_oauth_program_and_key_file_are_confined_like_its_paths() {
+    // (row, oauth block, Some(the program or key file as passed on) or
+    // None: refused)
+    let rows: &[(&str, serde_json::Value, Option<&str>)] = &[
+        (
+            "an assertion program out of the root",
+            json!({"grant": "jwt_bearer", "assertion": {"command": ["bin/../../outside/token"]}}),
+            None,
+        ),
+        (
+            "an assertion program through a symlink",
+            json!({"grant": "jwt_bearer", "assertion": {"command": ["./linkdir/token"]}}),
+            None,
+        ),
+        (
+            "an assertion program inside the root",
+            json!({"grant": "jwt_bearer", "assertion": {"command": ["./bin/token", "--aud", "x"]}}),
+            Some("@/bin/token"),
+        ),
+        (
+            "a bare program name is a PATH lookup",
+            json!({"grant": "jwt_bearer", "assertion": {"command": ["gcloud", "auth"]}}),
+            Some("gcloud"),
+        ),
+        (
+            "a key file out of the root",
+            json!({"grant": "client_credentials", "clientId": "c", "privateKeyFile": "../outside/key.pem"}),
+            None,
+        ),
+        (
+            "a key file inside the root",
+            json!({"grant": "client_credentials", "clientId": "c", "privateKeyFile": "keys/key.pem"}),
+            Some("@/keys/key.pem"),
+        ),
+    ];
+    for (row, oauth, want) in rows {
+        let world = World::new();
+        let plugin = world.path("plugin");
+        std::fs::create_dir_all(plugin.join("bin")).unwrap();
+        symlink("../outside", plugin.join("linkdir")).unwrap();
+        let entry = json!({"type": "http", "url": "https://x.test/mcp", "oauth": oauth});
+        world.write_json("plugin/.mcp.json", &json!({"mcpServers": {"s": entry}}));
+        let config = load(&world.with_plugin());
+        let errors = errors_of(&config, "s");
+        match want {
+            None => {
+                assert!(config.server("s").is_none(), "{row}: loaded");
+                assert!(
+                    errors
+                        .iter()
+                        .any(|m| m.contains("`oauth.") && m.contains("leaves the plugin root")),
+                    "{row}: {errors:#?}"
+                );
+            }
+            Some(want) => {
+                assert!(errors.is_empty(), "{row}: {errors:#?}");
+                let Some(TransportConfig::Http(remote)) =
+                    config.server("s").map(|s| &s.config.transport)
+                else {
+                    panic!("{row}: not loaded");
+                };
+                let want = want.replacen('@', &plugin.display().to_string(), 1);
+                let oauth = remote.oauth.as_ref().expect("an oauth block");
+                let got = match &oauth.assertion {
+                    Some(mcp_config::CredentialSource::Command { argv, .. }) => argv[0].clone(),
+                    _ => oauth
+                        .private_key_file
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
+                };
+                assert_eq!(got, want, "{row}");
+            }
+        }
+    }
+}
+
 // ------------------------------------------------- 3. a project approving itself
 
 #[test]

@@ -266,6 +266,15 @@ impl EntryParser<'_, '_> {
             );
             return None;
         }
+        // A plugin's key file stays inside the plugin, as its paths do.
+        let expanded = self.plugin_path(
+            crate::plugin::PathField::File {
+                field: "oauth.privateKeyFile",
+            },
+            pointer,
+            raw,
+            expanded,
+        );
         let path = Path::new(&expanded);
         if path.is_absolute() {
             return Some(path.to_owned());
@@ -357,6 +366,19 @@ impl EntryParser<'_, '_> {
                 );
                 return None;
             }
+            // A plugin's program is confined like its `command`.
+            let expanded = if i == 0 {
+                self.plugin_path(
+                    crate::plugin::PathField::Program {
+                        field: "oauth.assertion.command",
+                    },
+                    &p,
+                    text,
+                    expanded,
+                )
+            } else {
+                expanded
+            };
             argv.push(expanded);
         }
         Some(argv)
