@@ -539,6 +539,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_file_from_before_registrations_were_kept_by_issuer_files_its_client_under_its_issuer() {
+        let client = |id: &str, redirect: Option<&str>| crate::store::ClientRegistration {
+            client_id: id.into(),
+            client_secret: None,
+            token_endpoint_auth_method: "none".into(),
+            redirect_uri: redirect.map(str::to_owned),
+        };
+        let old = |c| StoredCredentials {
+            issuer: Some("https://as.example".into()),
+            client: Some(c),
+            ..StoredCredentials::default()
+        };
+        // A dynamic registration: reused with its own issuer only.
+        let mut creds = old(client("dyn-1", Some("http://127.0.0.1:5/callback")));
+        adopt_registration(&mut creds);
+        assert_eq!(
+            creds
+                .registrations
+                .get("https://as.example")
+                .map(|c| c.client_id.as_str()),
+            Some("dyn-1")
+        );
+        // A metadata document url, or a client without a redirect (client
+        // credentials), is no registration.
+        for c in [
+            client(
+                "https://app.example/client.json",
+                Some("http://127.0.0.1:5/callback"),
+            ),
+            client("svc", None),
+        ] {
+            let mut creds = old(c);
+            adopt_registration(&mut creds);
+            assert!(creds.registrations.is_empty());
+        }
+    }
+
+    #[test]
     fn scope_union_keeps_order_and_drops_duplicates() {
         assert_eq!(
             scope_union(Some("mcp:basic"), Some("mcp:basic mcp:write")).as_deref(),
