@@ -126,3 +126,45 @@ pub(crate) fn rmcp_server() -> PathBuf {
 pub(crate) fn py_modern_server() -> (PathBuf, PathBuf) {
     (python("venv"), scripts_dir().join("py_modern_server.py"))
 }
+
+/// A peer process, killed and reaped on drop, so a failed assertion
+/// leaves nothing running.
+pub(crate) struct Running(pub(crate) std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// fastmcp behind its in-memory OAuth authorization server
+/// (`peers/py_oauth_server.py`) on `port`, with access tokens living
+/// `token_secs` (the peer's default when `None`), once it listens.
+pub(crate) fn fastmcp_oauth_peer(port: u16, token_secs: Option<u64>) -> Running {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let mut command = Command::new(python("venv"));
+    command.arg(scripts_dir().join("py_oauth_server.py"));
+    command.arg(port.to_string());
+    if let Some(secs) = token_secs {
+        command.arg(secs.to_string());
+    }
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the fastmcp OAuth peer");
+    let peer = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the fastmcp OAuth peer did not listen on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    peer
+}

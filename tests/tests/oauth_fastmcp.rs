@@ -10,9 +10,8 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr, clippy::expect_used)]
 
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_config::McpOAuthConfig;
 use mcp_oauth::{
@@ -26,36 +25,7 @@ use serde_json::{Value, json};
 
 #[path = "../support/peers.rs"]
 mod peers;
-use peers::{free_port, python, scripts_dir};
-
-/// The peer process, killed on drop.
-struct Peer(Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn fastmcp_peer(port: u16, access_token_secs: u64) -> Peer {
-    let child = Command::new(python("venv"))
-        .arg(scripts_dir().join("py_oauth_server.py"))
-        .arg(port.to_string())
-        .arg(access_token_secs.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starting the fastmcp peer");
-    let peer = Peer(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "fastmcp peer did not listen");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    peer
-}
+use peers::{fastmcp_oauth_peer, free_port};
 
 /// A client session over streamable HTTP with `auth` as its provider.
 async fn connect(url: &str, auth: Arc<dyn AuthProvider>) -> ClientSession {
@@ -97,7 +67,7 @@ async fn status_with(url: &str, token: &str) -> u16 {
 async fn login_call_expiry_refresh_logout_against_fastmcp() {
     let port = free_port();
     let access_token_secs = 5;
-    let _peer = fastmcp_peer(port, access_token_secs);
+    let _peer = fastmcp_oauth_peer(port, Some(access_token_secs));
     let url = format!("http://127.0.0.1:{port}/mcp");
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(FileCredentialStore::new(dir.path().join("credentials")));

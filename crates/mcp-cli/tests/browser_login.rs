@@ -22,7 +22,7 @@ mod support;
 
 use std::io::{Read, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use reqwest::Url;
@@ -30,7 +30,7 @@ use support::Tree;
 
 #[path = "../../../tests/support/peers.rs"]
 mod peers;
-use peers::{free_port, python, scripts_dir};
+use peers::{Running, fastmcp_oauth_peer, free_port};
 
 /// Where Debian's `chromium` package installs the browser.
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -65,36 +65,10 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
-/// A process killed on drop, so a failed assertion leaves nothing running.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The fastmcp OAuth peer on a free loopback port, and its MCP url.
 fn fastmcp_peer() -> (Running, String) {
     let port = free_port();
-    let child = Command::new(python("venv"))
-        .arg(scripts_dir().join("py_oauth_server.py"))
-        .arg(port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the fastmcp peer");
-    let peer = Running(child);
-    let deadline = Instant::now() + STEP;
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the fastmcp peer did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let peer = fastmcp_oauth_peer(port, None);
     (peer, format!("http://127.0.0.1:{port}/mcp"))
 }
 

@@ -18,7 +18,6 @@
 mod support;
 
 use std::io::Write as _;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,39 +27,10 @@ use support::Tree;
 
 #[path = "../../../tests/support/peers.rs"]
 mod peers;
-use peers::{free_port, python, scripts_dir};
+use peers::{fastmcp_oauth_peer, free_port};
 
 const SERVER: &str = "secure";
 const LIFETIME_SECS: u64 = 20;
-
-/// A process killed on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn fastmcp_peer(port: u16) -> Running {
-    let child = Command::new(python("venv"))
-        .arg(scripts_dir().join("py_oauth_server.py"))
-        .arg(port.to_string())
-        .arg(LIFETIME_SECS.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the fastmcp peer");
-    let peer = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the fastmcp peer did not listen");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    peer
-}
 
 /// What the peer's authorization server has served so far.
 fn served(port: u16) -> serde_json::Value {
@@ -79,7 +49,7 @@ fn served(port: u16) -> serde_json::Value {
 #[ignore = "needs cargo xtask peers"]
 fn a_twenty_second_token_serves_a_probe_and_twenty_calls_with_at_most_two_token_requests() {
     let port = free_port();
-    let _peer = fastmcp_peer(port);
+    let _peer = fastmcp_oauth_peer(port, Some(LIFETIME_SECS));
     let url = format!("http://127.0.0.1:{port}/mcp");
     let tree = Tree::new("empty");
     let run = tree.run(&["add", SERVER, "--scope", "user", "--url", &url]);

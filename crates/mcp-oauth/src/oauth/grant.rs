@@ -340,25 +340,10 @@ impl OAuthProvider {
                 None,
             )
             .await?;
-        let auth = ClientAuth::choose(
-            &client_id,
-            self.settings.client_secret.as_ref(),
-            None,
-            |m| md.supports_auth_method(m),
-        );
-        let grant = vec![
-            (
-                "grant_type",
-                "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
-            ),
-            ("assertion", jag.access_token.expose().to_owned()),
-            ("resource", discovery.resource.clone()),
-        ];
-        self.direct_grant(
+        self.jwt_bearer_grant(
             discovery,
-            &auth,
             client_id,
-            grant,
+            &jag.access_token,
             scope,
             "identity assertion grant",
         )
@@ -375,9 +360,29 @@ impl OAuthProvider {
         source: &dyn super::settings::AssertionSource,
         scope: Option<String>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
-        let md = &discovery.metadata;
         let assertion = source.assertion(&self.settings.server_name).await?;
         let client_id = self.settings.config.client_id.clone().unwrap_or_default();
+        self.jwt_bearer_grant(
+            discovery,
+            client_id,
+            &assertion,
+            scope,
+            "workload identity assertion",
+        )
+        .await
+    }
+
+    /// The RFC 7523 JWT bearer grant with `assertion`, made as `client_id`
+    /// (no client authentication at all when it is empty).
+    async fn jwt_bearer_grant(
+        &self,
+        discovery: &Discovery,
+        client_id: String,
+        assertion: &crate::Secret,
+        scope: Option<String>,
+        what: &str,
+    ) -> Result<(ClientRegistration, TokenSet), AuthError> {
+        let md = &discovery.metadata;
         let auth = if client_id.is_empty() {
             ClientAuth::Anonymous
         } else {
@@ -396,14 +401,7 @@ impl OAuthProvider {
             ("assertion", assertion.expose().to_owned()),
             ("resource", discovery.resource.clone()),
         ];
-        self.direct_grant(
-            discovery,
-            &auth,
-            client_id,
-            params,
-            scope,
-            "workload identity assertion",
-        )
-        .await
+        self.direct_grant(discovery, &auth, client_id, params, scope, what)
+            .await
     }
 }
