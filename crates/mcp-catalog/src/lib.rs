@@ -53,7 +53,7 @@ pub mod skills;
 pub use catalog::{
     Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, SchemaCache,
     ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, defuse_listing, materialize,
-    materialize_cached,
+    materialize_among, materialize_cached,
 };
 pub use error::{CatalogError, CatalogErrorKind, Cause};
 pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};

@@ -284,6 +284,11 @@ impl Connection for SessionConnection {
         self.raw("resources/list", cursor_params(cursor)).await
     }
 
+    async fn list_resource_templates(&self, cursor: Option<String>) -> Result<Value, CatalogError> {
+        self.raw("resources/templates/list", cursor_params(cursor))
+            .await
+    }
+
     async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError> {
         self.raw("resources/read", json!({ "uri": uri })).await
     }

@@ -329,6 +329,45 @@ impl NameAllocator {
     }
 }
 
+/// The servers whose tools a catalog name may belong to, found from the
+/// name alone: prefixes are allocated as a catalog allocates them (servers
+/// in raw-name order), so a host can connect only the server that owns a
+/// name instead of every server. `servers` are the raw names of every
+/// server a catalog could hold. Most names have one owner; a name several
+/// prefixes begin (`a__b__x` for servers `a` and `a__b`) has each, and a
+/// name no prefix begins has none, so it cannot be in any catalog of
+/// these servers. A `claw` name cut to 64 characters may have lost part of
+/// a long server's prefix; such a server owns every name its cut prefix
+/// begins.
+pub fn tool_owners<'a>(
+    style: NamingStyle,
+    servers: impl IntoIterator<Item = &'a str>,
+    name: &str,
+) -> Vec<&'a str> {
+    let mut servers: Vec<&str> = servers.into_iter().collect();
+    servers.sort_unstable();
+    servers.dedup();
+    let mut allocator = NameAllocator::new(style, []);
+    let mut owners = Vec::new();
+    for server in servers {
+        let prefix = match allocator.server_prefix(server) {
+            ServerPrefix::Assigned(prefix) | ServerPrefix::Renamed { prefix, .. } => prefix,
+            // Its tools are left out of every catalog.
+            ServerPrefix::Conflict { .. } => continue,
+        };
+        let kept = match style {
+            NamingStyle::Claw if prefix.len() > MAX_NAME_LEN - HASH_SUFFIX_LEN - 1 => {
+                cut(&prefix, MAX_NAME_LEN - HASH_SUFFIX_LEN - 1)
+            }
+            _ => prefix.as_str(),
+        };
+        if name.len() > kept.len() && name.starts_with(kept) {
+            owners.push(server);
+        }
+    }
+    owners
+}
+
 /// Whether `name` matches `^[A-Za-z0-9_-]{1,64}$`.
 pub fn is_valid_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= MAX_NAME_LEN && name.chars().all(is_name_char)

@@ -18,7 +18,8 @@
 //! report), `session` (one session's runtime: its slots, cache and calls),
 //! `build` (one catalog build), `connect` (one shared connect attempt per
 //! server), `utility` (the utility tools' requests and their content
-//! blocks), `manager` (the runtimes of every session) and `listings`
+//! blocks), `browse` (one server's resources and prompts, outside the
+//! catalog), `manager` (the runtimes of every session) and `listings`
 //! (the public listings those runtimes share).
 //!
 //! A server's tool listing is kept until `list_changed` says it changed
@@ -27,6 +28,7 @@
 //! other. A listing is shared with other sessions' runtimes only when
 //! the server marked it `cacheScope: "public"`.
 
+mod browse;
 mod build;
 mod connect;
 mod connection;
@@ -35,6 +37,7 @@ mod manager;
 mod session;
 mod utility;
 
+pub use browse::MAX_LISTED_ITEMS;
 pub use connection::{
     ConnectReport, Connection, Connector, ServerCounts, ServerEvents, ServerIdentity,
     ToolCallOutput,

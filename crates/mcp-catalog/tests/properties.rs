@@ -5,9 +5,12 @@ mod support;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use mcp_catalog::naming::is_valid_name;
+use mcp_catalog::naming::{is_valid_name, tool_owners};
 use mcp_catalog::schema::{ProviderProfile, for_profile, normalize, prepare, prepare_shared};
-use mcp_catalog::{MaterializeOptions, NamingStyle, ServerFeatures, ServerTools, materialize};
+use mcp_catalog::{
+    MaterializeOptions, NamingStyle, SchemaCache, ServerFeatures, ServerTools, materialize,
+    materialize_among,
+};
 use mcp_config::ToolFilter;
 use mcp_transport::protocol::Tool;
 use proptest::prelude::*;
@@ -174,6 +177,44 @@ proptest! {
         }
         let actual = serde_json::to_string(&materialize(&shuffled, &options).report()).unwrap();
         prop_assert_eq!(expected, actual);
+    }
+
+    #[test]
+    fn every_name_is_found_among_its_owners_and_named_alike_alone(
+        listings in listings_strategy(),
+        style in style_strategy(),
+    ) {
+        let options = options(style);
+        let catalog = materialize(&listings, &options);
+        let servers: Vec<&str> = listings.iter().map(|l| l.server.as_str()).collect();
+        for tool in catalog.tools() {
+            let owners = tool_owners(style, servers.iter().copied(), tool.name());
+            prop_assert!(
+                owners.contains(&tool.origin().server.as_str()),
+                "{:?} of {:?} not among {:?}", tool.name(), tool.origin().server, owners
+            );
+        }
+        for listing in &listings {
+            let alone = materialize_among(
+                std::slice::from_ref(listing),
+                servers.iter().copied(),
+                &options,
+                &mut SchemaCache::default(),
+            );
+            // Names that needed a tie broken between tools may differ
+            // without the other servers' tools; every other name is the same.
+            let adjusted = catalog.diagnostics().iter().chain(alone.diagnostics())
+                .any(|d| d.server == listing.server && d.tool.is_some());
+            if adjusted {
+                continue;
+            }
+            let full: Vec<&str> = catalog.tools().iter()
+                .filter(|t| t.origin().server == listing.server)
+                .map(|t| t.name())
+                .collect();
+            let own: Vec<&str> = alone.tools().iter().map(|t| t.name()).collect();
+            prop_assert_eq!(full, own);
+        }
     }
 
     #[test]

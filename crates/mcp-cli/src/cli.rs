@@ -88,7 +88,18 @@ pub(crate) enum Command {
     /// Connect to servers concurrently and report their state
     Probe(ProbeArgs),
     /// Print the tool catalog a host would give a model
+    #[command(
+        after_help = "Examples:\n  mcp-cli tools                      every approved server's tools\n  mcp-cli tools fs                   only server `fs` (connects only it)\n  mcp-cli tools --url http://localhost:3000/mcp\n  mcp-cli tools -- npx -y @modelcontextprotocol/server-everything"
+    )]
     Tools(ToolsArgs),
+    /// List the resources and resource templates of servers
+    Resources(ListArgs),
+    /// List the prompts of servers
+    Prompts(ListArgs),
+    /// Read one resource by its URI and print its contents
+    Read(ReadArgs),
+    /// Get one prompt with its arguments and print its messages
+    Prompt(PromptArgs),
     /// Call one tool by its catalog name and print the result
     #[command(
         after_help = "Giving the arguments:\n  --args '{\"text\":\"hi\"}'   the whole argument object as JSON\n  --arg text=hi            one string argument (a number, boolean, array or object\n                           when the tool's schema says so)\n  --arg count:=3           one argument given as raw JSON"
@@ -307,6 +318,8 @@ pub(crate) struct NameArgs {
 pub(crate) struct ProbeArgs {
     /// Probe only this server [default: every enabled server]
     pub(crate) name: Option<String>,
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
     /// Give up on a server after this many seconds [default: its connect timeout]
     #[arg(long, value_name = "S")]
     pub(crate) timeout: Option<f64>,
@@ -338,6 +351,10 @@ pub(crate) enum ProviderArg {
 
 #[derive(Debug, Args)]
 pub(crate) struct ToolsArgs {
+    /// Only this server's tools (connects only it)
+    pub(crate) server: Option<String>,
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
     /// Naming style of tool names
     #[arg(long, value_enum, default_value = "claw")]
     pub(crate) naming: NamingArg,
@@ -365,6 +382,78 @@ pub(crate) struct CallArgs {
     /// Also print the raw result the server sent
     #[arg(long)]
     pub(crate) raw: bool,
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
+}
+
+/// Which servers a connecting verb connects: the configured ones, those
+/// named with `--server`, or one ad-hoc server described here.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Servers")]
+pub(crate) struct TargetArgs {
+    /// Connect only this configured server (repeatable)
+    #[arg(long = "server", value_name = "NAME", conflicts_with_all = ["adhoc_url", "adhoc_command"])]
+    pub(crate) servers: Vec<String>,
+    /// Connect to this remote server instead of the configured ones
+    #[arg(long = "url", id = "adhoc_url", value_name = "URL", conflicts_with = "adhoc_command")]
+    pub(crate) url: Option<String>,
+    /// Transport of --url [default: http]
+    #[arg(long = "transport", id = "adhoc_transport", value_enum, requires = "adhoc_url")]
+    pub(crate) transport: Option<RemoteTransportArg>,
+    /// HTTP header for --url (repeatable)
+    #[arg(long = "header", id = "adhoc_headers", value_name = "'NAME: VALUE'", requires = "adhoc_url")]
+    pub(crate) headers: Vec<String>,
+    /// Environment variable for the command after `--` (repeatable)
+    #[arg(long = "env", id = "adhoc_env", value_name = "KEY=VALUE", requires = "adhoc_command")]
+    pub(crate) env: Vec<String>,
+    /// Name of the server given by --url or after `--`
+    #[arg(long = "name", id = "adhoc_name", value_name = "NAME", default_value = "adhoc")]
+    pub(crate) name: String,
+    /// A stdio server to connect to instead of the configured ones: its
+    /// command and arguments, after `--`
+    #[arg(last = true, id = "adhoc_command", value_name = "CMD ARGS")]
+    pub(crate) command: Vec<String>,
+}
+
+/// The transport of an ad-hoc `--url`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RemoteTransportArg {
+    /// Streamable HTTP
+    Http,
+    /// Legacy HTTP+SSE
+    Sse,
+    /// WebSocket
+    Ws,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    /// Only this server
+    pub(crate) server: Option<String>,
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    /// The resource's URI, as `resources` lists it
+    pub(crate) uri: String,
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  mcp-cli prompt simple-prompt --server everything\n  mcp-cli prompt complex_prompt --arg temperature=0.7 --arg style=terse"
+)]
+pub(crate) struct PromptArgs {
+    /// The prompt's name, as `prompts` lists it
+    pub(crate) name: String,
+    /// One argument (repeatable): KEY=VALUE
+    #[arg(long, value_name = "K=V")]
+    pub(crate) arg: Vec<String>,
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
 }
 
 #[derive(Debug, Args)]

@@ -407,3 +407,38 @@ mod tests {
         );
     }
 }
+
+/// The entry of a server described for one run (a connecting verb's
+/// `--url` or command after `--`): a remote entry of `kind` with
+/// `headers` (`Name: value`), or a stdio entry with `env` (`KEY=VALUE`).
+pub(crate) fn adhoc_entry(
+    remote: Option<(TransportKind, &str)>,
+    headers: &[String],
+    command: &[String],
+    env: &[String],
+) -> anyhow::Result<Value> {
+    match (remote, command.split_first()) {
+        (Some((kind, url)), None) => {
+            let headers = headers
+                .iter()
+                .map(|pair| parse_header_pair(pair))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(remote_entry(&RemoteEntry {
+                kind,
+                url,
+                headers: &headers,
+                oauth: Map::new(),
+            }))
+        }
+        (None, Some((program, args))) => {
+            let env = env
+                .iter()
+                .map(|pair| parse_env_pair(pair))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(stdio_entry(program, args, &env))
+        }
+        _ => Err(usage(
+            "give either --url URL or a command after `--`, not both",
+        )),
+    }
+}

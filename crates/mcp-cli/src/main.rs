@@ -15,6 +15,7 @@
 
 mod approve;
 mod auth;
+mod browse;
 mod cli;
 mod context;
 mod entry_args;
@@ -22,7 +23,9 @@ mod output;
 mod probe;
 mod read;
 mod session;
+mod target;
 mod tools;
+mod wait;
 mod write;
 
 use std::process::ExitCode;
@@ -64,6 +67,10 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::Probe(args) => probe::probe(context, &args),
         Command::Tools(args) => tools::tools(context, &args),
         Command::Call(args) => tools::call(context, &args),
+        Command::Resources(args) => browse::resources(context, &args),
+        Command::Prompts(args) => browse::prompts(context, &args),
+        Command::Read(args) => browse::read(context, &args),
+        Command::Prompt(args) => browse::prompt(context, &args),
         Command::Login(args) => auth::login(context, &args),
         Command::Logout(args) => auth::logout(context, &args),
         Command::AuthStatus => auth::auth_status(context),

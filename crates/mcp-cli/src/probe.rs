@@ -19,7 +19,7 @@ use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
     CatalogError, ConnectReport, McpConnector, RuntimeOptions, ServerSet, SessionRuntime,
 };
-use mcp_config::{LoadedConfig, ScopedServer, load};
+use mcp_config::{LoadedConfig, ScopedServer};
 use serde::Serialize;
 
 use crate::cli::ProbeArgs;
@@ -65,7 +65,7 @@ struct ServerInfo {
 }
 
 pub(crate) fn probe(context: &Context, args: &ProbeArgs) -> anyhow::Result<Outcome> {
-    let config = load(&context.load_options());
+    let config = crate::target::select(context, &args.target, None)?;
     let servers = chosen(&config, args.name.as_deref())?;
     if servers.is_empty() {
         if context.json {

@@ -15,7 +15,7 @@ use mcp_catalog::{
     Catalog, CatalogErrorKind, CatalogTool, MaterializeOptions, McpConnector, ModelBlock,
     NamingStyle, ProviderProfile, RuntimeOptions, ServerSet, SessionRuntime, ToolTarget,
 };
-use mcp_config::{Level, load};
+use mcp_config::{Level, LoadedConfig};
 use mcp_transport::Progress;
 use mcp_transport::session::ProgressCallback;
 use serde_json::{Map, Value, json};
@@ -23,22 +23,22 @@ use serde_json::{Map, Value, json};
 use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};
 use crate::context::Context;
 use crate::output::{self, Outcome, errln, outln, shown, shown_lines, usage};
-use crate::session;
+use crate::{session, target, wait};
 
 /// Converted results larger than this are cut with a note.
 const MAX_RESULT_BYTES: usize = mcp_catalog::result::DEFAULT_MAX_RESULT_BYTES;
 
-/// A runtime over the approved servers of the loaded configuration, named
-/// and normalised as asked, registered so a signal closes it. With
-/// `tool_call_timeout`, every server's tool calls get that timeout.
-fn open_runtime(
+/// A runtime over the approved servers of `config`, named and normalised
+/// as asked, registered so a signal closes it. With `tool_call_timeout`,
+/// every server's tool calls get that timeout.
+pub(crate) fn open_runtime(
     context: &Context,
     open: &session::Open,
+    mut config: LoadedConfig,
     naming: NamingArg,
     provider: ProviderArg,
     tool_call_timeout: Option<Duration>,
 ) -> Arc<SessionRuntime> {
-    let mut config = load(&context.load_options());
     if let Some(timeout) = tool_call_timeout {
         for server in &mut config.servers {
             server.config.timeouts.tool_call = timeout;
@@ -84,11 +84,18 @@ fn provider_profile(provider: ProviderArg) -> ProviderProfile {
 /// `tools`: the catalog of the catalog crate's session runtime; with
 /// `--json` exactly the tool list a host sends.
 pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outcome> {
+    let config = target::select(context, &args.target, args.server.as_deref())?;
     let connecting = session::Connecting::new()?;
-    let session_runtime =
-        open_runtime(context, connecting.open(), args.naming, args.provider, None);
+    let session_runtime = open_runtime(
+        context,
+        connecting.open(),
+        config,
+        args.naming,
+        args.provider,
+        None,
+    );
     let catalog = connecting.run(async {
-        let catalog = session_runtime.catalog().await;
+        let catalog = wait::showing(&session_runtime, session_runtime.catalog()).await;
         session_runtime.shutdown().await;
         catalog
     })??;
@@ -200,19 +207,52 @@ pub(crate) fn call(context: &Context, args: &CallArgs) -> anyhow::Result<Outcome
         .map(|seconds| session::seconds(seconds, "--timeout"))
         .transpose()?;
     let given = given_arguments(args)?;
+    let config = target::select(context, &args.target, None)?;
+    let single = target::single(&args.target, None, &config).then(|| {
+        config
+            .servers
+            .first()
+            .map(|server| server.config.name.clone())
+            .unwrap_or_default()
+    });
+    let servers: Vec<String> = config
+        .servers
+        .iter()
+        .map(|server| server.config.name.clone())
+        .collect();
     let connecting = session::Connecting::new()?;
     let session_runtime = open_runtime(
         context,
         connecting.open(),
+        config,
         args.naming,
         ProviderArg::Generic,
         timeout,
     );
     connecting.run(async {
-        let outcome = call_in(context, args, &session_runtime, given).await;
+        let outcome = call_in(
+            context,
+            args,
+            &session_runtime,
+            given,
+            Owner {
+                single: single.as_deref(),
+                servers: &servers,
+            },
+        )
+        .await;
         session_runtime.shutdown().await;
         outcome
     })?
+}
+
+/// What `call` knows about which server owns its tool before connecting.
+struct Owner<'a> {
+    /// The one server the person named, whose raw tool names are accepted
+    /// too.
+    single: Option<&'a str>,
+    /// Every selected server.
+    servers: &'a [String],
 }
 
 async fn call_in(
@@ -220,9 +260,29 @@ async fn call_in(
     args: &CallArgs,
     session_runtime: &SessionRuntime,
     given: Given,
+    owner: Owner<'_>,
 ) -> anyhow::Result<Outcome> {
-    let catalog = session_runtime.catalog().await?;
-    let Some(tool) = catalog.get(&args.tool) else {
+    // Only the servers whose tool prefix begins the name are connected:
+    // one call never waits on the others.
+    let mut owners = session_runtime.owners_of(&args.tool);
+    if owners.is_empty() {
+        match owner.single {
+            Some(single) => owners.push(single.to_owned()),
+            None => return Err(usage(no_owner(&args.tool, args.naming, owner.servers))),
+        }
+    }
+    let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+    let catalog = wait::showing(session_runtime, session_runtime.catalog_of(&owners)).await?;
+    let found = catalog.get(&args.tool).or_else(|| {
+        // A bare tool name of the one server named on the command line.
+        owner.single.and_then(|single| {
+            catalog.tools().iter().find(|tool| {
+                tool.origin().server == single
+                    && matches!(&tool.origin().target, ToolTarget::Tool { name } if *name == args.tool)
+            })
+        })
+    });
+    let Some(tool) = found else {
         report_diagnostics(&catalog);
         return Err(usage(unknown_tool(&catalog, &args.tool)));
     };
@@ -327,6 +387,22 @@ fn unknown_tool(catalog: &Catalog, name: &str) -> String {
             close.join(", ")
         )
     }
+}
+
+/// Why a name no server's prefix begins is in no catalog, said before
+/// anything is connected.
+fn no_owner(name: &str, naming: NamingArg, servers: &[String]) -> String {
+    let form = match naming {
+        NamingArg::Claw => "mcp__SERVER__TOOL",
+        NamingArg::OpenClaw => "SERVER__TOOL",
+    };
+    if servers.is_empty() {
+        return format!("no tool named `{name}`: no servers are configured");
+    }
+    format!(
+        "no tool named `{name}`: catalog names are {form} for one of the servers {} (see `mcp-cli tools`, or give `--server NAME` to call a tool by its own name)",
+        servers.join(", ")
+    )
 }
 
 /// The arguments as given on the command line, before the schema is known.

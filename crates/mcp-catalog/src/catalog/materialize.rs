@@ -146,6 +146,24 @@ pub fn materialize_cached(
     options: &MaterializeOptions,
     cache: &mut SchemaCache,
 ) -> Catalog {
+    materialize_among(servers, [], options, cache)
+}
+
+/// [`materialize_cached`] for the listings of some of the servers of a
+/// catalog: every server in `known` (the listed ones count too) gets its
+/// tool prefix as if all were listed, so the names of the listed servers'
+/// tools do not depend on which other servers answered. A host uses it to
+/// connect only the server that owns a name (see
+/// [`crate::naming::tool_owners`]). The one difference from a full catalog:
+/// two tools of different servers whose names meet after sanitising or
+/// cutting are told apart by the order they are named in, which only a
+/// full catalog fixes.
+pub fn materialize_among<'a>(
+    servers: &[ServerTools],
+    known: impl IntoIterator<Item = &'a str>,
+    options: &MaterializeOptions,
+    cache: &mut SchemaCache,
+) -> Catalog {
     if cache.profile != Some(options.profile) {
         *cache = SchemaCache {
             profile: Some(options.profile),
@@ -174,6 +192,20 @@ pub fn materialize_cached(
         options.style,
         options.reserved_names.iter().map(String::as_str),
     );
+    let mut names: Vec<String> = known
+        .into_iter()
+        .map(str::to_owned)
+        .chain(order.iter().map(|listing| listing.server.clone()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut prefixes: HashMap<String, ServerPrefix> = names
+        .into_iter()
+        .map(|server| {
+            let prefix = allocator.server_prefix(&server);
+            (server, prefix)
+        })
+        .collect();
     let mut tools = Vec::new();
     let mut diagnostics = Vec::new();
     let mut filtered = BTreeMap::new();
@@ -189,7 +221,10 @@ pub fn materialize_cached(
             ));
             continue;
         }
-        let prefix = match allocator.server_prefix(server) {
+        let Some(prefix) = prefixes.remove(server) else {
+            continue;
+        };
+        let prefix = match prefix {
             ServerPrefix::Assigned(prefix) => prefix,
             ServerPrefix::Renamed {
                 prefix,

@@ -23,7 +23,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 pub use self::materialize::{
-    SchemaCache, defuse_listing, describe, materialize, materialize_cached,
+    SchemaCache, defuse_listing, describe, materialize, materialize_among, materialize_cached,
 };
 pub use self::tool::{CatalogTool, MAX_ARGUMENT_DEPTH, ToolOrigin, ToolTarget, UtilityTool};
 use crate::naming::NamingStyle;

@@ -11,7 +11,7 @@ use mcp_transport::protocol::Tool;
 use mcp_transport::session::CacheScope;
 
 use crate::backoff::Paused;
-use crate::catalog::{Catalog, CatalogDiagnostic, ServerTools, defuse_listing, materialize_cached};
+use crate::catalog::{Catalog, CatalogDiagnostic, ServerTools, defuse_listing, materialize_among};
 use crate::error::{CatalogError, Cause};
 use crate::schema::MAX_JSON_DEPTH;
 
@@ -23,6 +23,45 @@ impl RuntimeShared {
         generation: u64,
     ) -> Result<Arc<Catalog>, CatalogError> {
         let servers: Vec<String> = self.lock().slots.keys().cloned().collect();
+        let result = Arc::clone(&self).build_of(&servers, true).await;
+
+        let mut state = self.lock();
+        if state
+            .inflight
+            .as_ref()
+            .is_some_and(|(g, _)| *g == generation)
+        {
+            state.inflight = None;
+        }
+        if let Ok((catalog, retry_at)) = &result
+            && state.generation == generation
+            && !state.shut_down
+        {
+            let fresh_until = state
+                .slots
+                .values()
+                .filter(|slot| slot.tools.is_some())
+                .filter_map(|slot| slot.tools_fresh_until)
+                .min();
+            state.cached = Some(CachedCatalog {
+                catalog: Arc::clone(catalog),
+                retry_at: *retry_at,
+                fresh_until,
+            });
+        }
+        result.map(|(catalog, _)| catalog)
+    }
+
+    /// A catalog of `servers` (some or all of the slots), each connected
+    /// and listed as needed, named as in a catalog of every slot; with
+    /// when a server that failed may be tried again. With `withheld`, the
+    /// notes on every held-back server are added; otherwise only those on
+    /// the servers asked for.
+    pub(super) async fn build_of(
+        self: Arc<Self>,
+        servers: &[String],
+        withheld: bool,
+    ) -> Result<(Arc<Catalog>, Option<Instant>), CatalogError> {
         let outcomes = futures::future::join_all(
             servers
                 .iter()
@@ -86,44 +125,28 @@ impl RuntimeShared {
             }
         }
 
-        let result = match required_failure {
-            Some(error) => Err(error),
-            None => {
-                let mut catalog = {
-                    let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
-                    materialize_cached(&listings, &self.options.materialize, &mut cache)
-                };
-                diagnostics.extend(self.lock().withheld.iter().cloned());
-                catalog.push_diagnostics(diagnostics);
-                Ok(Arc::new(catalog))
-            }
+        if let Some(error) = required_failure {
+            return Err(error);
+        }
+        let known: Vec<String> = self.lock().slots.keys().cloned().collect();
+        let mut catalog = {
+            let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
+            materialize_among(
+                &listings,
+                known.iter().map(String::as_str),
+                &self.options.materialize,
+                &mut cache,
+            )
         };
-
-        let mut state = self.lock();
-        if state
-            .inflight
-            .as_ref()
-            .is_some_and(|(g, _)| *g == generation)
-        {
-            state.inflight = None;
-        }
-        if let Ok(catalog) = &result
-            && state.generation == generation
-            && !state.shut_down
-        {
-            let fresh_until = state
-                .slots
-                .values()
-                .filter(|slot| slot.tools.is_some())
-                .filter_map(|slot| slot.tools_fresh_until)
-                .min();
-            state.cached = Some(CachedCatalog {
-                catalog: Arc::clone(catalog),
-                retry_at,
-                fresh_until,
-            });
-        }
-        result
+        diagnostics.extend(
+            self.lock()
+                .withheld
+                .iter()
+                .filter(|note| withheld || servers.contains(&note.server))
+                .cloned(),
+        );
+        catalog.push_diagnostics(diagnostics);
+        Ok((Arc::new(catalog), retry_at))
     }
 
     /// Connects a server if needed and lists its tools if needed. `None`
@@ -151,6 +174,7 @@ impl RuntimeShared {
                     paused_until: Some(until),
                 });
             }
+            slot.waiting_since.get_or_insert(now);
             (
                 slot.config.clone(),
                 slot.config_hash.clone(),
@@ -159,6 +183,10 @@ impl RuntimeShared {
                 slot.tools.clone(),
                 slot.tools_epoch,
             )
+        };
+        let _waiting = Waiting {
+            runtime: &self,
+            server,
         };
 
         let connection = match connection {
@@ -287,6 +315,22 @@ impl RuntimeShared {
             error,
             pause,
             paused_until,
+        }
+    }
+}
+
+/// While it lives, its server counts as waited on (see
+/// [`crate::SessionRuntime::waiting`]); dropped on every way out of a
+/// preparation, cancellation included.
+struct Waiting<'a> {
+    runtime: &'a RuntimeShared,
+    server: &'a str,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.runtime.lock().slots.get_mut(self.server) {
+            slot.waiting_since = None;
         }
     }
 }

@@ -58,6 +58,13 @@ pub trait Connection: Send + Sync {
     /// `resources/list` (one page); the raw result.
     async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CatalogError>;
 
+    /// `resources/templates/list` (one page); the raw result. The default
+    /// lists none, for connections that predate templates.
+    async fn list_resource_templates(&self, cursor: Option<String>) -> Result<Value, CatalogError> {
+        let _ = cursor;
+        Ok(serde_json::json!({ "resourceTemplates": [] }))
+    }
+
     /// `resources/read`; the raw result.
     async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError>;
 

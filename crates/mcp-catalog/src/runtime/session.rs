@@ -82,6 +82,8 @@ pub(super) struct Slot {
     /// Bumped by `list_changed`; a listing that started before is stale.
     pub(super) tools_epoch: u64,
     pub(super) backoff: Backoff,
+    /// Since when a build has been connecting or listing this server.
+    pub(super) waiting_since: Option<Instant>,
 }
 
 pub(super) struct CachedCatalog {
@@ -312,6 +314,69 @@ impl SessionRuntime {
         result
     }
 
+    /// The catalog of `servers` only: the servers named (the others are
+    /// neither connected nor listed), their tools named exactly as in the
+    /// full catalog, and the notes on any of them held back. Not cached:
+    /// a host that knows which servers a turn needs (a call by name, see
+    /// [`SessionRuntime::owners_of`]) asks for those, and the full catalog
+    /// is still built on its first request. Names that are not servers of
+    /// this runtime are ignored.
+    pub async fn catalog_of(&self, servers: &[&str]) -> Result<Arc<Catalog>, CatalogError> {
+        let names: Vec<String> = {
+            let now = self.shared.clock.now();
+            let mut state = self.shared.lock();
+            if state.shut_down {
+                return Err(CatalogError::shut_down(self.shared.session_id.clone()));
+            }
+            state.last_used = now;
+            let mut names: Vec<String> = servers
+                .iter()
+                .filter(|name| {
+                    state.slots.contains_key(**name)
+                        || state.withheld.iter().any(|note| note.server == **name)
+                })
+                .map(|name| (*name).to_owned())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            names
+        };
+        let result = Arc::clone(&self.shared).build_of(&names, false).await;
+        self.shared.close_retired().await;
+        result.map(|(catalog, _)| catalog)
+    }
+
+    /// The servers a catalog name may belong to under this runtime's
+    /// naming (see [`crate::naming::tool_owners`]), held-back servers
+    /// included: empty when no catalog of these servers can hold it.
+    pub fn owners_of(&self, name: &str) -> Vec<String> {
+        let state = self.shared.lock();
+        let names = state
+            .slots
+            .keys()
+            .map(String::as_str)
+            .chain(state.withheld.iter().map(|note| note.server.as_str()));
+        crate::naming::tool_owners(self.shared.options.materialize.style, names, name)
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The servers a build is connecting or listing right now, and for
+    /// how long, by name: what a host shows while it waits.
+    pub fn waiting(&self) -> Vec<(String, Duration)> {
+        let now = self.shared.clock.now();
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .filter_map(|(name, slot)| {
+                let since = slot.waiting_since?;
+                Some((name.clone(), now.saturating_duration_since(since)))
+            })
+            .collect()
+    }
+
     /// Calls a tool of the current catalog by the name the model used.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<ModelResult, CatalogError> {
         let catalog = self.catalog_within(false).await?;
@@ -371,7 +436,8 @@ impl SessionRuntime {
     ) -> Result<(ModelResult, Option<Value>), CatalogError> {
         let arguments = tool.prepare_arguments(arguments)?;
         let server = tool.origin().server.as_str();
-        let (connection, epoch, timeout) = self.shared.connection_for_call(server).await?;
+        let (connection, epoch, timeouts) = self.shared.connection_for_call(server).await?;
+        let timeout = timeouts.tool_call;
         let max_bytes = self.shared.options.max_result_bytes;
         let outcome = match &tool.origin().target {
             ToolTarget::Tool { name } if keep_raw => connection
@@ -550,11 +616,12 @@ impl RuntimeShared {
         )
     }
 
-    /// The open connection for a call, connecting first if needed.
-    async fn connection_for_call(
+    /// The open connection for a call, connecting first if needed; with
+    /// the slot's epoch and the server's timeouts.
+    pub(super) async fn connection_for_call(
         self: &Arc<Self>,
         server: &str,
-    ) -> Result<(Arc<dyn Connection>, u64, Duration), CatalogError> {
+    ) -> Result<(Arc<dyn Connection>, u64, mcp_config::Timeouts), CatalogError> {
         let (config, epoch, connection) = {
             let now = self.clock.now();
             let mut state = self.lock();
@@ -575,7 +642,7 @@ impl RuntimeShared {
             Some(connection) => connection,
             None => self.connect(&config, epoch).await?,
         };
-        Ok((connection, epoch, config.timeouts.tool_call))
+        Ok((connection, epoch, config.timeouts))
     }
 
     /// Records the outcome of an attempt in the server's backoff, if the
@@ -751,6 +818,7 @@ impl Slot {
             rejected: Vec::new(),
             tools_epoch: 0,
             backoff: Backoff::default(),
+            waiting_since: None,
         }
     }
 
