@@ -148,6 +148,46 @@ fn exercise_everything(tree: &Tree) {
         "{}",
         run.stdout
     );
+    browse_everything(tree, &[]);
+}
+
+/// `resources`, `prompts`, `read` and `prompt` of a server-everything
+/// named `everything`, selected by `target` (empty: from config).
+fn browse_everything(tree: &Tree, target: &[&str]) {
+    let with = |args: &[&str]| -> Vec<String> {
+        args.iter()
+            .chain(target)
+            .map(|arg| (*arg).to_owned())
+            .collect()
+    };
+    let run = ok(tree, &as_strs(&with(&["--json", "resources"])));
+    let listed = &run.json()["servers"][0];
+    let uri = listed["resources"][0]["uri"]
+        .as_str()
+        .expect("a listed resource")
+        .to_owned();
+    assert!(
+        listed["resourceTemplates"]
+            .as_array()
+            .is_some_and(|templates| !templates.is_empty()),
+        "{listed}"
+    );
+    let run = ok(tree, &as_strs(&with(&["read", &uri])));
+    assert!(!run.stdout.trim().is_empty(), "{uri} read as nothing");
+
+    let run = ok(tree, &as_strs(&with(&["prompts"])));
+    assert!(run.stdout.contains("simple-prompt"), "{}", run.stdout);
+    assert!(run.stdout.contains("--arg city=… (required)"), "{}", run.stdout);
+    let run = ok(
+        tree,
+        &as_strs(&with(&["prompt", "args-prompt", "--arg", "city=Lisbon"])),
+    );
+    assert!(run.stdout.contains("[user]"), "{}", run.stdout);
+    assert!(run.stdout.contains("Lisbon"), "{}", run.stdout);
+}
+
+fn as_strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
 }
 
 #[test]
@@ -216,6 +256,14 @@ fn server_everything_over_streamable_http_and_sse() {
             ],
         );
         exercise_everything(&tree);
+        // The same server given on the command line instead of config.
+        let empty = Tree::new("empty");
+        browse_everything(&empty, &["--url", &url, "--transport", transport]);
+        let run = ok(
+            &empty,
+            &["call", "echo", "--arg", "message=adhoc", "--url", &url, "--transport", transport],
+        );
+        assert_eq!(run.stdout, "Echo: adhoc\n");
     }
 }
 
