@@ -106,6 +106,34 @@ async fn skips_garbage_lines_on_stdout() {
     session.close().await.unwrap();
 }
 
+/// A modern-only server slower to answer `server/discover` than the
+/// probe waits (an interpreter importing its packages on a loaded
+/// machine) refuses the `initialize` sent after the probe timed out; the
+/// session then asks `server/discover` again and speaks 2026-07-28, as
+/// with a server that answered in time.
+#[tokio::test]
+async fn a_modern_server_slower_than_the_probe_is_asked_again() {
+    let server = ServerOptions {
+        era: mcp_integration_tests::server::Era::Modern,
+        init_delay_ms: 800,
+        ..ServerOptions::default()
+    };
+    let config = StdioHarness::new(SERVER).config(&server, timeouts(Duration::from_secs(20)));
+    let options = ConnectOptions {
+        env: test_env(),
+        stdio: fast_shutdown(),
+        session: SessionOptions {
+            discover_timeout: Duration::from_millis(200),
+            ..SessionOptions::default()
+        },
+        ..ConnectOptions::default()
+    };
+    let session = mcp_transport::connect(&config, &options).await.unwrap();
+    assert_eq!(session.protocol_version(), "2026-07-28");
+    assert!(!session.list_tools().await.unwrap().is_empty());
+    session.close().await.unwrap();
+}
+
 #[tokio::test]
 async fn connect_timeout_is_honoured_when_initialize_is_never_answered() {
     let server = ServerOptions {

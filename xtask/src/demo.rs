@@ -83,7 +83,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Cargo's target directory (honours `CARGO_TARGET_DIR` and config files).
-fn target_dir(cargo: &std::ffi::OsStr, root: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn target_dir(cargo: &std::ffi::OsStr, root: &Path) -> anyhow::Result<PathBuf> {
     let output = Command::new(cargo)
         .current_dir(root)
         .args(["metadata", "--format-version", "1", "--no-deps"])
@@ -103,7 +103,7 @@ fn target_dir(cargo: &std::ffi::OsStr, root: &Path) -> anyhow::Result<PathBuf> {
         .context("cargo metadata has no target_directory")
 }
 
-fn exe(name: &str) -> String {
+pub(crate) fn exe(name: &str) -> String {
     format!("{name}{}", std::env::consts::EXE_SUFFIX)
 }
 

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 mod bench_compare;
 mod check_config;
+mod cli_calls;
 mod conformance;
 mod demo;
 mod fuzz;
@@ -46,6 +47,9 @@ enum Command {
     /// Compare our client with the TypeScript SDK, Python `mcp` and rmcp
     /// clients on the same servers in one run (see BENCHMARKS.md).
     BenchCompare(bench_compare::Args),
+    /// Time one `mcp-cli` invocation run many times in a row (cold, then
+    /// warm: mean, median, p90, slowest).
+    CliCalls(cli_calls::Args),
     /// Build the cargo-fuzz targets under `fuzz/` with the stable toolchain
     /// and run each for `--seconds` (default 60); fails naming the input
     /// on any crash, out-of-memory or timeout.
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Conformance(args) => conformance::run(args),
         Command::BenchCompare(args) => bench_compare::run(args),
         Command::Fuzz(args) => fuzz::run(args),
+        Command::CliCalls(args) => cli_calls::run(args),
     };
     match result {
         Ok(code) => code,

@@ -51,7 +51,12 @@ impl Shared {
                 // transient one (the spec's retry): the second discover
                 // below settles it, and a second refusal is an error.
                 Probe::Refused(supported) => supported,
-                Probe::Legacy => return self.initialize_legacy(&wanted, started).await,
+                Probe::Legacy => {
+                    return match self.initialize_legacy(&wanted, started).await {
+                        Err(refusal) => self.after_refused_initialize(refusal, &wanted, started).await,
+                        ok => ok,
+                    };
+                }
             };
             let Some(chosen) = wanted.iter().find(|v| offered.contains(v)) else {
                 return Err(self.no_common_version(offered, &wanted));
@@ -126,13 +131,25 @@ impl Shared {
         version: &str,
         started: Instant,
     ) -> Result<Probe, TransportError> {
+        self.discover_within(version, started, self.options.discover_timeout)
+            .await
+    }
+
+    /// [`Shared::discover`], waiting at most `patience` (and never past the
+    /// connect timeout) for the answer.
+    async fn discover_within(
+        self: &Arc<Self>,
+        version: &str,
+        started: Instant,
+        patience: Duration,
+    ) -> Result<Probe, TransportError> {
         let remaining = self.remaining(started);
         if remaining.is_zero() {
             return Err(self.connect_timeout_error());
         }
         let meta = ModernMeta::new(version, &self.options);
         let call = CallOptions {
-            timeout: Some(self.options.discover_timeout.min(remaining)),
+            timeout: Some(patience.min(remaining)),
             ..CallOptions::default()
         };
         match self
@@ -171,18 +188,7 @@ impl Shared {
             TransportErrorKind::Rpc { code, data, .. }
                 if *code == error_codes::UNSUPPORTED_PROTOCOL_VERSION =>
             {
-                let supported = data
-                    .as_deref()
-                    .and_then(|d| d.get("supported"))
-                    .and_then(Value::as_array)
-                    .map(|list| {
-                        list.iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                Ok(Probe::Refused(supported))
+                Ok(Probe::Refused(supported_versions(data.as_deref())))
             }
             TransportErrorKind::Rpc { code, .. } if error_codes::is_modern_error(*code) => {
                 Err(error)
@@ -204,6 +210,44 @@ impl Shared {
                 Ok(Probe::Legacy)
             }
             _ => Err(error),
+        }
+    }
+
+    /// `initialize` was refused after the probe went unanswered. A modern
+    /// server that was too slow to answer the probe in time (a cold start
+    /// on a loaded machine: an interpreter importing its packages) has
+    /// since taken it and now refuses the handshake as a modern server
+    /// does: with -32022, or with the revisions it speaks in
+    /// `data.supported`. Then the session asks again, waiting as long as
+    /// the connect timeout allows; any other refusal stands.
+    async fn after_refused_initialize(
+        self: &Arc<Self>,
+        refusal: TransportError,
+        wanted: &[String],
+        started: Instant,
+    ) -> Result<Negotiated, TransportError> {
+        let TransportErrorKind::Rpc { code, data, .. } = refusal.kind() else {
+            return Err(refusal);
+        };
+        let supported = supported_versions(data.as_deref());
+        let modern_refusal = *code == error_codes::UNSUPPORTED_PROTOCOL_VERSION
+            || supported.iter().any(|v| is_modern(v));
+        let chosen = wanted
+            .iter()
+            .filter(|v| is_modern(v))
+            .find(|v| supported.is_empty() || supported.contains(v));
+        let Some(chosen) = chosen.filter(|_| modern_refusal) else {
+            return Err(refusal);
+        };
+        tracing::debug!(server = %self.server, "initialize refused as a modern server refuses it; asking server/discover again");
+        match self
+            .discover_within(chosen, started, self.remaining(started))
+            .await?
+        {
+            Probe::Modern(result) if result.supported_versions.contains(chosen) => {
+                Ok(self.modern_session(chosen, *result))
+            }
+            _ => Err(refusal),
         }
     }
 
@@ -306,4 +350,17 @@ impl Shared {
             modern: None,
         })
     }
+}
+
+/// The revisions an error's `data.supported` lists (none when absent).
+fn supported_versions(data: Option<&Value>) -> Vec<String> {
+    data.and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
