@@ -33,12 +33,39 @@ impl ServerSet {
     /// diagnostics. Disabled servers are skipped without a note (the user
     /// switched them off).
     pub fn from_scoped<'a>(servers: impl IntoIterator<Item = &'a ScopedServer>) -> Self {
+        ServerSet::build(servers, None)
+    }
+
+    /// [`ServerSet::from_scoped`], with the notes on held-back servers
+    /// ending in the host's own way to approve one: `approve_step(name)`
+    /// is an imperative such as "run `my-host approve NAME`", and the note
+    /// says "…; <step> to start it". Without a hint the notes name the
+    /// settings keys, which every host reads.
+    pub fn from_scoped_with_hint<'a>(
+        servers: impl IntoIterator<Item = &'a ScopedServer>,
+        approve_step: &dyn Fn(&str) -> String,
+    ) -> Self {
+        ServerSet::build(servers, Some(approve_step))
+    }
+
+    /// [`ServerSet::from_scoped_with_hint`] over a loaded configuration.
+    pub fn from_loaded_with_hint(
+        config: &LoadedConfig,
+        approve_step: &dyn Fn(&str) -> String,
+    ) -> Self {
+        ServerSet::from_scoped_with_hint(&config.servers, approve_step)
+    }
+
+    fn build<'a>(
+        servers: impl IntoIterator<Item = &'a ScopedServer>,
+        approve_step: Option<&dyn Fn(&str) -> String>,
+    ) -> Self {
         let mut set = ServerSet::default();
         for server in servers {
             if !server.config.enabled {
                 continue;
             }
-            match withheld_reason(server) {
+            match withheld_reason(server, approve_step) {
                 None => set.runnable.push(server.config.clone()),
                 Some(message) => set.withheld.push(CatalogDiagnostic::server(
                     Level::Warning,
@@ -77,27 +104,46 @@ impl From<Vec<ServerConfig>> for ServerSet {
     }
 }
 
-fn withheld_reason(server: &ScopedServer) -> Option<String> {
+fn withheld_reason(
+    server: &ScopedServer,
+    approve_step: Option<&dyn Fn(&str) -> String>,
+) -> Option<String> {
     let name = &server.config.name;
     let source = server.source.display();
+    let step = approve_step.map(|step| step(name));
     if let (Approval::Pending, ApprovalBasis::Changed { fields }) =
         (server.approval, &server.approval_basis)
     {
+        let fix = match &step {
+            Some(step) => format!("{step} to approve it again"),
+            None => "approve it again to start it".to_owned(),
+        };
         return Some(format!(
             "project server `{name}` (from {source}) was not started: it changed since it was \
-             approved ({} changed); approve it again to start it",
+             approved ({} changed); {fix}",
             fields.join(", ")
         ));
     }
     match server.approval {
         Approval::Approved => None,
         Approval::Pending => Some(format!(
-            "project server `{name}` (from {source}) was not started: it awaits approval; \
-             add it to enabledMcpjsonServers (or set enableAllProjectMcpServers) in user or local settings"
+            "project server `{name}` (from {source}) was not started: it awaits approval; {}",
+            match &step {
+                Some(step) => format!("{step} to start it"),
+                None => "add it to enabledMcpjsonServers (or set enableAllProjectMcpServers) \
+                         in user or local settings"
+                    .to_owned(),
+            }
         )),
         Approval::Denied => Some(format!(
             "project server `{name}` (from {source}) was not started: it is denied by \
-             disabledMcpjsonServers in user or local settings; remove it there to approve it"
+             disabledMcpjsonServers in user or local settings; {}",
+            match &step {
+                Some(step) => format!(
+                    "remove it there to approve it, or {step} when the denial is in local settings"
+                ),
+                None => "remove it there to approve it".to_owned(),
+            }
         )),
     }
 }
@@ -166,5 +212,36 @@ mod tests {
             "{held:#?}"
         );
         assert!(message("e").is_some_and(|m| m.contains("denied")));
+    }
+
+    #[test]
+    fn a_hint_names_the_hosts_own_way_to_approve() {
+        let servers = [
+            project_server("c", Approval::Pending, ApprovalBasis::NotApproved),
+            project_server(
+                "d",
+                Approval::Pending,
+                ApprovalBasis::Changed {
+                    fields: vec!["url".to_owned()],
+                },
+            ),
+            project_server("e", Approval::Denied, ApprovalBasis::Denied),
+        ];
+        let step = |name: &str| format!("run `host approve {name}`");
+        let set = ServerSet::from_scoped_with_hint(&servers, &step);
+        let messages: Vec<&str> = set.withheld().iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "project server `c` (from /p/.mcp.json) was not started: it awaits approval; run `host approve c` to start it",
+                "project server `d` (from /p/.mcp.json) was not started: it changed since it was approved (url changed); run `host approve d` to approve it again",
+                "project server `e` (from /p/.mcp.json) was not started: it is denied by disabledMcpjsonServers in user or local settings; remove it there to approve it, or run `host approve e` when the denial is in local settings",
+            ]
+        );
+        // Without a hint the note stays host-neutral.
+        let plain = ServerSet::from_scoped(&servers);
+        assert!(plain.withheld()[0].message.ends_with(
+            "it awaits approval; add it to enabledMcpjsonServers (or set enableAllProjectMcpServers) in user or local settings"
+        ));
     }
 }

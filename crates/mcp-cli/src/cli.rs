@@ -67,9 +67,10 @@ pub(crate) enum Command {
     List,
     /// Show one server in full (header and env values redacted)
     Get(GetArgs),
-    /// Add a stdio server (`add NAME -- CMD ARGS…`) or a remote one (`--url`)
+    /// Add a stdio server (`add NAME -- CMD ARGS…`) or a remote one
+    /// (`add --transport http NAME URL`, or `--url URL`)
     #[command(
-        after_help = "Examples:\n  mcp-cli add fs --scope project --env ROOT=/data -- npx -y @modelcontextprotocol/server-filesystem /data\n  mcp-cli add docs --transport http --url https://example.com/mcp --header 'Authorization: Bearer TOKEN'\n  mcp-cli add api --url https://api.example.com/mcp --grant client_credentials --client-id svc --client-secret-env API_SECRET\n  mcp-cli add wl --url https://api.example.com/mcp --grant jwt_bearer --assertion-command 'cat /var/run/secrets/token'"
+        after_help = "A server added to project scope (.mcp.json) by this verb is approved for you in the same step.\n\nExamples:\n  mcp-cli add fs --scope project --env ROOT=/data -- npx -y @modelcontextprotocol/server-filesystem /data\n  mcp-cli add --transport http docs https://example.com/mcp --header 'Authorization: Bearer TOKEN'\n  mcp-cli add docs --transport http --url https://example.com/mcp\n  mcp-cli add git --cwd ~/src/repo --timeout 120 --exclude-tools 'git_reset*' -- uvx mcp-server-git\n  mcp-cli add api --url https://api.example.com/mcp --grant client_credentials --client-id svc --client-secret-env API_SECRET\n  mcp-cli add wl --url https://api.example.com/mcp --grant jwt_bearer --assertion-command 'cat /var/run/secrets/token'"
     )]
     // Boxed: its many OAuth flags make it much larger than the other verbs.
     Add(Box<AddArgs>),
@@ -115,10 +116,10 @@ pub(crate) enum Command {
     /// Show which remote servers have stored credentials
     #[command(name = "auth-status")]
     AuthStatus,
-    /// Approve a project server, so it may start (written to local settings)
-    Approve(NameArgs),
-    /// Deny a project server, so it never starts (written to local settings)
-    Deny(NameArgs),
+    /// Approve project servers, so they may start (written to local settings)
+    Approve(ApproveArgs),
+    /// Deny project servers, so they never start (written to local settings)
+    Deny(DenyArgs),
     /// Forget every approval and denial of this project's servers
     #[command(name = "reset-project-choices")]
     ResetProjectChoices,
@@ -215,6 +216,11 @@ pub(crate) struct AddArgs {
     // with `-` is taken as a value here.
     #[arg(allow_hyphen_values = true)]
     pub(crate) name: String,
+    /// `claude mcp add`'s shape: the url of a remote server, or a stdio
+    /// server's command and its arguments (arguments starting with `-` go
+    /// after `--`)
+    #[arg(value_name = "COMMAND_OR_URL")]
+    pub(crate) target: Vec<String>,
     /// The file the entry is written to
     #[arg(long, short, value_enum, default_value = "local")]
     pub(crate) scope: ScopeArg,
@@ -275,6 +281,30 @@ pub(crate) struct AddArgs {
     /// Environment variable holding the identity provider client secret
     #[arg(long = "idp-client-secret-env", value_name = "VAR")]
     pub(crate) idp_client_secret_env: Option<String>,
+    /// Working directory of a stdio server (a relative one is taken from
+    /// the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<String>,
+    /// Seconds the server may take for anything: connecting, each request
+    /// and each tool call (connectionTimeoutMs, requestTimeoutMs,
+    /// toolCallTimeoutMs)
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    pub(crate) timeout: Option<f64>,
+    /// Seconds the server may take to start and initialize
+    /// (connectionTimeoutMs; overrides --timeout)
+    #[arg(long = "connect-timeout", value_name = "SECONDS", value_parser = seconds)]
+    pub(crate) connect_timeout: Option<f64>,
+    /// Seconds one tool call may take (toolCallTimeoutMs; overrides --timeout)
+    #[arg(long = "tool-timeout", value_name = "SECONDS", value_parser = seconds)]
+    pub(crate) tool_timeout: Option<f64>,
+    /// Offer only the tools matching these patterns (toolFilter.include;
+    /// comma-separated or repeated; `*` matches any characters)
+    #[arg(long = "include-tools", value_name = "PATTERNS", value_delimiter = ',')]
+    pub(crate) include_tools: Vec<String>,
+    /// Never offer the tools matching these patterns (toolFilter.exclude;
+    /// comma-separated or repeated; wins over --include-tools)
+    #[arg(long = "exclude-tools", value_name = "PATTERNS", value_delimiter = ',')]
+    pub(crate) exclude_tools: Vec<String>,
     /// Replace an entry of the same name in that file
     #[arg(long)]
     pub(crate) force: bool,
@@ -312,6 +342,33 @@ pub(crate) struct NameScopeArgs {
 pub(crate) struct NameArgs {
     /// The server's name
     pub(crate) name: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ApproveArgs {
+    /// The project servers' names
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    pub(crate) names: Vec<String>,
+    /// Every project server awaiting approval
+    #[arg(long)]
+    pub(crate) all: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DenyArgs {
+    /// The project servers' names
+    #[arg(required = true)]
+    pub(crate) names: Vec<String>,
+}
+
+/// A positive, finite number of seconds (a timeout).
+fn seconds(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 * 365.0 => {
+            Ok(seconds)
+        }
+        _ => Err("expected a positive number of seconds".to_owned()),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,11 @@
 //! `add`'s arguments turned into one server entry: `KEY=VALUE` env pairs,
-//! `Name: value` headers, the command after `--` or the url and its flags.
-//! Checking the entry is `mcp_config::edit::validate_entry`'s; this module
-//! only builds the JSON a person described on the command line.
+//! `Name: value` headers, the command after `--` (or after the name, as
+//! `claude mcp add` takes it) or the url and its flags, and the fields every
+//! kind shares (`cwd`, timeouts, `toolFilter`). Checking the entry is
+//! `mcp_config::edit::validate_entry`'s; this module only builds the JSON a
+//! person described on the command line. [`stdio_entry`] and
+//! [`remote_entry`] are the building blocks other verbs reuse for servers
+//! given on the command line instead of in config.
 
 use mcp_config::TransportKind;
 use serde_json::{Map, Value};
@@ -9,9 +13,10 @@ use serde_json::{Map, Value};
 use crate::cli::{AddArgs, TransportArg};
 use crate::output::usage;
 
-/// The entry `add`'s arguments describe: a command after `--` makes a
-/// stdio entry, `--url` a remote one; flags that belong to the other kind
-/// are usage errors.
+/// The entry `add`'s arguments describe: a command (after `--`, or after
+/// the name) makes a stdio entry, a url (`--url`, or after the name with a
+/// remote `--transport`, or alone after the name) a remote one; flags that
+/// belong to the other kind are usage errors.
 pub(crate) fn entry_from_args(args: &AddArgs) -> anyhow::Result<Value> {
     let env = args
         .env
@@ -23,15 +28,14 @@ pub(crate) fn entry_from_args(args: &AddArgs) -> anyhow::Result<Value> {
         .iter()
         .map(|pair| parse_header_pair(pair))
         .collect::<Result<Vec<_>, _>>()?;
-    match (&args.url, args.command.split_first()) {
-        (Some(_), Some(_)) => Err(usage(
-            "give either a command after `--` (stdio) or --url (remote), not both",
-        )),
-        (None, None) => Err(usage(format!(
-            "server `{}` needs a command after `--` (stdio) or --url URL (remote)",
-            args.name
-        ))),
-        (None, Some((command, rest))) => {
+    let mut entry = match target(args)? {
+        Target::Stdio(argv) => {
+            let Some((command, rest)) = argv.split_first() else {
+                return Err(usage(format!(
+                    "server `{}` needs a command after `--` (stdio) or --url URL (remote)",
+                    args.name
+                )));
+            };
             if !matches!(args.transport, None | Some(TransportArg::Stdio)) {
                 return Err(usage(
                     "--transport http, sse and ws need --url, not a command",
@@ -42,9 +46,13 @@ pub(crate) fn entry_from_args(args: &AddArgs) -> anyhow::Result<Value> {
                     "--header and the OAuth flags (--client-id, --grant, ...) are for remote servers (--url)",
                 ));
             }
-            Ok(stdio_entry(command, rest, &env))
+            let mut entry = stdio_entry(command, rest, &env);
+            if let Some(cwd) = &args.cwd {
+                entry["cwd"] = Value::from(cwd_value(cwd)?);
+            }
+            entry
         }
-        (Some(url), None) => {
+        Target::Remote(url) => {
             let kind = match args.transport {
                 None | Some(TransportArg::Http) => TransportKind::Http,
                 Some(TransportArg::Sse) => TransportKind::Sse,
@@ -60,24 +68,146 @@ pub(crate) fn entry_from_args(args: &AddArgs) -> anyhow::Result<Value> {
                     "--env is for stdio servers; remote servers take --header",
                 ));
             }
+            if args.cwd.is_some() {
+                return Err(usage(
+                    "--cwd is for stdio servers; a remote server has no working directory",
+                ));
+            }
             if kind == TransportKind::Ws && has_oauth_flags(args) {
                 return Err(usage(
                     "ws servers have no OAuth: drop --client-id, --grant and the other OAuth flags",
                 ));
             }
-            Ok(remote_entry(&RemoteEntry {
-                kind,
-                url,
-                headers: &headers,
-                oauth: oauth_block(args)?,
-            }))
+            let mut entry = remote_entry(kind, url, &headers);
+            let oauth = oauth_block(args)?;
+            if !oauth.is_empty() {
+                entry["oauth"] = Value::Object(oauth);
+            }
+            entry
         }
+    };
+    add_common_fields(args, &mut entry);
+    Ok(entry)
+}
+
+/// What `add` was given to reach the server.
+enum Target<'a> {
+    /// The command and its arguments (possibly none: an error later).
+    Stdio(Vec<String>),
+    Remote(&'a str),
+}
+
+/// Sorts out the positional values after the name, `--url` and the
+/// command after `--`. After the name, `claude mcp add` takes a url when
+/// the transport is remote and a command otherwise; a lone url with no
+/// transport is taken as a remote server too, as a url-only entry is
+/// (REFERENCE §1.1), rather than as a command that cannot run.
+fn target(args: &AddArgs) -> anyhow::Result<Target<'_>> {
+    let remote = matches!(
+        args.transport,
+        Some(TransportArg::Http | TransportArg::Sse | TransportArg::Ws)
+    );
+    let url_after_name = match args.target.first() {
+        Some(first) if args.transport.is_none() => looks_like_url(first),
+        _ => remote,
+    };
+    match (&args.url, url_after_name) {
+        (Some(_), _) if !args.target.is_empty() => Err(usage(format!(
+            "give the url either after the name or as --url, not both (after `{}` came `{}`)",
+            args.name,
+            args.target.join(" ")
+        ))),
+        (Some(_), _) if !args.command.is_empty() => Err(usage(
+            "give either a command after `--` (stdio) or --url (remote), not both",
+        )),
+        (Some(url), _) => Ok(Target::Remote(url)),
+        (None, true) => match (args.target.as_slice(), args.command.is_empty()) {
+            ([url], true) => Ok(Target::Remote(url)),
+            ([], _) => Ok(Target::Stdio(args.command.clone())),
+            (_, false) => Err(usage(
+                "give either a command after `--` (stdio) or a url (remote), not both",
+            )),
+            (values, true) => Err(usage(format!(
+                "a remote server takes one url after its name, not {} values",
+                values.len()
+            ))),
+        },
+        (None, false) => Ok(Target::Stdio(
+            args.target.iter().chain(&args.command).cloned().collect(),
+        )),
+    }
+}
+
+fn looks_like_url(text: &str) -> bool {
+    ["http://", "https://", "ws://", "wss://"]
+        .iter()
+        .any(|scheme| {
+            text.len() > scheme.len() && text[..scheme.len()].eq_ignore_ascii_case(scheme)
+        })
+}
+
+/// `--cwd` as written to the entry: `~` and `${VAR}` forms are kept for the
+/// loader to expand; any other relative path is made absolute here, since
+/// the loader would otherwise resolve it against whatever directory the
+/// host runs in.
+fn cwd_value(cwd: &str) -> anyhow::Result<String> {
+    if cwd.is_empty() {
+        return Err(usage("--cwd is empty"));
+    }
+    if cwd.starts_with('~') || cwd.starts_with('$') {
+        return Ok(cwd.to_owned());
+    }
+    let path = std::path::absolute(cwd)
+        .map_err(|err| usage(format!("cannot resolve --cwd {cwd}: {err}")))?;
+    path.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| usage(format!("--cwd {} is not UTF-8", path.display())))
+}
+
+/// The timeouts and the tool filter, which every kind of entry takes.
+fn add_common_fields(args: &AddArgs, entry: &mut Value) {
+    let millis = |seconds: f64| {
+        // `seconds` is positive and bounded (the parser checks), so this
+        // fits; at least 1 ms, as 0 would mean "no time at all".
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let ms = (seconds * 1000.0).round() as u64;
+        Value::from(ms.max(1))
+    };
+    let connect = args.connect_timeout.or(args.timeout);
+    let tool_call = args.tool_timeout.or(args.timeout);
+    for (field, seconds) in [
+        ("connectionTimeoutMs", connect),
+        ("requestTimeoutMs", args.timeout),
+        ("toolCallTimeoutMs", tool_call),
+    ] {
+        if let Some(seconds) = seconds {
+            entry[field] = millis(seconds);
+        }
+    }
+    let patterns = |list: &[String]| -> Vec<Value> {
+        list.iter()
+            .map(|pattern| pattern.trim())
+            .filter(|pattern| !pattern.is_empty())
+            .map(Value::from)
+            .collect()
+    };
+    let include = patterns(&args.include_tools);
+    let exclude = patterns(&args.exclude_tools);
+    if !include.is_empty() || !exclude.is_empty() {
+        let mut filter = Map::new();
+        if !include.is_empty() {
+            filter.insert("include".to_owned(), Value::Array(include));
+        }
+        if !exclude.is_empty() {
+            filter.insert("exclude".to_owned(), Value::Array(exclude));
+        }
+        entry["toolFilter"] = Value::Object(filter);
     }
 }
 
 /// Builds a stdio entry: `{"type":"stdio","command","args","env"}`, leaving
 /// out `env` when it is empty.
-fn stdio_entry(command: &str, args: &[String], env: &[(String, String)]) -> Value {
+pub(crate) fn stdio_entry(command: &str, args: &[String], env: &[(String, String)]) -> Value {
     let mut entry = Map::new();
     entry.insert("type".to_owned(), Value::from("stdio"));
     entry.insert("command".to_owned(), Value::from(command));
@@ -88,28 +218,14 @@ fn stdio_entry(command: &str, args: &[String], env: &[(String, String)]) -> Valu
     Value::Object(entry)
 }
 
-/// What a remote entry built by [`remote_entry`] contains.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct RemoteEntry<'a> {
-    /// `http`, `sse` or `ws`.
-    kind: TransportKind,
-    url: &'a str,
-    headers: &'a [(String, String)],
-    /// The `oauth` block, empty when no OAuth flag was given.
-    oauth: Map<String, Value>,
-}
-
-/// Builds a remote entry: `{"type","url","headers","oauth":{…}}`, leaving
-/// out empty parts.
-fn remote_entry(remote: &RemoteEntry<'_>) -> Value {
+/// Builds a remote entry of `kind` (`http`, `sse` or `ws`):
+/// `{"type","url","headers"}`, leaving out `headers` when there are none.
+pub(crate) fn remote_entry(kind: TransportKind, url: &str, headers: &[(String, String)]) -> Value {
     let mut entry = Map::new();
-    entry.insert("type".to_owned(), Value::from(remote.kind.as_str()));
-    entry.insert("url".to_owned(), Value::from(remote.url));
-    if !remote.headers.is_empty() {
-        entry.insert("headers".to_owned(), pairs_object(remote.headers));
-    }
-    if !remote.oauth.is_empty() {
-        entry.insert("oauth".to_owned(), Value::Object(remote.oauth.clone()));
+    entry.insert("type".to_owned(), Value::from(kind.as_str()));
+    entry.insert("url".to_owned(), Value::from(url));
+    if !headers.is_empty() {
+        entry.insert("headers".to_owned(), pairs_object(headers));
     }
     Value::Object(entry)
 }
@@ -255,7 +371,7 @@ fn pairs_object(pairs: &[(String, String)]) -> Value {
 }
 
 /// Splits `KEY=VALUE` (an `--env` argument). The key must be non-empty.
-fn parse_env_pair(text: &str) -> anyhow::Result<(String, String)> {
+pub(crate) fn parse_env_pair(text: &str) -> anyhow::Result<(String, String)> {
     match text.split_once('=') {
         Some((key, value)) if !key.trim().is_empty() => {
             Ok((key.trim().to_owned(), value.to_owned()))
@@ -266,7 +382,7 @@ fn parse_env_pair(text: &str) -> anyhow::Result<(String, String)> {
 
 /// Splits `Name: value` (a `--header` argument). The name must be a valid
 /// HTTP header name.
-fn parse_header_pair(text: &str) -> anyhow::Result<(String, String)> {
+pub(crate) fn parse_header_pair(text: &str) -> anyhow::Result<(String, String)> {
     let invalid = || invalid_pair("header", &redact_pair(text, ':'), "'Name: value'");
     let (name, value) = text.split_once(':').ok_or_else(invalid)?;
     let name = name.trim();

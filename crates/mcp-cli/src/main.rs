@@ -31,7 +31,6 @@ mod write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mcp_config::edit::ProjectChoice;
 
 use crate::cli::{Cli, Command};
 use crate::context::Context;
@@ -79,8 +78,8 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::Remove(args) => write::remove(context, &args),
         Command::Enable(args) => write::set_enabled(context, &args, true),
         Command::Disable(args) => write::set_enabled(context, &args, false),
-        Command::Approve(args) => approve::choose(context, &args, ProjectChoice::Approve),
-        Command::Deny(args) => approve::choose(context, &args, ProjectChoice::Deny),
+        Command::Approve(args) => approve::approve(context, &args),
+        Command::Deny(args) => approve::deny(context, &args),
         Command::ResetProjectChoices => approve::reset(context),
         Command::Trust => approve::trust(context, true),
         Command::Untrust => approve::trust(context, false),

@@ -203,7 +203,7 @@ fn base_report(server: &ScopedServer, status: &'static str) -> ProbeReport {
 
 fn skipped(server: &ScopedServer) -> ProbeReport {
     let mut report = base_report(server, "skipped");
-    report.reason = Some(state(server));
+    report.reason = Some(crate::approve::skip_reason(server, state(server)));
     report
 }
 

@@ -20,7 +20,11 @@ pub(crate) const REDACTED: &str = "***";
 pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
     if context.json {
-        let servers: Vec<Value> = config.servers.iter().map(summary_json).collect();
+        let servers: Vec<Value> = config
+            .servers
+            .iter()
+            .map(|server| summary_json(&config, server))
+            .collect();
         output::print_json(&json!({
             "project": {"path": context.project, "trusted": config.project_trusted},
             "servers": servers,
@@ -39,7 +43,7 @@ pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
     if config.servers.is_empty() {
         outln!("no servers configured");
     } else {
-        let rows: Vec<[String; 6]> = config
+        let rows: Vec<[String; 7]> = config
             .servers
             .iter()
             .map(|server| {
@@ -50,16 +54,87 @@ pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
                     state(server),
                     approval_basis(&server.approval_basis),
                     server.source.display().to_string(),
+                    target(&config, server),
                 ]
             })
             .collect();
         print_table(
-            ["NAME", "KIND", "SCOPE", "STATE", "APPROVAL", "SOURCE"],
+            [
+                "NAME",
+                "KIND",
+                "SCOPE",
+                "STATE",
+                "APPROVAL",
+                "SOURCE",
+                "COMMAND/URL",
+            ],
             &rows,
         );
     }
     print_diagnostics(&config);
+    let pending = crate::approve::pending_names(&config);
+    match pending.as_slice() {
+        [] => {}
+        [name] => outln!(
+            "{}",
+            shown(&format!(
+                "to let `{name}` start, run `{}`",
+                crate::approve::approve_command(&pending)
+            ))
+        ),
+        _ => outln!(
+            "{}",
+            shown(&format!(
+                "to let these start, run `{}` (or `mcp-cli approve --all`)",
+                crate::approve::approve_command(&pending)
+            ))
+        ),
+    }
     Ok(Outcome::Ok)
+}
+
+/// What a server runs or reaches, for `list`: a stdio server's command and
+/// arguments (shell-quoted; credentials in url arguments redacted; env
+/// values never), a remote server's url with its credentials redacted.
+fn target(config: &LoadedConfig, server: &ScopedServer) -> String {
+    match &server.config.transport {
+        TransportConfig::Stdio(stdio) => {
+            let mut argv = vec![stdio.command.clone()];
+            argv.extend(redacted_args(&stdio.args));
+            shell_words(&argv)
+        }
+        TransportConfig::Http(remote)
+        | TransportConfig::Sse(remote)
+        | TransportConfig::Ws(remote) => redact_url(&remote.url, written_url(config, server)),
+        TransportConfig::ClaudeAiProxy(proxy) => {
+            redact_url(&proxy.url, written_url(config, server))
+        }
+        TransportConfig::Sdk { name } => format!("sdk {name}"),
+    }
+}
+
+/// The url as the server's file spells it, which tells `redact_url` the
+/// parts that came from variables.
+fn written_url<'a>(config: &'a LoadedConfig, server: &ScopedServer) -> Option<&'a str> {
+    config
+        .raw_entries
+        .get(&server.config.name)
+        .and_then(|raw| raw.get("url"))
+        .and_then(Value::as_str)
+}
+
+/// Arguments with the credentials of url-like ones redacted, as `get`
+/// shows them by default.
+fn redacted_args(args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|arg| {
+            if arg.contains("://") {
+                redact_url(arg, None)
+            } else {
+                arg.clone()
+            }
+        })
+        .collect()
 }
 
 /// Why a server may or may not start, in a few words.
@@ -306,8 +381,8 @@ pub(crate) fn unknown_server(config: &LoadedConfig, name: &str) -> String {
     }
 }
 
-fn summary_json(server: &ScopedServer) -> Value {
-    json!({
+fn summary_json(config: &LoadedConfig, server: &ScopedServer) -> Value {
+    let mut summary = json!({
         "name": server.config.name,
         "kind": server.config.transport.kind(),
         "scope": server.scope,
@@ -316,7 +391,16 @@ fn summary_json(server: &ScopedServer) -> Value {
         "approval": server.approval,
         "approvalBasis": server.approval_basis,
         "plugin": server.plugin,
-    })
+    });
+    match &server.config.transport {
+        TransportConfig::Stdio(stdio) => {
+            summary["command"] = json!(stdio.command);
+            summary["args"] = json!(redacted_args(&stdio.args));
+        }
+        TransportConfig::Sdk { name } => summary["sdkName"] = json!(name),
+        _ => summary["url"] = json!(target(config, server)),
+    }
+    summary
 }
 
 fn server_diagnostics(config: &LoadedConfig, name: &str) -> Vec<Value> {

@@ -45,7 +45,7 @@ pub(crate) fn open_runtime(
         }
     }
     // Only approved servers start; the others are listed in the diagnostics.
-    let servers = ServerSet::from_loaded(&config);
+    let servers = ServerSet::from_loaded_with_hint(&config, &crate::approve::approve_step);
     let connector = Arc::new(McpConnector::new(session::connect_options(context)));
     let options = RuntimeOptions {
         materialize: MaterializeOptions {

@@ -1,11 +1,13 @@
 //! The verbs that change config files: `add`, `add-json`, `remove`,
 //! `enable`, `disable`. All the file work is `mcp_config::edit`'s; this
-//! module turns arguments into one edit and reports what it did.
+//! module turns arguments into one edit and reports what it did. A server
+//! the user adds to project scope is approved for them in the same step.
 
 use mcp_config::Scope;
 use mcp_config::edit::{self, ServersLocation};
 use serde_json::{Value, json};
 
+use crate::approve::{self, AddedApproval};
 use crate::cli::{AddArgs, AddJsonArgs, NameScopeArgs};
 use crate::context::Context;
 use crate::entry_args;
@@ -15,10 +17,10 @@ use crate::output::{self, Outcome, outln, shown, usage};
 /// `add NAME --transport http|sse|ws --url URL [--header 'K: V']…`.
 pub(crate) fn add(context: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
     let entry = entry_args::entry_from_args(args)?;
-    let kind = if args.command.is_empty() {
-        "remote"
-    } else {
+    let kind = if entry["type"] == "stdio" {
         "stdio"
+    } else {
+        "remote"
     };
     write_entry(
         context,
@@ -69,14 +71,59 @@ fn write_entry(
         _ => err.into(),
     })?;
     let action = if replaced { "replaced" } else { "added" };
-    report(context, action, name, scope, &report_location, |file| {
-        let kind = if kind.is_empty() {
-            String::new()
-        } else {
-            format!("{kind} ")
-        };
-        format!("{action} {kind}server `{name}` in {file}")
-    })
+    // The user named this project server's command themselves: it is
+    // approved in the same step rather than held back until they approve
+    // what they just typed.
+    let approval = if scope == Scope::Project {
+        Some(approve::approve_added(context, name)?)
+    } else {
+        None
+    };
+    if context.json {
+        let mut document = json!({
+            "action": action,
+            "name": name,
+            "scope": scope.as_str(),
+            "file": report_location.path,
+        });
+        match &approval {
+            Some(AddedApproval::Approved { path, .. }) => {
+                document["approval"] = json!({"approval": "approved", "file": path});
+            }
+            Some(AddedApproval::Shadowed { scope, source }) => {
+                document["approval"] = json!({"approval": "shadowed", "by": {"scope": scope.as_str(), "source": source}});
+            }
+            None => {}
+        }
+        output::print_json(&document)?;
+        return Ok(Outcome::Ok);
+    }
+    let kind = if kind.is_empty() {
+        String::new()
+    } else {
+        format!("{kind} ")
+    };
+    let file = format!("{} ({scope})", report_location.path.display());
+    outln!(
+        "{}",
+        shown(&format!("{action} {kind}server `{name}` in {file}"))
+    );
+    match approval {
+        Some(AddedApproval::Approved { file, .. }) => outln!(
+            "{}",
+            shown(&format!(
+                "approved it for this project in {file}, as you added it"
+            ))
+        ),
+        Some(AddedApproval::Shadowed { scope, source }) => outln!(
+            "{}",
+            shown(&format!(
+                "note: `{name}` from {scope} scope ({source}) has the same name and wins, so the added server does not start and was not approved"
+            ))
+        ),
+        None => {}
+    }
+    Ok(Outcome::Ok)
 }
 
 /// `remove NAME [--scope S]`.
