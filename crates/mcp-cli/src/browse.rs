@@ -23,7 +23,7 @@ struct Listed {
 
 /// The selected servers that may start, and the notes on those held back.
 fn runnable(config: &LoadedConfig) -> (Vec<String>, Vec<String>) {
-    let set = ServerSet::from_loaded(config);
+    let set = ServerSet::from_loaded_with_hint(config, &crate::approve::approve_step);
     let names = set
         .runnable()
         .iter()

@@ -539,12 +539,7 @@ pub(crate) fn adhoc_entry(
                 .iter()
                 .map(|pair| parse_header_pair(pair))
                 .collect::<Result<Vec<_>, _>>()?;
-            Ok(remote_entry(&RemoteEntry {
-                kind,
-                url,
-                headers: &headers,
-                oauth: Map::new(),
-            }))
+            Ok(remote_entry(kind, url, &headers))
         }
         (None, Some((program, args))) => {
             let env = env
