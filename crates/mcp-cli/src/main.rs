@@ -18,6 +18,7 @@ mod auth;
 mod cli;
 mod context;
 mod entry_args;
+mod host;
 mod output;
 mod probe;
 mod read;
