@@ -21,9 +21,10 @@
 
 mod form;
 
-use std::io::IsTerminal as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use mcp_transport::message::ErrorObject;
@@ -79,6 +80,7 @@ impl Host {
         let turn = Arc::clone(&self.asking).lock_owned().await;
         tokio::task::spawn_blocking(move || {
             let _turn = turn;
+            let _shown = QuestionShown::start();
             ask()
         })
         .await
@@ -126,6 +128,32 @@ impl Host {
                 format!("cannot read the answer from the terminal: {err}"),
             )
         })
+    }
+}
+
+/// Whether a question is on the terminal now: the call's live progress
+/// line waits, so it does not draw over the prompt.
+static QUESTION_SHOWN: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn question_shown() -> bool {
+    QUESTION_SHOWN.load(Ordering::SeqCst)
+}
+
+/// Marks a question shown until dropped (also when the question fails).
+struct QuestionShown;
+
+impl QuestionShown {
+    fn start() -> QuestionShown {
+        QUESTION_SHOWN.store(true, Ordering::SeqCst);
+        // A progress line may be drawn where the question starts.
+        let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+        QuestionShown
+    }
+}
+
+impl Drop for QuestionShown {
+    fn drop(&mut self) {
+        QUESTION_SHOWN.store(false, Ordering::SeqCst);
     }
 }
 
