@@ -735,8 +735,8 @@ mod tests {
         check(
             number.clone(),
             true,
-            &["3.14", ""],
-            json!({"f": 3.14}),
+            &["2.5", ""],
+            json!({"f": 2.5}),
             "number ≤ 1000",
         );
         check(
