@@ -479,7 +479,7 @@ fn span(seconds: u64) -> String {
 /// `$BROWSER` is one program path given the url as its only argument: it
 /// is not split or expanded, so no part of the url or the variable can
 /// become a shell command.
-fn open_in_browser(url: &str) -> bool {
+pub(crate) fn open_in_browser(url: &str) -> bool {
     if let Some(browser) = std::env::var_os("BROWSER").filter(|value| !value.is_empty()) {
         return std::process::Command::new(browser)
             .arg(url)

@@ -49,6 +49,10 @@ pub(crate) struct GlobalArgs {
     /// newest the server supports
     #[arg(long, global = true, value_name = "REVISION", value_parser = protocol_revision)]
     pub(crate) protocol: Option<String>,
+    /// A folder servers may ask for as a root (repeatable) [default: the
+    /// project directory]
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub(crate) roots: Vec<PathBuf>,
 }
 
 /// A `--protocol` value: one of the revisions the client knows.

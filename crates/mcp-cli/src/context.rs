@@ -24,6 +24,9 @@ pub(crate) struct Context {
     pub(crate) env: BTreeMap<String, String>,
     /// `--protocol`: the one revision to speak.
     pub(crate) protocol: Option<String>,
+    /// The folders given to servers that ask for roots: the `--root`
+    /// folders, canonical, or else the project directory.
+    pub(crate) roots: Vec<PathBuf>,
 }
 
 impl Context {
@@ -47,6 +50,19 @@ impl Context {
             .iter()
             .map(|dir| absolute(dir))
             .collect::<anyhow::Result<_>>()?;
+        let roots = if global.roots.is_empty() {
+            vec![project.clone()]
+        } else {
+            global
+                .roots
+                .iter()
+                .map(|dir| {
+                    // Canonical, so a server sees one name per folder and no
+                    // `..` or symlink it could misread.
+                    std::fs::canonicalize(dir).with_context(|| format!("--root {}", dir.display()))
+                })
+                .collect::<anyhow::Result<_>>()?
+        };
         Ok(Context {
             home,
             project,
@@ -60,6 +76,7 @@ impl Context {
                 })
                 .collect(),
             protocol: global.protocol.clone(),
+            roots,
         })
     }
 

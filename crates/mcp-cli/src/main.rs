@@ -19,6 +19,7 @@ mod browse;
 mod cli;
 mod context;
 mod entry_args;
+mod host;
 mod output;
 mod probe;
 mod read;

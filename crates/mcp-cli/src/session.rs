@@ -200,9 +200,13 @@ impl Signals {
 }
 
 /// What a connection needs from outside: the environment stdio children
-/// draw their allow-listed variables from, and stored OAuth credentials.
+/// draw their allow-listed variables from, stored OAuth credentials, and
+/// the host's answers to what servers ask ([`crate::host`]).
 pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
-    let mut session = mcp_transport::SessionOptions::default();
+    let mut session = mcp_transport::SessionOptions {
+        handler: Some(Arc::new(crate::host::Host::new(context))),
+        ..mcp_transport::SessionOptions::default()
+    };
     if let Some(revision) = &context.protocol {
         session.protocol_version = revision.clone();
         session.pin_protocol = true;

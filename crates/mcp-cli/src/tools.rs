@@ -535,7 +535,9 @@ impl ProgressLine {
         }
         if line.live {
             line.latest = Some(text);
-            line.draw();
+            if !crate::host::question_shown() {
+                line.draw();
+            }
         } else if !line.quiet {
             errln!("progress {}", shown(&text));
         }
@@ -544,7 +546,10 @@ impl ProgressLine {
     fn redraw(line: &Mutex<ProgressLine>) {
         let Ok(mut line) = line.lock() else { return };
         // A fast call finishes without ever showing a spinner.
-        if line.live && line.started.elapsed() > Duration::from_millis(300) {
+        if line.live
+            && line.started.elapsed() > Duration::from_millis(300)
+            && !crate::host::question_shown()
+        {
             line.frame += 1;
             line.draw();
         }

@@ -274,6 +274,15 @@ pub trait ClientHandler: Send + Sync {
         json!({})
     }
 
+    /// The handler for the session of the server named `server`, which
+    /// [`ClientSession::initialize`] asks for once, so a host that shares
+    /// one handler between servers can still tell its user which server is
+    /// asking. `None` (the default) keeps this handler.
+    fn for_server(&self, server: &str) -> Option<Arc<dyn ClientHandler>> {
+        let _ = server;
+        None
+    }
+
     /// `roots/list`.
     async fn list_roots(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
         let _ = params;
@@ -405,6 +414,14 @@ impl ClientSession {
         options: SessionOptions,
     ) -> Result<ClientSession, TransportError> {
         let server = server.into();
+        let mut options = options;
+        if let Some(handler) = options
+            .handler
+            .as_ref()
+            .and_then(|handler| handler.for_server(&server))
+        {
+            options.handler = Some(handler);
+        }
         let kind = transport.kind();
         let stderr = transport.stderr_tail();
         let direct = transport.sender();

@@ -1,0 +1,498 @@
+//! What the CLI answers when a server asks something of it: the
+//! [`ClientHandler`] every connection gets (`session::connect_options`).
+//! It answers the server→client requests of revisions up to 2025-11-25 and
+//! the input requests of 2026-07-28 results (`input_required`), which the
+//! session routes to the same handler.
+//!
+//! - `roots/list`: the `--root` folders, or the project folder, as
+//!   canonical `file://` URIs with their folder names.
+//! - `elicitation/create`: on a terminal (stdin and stderr both), form mode
+//!   asks field by field on stderr and checks every answer against the
+//!   requested schema ([`form`]); URL mode shows the full url and its host
+//!   and opens it in a browser only once the user agrees. Without a
+//!   terminal both are declined, with a note on stderr naming the server.
+//!   One question is shown at a time, however many servers ask at once.
+//! - `sampling/createMessage`: refused. The CLI has no language model, and
+//!   sampling is deprecated as of 2026-07-28, so the capability is not
+//!   declared: a server learns at the handshake that it cannot sample here
+//!   and can hide or change what needs it. A server that asks anyway gets
+//!   the error the 2025-11-25 spec names for a rejected sampling request
+//!   (code -1) with a message saying why, rather than -32601.
+
+mod form;
+
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use mcp_transport::message::ErrorObject;
+use mcp_transport::message::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
+use mcp_transport::session::ClientHandler;
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use crate::context::Context;
+use crate::output::{errln, shown, shown_lines};
+
+use form::Filled;
+
+/// The code the 2025-11-25 sampling spec gives "User rejected sampling
+/// request".
+const SAMPLING_REJECTED: i64 = -1;
+
+/// The CLI's answers to one server's requests.
+#[derive(Clone)]
+pub(crate) struct Host {
+    /// `{"roots": [...]}`, built once.
+    roots: Value,
+    /// The server this copy answers, once the session has named it.
+    server: Option<String>,
+    /// Whether questions can be asked: stdin and stderr are terminals.
+    terminal: bool,
+    /// Held for the whole of one question, shared by every server's copy,
+    /// so prompts never interleave.
+    asking: Arc<Mutex<()>>,
+}
+
+impl Host {
+    pub(crate) fn new(context: &Context) -> Host {
+        Host {
+            roots: roots(&context.roots),
+            server: None,
+            terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+            asking: Arc::default(),
+        }
+    }
+
+    fn server(&self) -> &str {
+        self.server.as_deref().unwrap_or("(unnamed)")
+    }
+
+    /// Runs `ask` on a blocking thread with the question lock held; the
+    /// lock moves into the thread, so a request cancelled while the user is
+    /// typing still keeps the next question from starting under it.
+    async fn ask<T: Send + 'static>(
+        &self,
+        ask: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ErrorObject> {
+        let turn = Arc::clone(&self.asking).lock_owned().await;
+        tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            let _shown = QuestionShown::start();
+            ask()
+        })
+        .await
+        .map_err(|err| ErrorObject::new(INTERNAL_ERROR, format!("the question failed: {err}")))
+    }
+
+    async fn form(&self, message: String, schema: Value) -> Result<Value, ErrorObject> {
+        let server = self.server().to_owned();
+        let filled = self
+            .ask(move || {
+                let mut input = std::io::stdin().lock();
+                // Not the stderr lock: other threads' log lines must not
+                // wait for the user.
+                let mut output = std::io::stderr();
+                form::fill(&server, &message, &schema, &mut input, &mut output)
+            })
+            .await?;
+        let filled = filled.map_err(|form::Unsupported(why)| {
+            ErrorObject::new(INVALID_PARAMS, format!("cannot ask for this form: {why}"))
+        })?;
+        match filled {
+            Ok(Filled::Accept(content)) => Ok(json!({"action": "accept", "content": content})),
+            Ok(Filled::Decline) => Ok(json!({"action": "decline"})),
+            Ok(Filled::Cancel) => Ok(json!({"action": "cancel"})),
+            Err(err) => Err(ErrorObject::new(
+                INTERNAL_ERROR,
+                format!("cannot read the answer from the terminal: {err}"),
+            )),
+        }
+    }
+
+    async fn url(&self, message: String, url: url::Url) -> Result<Value, ErrorObject> {
+        let server = self.server().to_owned();
+        self.ask(move || {
+            let mut input = std::io::stdin().lock();
+            let mut output = std::io::stderr();
+            open_url(&server, &message, &url, &mut input, &mut output, &|url| {
+                crate::auth::open_in_browser(url)
+            })
+        })
+        .await?
+        .map_err(|err| {
+            ErrorObject::new(
+                INTERNAL_ERROR,
+                format!("cannot read the answer from the terminal: {err}"),
+            )
+        })
+    }
+}
+
+/// Whether a question is on the terminal now: the call's live progress
+/// line waits, so it does not draw over the prompt.
+static QUESTION_SHOWN: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn question_shown() -> bool {
+    QUESTION_SHOWN.load(Ordering::SeqCst)
+}
+
+/// Marks a question shown until dropped (also when the question fails).
+struct QuestionShown;
+
+impl QuestionShown {
+    fn start() -> QuestionShown {
+        QUESTION_SHOWN.store(true, Ordering::SeqCst);
+        // A progress line may be drawn where the question starts.
+        let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+        QuestionShown
+    }
+}
+
+impl Drop for QuestionShown {
+    fn drop(&mut self) {
+        QUESTION_SHOWN.store(false, Ordering::SeqCst);
+    }
+}
+
+/// `{"roots": [...]}` for these folders: `file://` URIs (percent-encoded
+/// by the url crate) named after the folder.
+fn roots(folders: &[PathBuf]) -> Value {
+    let roots: Vec<Value> = folders
+        .iter()
+        .filter_map(|folder| {
+            let uri = url::Url::from_file_path(folder).ok()?;
+            let name = folder.file_name().map_or_else(
+                || folder.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            );
+            Some(json!({"uri": uri.as_str(), "name": name}))
+        })
+        .collect();
+    json!({ "roots": roots })
+}
+
+#[async_trait]
+impl ClientHandler for Host {
+    fn capabilities(&self) -> Value {
+        // `roots: {}`: the list never changes while the CLI runs (and
+        // 2026-07-28 has no list-changed notification for it). No
+        // `sampling`: see the module docs.
+        json!({"roots": {}, "elicitation": {"form": {}, "url": {}}})
+    }
+
+    fn for_server(&self, server: &str) -> Option<Arc<dyn ClientHandler>> {
+        Some(Arc::new(Host {
+            server: Some(server.to_owned()),
+            ..self.clone()
+        }))
+    }
+
+    async fn list_roots(&self, _: Option<Value>) -> Result<Value, ErrorObject> {
+        Ok(self.roots.clone())
+    }
+
+    async fn create_message(&self, _: Option<Value>) -> Result<Value, ErrorObject> {
+        errln!(
+            "note: server \"{}\" asked to sample a language model; refused: mcp-cli has none",
+            shown(self.server()).as_ref()
+        );
+        Err(ErrorObject::new(
+            SAMPLING_REJECTED,
+            "sampling declined: this client (mcp-cli) has no language model to sample, \
+             and sampling is deprecated as of MCP 2026-07-28",
+        ))
+    }
+
+    async fn elicit(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let params = params.unwrap_or(Value::Null);
+        let text = |key: &str| params.get(key).and_then(Value::as_str);
+        let message = text("message")
+            .ok_or_else(|| ErrorObject::new(INVALID_PARAMS, "elicitation/create: no message"))?
+            .to_owned();
+        let mode = text("mode").unwrap_or("form");
+        let url = match mode {
+            "form" => None,
+            "url" => {
+                let url = text("url").ok_or_else(|| {
+                    ErrorObject::new(INVALID_PARAMS, "elicitation/create: url mode without a url")
+                })?;
+                let parsed = url::Url::parse(url)
+                    .ok()
+                    .filter(|url| matches!(url.scheme(), "https" | "http"));
+                let Some(parsed) = parsed else {
+                    // Another scheme could start a local program through
+                    // the platform's url opener.
+                    errln!(
+                        "note: server \"{}\" asked to open \"{}\"; declined: not an http(s) url",
+                        shown(self.server()).as_ref(),
+                        shown(url).as_ref()
+                    );
+                    return Ok(json!({"action": "decline"}));
+                };
+                Some(parsed)
+            }
+            other => {
+                return Err(ErrorObject::new(
+                    INVALID_PARAMS,
+                    format!("elicitation/create: unknown mode {other:?}"),
+                ));
+            }
+        };
+        if !self.terminal {
+            errln!(
+                "note: server \"{}\" asked for input ({}: \"{}\"); declined: stdin and stderr are not a terminal to ask on",
+                shown(self.server()).as_ref(),
+                if url.is_some() {
+                    "open a url"
+                } else {
+                    "a form"
+                },
+                shown(&message).as_ref()
+            );
+            return Ok(json!({"action": "decline"}));
+        }
+        match url {
+            Some(url) => self.url(message, url).await,
+            None => {
+                let schema = params
+                    .get("requestedSchema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+                self.form(message, schema).await
+            }
+        }
+    }
+}
+
+/// URL mode: the full url and its host shown, a warning for what makes a
+/// url easy to misread, the user's consent asked, then the browser.
+fn open_url(
+    server: &str,
+    message: &str,
+    url: &url::Url,
+    input: &mut dyn std::io::BufRead,
+    output: &mut dyn std::io::Write,
+    open: &dyn Fn(&str) -> bool,
+) -> std::io::Result<Value> {
+    let host = url.host_str().unwrap_or_default();
+    writeln!(
+        output,
+        "Server \"{}\" asks you to open a web page:\n  {}\n  url:  {}\n  host: {}",
+        shown(server).as_ref(),
+        shown_lines(message).replace('\n', "\n  "),
+        shown(url.as_str()),
+        shown(host)
+    )?;
+    if host.split('.').any(|label| label.starts_with("xn--")) {
+        writeln!(
+            output,
+            "  warning: the host is an internationalised (punycode) name; check it is the site you expect"
+        )?;
+    }
+    if url.scheme() != "https" {
+        writeln!(output, "  warning: not https")?;
+    }
+    let mut line = String::new();
+    loop {
+        write!(output, "Open it in your browser? [y/N] (:cancel cancels) ")?;
+        output.flush()?;
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            writeln!(output)?;
+            return Ok(json!({"action": "cancel"}));
+        }
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => break,
+            "" | "n" | "no" | ":decline" => return Ok(json!({"action": "decline"})),
+            ":cancel" => return Ok(json!({"action": "cancel"})),
+            _ => writeln!(output, "  answer y or n")?,
+        }
+    }
+    if open(url.as_str()) {
+        writeln!(output, "(opened in your browser)")?;
+        return Ok(json!({"action": "accept"}));
+    }
+    // The user agreed; without a browser they can still open it by hand.
+    write!(
+        output,
+        "(could not open a browser; open the url yourself, then press Enter, or :cancel) "
+    )?;
+    output.flush()?;
+    line.clear();
+    let read = input.read_line(&mut line)?;
+    if read == 0 || line.trim() == ":cancel" {
+        return Ok(json!({"action": "cancel"}));
+    }
+    Ok(json!({"action": "accept"}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn host(folders: &[PathBuf], terminal: bool) -> Host {
+        Host {
+            roots: roots(folders),
+            server: Some("srv".into()),
+            terminal,
+            asking: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn roots_are_percent_encoded_file_uris_named_after_their_folder() {
+        let check = |folder: &str, uri: &str, name: &str| {
+            let value = roots(&[PathBuf::from(folder)]);
+            assert_eq!(
+                value,
+                json!({"roots": [{"uri": uri, "name": name}]}),
+                "{folder}"
+            );
+        };
+        check("/home/u/project", "file:///home/u/project", "project");
+        check(
+            "/home/u/my project#1?%",
+            "file:///home/u/my%20project%231%3F%25",
+            "my project#1?%",
+        );
+        check("/srv/ünï", "file:///srv/%C3%BCn%C3%AF", "ünï");
+        check("/", "file:///", "/");
+    }
+
+    #[tokio::test]
+    async fn without_a_terminal_elicitation_is_declined_and_sampling_refused() {
+        let host = host(&[PathBuf::from("/p")], false);
+        let form = json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}});
+        assert_eq!(
+            host.elicit(Some(form)).await,
+            Ok(json!({"action": "decline"}))
+        );
+        let url = json!({"mode": "url", "message": "Sign in", "url": "https://example.com/x"});
+        assert_eq!(
+            host.elicit(Some(url)).await,
+            Ok(json!({"action": "decline"}))
+        );
+        // Never handed to a url opener, terminal or not.
+        let file = json!({"mode": "url", "message": "m", "url": "file:///etc/passwd"});
+        assert_eq!(
+            host.elicit(Some(file)).await,
+            Ok(json!({"action": "decline"}))
+        );
+        let bad = host
+            .elicit(Some(json!({"mode": "telepathy", "message": "m"})))
+            .await;
+        assert_eq!(bad.map_err(|e| e.code), Err(INVALID_PARAMS));
+
+        let refused = host
+            .create_message(Some(json!({"messages": []})))
+            .await
+            .expect_err("refused");
+        assert_eq!(refused.code, SAMPLING_REJECTED);
+        assert!(
+            refused.message.contains("no language model"),
+            "{}",
+            refused.message
+        );
+        assert_eq!(
+            host.handle_request("roots/list", None).await,
+            Ok(json!({"roots": [{"uri": "file:///p", "name": "p"}]}))
+        );
+        assert_eq!(
+            host.capabilities(),
+            json!({"roots": {}, "elicitation": {"form": {}, "url": {}}})
+        );
+    }
+
+    #[test]
+    fn url_mode_opens_only_with_consent() {
+        #[track_caller]
+        fn check(url: &str, lines: &str, opens: bool, expect: &str, said: &str) {
+            let url = url::Url::parse(url).expect("url");
+            let mut input = Cursor::new(lines.as_bytes().to_vec());
+            let mut output = Vec::new();
+            let opened = std::cell::Cell::new(false);
+            let answer = open_url("srv", "Sign in", &url, &mut input, &mut output, &|_| {
+                opened.set(true);
+                opens
+            })
+            .expect("io");
+            let shown = String::from_utf8(output).expect("utf-8");
+            assert_eq!(answer, json!({"action": expect}), "{lines:?}\n{shown}");
+            assert_eq!(
+                opened.get(),
+                lines.starts_with('y') || lines.contains("\ny"),
+                "{shown}"
+            );
+            assert!(shown.contains(said), "{said:?} not in\n{shown}");
+        }
+        check(
+            "https://example.com/a?b=1",
+            "y\n",
+            true,
+            "accept",
+            "url:  https://example.com/a?b=1\n  host: example.com",
+        );
+        check("https://example.com/", "\n", true, "decline", "[y/N]");
+        check(
+            "https://example.com/",
+            "maybe\nn\n",
+            true,
+            "decline",
+            "answer y or n",
+        );
+        check(
+            "https://example.com/",
+            ":cancel\n",
+            true,
+            "cancel",
+            "Open it",
+        );
+        check("https://example.com/", "", true, "cancel", "Sign in");
+        check(
+            "https://xn--e1afmkfd.example/",
+            "n\n",
+            true,
+            "decline",
+            "punycode",
+        );
+        check("http://127.0.0.1:9/", "n\n", true, "decline", "not https");
+        check(
+            "https://example.com/",
+            "y\n\n",
+            false,
+            "accept",
+            "open the url yourself",
+        );
+        check(
+            "https://example.com/",
+            "y\n:cancel\n",
+            false,
+            "cancel",
+            "could not open a browser",
+        );
+    }
+
+    #[tokio::test]
+    async fn a_named_copy_answers_alike_and_questions_wait_their_turn() {
+        let host = host(&[], true);
+        let named = host.for_server("other").expect("a named copy");
+        // The copy answers as the original does.
+        assert_eq!(named.capabilities(), host.capabilities());
+        assert_eq!(named.list_roots(None).await, Ok(json!({"roots": []})));
+        // While one question holds the lock, another waits for it.
+        let held = Arc::clone(&host.asking).lock_owned().await;
+        let waiting = host.ask(|| 7);
+        tokio::pin!(waiting);
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(50), &mut waiting)
+                .await
+                .is_err()
+        );
+        drop(held);
+        assert_eq!(waiting.await, Ok(7));
+    }
+}
