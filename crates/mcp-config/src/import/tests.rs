@@ -1,0 +1,1 @@
+//! Table tests of every field mapping, one realistic file per host, and hostile input.
