@@ -84,6 +84,7 @@ fn remote(b: &mut EntryBuilder<'_>) {
     if !headers.is_empty() {
         b.set("headers", Value::Object(headers));
     }
+    let mut oauth = Map::new();
     if let Some(scopes) = b.field("scopes") {
         match scopes.as_array().and_then(|items| {
             items
@@ -92,12 +93,31 @@ fn remote(b: &mut EntryBuilder<'_>) {
                 .collect::<Option<Vec<Value>>>()
         }) {
             Some(scopes) => {
-                let mut oauth = Map::new();
                 oauth.insert("scopes".to_owned(), Value::Array(scopes));
-                b.set("oauth", Value::Object(oauth));
             }
             None => b.untranslated(&["scopes"], "not an array of scope names; left out"),
         }
+    }
+    if let Some(table) = b.field("oauth") {
+        match table.as_object() {
+            Some(table) => {
+                for (key, value) in table {
+                    match (key.as_str(), value.as_str()) {
+                        ("client_id", Some(id)) => {
+                            oauth.insert("clientId".to_owned(), Value::from(id));
+                        }
+                        _ => b.untranslated(
+                            &["oauth", key],
+                            "not carried over; `mcp-cli login` discovers the authorization server",
+                        ),
+                    }
+                }
+            }
+            None => b.untranslated(&["oauth"], "not a table; left out"),
+        }
+    }
+    if !oauth.is_empty() {
+        b.set("oauth", Value::Object(oauth));
     }
 }
 

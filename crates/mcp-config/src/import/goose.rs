@@ -39,6 +39,15 @@ fn entry(b: &mut EntryBuilder<'_>) {
             return;
         }
     }
+    if kind != "stdio"
+        && let Some(envs) = b.field("envs")
+        && envs.as_object().is_none_or(|e| !e.is_empty())
+    {
+        b.untranslated(
+            &["envs"],
+            "a remote extension has no process to give an environment to",
+        );
+    }
     if let Some(enabled) = b.boolean("enabled") {
         b.set("enabled", Value::Bool(enabled));
     }

@@ -440,6 +440,7 @@ impl<'a> EntryBuilder<'a> {
             return;
         }
         let (line, column) = self.tree.position(&self.pointer);
+        self.untranslated.sort_by_key(|u| (u.line, u.column));
         out.servers.push(ImportedServer {
             name: name.to_owned(),
             entry,
