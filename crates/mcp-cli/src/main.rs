@@ -18,6 +18,7 @@ mod auth;
 mod cli;
 mod context;
 mod entry_args;
+mod import;
 mod output;
 mod probe;
 mod read;
@@ -77,6 +78,7 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::ResetProjectChoices => approve::reset(context),
         Command::Trust => approve::trust(context, true),
         Command::Untrust => approve::trust(context, false),
+        Command::Import(args) => import::import(context, &args),
     }
 }
 
