@@ -534,9 +534,15 @@ pub(crate) fn other_hosts_hint(context: &Context) -> Vec<String> {
     lines
 }
 
-/// The same as JSON, for `list --json` and `check-config --json`.
-pub(crate) fn other_hosts_json(context: &Context) -> Vec<FoundFile> {
-    found_files(&import_dirs(context))
+/// The same for `list --json` and `check-config --json`: the files found
+/// when `unconfigured`, else none (the key is left out then, so the
+/// documents of configured projects keep their shape).
+pub(crate) fn other_hosts_json(context: &Context, unconfigured: bool) -> Vec<FoundFile> {
+    if unconfigured {
+        found_files(&import_dirs(context))
+    } else {
+        Vec::new()
+    }
 }
 
 fn tilde(path: &Path, home: &Path) -> String {

@@ -26,8 +26,9 @@ pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
             "servers": servers,
             "diagnostics": config.diagnostics,
         });
-        if config.servers.is_empty() {
-            document["otherHosts"] = json!(crate::import::other_hosts_json(context));
+        let found = crate::import::other_hosts_json(context, config.servers.is_empty());
+        if !found.is_empty() {
+            document["otherHosts"] = json!(found);
         }
         output::print_json(&document)?;
         return Ok(Outcome::Ok);
@@ -285,8 +286,9 @@ pub(crate) fn check_config(context: &Context, args: &CheckArgs) -> anyhow::Resul
     let unconfigured = report.config.servers.is_empty();
     if context.json {
         let mut document = report.to_json();
-        if unconfigured {
-            document["otherHosts"] = json!(crate::import::other_hosts_json(context));
+        let found = crate::import::other_hosts_json(context, unconfigured);
+        if !found.is_empty() {
+            document["otherHosts"] = json!(found);
         }
         output::print_json(&document)?;
     } else {
