@@ -161,7 +161,12 @@ pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Out
         .iter()
         .flat_map(|(one, _)| &one.diagnostics)
         .collect();
-    let failed = diagnostics.iter().any(|d| d.level == Level::Error);
+    // Naming the servers to import sets the others' problems aside (they
+    // are still shown).
+    let failed = diagnostics.iter().any(|d| {
+        d.level == Level::Error
+            && (args.names.is_empty() || d.server.as_ref().is_some_and(|s| args.names.contains(s)))
+    });
 
     let edit_dirs = context.edit_dirs();
     let mut locations: Vec<(Scope, ServersLocation)> = Vec::new();
