@@ -78,10 +78,6 @@ struct Planned {
 pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Outcome> {
     let host = args.from.host();
     let dirs = import_dirs(context);
-    let cx = ImportContext {
-        home: Some(&context.home),
-        project: Some(&context.project),
-    };
     let files: Vec<(PathBuf, Option<Reach>)> = match &args.file {
         Some(file) => vec![(std::path::absolute(file)?, None)],
         None => host
@@ -90,8 +86,20 @@ pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Out
             .map(|f| (f.path, Some(f.reach)))
             .collect(),
     };
+    let scope_of = |reach: Option<Reach>| match (args.scope, reach) {
+        (Some(scope), _) => scope.scope(),
+        (None, Some(Reach::Project)) => Scope::Local,
+        (None, _) => Scope::User,
+    };
     let mut imported: Vec<(Imported, Option<Reach>)> = Vec::new();
     for (path, reach) in &files {
+        // `${workspaceFolder}` is this project only where the entry stays
+        // with this project.
+        let project_bound = matches!(scope_of(*reach), Scope::Local | Scope::Project);
+        let cx = ImportContext {
+            home: Some(&context.home),
+            project: project_bound.then_some(context.project.as_path()),
+        };
         if let Some(one) = import_file(host, path, &cx) {
             imported.push((one, *reach));
         }
@@ -107,11 +115,7 @@ pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Out
     let mut plan: Vec<Planned> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     for (i, (one, reach)) in imported.iter().enumerate() {
-        let scope = match (args.scope, reach) {
-            (Some(scope), _) => scope.scope(),
-            (None, Some(Reach::Project)) => Scope::Local,
-            (None, _) => Scope::User,
-        };
+        let scope = scope_of(*reach);
         for (j, server) in one.servers.iter().enumerate() {
             if !args.names.is_empty() && !args.names.contains(&server.name) {
                 continue;
@@ -501,7 +505,7 @@ fn report(
             .unwrap_or_default();
         for u in &server.untranslated {
             outln!(
-                "    not imported: {} ({file}:{}:{}): {}",
+                "    not translated: {} ({file}:{}:{}): {}",
                 shown(&u.field),
                 u.line,
                 u.column,

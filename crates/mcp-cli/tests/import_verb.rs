@@ -78,7 +78,7 @@ fn import_writes_and_list_shows_the_servers() {
     );
     assert!(
         run.stdout
-            .contains("not imported: experimental_flag (config.toml:16:1)"),
+            .contains("not translated: experimental_flag (config.toml:16:1)"),
         "{}",
         run.stdout
     );

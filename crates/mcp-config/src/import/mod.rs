@@ -196,7 +196,9 @@ pub struct HostFile {
 pub struct ImportContext<'a> {
     /// `${userHome}`.
     pub home: Option<&'a Path>,
-    /// `${workspaceFolder}`: the project the file is imported for.
+    /// `${workspaceFolder}`: the project the file is imported for; `None`
+    /// when the entries go where no project is (a user-wide scope), so
+    /// the variable is kept and reported rather than fixed to one project.
     pub project: Option<&'a Path>,
 }
 

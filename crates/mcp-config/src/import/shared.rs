@@ -546,6 +546,12 @@ fn editor_vars(
         };
         match resolved {
             Some(text) => out.push_str(&text),
+            None if var.starts_with("workspaceFolder") || var == "workspaceRoot" => {
+                out.push_str(whole);
+                problems.push(format!(
+                    "`{whole}` stands for the open project, and a user-wide entry has none; kept as written (import into a project's scope to resolve it)"
+                ));
+            }
             None => {
                 out.push_str(whole);
                 problems.push(format!(
