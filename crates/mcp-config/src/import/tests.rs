@@ -427,3 +427,21 @@ fn realistic_files() {
         insta::assert_json_snapshot!(format!("realistic_{}", host.id()), summary(&imported));
     }
 }
+
+proptest::proptest! {
+    // Arbitrary text, and text shaped like each format, never panics and
+    // every entry that comes out passes the loader's own check.
+    #[test]
+    fn any_text_translates_without_panicking(
+        text in "[\\[\\]{}:,\"'#=\\-a-z0-9 \\n\\\\&*!|>.$]{0,200}",
+        host in proptest::sample::select(Host::ALL.to_vec()),
+    ) {
+        let imported = import_text(host, &text, Path::new("f"), &cx());
+        for server in &imported.servers {
+            let mut entry = server.entry.clone();
+            let stand_ins = server.inputs.iter().map(|id| (id.clone(), "x".to_owned())).collect();
+            fill_inputs(&mut entry, &stand_ins);
+            proptest::prop_assert!(crate::edit::validate_entry(&server.name, entry, &Default::default()).is_ok());
+        }
+    }
+}
