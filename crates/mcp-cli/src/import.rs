@@ -362,28 +362,17 @@ fn dry_run(
     failed: bool,
 ) -> anyhow::Result<Outcome> {
     let refused = existing.iter().any(|e| *e) && !args.force;
-    if context.json {
-        report(
-            context,
-            host,
-            imported,
-            plan,
-            existing,
-            notes,
-            location_of,
-            true,
-        )?;
-    } else {
-        report(
-            context,
-            host,
-            imported,
-            plan,
-            existing,
-            notes,
-            location_of,
-            true,
-        )?;
+    report(
+        context,
+        host,
+        imported,
+        plan,
+        existing,
+        notes,
+        location_of,
+        true,
+    )?;
+    if !context.json {
         for prompt in prompts {
             outln!(
                 "needs input `{}`{}: pass --input {}=VALUE{}",

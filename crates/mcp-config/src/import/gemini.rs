@@ -2,7 +2,8 @@
 //! `.gemini/`): `mcpServers` with `command`/`args`/`env`/`cwd`, `url` (SSE,
 //! or streamable HTTP with `type: "http"`), `httpUrl` (streamable HTTP),
 //! `headers`, `timeout` (milliseconds, per request), `includeTools`/
-//! `excludeTools`, `trust`; `$VAR` and `${VAR}` in values.
+//! `excludeTools`, `trust`; `$VAR` and `${VAR}` in values; `mcp.allowed` and
+//! `mcp.excluded` switch servers off (`enabled: false`).
 
 use serde_json::{Map, Value};
 
@@ -10,16 +11,27 @@ use super::shared::{EntryBuilder, Session, Vars, shown_name};
 
 pub(super) fn translate(session: &mut Session<'_>) {
     session.servers(&["mcpServers"], Vars::Shell, entry);
-    for (pointer, key) in [
-        ("/mcp/allowed", "mcp.allowed"),
-        ("/mcp/excluded", "mcp.excluded"),
-        ("/allowMCPServers", "allowMCPServers"),
-        ("/excludeMCPServers", "excludeMCPServers"),
-    ] {
-        session.note(
-            pointer,
-            format!("`{key}` is not imported: every server is imported as the file defines it; disable the ones you do not want with `mcp-cli disable`"),
-        );
+    // Gemini CLI's lists of servers to run (`mcp.allowed`) or not to run
+    // (`mcp.excluded`; `allowMCPServers`/`excludeMCPServers` in older
+    // files): a server they switch off is imported switched off.
+    let tree = session.tree;
+    let list = |pointer: &str| -> Option<Vec<String>> {
+        let items = tree.value.pointer(pointer)?.as_array()?;
+        Some(
+            items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+        )
+    };
+    let allowed = list("/mcp/allowed").or_else(|| list("/allowMCPServers"));
+    let excluded = list("/mcp/excluded").or_else(|| list("/excludeMCPServers"));
+    for server in &mut session.out.servers {
+        let off = allowed.as_ref().is_some_and(|a| !a.contains(&server.name))
+            || excluded.as_ref().is_some_and(|e| e.contains(&server.name));
+        if off && let Some(entry) = server.entry.as_object_mut() {
+            entry.insert("enabled".to_owned(), Value::Bool(false));
+        }
     }
 }
 

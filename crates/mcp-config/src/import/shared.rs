@@ -120,16 +120,6 @@ impl<'a> Session<'a> {
             builder.finish(&mut self.out);
         }
     }
-
-    /// Reports a setting outside the server map that bears on servers but
-    /// has no counterpart (e.g. Gemini's `mcp.excluded`).
-    pub(super) fn note(&mut self, pointer: &str, message: String) {
-        if self.tree.value.pointer(pointer).is_some() {
-            self.out
-                .diagnostics
-                .push(self.tree.diagnostic(Level::Warning, pointer, message, None));
-        }
-    }
 }
 
 /// One entry being translated.

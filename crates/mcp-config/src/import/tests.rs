@@ -160,6 +160,16 @@ fn field_mappings() {
             json!({"servers":{"g":{"type":"stdio","command":"x","cwd":"./s","requestTimeoutMs":30000,"toolFilter":{"include":["a"],"exclude":["b"]}}},
                 "untranslated":["g.trust@1:105"]}),
         ),
+        (
+            Gemini,
+            r#"{"mcpServers":{"a":{"command":"a"},"b":{"command":"b"}},"mcp":{"excluded":["b"]}}"#,
+            json!({"servers":{"a":{"type":"stdio","command":"a"},"b":{"type":"stdio","command":"b","enabled":false}}}),
+        ),
+        (
+            Gemini,
+            r#"{"mcpServers":{"a":{"command":"a"},"b":{"command":"b"}},"mcp":{"allowed":["a"]}}"#,
+            json!({"servers":{"a":{"type":"stdio","command":"a"},"b":{"type":"stdio","command":"b","enabled":false}}}),
+        ),
         // Windsurf: serverUrl, disabled, disabledTools.
         (
             Windsurf,
