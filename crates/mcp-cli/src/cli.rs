@@ -136,6 +136,12 @@ pub(crate) enum Command {
     /// Check every config source and report problems with their positions
     #[command(name = "check-config")]
     CheckConfig(CheckArgs),
+    /// Import the servers of another host's config file (Cursor, VS Code,
+    /// Codex, Gemini CLI, …)
+    #[command(
+        after_help = "Without --scope, servers of a host's user-wide file go to the user scope and those of a project's file to the local scope.\n\nExamples:\n  mcp-cli import --from cursor --dry-run\n  mcp-cli import --from vscode --input api-key=$KEY\n  mcp-cli import --from codex --scope project docs figma"
+    )]
+    Import(ImportArgs),
 }
 
 /// A file scope a write goes to.
@@ -531,6 +537,55 @@ pub(crate) struct CheckArgs {
     /// Treat warnings as errors
     #[arg(long)]
     pub(crate) strict: bool,
+}
+
+/// The host `import --from` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ImportHost {
+    /// ~/.config/Claude/claude_desktop_config.json
+    ClaudeDesktop,
+    /// ~/.cursor/mcp.json and <project>/.cursor/mcp.json
+    Cursor,
+    /// <project>/.vscode/mcp.json and ~/.config/Code/User/mcp.json
+    #[value(name = "vscode")]
+    VsCode,
+    /// ~/.codex/config.toml and <project>/.codex/config.toml
+    Codex,
+    /// ~/.gemini/settings.json and <project>/.gemini/settings.json
+    Gemini,
+    /// ~/.codeium/windsurf/mcp_config.json
+    Windsurf,
+    /// ~/.config/zed/settings.json and <project>/.zed/settings.json
+    Zed,
+    /// ~/.config/goose/config.yaml
+    Goose,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// The host whose file is read
+    #[arg(long, value_enum, value_name = "HOST")]
+    pub(crate) from: ImportHost,
+    /// Read this file instead of the host's usual ones
+    #[arg(long, value_name = "PATH")]
+    pub(crate) file: Option<PathBuf>,
+    /// The file the entries are written to [default: user for a host's
+    /// user-wide file, local for a project's]
+    #[arg(long, short, value_enum)]
+    pub(crate) scope: Option<ScopeArg>,
+    /// Show what would be written and write nothing
+    #[arg(long = "dry-run")]
+    pub(crate) dry_run: bool,
+    /// Replace entries of the same names in the target files
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// A value for VS Code's `${input:ID}` (repeatable); asked on a
+    /// terminal otherwise
+    #[arg(long = "input", value_name = "ID=VALUE")]
+    pub(crate) inputs: Vec<String>,
+    /// Import only these servers [default: all]
+    #[arg(value_name = "NAME")]
+    pub(crate) names: Vec<String>,
 }
 
 #[cfg(test)]

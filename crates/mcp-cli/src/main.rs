@@ -20,6 +20,7 @@ mod cli;
 mod context;
 mod entry_args;
 mod host;
+mod import;
 mod output;
 mod probe;
 mod read;
@@ -84,6 +85,7 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::ResetProjectChoices => approve::reset(context),
         Command::Trust => approve::trust(context, true),
         Command::Untrust => approve::trust(context, false),
+        Command::Import(args) => import::import(context, &args),
     }
 }
 

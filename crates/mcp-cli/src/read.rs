@@ -25,11 +25,16 @@ pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
             .iter()
             .map(|server| summary_json(&config, server))
             .collect();
-        output::print_json(&json!({
+        let mut document = json!({
             "project": {"path": context.project, "trusted": config.project_trusted},
             "servers": servers,
             "diagnostics": config.diagnostics,
-        }))?;
+        });
+        let found = crate::import::other_hosts_json(context, config.servers.is_empty());
+        if !found.is_empty() {
+            document["otherHosts"] = json!(found);
+        }
+        output::print_json(&document)?;
         return Ok(Outcome::Ok);
     }
     let project = context.project.display();
@@ -42,6 +47,9 @@ pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
     }
     if config.servers.is_empty() {
         outln!("no servers configured");
+        for line in crate::import::other_hosts_hint(context) {
+            outln!("{}", shown(&line));
+        }
     } else {
         let rows: Vec<[String; 7]> = config
             .servers
@@ -350,11 +358,22 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
 /// `check-config [--strict]`: the shared check of `mcp_config::check`.
 pub(crate) fn check_config(context: &Context, args: &CheckArgs) -> anyhow::Result<Outcome> {
     let report = CheckReport::run(&context.load_options());
+    let unconfigured = report.config.servers.is_empty();
     if context.json {
-        output::print_json(&report.to_json())?;
+        let mut document = report.to_json();
+        let found = crate::import::other_hosts_json(context, unconfigured);
+        if !found.is_empty() {
+            document["otherHosts"] = json!(found);
+        }
+        output::print_json(&document)?;
     } else {
         for line in report.human_lines() {
             outln!("{}", shown(&line));
+        }
+        if unconfigured {
+            for line in crate::import::other_hosts_hint(context) {
+                outln!("{}", shown(&line));
+            }
         }
     }
     Ok(if report.failed(args.strict) {

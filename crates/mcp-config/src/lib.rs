@@ -42,6 +42,7 @@ pub mod env_safety;
 mod error;
 pub mod expand;
 pub mod identity;
+pub mod import;
 pub mod json;
 pub mod load;
 pub mod merge;

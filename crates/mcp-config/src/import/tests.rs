@@ -1,0 +1,457 @@
+//! Table tests of every field mapping (one `check` helper), one realistic
+//! file per host (snapshots), and hostile input.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn cx() -> ImportContext<'static> {
+    ImportContext {
+        home: Some(Path::new("/home/u")),
+        project: Some(Path::new("/work/proj")),
+    }
+}
+
+/// What a translation gives, compactly: the entries by name, every
+/// untranslated field as `server.field@line:col`, every diagnostic as
+/// `line:col level message`, and the inputs asked for.
+fn summary(imported: &Imported) -> Value {
+    let servers: serde_json::Map<String, Value> = imported
+        .servers
+        .iter()
+        .map(|s| (s.name.clone(), s.entry.clone()))
+        .collect();
+    let untranslated: Vec<String> = imported
+        .servers
+        .iter()
+        .flat_map(|s| {
+            s.untranslated
+                .iter()
+                .map(move |u| format!("{}.{}@{}:{}", s.name, u.field, u.line, u.column))
+        })
+        .collect();
+    let diagnostics: Vec<String> = imported
+        .diagnostics
+        .iter()
+        .map(|d| {
+            format!(
+                "{}:{} {:?} {}",
+                d.line.unwrap_or(0),
+                d.column.unwrap_or(0),
+                d.level,
+                d.message
+            )
+        })
+        .collect();
+    let inputs: Vec<String> = imported.inputs.iter().map(|i| i.id.clone()).collect();
+    json!({"servers": servers, "untranslated": untranslated, "diagnostics": diagnostics, "inputs": inputs})
+}
+
+/// Translates `text` as `host`'s file and compares the parts `expect`
+/// names (`servers`, `untranslated`, `diagnostics`, `inputs`); a part it
+/// leaves out must be empty.
+#[track_caller]
+fn check(host: Host, text: &str, expect: Value) {
+    let got = summary(&import_text(host, text, Path::new("f"), &cx()));
+    for part in ["servers", "untranslated", "diagnostics", "inputs"] {
+        let want = expect.get(part).cloned().unwrap_or_else(|| match part {
+            "servers" => json!({}),
+            _ => json!([]),
+        });
+        assert_eq!(
+            got[part], want,
+            "{part} of {host} file:\n{text}\ngot: {got:#}"
+        );
+    }
+}
+
+#[test]
+fn field_mappings() {
+    use Host::*;
+    let rows: Vec<(Host, &str, Value)> = vec![
+        // Claude Desktop: our own shape.
+        (
+            ClaudeDesktop,
+            r#"{"mcpServers":{"fs":{"command":"npx","args":["-y","pkg"],"env":{"K":"v"}}}}"#,
+            json!({"servers":{"fs":{"type":"stdio","command":"npx","args":["-y","pkg"],"env":{"K":"v"}}}}),
+        ),
+        // Numbers and booleans in args and env are passed as text.
+        (
+            ClaudeDesktop,
+            r#"{"mcpServers":{"a":{"command":"x","args":[1,true],"env":{"N":2}}}}"#,
+            json!({"servers":{"a":{"type":"stdio","command":"x","args":["1","true"],"env":{"N":"2"}}}}),
+        ),
+        // Cursor: url is streamable HTTP; ${env:VAR} is ours ${VAR}.
+        (
+            Cursor,
+            r#"{"mcpServers":{"r":{"url":"https://h/mcp","headers":{"Authorization":"Bearer ${env:TOK}"}}}}"#,
+            json!({"servers":{"r":{"type":"http","url":"https://h/mcp","headers":{"Authorization":"Bearer ${TOK}"}}}}),
+        ),
+        (
+            Cursor,
+            r#"{"mcpServers":{"s":{"command":"node","args":["${workspaceFolder}/srv.js","${userHome}/x"]}}}"#,
+            json!({"servers":{"s":{"type":"stdio","command":"node","args":["/work/proj/srv.js","/home/u/x"]}}}),
+        ),
+        (
+            Cursor,
+            r#"{"mcpServers":{"s":{"type":"sse","url":"https://h/sse"}}}"#,
+            json!({"servers":{"s":{"type":"sse","url":"https://h/sse"}}}),
+        ),
+        (
+            Cursor,
+            "{\"mcpServers\":{\"s\":{\"command\":\"x\",\"envFile\":\".env\"}}}",
+            json!({"servers":{"s":{"type":"stdio","command":"x"}},"untranslated":["s.envFile@1:35"]}),
+        ),
+        // VS Code: servers, type, inputs, variables.
+        (
+            VsCode,
+            r#"{"inputs":[{"type":"promptString","id":"key","description":"API key","password":true}],
+                    "servers":{"gh":{"type":"http","url":"https://api/mcp","headers":{"Authorization":"Bearer ${input:key}"}}}}"#,
+            json!({"servers":{"gh":{"type":"http","url":"https://api/mcp","headers":{"Authorization":"Bearer ${input:key}"}}},"inputs":["key"]}),
+        ),
+        (
+            VsCode,
+            r#"{"servers":{"p":{"type":"stdio","command":"python","args":["${workspaceFolder}/m.py"],"env":{"T":"${env:T}"},"cwd":"${workspaceFolder}"}}}"#,
+            json!({"servers":{"p":{"type":"stdio","command":"python","args":["/work/proj/m.py"],"env":{"T":"${T}"},"cwd":"/work/proj"}}}),
+        ),
+        (
+            VsCode,
+            r#"{"servers":{"p":{"command":"x","args":["${command:pick}"],"dev":{"watch":"*.js"}}}}"#,
+            json!({"servers":{"p":{"type":"stdio","command":"x","args":["${command:pick}"]}},
+                "untranslated":["p.args.0@1:40","p.dev@1:59"]}),
+        ),
+        // Codex: every documented field.
+        (
+            Codex,
+            "[mcp_servers.docs]\ncommand = \"docs-server\"\nargs = [\"--port\", \"4000\"]\nenv = { API_KEY = \"k\" }\nenv_vars = [\"HTTPS_PROXY\", \"TEAM\"]\ncwd = \"/srv\"\n",
+            json!({"servers":{"docs":{"type":"stdio","command":"docs-server","args":["--port","4000"],"env":{"API_KEY":"k"},"cwd":"/srv","envPassthrough":["HTTPS_PROXY","TEAM"]}}}),
+        ),
+        (
+            Codex,
+            "[mcp_servers.figma]\nurl = \"https://mcp.figma.com/mcp\"\nbearer_token_env_var = \"FIGMA_TOKEN\"\nhttp_headers = { \"X-Region\" = \"eu\" }\nenv_http_headers = { \"X-Key\" = \"FIGMA_KEY\" }\n",
+            json!({"servers":{"figma":{"type":"http","url":"https://mcp.figma.com/mcp","headers":{"X-Region":"eu","X-Key":"${FIGMA_KEY}","Authorization":"Bearer ${FIGMA_TOKEN}"}}}}),
+        ),
+        (
+            Codex,
+            "[mcp_servers.t]\ncommand = \"t\"\nenabled = false\nenabled_tools = [\"a\"]\ndisabled_tools = [\"b\"]\nstartup_timeout_sec = 20\ntool_timeout_sec = 45.5\n",
+            json!({"servers":{"t":{"type":"stdio","command":"t","enabled":false,"toolFilter":{"include":["a"],"exclude":["b"]},"connectionTimeoutMs":20000,"toolCallTimeoutMs":45500}}}),
+        ),
+        (
+            Codex,
+            "[mcp_servers.t]\ncommand = \"t\"\nstartup_timeout_ms = 1500\n",
+            json!({"servers":{"t":{"type":"stdio","command":"t","connectionTimeoutMs":1500}}}),
+        ),
+        (
+            Codex,
+            "[mcp_servers.t]\ncommand = \"t\"\nexperimental = 1\n",
+            json!({"servers":{"t":{"type":"stdio","command":"t"}},"untranslated":["t.experimental@3:1"]}),
+        ),
+        // Gemini CLI: url is SSE, httpUrl streamable HTTP, timeout in ms.
+        (
+            Gemini,
+            r#"{"mcpServers":{"a":{"url":"https://h/sse"},"b":{"httpUrl":"https://h/mcp","headers":{"K":"$TOKEN"}},"c":{"url":"https://h/m","type":"http"}}}"#,
+            json!({"servers":{"a":{"type":"sse","url":"https://h/sse"},"b":{"type":"http","url":"https://h/mcp","headers":{"K":"${TOKEN}"}},"c":{"type":"http","url":"https://h/m"}}}),
+        ),
+        (
+            Gemini,
+            r#"{"mcpServers":{"g":{"command":"x","cwd":"./s","timeout":30000,"includeTools":["a"],"excludeTools":["b"],"trust":true}}}"#,
+            json!({"servers":{"g":{"type":"stdio","command":"x","cwd":"./s","requestTimeoutMs":30000,"toolFilter":{"include":["a"],"exclude":["b"]}}},
+                "untranslated":["g.trust@1:105"]}),
+        ),
+        (
+            Gemini,
+            r#"{"mcpServers":{"a":{"command":"a"},"b":{"command":"b"}},"mcp":{"excluded":["b"]}}"#,
+            json!({"servers":{"a":{"type":"stdio","command":"a"},"b":{"type":"stdio","command":"b","enabled":false}}}),
+        ),
+        (
+            Gemini,
+            r#"{"mcpServers":{"a":{"command":"a"},"b":{"command":"b"}},"mcp":{"allowed":["a"]}}"#,
+            json!({"servers":{"a":{"type":"stdio","command":"a"},"b":{"type":"stdio","command":"b","enabled":false}}}),
+        ),
+        // Windsurf: serverUrl, disabled, disabledTools.
+        (
+            Windsurf,
+            r#"{"mcpServers":{"w":{"serverUrl":"https://h/mcp","headers":{"A":"${env:A}"},"disabled":true,"disabledTools":["x"]}}}"#,
+            json!({"servers":{"w":{"type":"http","url":"https://h/mcp","headers":{"A":"${A}"},"enabled":false,"toolFilter":{"exclude":["x"]}}}}),
+        ),
+        // Zed: both command shapes, url, enabled; JSONC.
+        (
+            Zed,
+            "{ // settings\n \"context_servers\": {\n  \"a\": {\"source\":\"custom\",\"command\":\"x\",\"args\":[\"1\"],\"env\":{\"K\":\"v\"}},\n  \"b\": {\"command\":{\"path\":\"y\",\"args\":[],\"env\":null}, \"settings\":{}},\n  \"c\": {\"url\":\"https://h/mcp\",\"headers\":{\"H\":\"v\"},\"enabled\":false},\n },\n}",
+            json!({"servers":{"a":{"type":"stdio","command":"x","args":["1"],"env":{"K":"v"}},"b":{"type":"stdio","command":"y","args":[]},"c":{"type":"http","url":"https://h/mcp","headers":{"H":"v"},"enabled":false}}}),
+        ),
+        (
+            Zed,
+            r#"{"context_servers":{"e":{"source":"extension","settings":{}}}}"#,
+            json!({"diagnostics":["1:21 Warning server `e`: provided by a Zed extension, whose command only Zed knows; not imported"]}),
+        ),
+        // Goose: stdio, sse, streamable_http, built-ins.
+        (
+            Goose,
+            "extensions:\n  gh:\n    type: stdio\n    cmd: npx\n    args: [-y, pkg]\n    envs: {T: v}\n    enabled: true\n    timeout: 300\n",
+            json!({"servers":{"gh":{"type":"stdio","command":"npx","args":["-y","pkg"],"env":{"T":"v"},"enabled":true,"requestTimeoutMs":300000,"toolCallTimeoutMs":300000}}}),
+        ),
+        (
+            Goose,
+            "extensions:\n  r:\n    type: streamable_http\n    uri: https://h/mcp\n    headers: {A: b}\n  s:\n    type: sse\n    uri: https://h/sse\n",
+            json!({"servers":{"r":{"type":"http","url":"https://h/mcp","headers":{"A":"b"}},"s":{"type":"sse","url":"https://h/sse"}}}),
+        ),
+        (
+            Goose,
+            "extensions:\n  developer:\n    type: builtin\n    name: developer\n",
+            json!({"diagnostics":["2:3 Warning server `developer`: a Goose `builtin` extension runs inside Goose, not as an MCP server; not imported"]}),
+        ),
+    ];
+    for (host, text, expect) in rows {
+        check(host, text, expect);
+    }
+}
+
+#[test]
+fn hostile_input() {
+    use Host::*;
+    let deep_json = format!(
+        "{{\"mcpServers\":{}{}}}",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    let deep_flow_yaml = format!("extensions: {}{}", "[".repeat(5000), "]".repeat(5000));
+    let deep_yaml: String = (0..300)
+        .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+        .collect();
+    let deep_toml = format!("x = {}{}", "[".repeat(5000), "]".repeat(5000));
+    let long = "n".repeat(500);
+    let long_name = format!("{{\"mcpServers\":{{\"{long}\":{{\"command\":\"x\"}}}}}}");
+    let cases: Vec<(Host, String, &str)> = vec![
+        (
+            Codex,
+            "[mcp_servers.a]\ncommand = \n".into(),
+            "2:11 Error invalid TOML",
+        ),
+        (
+            Goose,
+            "extensions:\n  a: [1, 2\n".into(),
+            "Error invalid YAML",
+        ),
+        (
+            Cursor,
+            "{\"mcpServers\": {\"a\": }".into(),
+            "1:22 Error invalid JSON",
+        ),
+        (
+            ClaudeDesktop,
+            deep_json,
+            "Error invalid JSON: arrays and objects are nested deeper than 128",
+        ),
+        (
+            Goose,
+            deep_yaml,
+            "Error invalid YAML: mappings and sequences are nested deeper than 128",
+        ),
+        (
+            Goose,
+            deep_flow_yaml,
+            "Error invalid YAML: recursion limit exceeded",
+        ),
+        (Codex, deep_toml, "Error invalid TOML"),
+        (Cursor, long_name, "Error server `nnnn"),
+        (
+            Cursor,
+            r#"{"mcpServers":{"a\u001b[31m":{"command":"x"}}}"#.into(),
+            "must not hold control",
+        ),
+        (
+            Cursor,
+            r#"{"mcpServers":{"a":{"command":["x"]}}}"#.into(),
+            "1:21 Error server `a`: `command` is not a string; not imported",
+        ),
+        (
+            Cursor,
+            r#"{"mcpServers":{"a":{"command":"x","args":[{}]}}}"#.into(),
+            "Error server `a`: `args` element 0 is not a string",
+        ),
+        (
+            Cursor,
+            r#"{"mcpServers":{"a":{"command":"x","env":{"LD_PRELOAD":"/e.so"}}}}"#.into(),
+            "Error invalid entry for server `a`",
+        ),
+        (
+            Cursor,
+            r#"{"mcpServers":[]}"#.into(),
+            "Error `mcpServers` is not an object of servers",
+        ),
+        (Goose, "a: &a [*a]\n".into(), "unknown alias"),
+        (
+            Goose,
+            "extensions:\n  ? [a]\n  : 1\n".into(),
+            "a mapping key must be a scalar",
+        ),
+    ];
+    for (host, text, want) in cases {
+        let imported = import_text(host, &text, Path::new("f"), &cx());
+        let got = summary(&imported)["diagnostics"].to_string();
+        assert!(got.contains(want), "{host}: want {want:?} in {got}");
+        assert!(imported.servers.is_empty(), "{host}: {got}");
+        assert!(got.len() < 2000, "messages stay short: {got}");
+    }
+    // A file past the loader's cap is refused before parsing.
+    let huge = " ".repeat(crate::MAX_CONFIG_FILE_BYTES + 1);
+    let got = summary(&import_text(Cursor, &huge, Path::new("f"), &cx()));
+    assert!(
+        got["diagnostics"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("larger than 8 MiB"),
+        "{got}"
+    );
+}
+
+#[test]
+fn billion_laughs_stops_at_the_node_budget() {
+    let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let prev = format!("*a{}", i - 1);
+        text.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+    }
+    let got = summary(&import_text(Host::Goose, &text, Path::new("f"), &cx()));
+    assert!(
+        got["diagnostics"]
+            .to_string()
+            .contains("expands to more than"),
+        "{got}"
+    );
+}
+
+#[test]
+fn secrets_never_reach_messages() {
+    let text = r#"{"mcpServers":{"a":{"command":"x","env":{"T":"SECRET1","B":{"x":"SECRET2"}},"args":[null]},
+        "b":{"url":"https://h","headers":{"H":"SECRET3","J":["SECRET4"]}}}}"#;
+    let imported = import_text(Host::Cursor, text, Path::new("f"), &cx());
+    let shown = format!(
+        "{:?}{:?}",
+        imported.diagnostics,
+        imported
+            .servers
+            .iter()
+            .map(|s| &s.untranslated)
+            .collect::<Vec<_>>()
+    );
+    for secret in ["SECRET1", "SECRET2", "SECRET3", "SECRET4"] {
+        assert!(!shown.contains(secret), "{shown}");
+    }
+    // The values themselves are copied into the entry.
+    assert_eq!(imported.servers[0].entry["headers"]["H"], "SECRET3");
+}
+
+#[test]
+fn inputs_are_filled() {
+    let mut entry = json!({"headers": {"A": "Bearer ${input:tok}", "B": "${input:other}"}, "x": ["${input:tok"]});
+    let values = [("tok".to_owned(), "t0k".to_owned())].into_iter().collect();
+    let missing = fill_inputs(&mut entry, &values);
+    assert_eq!(missing, ["other"]);
+    assert_eq!(
+        entry,
+        json!({"headers": {"A": "Bearer t0k", "B": "${input:other}"}, "x": ["${input:tok"]})
+    );
+}
+
+#[test]
+fn files_and_found_files() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let project = tempfile::tempdir().expect("tempdir");
+    let dirs = ImportDirs {
+        home: home.path().to_path_buf(),
+        project: Some(project.path().to_path_buf()),
+        config_dir: None,
+    };
+    let write = |path: PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        home.path().join(".cursor/mcp.json"),
+        r#"{"mcpServers":{"a":{"command":"x"},"b":{"url":"https://h"},"c":{"command":"y"}}}"#,
+    );
+    write(
+        project.path().join(".gemini/settings.json"),
+        r#"{"mcpServers":{"g":{"httpUrl":"https://h"}}}"#,
+    );
+    write(home.path().join(".codex/config.toml"), "model = \"o3\"\n");
+    let found: Vec<String> = found_files(&dirs)
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} {:?} {}",
+                f.host,
+                f.path
+                    .strip_prefix(home.path())
+                    .or_else(|_| f.path.strip_prefix(project.path()))
+                    .unwrap_or(&f.path)
+                    .display(),
+                f.reach,
+                f.servers
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "cursor .cursor/mcp.json User 3",
+            "gemini .gemini/settings.json Project 1"
+        ]
+    );
+    let files: Vec<String> = Host::Zed
+        .files(&ImportDirs {
+            config_dir: Some("/xdg".into()),
+            ..dirs.clone()
+        })
+        .iter()
+        .map(|f| format!("{:?} {}", f.reach, f.path.display()))
+        .collect();
+    assert_eq!(files[0], "User /xdg/zed/settings.json");
+}
+
+/// Files as the hosts write them (from their documentation), imported whole.
+#[test]
+fn realistic_files() {
+    let files: [(Host, &str); 8] = [
+        (
+            Host::ClaudeDesktop,
+            include_str!("testdata/claude_desktop_config.json"),
+        ),
+        (Host::Cursor, include_str!("testdata/cursor_mcp.json")),
+        (Host::VsCode, include_str!("testdata/vscode_mcp.json")),
+        (Host::Codex, include_str!("testdata/codex_config.toml")),
+        (Host::Gemini, include_str!("testdata/gemini_settings.json")),
+        (
+            Host::Windsurf,
+            include_str!("testdata/windsurf_mcp_config.json"),
+        ),
+        (Host::Zed, include_str!("testdata/zed_settings.json")),
+        (Host::Goose, include_str!("testdata/goose_config.yaml")),
+    ];
+    for (host, text) in files {
+        let imported = import_text(host, text, Path::new("f"), &cx());
+        insta::assert_json_snapshot!(format!("realistic_{}", host.id()), summary(&imported));
+    }
+}
+
+proptest::proptest! {
+    // Arbitrary text, and text shaped like each format, never panics and
+    // every entry that comes out passes the loader's own check.
+    #[test]
+    fn any_text_translates_without_panicking(
+        text in "[\\[\\]{}:,\"'#=\\-a-z0-9 \\n\\\\&*!|>.$]{0,200}",
+        host in proptest::sample::select(Host::ALL.to_vec()),
+    ) {
+        let imported = import_text(host, &text, Path::new("f"), &cx());
+        for server in &imported.servers {
+            let mut entry = server.entry.clone();
+            let stand_ins = server.inputs.iter().map(|id| (id.clone(), "x".to_owned())).collect();
+            fill_inputs(&mut entry, &stand_ins);
+            proptest::prop_assert!(crate::edit::validate_entry(&server.name, entry, &Default::default()).is_ok());
+        }
+    }
+}
