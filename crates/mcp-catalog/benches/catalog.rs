@@ -282,6 +282,7 @@ fn config(name: String) -> ServerConfig {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 
@@ -377,6 +378,7 @@ fn cold_stdio(c: &mut Criterion) {
                 required: true,
                 tool_filter: ToolFilter::default(),
                 timeouts: Timeouts::default(),
+                description_limit: None,
             })
             .collect();
         group.bench_function(format!("{servers}_servers"), |b| {

@@ -343,6 +343,7 @@ fn config(name: &str) -> ServerConfig {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 

@@ -42,6 +42,7 @@ fn everything() -> ServerConfig {
         required: true,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 

@@ -352,6 +352,7 @@ fn call_prints_the_model_output_of_the_session_runtime() {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     };
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let expected: Vec<String> = runtime.block_on(async {
