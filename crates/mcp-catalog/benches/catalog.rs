@@ -96,6 +96,7 @@ fn listings_of(
                 .collect(),
             filter: ToolFilter::default(),
             features: ServerFeatures::default(),
+            description_limit: None,
         })
         .collect()
 }

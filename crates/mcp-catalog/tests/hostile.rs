@@ -56,6 +56,7 @@ fn listing(server: &str, tools: Vec<Tool>) -> ServerTools {
         tools: tools.into(),
         filter: ToolFilter::default(),
         features: ServerFeatures::default(),
+        description_limit: None,
     }
 }
 

@@ -70,6 +70,7 @@ async fn server_everything_catalog_in_every_profile() {
         tools: connection.list_tools().await.unwrap().into(),
         filter: ToolFilter::default(),
         features: connection.features(),
+        description_limit: None,
     };
     connection.close().await;
     assert!(listing.tools.iter().any(|t| t.name == "echo"));

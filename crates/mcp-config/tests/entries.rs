@@ -268,7 +268,11 @@ fn description_limit() {
         &[],
     );
     // left out, the host's limit applies
-    check(json!({"command": "x"}), json!({"descriptionLimit": null}), &[]);
+    check(
+        json!({"command": "x"}),
+        json!({"descriptionLimit": null}),
+        &[],
+    );
     for bad in [json!(0), json!(-5), json!(2.5), json!("300"), json!(null)] {
         check(
             json!({"command": "x", "descriptionLimit": bad}),

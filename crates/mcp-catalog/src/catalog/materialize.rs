@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::num::NonZeroUsize;
 use std::sync::{Arc, OnceLock};
 
 use mcp_config::Level;
@@ -20,23 +21,71 @@ use crate::naming::{NameAdjustment, NameAllocator, ServerPrefix};
 use crate::schema::{self, ProviderProfile, SchemaLimits};
 use crate::{deep, filter};
 
-/// Trims a description and cuts it to `max_chars` characters; an empty one
-/// gets a fallback naming the server.
+/// Trims a description and cuts it to `max_chars` characters, ending a
+/// cut one with a note saying so; an empty one gets a fallback naming the
+/// server.
 pub fn describe(description: Option<&str>, tool: &str, server: &str, max_chars: usize) -> String {
+    cut_description(description, tool, server, max_chars).text
+}
+
+/// A description as the model gets it, and how much of it was kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Described {
+    pub(super) text: String,
+    /// `(original, kept)` lengths in characters, when it was cut.
+    pub(super) cut: Option<(usize, usize)>,
+}
+
+/// The shortest limit that still leaves room for the note after some of
+/// the text; below it a cut description ends with `…` alone.
+const MIN_CHARS_WITH_NOTE: usize = 64;
+
+/// [`describe`], saying whether and where it cut. The whole text, note
+/// included, stays within `max_chars` (providers refuse longer ones).
+pub(super) fn cut_description(
+    description: Option<&str>,
+    tool: &str,
+    server: &str,
+    max_chars: usize,
+) -> Described {
     let trimmed = description.map(str::trim).unwrap_or("");
     if trimmed.is_empty() {
-        return format!("Tool \"{tool}\" of MCP server \"{server}\"");
+        return Described {
+            text: format!("Tool \"{tool}\" of MCP server \"{server}\""),
+            cut: None,
+        };
     }
-    match trimmed.char_indices().nth(max_chars) {
-        None => trimmed.to_owned(),
-        Some(_) => {
-            let keep = max_chars.saturating_sub(1);
-            let end = trimmed
-                .char_indices()
-                .nth(keep)
-                .map_or(trimmed.len(), |(i, _)| i);
-            format!("{}…", trimmed[..end].trim_end())
-        }
+    if trimmed.char_indices().nth(max_chars).is_none() {
+        return Described {
+            text: trimmed.to_owned(),
+            cut: None,
+        };
+    }
+    let original = trimmed.chars().count();
+    let head = |chars: usize| {
+        let end = trimmed
+            .char_indices()
+            .nth(chars)
+            .map_or(trimmed.len(), |(i, _)| i);
+        trimmed[..end].trim_end()
+    };
+    let note = |kept: usize| format!("… [description cut at {kept} of {original} characters]");
+    if max_chars < MIN_CHARS_WITH_NOTE {
+        let kept = head(max_chars.saturating_sub(1));
+        let kept_chars = kept.chars().count();
+        return Described {
+            text: format!("{kept}…"),
+            cut: Some((original, kept_chars)),
+        };
+    }
+    // Room is made for the note as written with the limit's number, which
+    // is at least as long as the kept count it ends up showing.
+    let room = max_chars.saturating_sub(note(max_chars).chars().count());
+    let kept = head(room);
+    let kept_chars = kept.chars().count();
+    Described {
+        text: format!("{kept}{}", note(kept_chars)),
+        cut: Some((original, kept_chars)),
     }
 }
 
@@ -95,6 +144,8 @@ fn prepare_input(
 struct Pending<'a> {
     raw_name: &'a str,
     description: String,
+    /// Whether the description was cut.
+    cut: bool,
     original: SharedSchema,
     target: ToolTarget,
 }
@@ -177,6 +228,7 @@ pub fn materialize_cached(
     let mut tools = Vec::new();
     let mut diagnostics = Vec::new();
     let mut filtered = BTreeMap::new();
+    let mut cut = BTreeMap::new();
     let mut seen_servers = BTreeSet::new();
 
     for listing in order {
@@ -218,6 +270,10 @@ pub fn materialize_cached(
         };
 
         let mut pending = pending_tools(listing, options, &mut diagnostics, &mut filtered);
+        let cut_here = pending.iter().filter(|item| item.cut).count();
+        if cut_here > 0 {
+            cut.insert(server.to_owned(), cut_here);
+        }
         pending.sort_by(|a, b| a.raw_name.cmp(b.raw_name));
 
         used.insert(Arc::as_ptr(&listing.tools) as *const Tool as usize);
@@ -292,6 +348,10 @@ pub fn materialize_cached(
         by_name,
         diagnostics,
         filtered,
+        cut,
+        servers: seen_servers.into_iter().map(str::to_owned).collect(),
+        unavailable: BTreeSet::new(),
+        withheld: BTreeSet::new(),
         profile: options.profile,
         style: options.style,
     }
@@ -346,14 +406,25 @@ fn pending_tools<'a>(
                 ),
             ));
         }
+        let limit = listing
+            .description_limit
+            .map_or(options.description_limit, NonZeroUsize::get);
+        let described = cut_description(tool.description.as_deref(), &tool.name, server, limit);
+        if let Some((original, kept)) = described.cut {
+            diagnostics.push(CatalogDiagnostic::tool(
+                Level::Info,
+                server,
+                &tool.name,
+                format!(
+                    "server {server:?}, tool {:?}: description cut from {original} to {kept} characters (limit {limit})",
+                    tool.name
+                ),
+            ));
+        }
         pending.push(Pending {
             raw_name: &tool.name,
-            description: describe(
-                tool.description.as_deref(),
-                &tool.name,
-                server,
-                options.max_description_chars,
-            ),
+            description: described.text,
+            cut: described.cut.is_some(),
             original: SharedSchema::Listed {
                 tools: Arc::clone(&listing.tools),
                 index,
@@ -382,6 +453,7 @@ fn pending_tools<'a>(
             pending.push(Pending {
                 raw_name: raw,
                 description: utility.description(server),
+                cut: false,
                 original: SharedSchema::Own(Arc::new(utility.input_schema())),
                 target: ToolTarget::Utility { utility },
             });

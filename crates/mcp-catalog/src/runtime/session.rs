@@ -81,7 +81,23 @@ pub(super) struct Slot {
     pub(super) rejected: Vec<RejectedTool>,
     /// Bumped by `list_changed`; a listing that started before is stale.
     pub(super) tools_epoch: u64,
+    /// Whether the server lists any resources or prompts (so it gets
+    /// their utility tools); `None` until checked, and again after a
+    /// resources or prompts `list_changed`.
+    pub(super) offered: Option<Offered>,
+    /// Bumped by a resources or prompts `list_changed`; a check that
+    /// started before is stale.
+    pub(super) offered_epoch: u64,
     pub(super) backoff: Backoff,
+}
+
+/// What a server offers besides tools, as its first pages showed.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Offered {
+    /// An announced capability with at least one item listed.
+    pub(super) features: ServerFeatures,
+    /// What the check found worth saying (an empty or failed list).
+    pub(super) notes: Vec<CatalogDiagnostic>,
 }
 
 pub(super) struct CachedCatalog {
@@ -613,6 +629,17 @@ impl RuntimeShared {
         state.invalidate();
     }
 
+    pub(super) fn on_offers_changed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.current_slot(server, epoch) else {
+            return;
+        };
+        slot.offered_epoch += 1;
+        if slot.offered.take().is_some() {
+            state.invalidate();
+        }
+    }
+
     pub(super) fn on_closed(&self, server: &str, epoch: u64) {
         let mut state = self.lock();
         let Some(slot) = state.current_slot(server, epoch) else {
@@ -620,6 +647,7 @@ impl RuntimeShared {
         };
         slot.connection = None;
         slot.tools = None;
+        slot.offered = None;
         state.bump_epoch(server);
         state.invalidate();
     }
@@ -750,6 +778,8 @@ impl Slot {
             tools_fresh_until: None,
             rejected: Vec::new(),
             tools_epoch: 0,
+            offered: None,
+            offered_epoch: 0,
             backoff: Backoff::default(),
         }
     }
@@ -760,6 +790,7 @@ impl Slot {
             tools: Arc::clone(tools),
             filter: self.config.tool_filter.clone(),
             features,
+            description_limit: self.config.description_limit,
         }
     }
 }
