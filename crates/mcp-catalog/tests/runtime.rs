@@ -752,6 +752,7 @@ async fn structured_results_are_checked_against_the_output_schema() {
             },
         ],
         truncated: false,
+        warnings: Vec::new(),
     };
     let list = json!({"type": "array", "items": {"type": "integer"}});
     check_output(list.clone(), Some(json!([1, 2])), ok("[\n  1,\n  2\n]")).await;
@@ -947,7 +948,7 @@ async fn utility_tools_reach_resources_and_prompts() {
     let prompt = runtime
         .call(
             "docs__prompts_get",
-            json!({"name": "greet", "arguments": [{"name": "who", "value": "ann"}]}),
+            json!({"name": "greet", "arguments": {"who": "ann"}}),
         )
         .await
         .unwrap();

@@ -454,7 +454,7 @@ fn pending_tools<'a>(
                 raw_name: raw,
                 description: utility.description(server),
                 cut: false,
-                original: SharedSchema::Own(Arc::new(utility.input_schema())),
+                original: SharedSchema::Own(Arc::new(utility.input_schema(options.profile))),
                 target: ToolTarget::Utility { utility },
             });
         }

@@ -26,7 +26,9 @@ use serde_json::Value;
 pub use self::materialize::{
     SchemaCache, defuse_listing, describe, materialize, materialize_cached,
 };
-pub use self::tool::{CatalogTool, MAX_ARGUMENT_DEPTH, ToolOrigin, ToolTarget, UtilityTool};
+pub use self::tool::{
+    CatalogTool, MAX_ARGUMENT_DEPTH, PreparedArguments, ToolOrigin, ToolTarget, UtilityTool,
+};
 use crate::naming::NamingStyle;
 use crate::schema::{ProviderProfile, SchemaLimits};
 

@@ -17,8 +17,8 @@ use tokio::sync::Semaphore;
 
 use crate::backoff::{Backoff, BackoffPolicy, Paused};
 use crate::catalog::{
-    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, SchemaCache, ServerFeatures,
-    ServerTools, ToolTarget,
+    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, PreparedArguments, SchemaCache,
+    ServerFeatures, ServerTools, ToolTarget,
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::{CatalogError, CatalogErrorKind, Cause};
@@ -385,7 +385,10 @@ impl SessionRuntime {
         progress: Option<ProgressCallback>,
         keep_raw: bool,
     ) -> Result<(ModelResult, Option<Value>), CatalogError> {
-        let arguments = tool.prepare_arguments(arguments)?;
+        let PreparedArguments {
+            arguments,
+            warnings,
+        } = tool.prepare_call(arguments)?;
         let server = tool.origin().server.as_str();
         let (connection, epoch, timeout) = self.shared.connection_for_call(server).await?;
         let max_bytes = self.shared.options.max_result_bytes;
@@ -414,11 +417,15 @@ impl SessionRuntime {
             // The specification asks clients to check structured results;
             // one that breaks the schema never reaches the model.
             dispose_result(result);
-            return Ok((ModelResult::failed(problem), raw));
+            let mut model = ModelResult::failed(problem);
+            model.warnings = warnings;
+            return Ok((model, raw));
         }
         // Moves the text out instead of copying it, and drops the rest of
         // the server's values (which may nest any depth) without recursion.
-        Ok((convert_result_owned(result, max_bytes), raw))
+        let mut model = convert_result_owned(result, max_bytes);
+        model.warnings = warnings;
+        Ok((model, raw))
     }
 
     /// Connects `server` (or joins the attempt under way), then counts its
