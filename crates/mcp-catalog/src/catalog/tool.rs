@@ -58,10 +58,12 @@ impl UtilityTool {
     }
 
     /// The utility's input schema for `profile`. `prompts_get` takes its
-    /// arguments as an object of strings (what `prompts/get` sends), except
-    /// under `openai-strict`, which cannot express an object with free-form
-    /// keys and gets a list of name/value pairs instead. Arguments are
-    /// checked against the form the profile shows.
+    /// arguments as an object of strings (what `prompts/get` sends) where
+    /// the profile can say so; `openai-strict` cannot express an object
+    /// with free-form keys, and `gemini` drops `additionalProperties` and
+    /// refuses an object without properties, so those two get a list of
+    /// name/value pairs instead. Arguments are checked against the form the
+    /// profile shows.
     pub(super) fn input_schema(self, profile: ProviderProfile) -> Value {
         let cursor = json!({
             "type": "string",
@@ -81,7 +83,7 @@ impl UtilityTool {
             }),
             UtilityTool::PromptsGet => {
                 let arguments = match profile {
-                    ProviderProfile::OpenAiStrict => json!({
+                    ProviderProfile::OpenAiStrict | ProviderProfile::Gemini => json!({
                         "type": "array",
                         "description": "The prompt's arguments",
                         "items": {
@@ -93,9 +95,7 @@ impl UtilityTool {
                             "required": ["name", "value"]
                         }
                     }),
-                    ProviderProfile::Generic
-                    | ProviderProfile::Anthropic
-                    | ProviderProfile::Gemini => json!({
+                    ProviderProfile::Generic | ProviderProfile::Anthropic => json!({
                         "type": "object",
                         "description": "The prompt's arguments, by name (see prompts_list)",
                         "additionalProperties": { "type": "string" }
