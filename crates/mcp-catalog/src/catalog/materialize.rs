@@ -79,8 +79,12 @@ pub(super) fn cut_description(
         };
     }
     // Room is made for the note as written with the limit's number, which
-    // is at least as long as the kept count it ends up showing.
+    // is at least as long as the kept count it ends up showing; then the
+    // room a shorter number leaves is taken when the whole still fits.
+    let fits = |room: usize| room + note(room).chars().count() <= max_chars;
     let room = max_chars.saturating_sub(note(max_chars).chars().count());
+    let wider = max_chars.saturating_sub(note(room).chars().count());
+    let room = if fits(wider) { wider } else { room };
     let kept = head(room);
     let kept_chars = kept.chars().count();
     Described {
@@ -534,4 +538,220 @@ fn adjustment_diagnostic(
         ),
     };
     CatalogDiagnostic::tool(level, server, raw, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_config::ToolFilter;
+    use serde_json::json;
+
+    use super::*;
+    use crate::catalog::ServerFeatures;
+
+    /// `description` of `length` characters ("ab…" repeated) cut at
+    /// `limit`: the text's length, whether it ends with the note, and the
+    /// `(original, kept)` lengths reported.
+    fn check(
+        length: usize,
+        limit: usize,
+        expect_chars: usize,
+        note: bool,
+        cut: Option<(usize, usize)>,
+    ) {
+        let text: String = "abcdefghij".chars().cycle().take(length).collect();
+        let described = cut_description(Some(&text), "t", "s", limit);
+        assert_eq!(described.cut, cut, "{length} at {limit}");
+        assert_eq!(
+            described.text.chars().count(),
+            expect_chars,
+            "{length} at {limit}: {}",
+            described.text
+        );
+        assert!(
+            described.text.chars().count() <= limit.max(1),
+            "{length} at {limit}"
+        );
+        if let Some((original, kept)) = cut {
+            let expected_note = format!("… [description cut at {kept} of {original} characters]");
+            assert_eq!(
+                described.text.ends_with(&expected_note),
+                note,
+                "{}",
+                described.text
+            );
+            assert!(
+                described.text.starts_with(&text[..kept]),
+                "{}",
+                described.text
+            );
+        }
+    }
+
+    #[test]
+    fn descriptions_are_cut_with_a_note_within_the_limit() {
+        check(10, 1024, 10, false, None);
+        check(1024, 1024, 1024, false, None);
+        // the note takes 45 characters with a three-digit kept count
+        check(2781, 1024, 1024, true, Some((2781, 979)));
+        check(1025, 1024, 1024, true, Some((1025, 979)));
+        check(500, 100, 100, true, Some((500, 57)));
+        // too small a limit for the note: `…` alone
+        check(100, 20, 20, false, Some((100, 19)));
+        check(100, 1, 1, false, Some((100, 0)));
+        // characters, not bytes
+        let wide: String = "é".repeat(300);
+        let described = cut_description(Some(&wide), "t", "s", 100);
+        assert_eq!(described.text.chars().count(), 100);
+        assert_eq!(described.cut, Some((300, 57)));
+        // empty descriptions get the fallback, never cut
+        assert_eq!(
+            cut_description(Some("  "), "t", "s", 3),
+            Described {
+                text: "Tool \"t\" of MCP server \"s\"".into(),
+                cut: None
+            }
+        );
+    }
+
+    fn listing(server: &str, limit: Option<usize>) -> ServerTools {
+        ServerTools {
+            server: server.into(),
+            tools: vec![Tool {
+                name: "t".into(),
+                title: None,
+                description: Some("x".repeat(300)),
+                input_schema: json!({"type": "object"}),
+                output_schema: None,
+                annotations: None,
+                execution: None,
+            }]
+            .into(),
+            filter: ToolFilter::default(),
+            features: ServerFeatures::default(),
+            description_limit: limit.and_then(NonZeroUsize::new),
+        }
+    }
+
+    #[test]
+    fn the_server_limit_wins_over_the_host_limit() {
+        let options = MaterializeOptions {
+            description_limit: 200,
+            ..MaterializeOptions::default()
+        };
+        let catalog = materialize(
+            &[
+                listing("a", None),
+                listing("b", Some(1000)),
+                listing("c", Some(100)),
+            ],
+            &options,
+        );
+        let lengths: Vec<usize> = catalog
+            .tools()
+            .iter()
+            .map(|t| t.description().chars().count())
+            .collect();
+        assert_eq!(lengths, [200, 300, 100]);
+        assert_eq!(
+            catalog.cut_descriptions(),
+            &BTreeMap::from([("a".to_owned(), 1), ("c".to_owned(), 1)])
+        );
+        let infos: Vec<&str> = catalog
+            .diagnostics()
+            .iter()
+            .filter(|d| d.level == Level::Info)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            infos,
+            [
+                "server \"a\", tool \"t\": description cut from 300 to 156 characters (limit 200)",
+                "server \"c\", tool \"t\": description cut from 300 to 57 characters (limit 100)",
+            ]
+        );
+        let counts = catalog.counts();
+        assert_eq!(
+            (
+                counts.servers,
+                counts.tools,
+                counts.descriptions_cut,
+                counts.infos
+            ),
+            (3, 3, 2, 2)
+        );
+    }
+
+    /// `arguments` for a tool whose schema is `schema`: the warnings, or
+    /// the refusal's message.
+    fn check_call(schema: Value, arguments: Value, expect: Result<&[&str], &str>) {
+        let mut server = listing("s", None);
+        server.tools = vec![Tool {
+            input_schema: schema.clone(),
+            ..server.tools[0].clone()
+        }]
+        .into();
+        let catalog = materialize(&[server], &MaterializeOptions::default());
+        let tool = &catalog.tools()[0];
+        let got = tool
+            .prepare_call(arguments.clone())
+            .map(|prepared| prepared.warnings)
+            .map_err(|error| error.to_string());
+        match (got, expect) {
+            (Ok(warnings), Ok(expect)) => assert_eq!(warnings, expect, "{schema} {arguments}"),
+            (Err(error), Err(expect)) => {
+                assert!(error.contains(expect), "{schema} {arguments}: {error}")
+            }
+            (got, expect) => panic!("{schema} {arguments}: {got:?}, not {expect:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_arguments_are_warned_on_or_refused() {
+        let open = json!({"type": "object", "properties": {"a": {}, "b": {}}});
+        check_call(open.clone(), json!({"a": 1}), Ok(&[]));
+        check_call(
+            open,
+            json!({"a": 1, "x": 2}),
+            Ok(&["argument `x` is not in the schema of tool `s__t`; it takes: a, b"]),
+        );
+        let closed =
+            json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
+        check_call(
+            closed.clone(),
+            json!({"y": 1, "z": 1}),
+            Err(
+                "argument `y` (and 1 more) is not in the schema of tool `s__t`, which allows no other arguments; it takes: a",
+            ),
+        );
+        check_call(
+            json!({"type": "object", "additionalProperties": false}),
+            json!({"q": 1}),
+            Err("it takes no arguments"),
+        );
+        // a free-form schema says nothing
+        check_call(json!({"type": "object"}), json!({"q": 1}), Ok(&[]));
+        check_call(closed, json!({"a": 1}), Ok(&[]));
+    }
+
+    #[test]
+    fn prompts_get_arguments_per_profile() {
+        let check = |profile: ProviderProfile, kind: &str| {
+            let schema = UtilityTool::PromptsGet.input_schema(profile);
+            assert_eq!(
+                schema["properties"]["arguments"]["type"], kind,
+                "{profile:?}"
+            );
+            // the form shown survives the profile's rewrite
+            let prepared =
+                schema::prepare_for_calls(&schema, profile, &SchemaLimits::default()).unwrap();
+            assert!(
+                prepared.schema["properties"]["arguments"].is_object(),
+                "{profile:?}"
+            );
+        };
+        check(ProviderProfile::Generic, "object");
+        check(ProviderProfile::Anthropic, "object");
+        check(ProviderProfile::OpenAiStrict, "array");
+        check(ProviderProfile::Gemini, "array");
+    }
 }
