@@ -24,6 +24,8 @@ pub(crate) struct Context {
     pub(crate) env: BTreeMap<String, String>,
     /// `--protocol`: the one revision to speak.
     pub(crate) protocol: Option<String>,
+    /// `-v` given this many times.
+    pub(crate) verbose: u8,
 }
 
 impl Context {
@@ -60,6 +62,7 @@ impl Context {
                 })
                 .collect(),
             protocol: global.protocol.clone(),
+            verbose: global.verbose,
         })
     }
 

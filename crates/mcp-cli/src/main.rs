@@ -17,6 +17,7 @@ mod approve;
 mod auth;
 mod cli;
 mod context;
+mod diagnostics;
 mod entry_args;
 mod output;
 mod probe;
