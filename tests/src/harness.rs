@@ -59,6 +59,7 @@ pub fn entry(name: &str, transport: TransportConfig, timeouts: Timeouts) -> Serv
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts,
+        description_limit: None,
     }
 }
 

@@ -352,6 +352,7 @@ fn start(row: &Row) -> (ServerConfig, Option<Running>) {
         required: true,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     };
     (config, running)
 }

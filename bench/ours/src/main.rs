@@ -100,6 +100,7 @@ fn server_config(name: String, target: &Target) -> ServerConfig {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 

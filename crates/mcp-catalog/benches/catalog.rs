@@ -96,6 +96,7 @@ fn listings_of(
                 .collect(),
             filter: ToolFilter::default(),
             features: ServerFeatures::default(),
+            description_limit: None,
         })
         .collect()
 }
@@ -282,6 +283,7 @@ fn config(name: String) -> ServerConfig {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 
@@ -377,6 +379,7 @@ fn cold_stdio(c: &mut Criterion) {
                 required: true,
                 tool_filter: ToolFilter::default(),
                 timeouts: Timeouts::default(),
+                description_limit: None,
             })
             .collect();
         group.bench_function(format!("{servers}_servers"), |b| {

@@ -51,9 +51,9 @@ pub mod servers;
 pub mod skills;
 
 pub use catalog::{
-    Catalog, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions, SchemaCache,
-    ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, defuse_listing, materialize,
-    materialize_among, materialize_cached,
+    Catalog, CatalogCounts, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions,
+    SchemaCache, ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, defuse_listing,
+    materialize, materialize_among, materialize_cached,
 };
 pub use error::{CatalogError, CatalogErrorKind, Cause};
 pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};

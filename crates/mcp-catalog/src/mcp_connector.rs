@@ -97,9 +97,15 @@ impl SessionConnection {
                 tokio::select! {
                     event = notifications.recv() => match event {
                         Ok(ServerEvent::ListChanged(ListKind::Tools)) => events.tools_changed(),
+                        Ok(ServerEvent::ListChanged(ListKind::Resources | ListKind::Prompts)) => {
+                            events.offers_changed()
+                        }
                         Ok(_) => {}
                         // Missed events may have included a list change.
-                        Err(RecvError::Lagged(_)) => events.tools_changed(),
+                        Err(RecvError::Lagged(_)) => {
+                            events.tools_changed();
+                            events.offers_changed();
+                        }
                         Err(RecvError::Closed) => {
                             events.closed();
                             return;
@@ -284,13 +290,13 @@ impl Connection for SessionConnection {
         self.raw("resources/list", cursor_params(cursor)).await
     }
 
+    async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError> {
+        self.raw("resources/read", json!({ "uri": uri })).await
+    }
+
     async fn list_resource_templates(&self, cursor: Option<String>) -> Result<Value, CatalogError> {
         self.raw("resources/templates/list", cursor_params(cursor))
             .await
-    }
-
-    async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError> {
-        self.raw("resources/read", json!({ "uri": uri })).await
     }
 
     async fn list_prompts(&self, cursor: Option<String>) -> Result<Value, CatalogError> {

@@ -60,6 +60,10 @@ pub struct ModelResult {
     pub content: Vec<ModelBlock>,
     /// Whether the size cap cut the result.
     pub truncated: bool,
+    /// What the host should know about the call that is not the tool's
+    /// answer: top-level arguments the tool's schema does not describe.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl ModelResult {
@@ -76,6 +80,7 @@ impl ModelResult {
             status: ResultStatus::Error,
             content: vec![ModelBlock::text(text)],
             truncated: false,
+            warnings: Vec::new(),
         }
     }
 }
@@ -304,6 +309,7 @@ fn truncate(status: ResultStatus, blocks: Vec<ModelBlock>, max_bytes: usize) -> 
             status,
             content: blocks,
             truncated: false,
+            warnings: Vec::new(),
         };
     }
     let mut budget = max_bytes;
@@ -342,5 +348,6 @@ fn truncate(status: ResultStatus, blocks: Vec<ModelBlock>, max_bytes: usize) -> 
         status,
         content: kept,
         truncated: true,
+        warnings: Vec::new(),
     }
 }

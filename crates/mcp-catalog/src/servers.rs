@@ -170,6 +170,7 @@ mod tests {
                 required: false,
                 tool_filter: ToolFilter::default(),
                 timeouts: Timeouts::default(),
+                description_limit: None,
             },
             scope: Scope::Project,
             source: PathBuf::from("/p/.mcp.json"),

@@ -75,6 +75,7 @@ fn filtered_count_is_reported() {
             exclude: vec!["*_b".into()],
         },
         features: Default::default(),
+        description_limit: None,
     };
     let catalog = materialize(&[listing], &MaterializeOptions::default());
     let names: Vec<&str> = catalog.tools().iter().map(|t| t.name()).collect();
@@ -106,6 +107,7 @@ fn a_rebuild_reuses_the_schemas_of_unchanged_servers() {
         .into(),
         filter: ToolFilter::default(),
         features: Default::default(),
+        description_limit: None,
     }
     };
     let a = listing("a", "t");

@@ -56,6 +56,7 @@ fn listing(server: &str, tools: Vec<Tool>) -> ServerTools {
         tools: tools.into(),
         filter: ToolFilter::default(),
         features: ServerFeatures::default(),
+        description_limit: None,
     }
 }
 
@@ -343,6 +344,7 @@ fn config(name: &str) -> ServerConfig {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn server(name: &str, tools: &[&str]) -> ServerTools {
         tools: tools.iter().map(|t| tool(t)).collect(),
         filter: ToolFilter::default(),
         features: Default::default(),
+        description_limit: None,
     }
 }
 

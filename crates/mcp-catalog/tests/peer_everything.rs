@@ -42,6 +42,7 @@ fn everything() -> ServerConfig {
         required: true,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 
@@ -69,6 +70,7 @@ async fn server_everything_catalog_in_every_profile() {
         tools: connection.list_tools().await.unwrap().into(),
         filter: ToolFilter::default(),
         features: connection.features(),
+        description_limit: None,
     };
     connection.close().await;
     assert!(listing.tools.iter().any(|t| t.name == "echo"));
@@ -164,6 +166,41 @@ async fn the_runtime_calls_server_everything() {
         panic!("text expected")
     };
     assert!(text.starts_with("structuredContent:\n{"), "{text}");
+
+    // it lists resources and prompts, so it keeps its utility tools, and
+    // prompts_get takes its arguments as an object
+    for utility in [
+        "resources_list",
+        "resources_read",
+        "prompts_list",
+        "prompts_get",
+    ] {
+        let name = format!("everything__{utility}");
+        assert!(catalog.get(&name).is_some(), "{name} missing");
+    }
+    let prompt = runtime
+        .call(
+            "everything__prompts_get",
+            json!({"name": "args-prompt", "arguments": {"city": "Paris"}}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        prompt
+            .content
+            .iter()
+            .any(|b| matches!(b, ModelBlock::Text { text } if text.contains("Paris"))),
+        "{prompt:?}"
+    );
+    // an unknown argument name is warned on
+    let warned = runtime
+        .call("everything__echo", json!({"message": "hi", "loud": true}))
+        .await
+        .unwrap();
+    assert_eq!(
+        warned.warnings,
+        ["argument `loud` is not in the schema of tool `everything__echo`; it takes: message"]
+    );
 
     // arguments are checked before anything goes out
     let error = runtime

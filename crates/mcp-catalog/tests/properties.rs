@@ -58,6 +58,7 @@ fn listings_strategy() -> impl Strategy<Value = Vec<ServerTools>> {
                     .collect(),
                 filter: ToolFilter::default(),
                 features: ServerFeatures { resources, prompts },
+                description_limit: None,
             })
             .collect()
     })
@@ -255,6 +256,7 @@ fn duplicate_server_names_do_not_depend_on_order() {
         tools: Vec::new().into(),
         filter: ToolFilter::default(),
         features: ServerFeatures::default(),
+        description_limit: None,
     };
     let mut b = a.clone();
     b.features.resources = true;

@@ -43,6 +43,13 @@ struct Script {
     caching: Option<(Option<Duration>, CacheScope)>,
     /// Tools the session left out of the listing, and why.
     rejected: Vec<RejectedTool>,
+    /// The first page of `resources/list`, `resources/templates/list` and
+    /// `prompts/list`.
+    resources: Vec<Value>,
+    templates: Vec<Value>,
+    prompts: Vec<Value>,
+    /// Those three lists fail while this is set.
+    offer_lists_fail: bool,
 }
 
 #[derive(Default)]
@@ -51,6 +58,9 @@ struct Counters {
     lists: AtomicUsize,
     calls: AtomicUsize,
     closes: AtomicUsize,
+    /// `resources/list`, `resources/templates/list` and `prompts/list`
+    /// requests.
+    offer_lists: AtomicUsize,
 }
 
 /// A connector over scripted in-memory servers.
@@ -163,6 +173,28 @@ impl Connector for FakeHandle {
     }
 }
 
+impl FakeConnection {
+    /// One page of a resources or prompts list, as scripted.
+    fn offer_list(
+        &self,
+        operation: &str,
+        field: &str,
+        items: impl Fn(&Script) -> &Vec<Value>,
+    ) -> Result<Value, CatalogError> {
+        self.counters.offer_lists.fetch_add(1, Ordering::SeqCst);
+        let scripts = self.connector.scripts.lock().unwrap();
+        let script = &scripts[&self.server];
+        if script.offer_lists_fail {
+            return Err(CatalogError::request(
+                &self.server,
+                operation,
+                Cause::other("method not found"),
+            ));
+        }
+        Ok(json!({ field: items(script) }))
+    }
+}
+
 #[async_trait]
 impl Connection for FakeConnection {
     fn features(&self) -> ServerFeatures {
@@ -230,7 +262,16 @@ impl Connection for FakeConnection {
     }
 
     async fn list_resources(&self, _cursor: Option<String>) -> Result<Value, CatalogError> {
-        Ok(json!({"resources": [{"uri": "test://a", "name": "a"}]}))
+        self.offer_list("resources/list", "resources", |s| &s.resources)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _cursor: Option<String>,
+    ) -> Result<Value, CatalogError> {
+        self.offer_list("resources/templates/list", "resourceTemplates", |s| {
+            &s.templates
+        })
     }
 
     async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError> {
@@ -238,7 +279,7 @@ impl Connection for FakeConnection {
     }
 
     async fn list_prompts(&self, _cursor: Option<String>) -> Result<Value, CatalogError> {
-        Ok(json!({"prompts": []}))
+        self.offer_list("prompts/list", "prompts", |s| &s.prompts)
     }
 
     async fn get_prompt(
@@ -266,6 +307,7 @@ fn config(name: &str) -> ServerConfig {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 
@@ -710,6 +752,7 @@ async fn structured_results_are_checked_against_the_output_schema() {
             },
         ],
         truncated: false,
+        warnings: Vec::new(),
     };
     let list = json!({"type": "array", "items": {"type": "integer"}});
     check_output(list.clone(), Some(json!([1, 2])), ok("[\n  1,\n  2\n]")).await;
@@ -877,7 +920,9 @@ async fn utility_tools_reach_resources_and_prompts() {
         s.features = ServerFeatures {
             resources: true,
             prompts: true,
-        }
+        };
+        s.resources = vec![json!({"uri": "test://a", "name": "a"})];
+        s.prompts = vec![json!({"name": "greet"})];
     });
     let runtime = runtime(&fake, vec![config("docs")], Arc::new(SystemClock));
     let catalog = runtime.catalog().await.unwrap();
@@ -903,7 +948,7 @@ async fn utility_tools_reach_resources_and_prompts() {
     let prompt = runtime
         .call(
             "docs__prompts_get",
-            json!({"name": "greet", "arguments": [{"name": "who", "value": "ann"}]}),
+            json!({"name": "greet", "arguments": {"who": "ann"}}),
         )
         .await
         .unwrap();
@@ -1179,4 +1224,139 @@ async fn an_approval_given_later_starts_the_server_in_every_session() {
         names(&lease.catalog().await.unwrap()),
         ["approved__t", "user__t"]
     );
+}
+
+/// One server announcing `announced` (resources, prompts) and listing
+/// `listed` (resources, templates, prompts: how many items each first
+/// page has), or failing those lists: the utility tools it gets, the
+/// diagnostics about it (`level message-start`), and how many list
+/// requests the check made.
+fn check_offered(
+    announced: (bool, bool),
+    listed: (usize, usize, usize),
+    fail: bool,
+    utilities: &[&str],
+    diagnostics: &[&str],
+    requests: usize,
+) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let fake = FakeConnector::with(&[("s", &["t"])]);
+        let items = |n: usize, key: &str| -> Vec<Value> {
+            (0..n)
+                .map(|i| json!({"name": format!("{key}{i}"), "uri": format!("test://{i}")}))
+                .collect()
+        };
+        fake.script("s", |s| {
+            s.features = ServerFeatures {
+                resources: announced.0,
+                prompts: announced.1,
+            };
+            s.resources = items(listed.0, "r");
+            s.templates = items(listed.1, "t");
+            s.prompts = items(listed.2, "p");
+            s.offer_lists_fail = fail;
+        });
+        let session = runtime_of(&fake);
+        let catalog = session.catalog().await.unwrap();
+        let mut expected = vec!["s__t"];
+        expected.extend(utilities);
+        expected.sort();
+        let case = format!("{announced:?} {listed:?} fail={fail}");
+        assert_eq!(names(&catalog), expected, "{case}");
+        let got: Vec<String> = catalog
+            .diagnostics()
+            .iter()
+            .map(|d| format!("{:?} {}", d.level, d.message))
+            .collect();
+        assert_eq!(got.len(), diagnostics.len(), "{case}: {got:#?}");
+        for (got, want) in got.iter().zip(diagnostics) {
+            assert!(got.starts_with(want), "{case}: {got:?} is not {want:?}…");
+        }
+        let offer_lists = fake.counters("s").offer_lists.load(Ordering::SeqCst);
+        assert_eq!(offer_lists, requests, "{case}: list requests");
+        // the answer is kept: a rebuild asks nothing again
+        session.invalidate();
+        session.catalog().await.unwrap();
+        assert_eq!(
+            fake.counters("s").offer_lists.load(Ordering::SeqCst),
+            requests,
+            "{case}: a rebuild lists again"
+        );
+    });
+}
+
+fn runtime_of(fake: &Arc<FakeConnector>) -> SessionRuntime {
+    runtime(fake, vec![config("s")], Arc::new(SystemClock))
+}
+
+const RESOURCE_TOOLS: [&str; 2] = ["s__resources_list", "s__resources_read"];
+const PROMPT_TOOLS: [&str; 2] = ["s__prompts_get", "s__prompts_list"];
+
+#[test]
+fn utility_tools_only_for_servers_that_list_something() {
+    // no capability: no request, no utility
+    check_offered((false, false), (3, 3, 3), false, &[], &[], 0);
+    // capability and items
+    check_offered((true, false), (1, 0, 0), false, &RESOURCE_TOOLS, &[], 1);
+    check_offered((false, true), (0, 0, 2), false, &PROMPT_TOOLS, &[], 1);
+    let both = [RESOURCE_TOOLS, PROMPT_TOOLS].concat();
+    check_offered((true, true), (1, 0, 1), false, &both, &[], 2);
+    // a template alone is enough for the resource utilities
+    check_offered((true, false), (0, 1, 0), false, &RESOURCE_TOOLS, &[], 2);
+    // capability but nothing listed: no utility, an info note
+    check_offered(
+        (true, true),
+        (0, 0, 0),
+        false,
+        &[],
+        &[
+            "Info server \"s\" announces prompts but lists none",
+            "Info server \"s\" announces resources but lists none",
+        ],
+        3,
+    );
+    // a list that fails: no utility, a warning
+    check_offered(
+        (true, true),
+        (1, 1, 1),
+        true,
+        &[],
+        &[
+            "Warning server \"s\" announces prompts, but listing them failed",
+            "Warning server \"s\" announces resources, but listing them failed",
+        ],
+        2,
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_resources_or_prompts_list_change_checks_again() {
+    let fake = FakeConnector::with(&[("s", &["t"])]);
+    fake.script("s", |s| {
+        s.features = ServerFeatures {
+            resources: false,
+            prompts: true,
+        }
+    });
+    let session = runtime_of(&fake);
+    assert_eq!(names(&session.catalog().await.unwrap()), ["s__t"]);
+    fake.script("s", |s| s.prompts = vec![json!({"name": "greet"})]);
+    // unannounced, the catalog stays as it was
+    assert_eq!(names(&session.catalog().await.unwrap()), ["s__t"]);
+    fake.events("s").offers_changed();
+    let catalog = session.catalog().await.unwrap();
+    assert_eq!(
+        names(&catalog),
+        ["s__prompts_get", "s__prompts_list", "s__t"]
+    );
+    // tools are not listed again for it, and the prompts list was asked twice
+    assert_eq!(fake.lists("s"), 1);
+    assert_eq!(fake.counters("s").offer_lists.load(Ordering::SeqCst), 2);
+    fake.script("s", |s| s.prompts.clear());
+    fake.events("s").offers_changed();
+    assert_eq!(names(&session.catalog().await.unwrap()), ["s__t"]);
 }

@@ -372,6 +372,7 @@ fn tool_with_schema(schema: Value) -> ServerTools {
         .into(),
         filter: ToolFilter::default(),
         features: Default::default(),
+        description_limit: None,
     }
 }
 

@@ -58,6 +58,7 @@ fn listing(tools: Vec<(&str, Value, Option<Value>)>) -> ServerTools {
             .into(),
         filter: ToolFilter::default(),
         features: Default::default(),
+        description_limit: None,
     }
 }
 

@@ -55,6 +55,7 @@ fn hostile() -> (Vec<String>, Vec<ServerTools>) {
                     resources: entry["features"]["resources"].as_bool().unwrap_or(false),
                     prompts: entry["features"]["prompts"].as_bool().unwrap_or(false),
                 },
+                description_limit: None,
             }
         })
         .collect();
@@ -67,7 +68,7 @@ fn check(style: NamingStyle, profile: ProviderProfile) {
         style,
         profile,
         reserved_names: reserved.into_iter().collect(),
-        max_description_chars: 200,
+        description_limit: 200,
         ..MaterializeOptions::default()
     };
     let catalog = materialize(&servers, &options);

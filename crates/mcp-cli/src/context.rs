@@ -27,6 +27,8 @@ pub(crate) struct Context {
     /// The folders given to servers that ask for roots: the `--root`
     /// folders, canonical, or else the project directory.
     pub(crate) roots: Vec<PathBuf>,
+    /// `-v` given this many times.
+    pub(crate) verbose: u8,
 }
 
 impl Context {
@@ -77,6 +79,7 @@ impl Context {
                 .collect(),
             protocol: global.protocol.clone(),
             roots,
+            verbose: global.verbose,
         })
     }
 

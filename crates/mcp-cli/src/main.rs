@@ -18,6 +18,7 @@ mod auth;
 mod browse;
 mod cli;
 mod context;
+mod diagnostics;
 mod entry_args;
 mod host;
 mod import;

@@ -15,13 +15,14 @@ use mcp_catalog::{
     Catalog, CatalogErrorKind, CatalogTool, MaterializeOptions, McpConnector, ModelBlock,
     NamingStyle, ProviderProfile, RuntimeOptions, ServerSet, SessionRuntime, ToolTarget,
 };
-use mcp_config::{Level, LoadedConfig};
+use mcp_config::LoadedConfig;
 use mcp_transport::Progress;
 use mcp_transport::session::ProgressCallback;
 use serde_json::{Map, Value, json};
 
 use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};
 use crate::context::Context;
+use crate::diagnostics;
 use crate::output::{self, Outcome, errln, outln, shown, shown_lines, usage};
 use crate::{session, target, wait};
 
@@ -99,7 +100,7 @@ pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outco
         session_runtime.shutdown().await;
         catalog
     })??;
-    report_diagnostics(&catalog);
+    diagnostics::report(&catalog, context.verbose);
     if context.json {
         output::print_json(&catalog.tools())?;
     } else if catalog.tools().is_empty() {
@@ -117,30 +118,6 @@ pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outco
     } else {
         Outcome::Ok
     })
-}
-
-/// Prints the catalog's errors and warnings on stderr.
-fn report_diagnostics(catalog: &Catalog) {
-    for diagnostic in catalog.diagnostics() {
-        let level = match diagnostic.level {
-            Level::Error => "error",
-            Level::Warning => "warning",
-            Level::Info => continue,
-        };
-        // Most messages already name the server; do not name it twice.
-        if diagnostic
-            .message
-            .contains(&format!("\"{}\"", diagnostic.server))
-        {
-            errln!("{level}: {}", shown(&diagnostic.message));
-        } else {
-            errln!(
-                "{level}: server `{}`: {}",
-                shown(&diagnostic.server),
-                shown(&diagnostic.message)
-            );
-        }
-    }
 }
 
 fn print_tool(tool: &CatalogTool) {
@@ -283,7 +260,7 @@ async fn call_in(
         })
     });
     let Some(tool) = found else {
-        report_diagnostics(&catalog);
+        diagnostics::report_notes(&catalog, context.verbose);
         return Err(usage(unknown_tool(&catalog, &args.tool)));
     };
     let server = &tool.origin().server;
@@ -319,6 +296,7 @@ async fn call_in(
         CatalogErrorKind::InvalidArguments { .. } => usage(err.to_string()),
         _ => err.into(),
     })?;
+    diagnostics::report_call(&converted);
     if context.json {
         let mut document = json!({
             "tool": args.tool,

@@ -337,7 +337,7 @@ fn call_prints_the_model_output_of_the_session_runtime() {
         ("mcp__example__prompts_list", json!({})),
         (
             "mcp__example__prompts_get",
-            json!({"name": "greet", "arguments": [{"name": "name", "value": "Ada"}]}),
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
         ),
     ];
     let server = ServerConfig {
@@ -352,6 +352,7 @@ fn call_prints_the_model_output_of_the_session_runtime() {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     };
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let expected: Vec<String> = runtime.block_on(async {
@@ -388,4 +389,117 @@ fn call_prints_the_model_output_of_the_session_runtime() {
         let printed = serde_json::to_string(&run.json()["result"]).expect("JSON");
         assert_eq!(printed, expected, "{tool}: {}", run.stderr);
     }
+}
+
+#[test]
+fn tools_summarises_its_diagnostics_and_shows_info_notes_with_v() {
+    let tree = project(&[
+        ("example", EXAMPLE),
+        (
+            "hollow",
+            r#"{"command": "SERVER", "args": ["--empty-lists"], "toolFilter": {"exclude": ["add", "slow"]}}"#,
+        ),
+    ]);
+    let run = tree.run(&["tools"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // a server announcing resources and prompts but listing none gets no
+    // utility tools; the other keeps them
+    assert!(
+        run.stdout.contains("mcp__example__prompts_get"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("mcp__hollow__prompts"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("mcp__hollow__resources"),
+        "{}",
+        run.stdout
+    );
+    let tools = run
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("mcp__"))
+        .count();
+    let expected = format!(
+        "2 servers, {tools} tools (2 filtered by toolFilter); 3 info notes (-v shows them)\n"
+    );
+    assert_eq!(run.stderr, expected);
+
+    let run = tree.run(&["-v", "tools"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let notes: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("info: "))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "info: server \"hollow\" announces prompts but lists none; it gets no prompts_list/prompts_get tools",
+            "info: server \"hollow\" announces resources but lists none; it gets no resources_list/resources_read tools",
+            "info: server `hollow`: toolFilter hid 2 tool(s)",
+        ],
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "2 servers, {tools} tools (2 filtered by toolFilter); 3 info notes\n"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn call_warns_on_an_argument_the_schema_does_not_name() {
+    let tree = project(&[("example", EXAMPLE)]);
+    let run = tree.run(&[
+        "call",
+        "mcp__example__echo",
+        "--args",
+        r#"{"text": "hi", "loud": true}"#,
+    ]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "hi\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr,
+        "warning: argument `loud` is not in the schema of tool `mcp__example__echo`; it takes: text\n"
+    );
+}
+
+#[test]
+fn a_description_limit_cuts_with_a_note_and_says_so_with_v() {
+    let tree = project(&[(
+        "example",
+        r#"{"command": "SERVER", "descriptionLimit": 10}"#,
+    )]);
+    let run = tree.run(&["--json", "tools"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tools = run.json();
+    let echo = tools
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|tool| tool["name"] == "mcp__example__echo")
+        .cloned()
+        .expect("mcp__example__echo");
+    assert_eq!(echo["description"], "Echoes th…");
+    assert!(run.stderr.contains("descriptions cut"), "{}", run.stderr);
+    let run = tree.run(&["-v", "tools"]);
+    assert!(
+        run.stderr.contains(
+            "info: server \"example\", tool \"echo\": description cut from 20 to 9 characters (limit 10)"
+        ),
+        "{}",
+        run.stderr
+    );
 }

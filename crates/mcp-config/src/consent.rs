@@ -239,6 +239,7 @@ mod tests {
             required: false,
             tool_filter: ToolFilter::default(),
             timeouts: Timeouts::default(),
+            description_limit: None,
         }
     }
 

@@ -11,6 +11,7 @@
 //! secret (an expanded variable, a header or env value).
 
 use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
@@ -98,6 +99,7 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("requestTimeoutMs", &["request_timeout_ms"]),
     ("timeout", &[]),
     ("toolCallTimeoutMs", &["tool_call_timeout_ms"]),
+    ("descriptionLimit", &["description_limit"]),
 ];
 
 const COMMON_FIELDS: &[&str] = &[
@@ -111,6 +113,7 @@ const COMMON_FIELDS: &[&str] = &[
     "requestTimeoutMs",
     "timeout",
     "toolCallTimeoutMs",
+    "descriptionLimit",
 ];
 
 fn kind_fields(kind: TransportKind) -> &'static [&'static str] {
@@ -312,6 +315,7 @@ impl<'a> EntryParser<'a, '_> {
         let required = self.bool_field("required").unwrap_or(false);
         let tool_filter = self.tool_filter();
         let timeouts = self.timeouts();
+        let description_limit = self.description_limit();
         let transport = match kind {
             TransportKind::Stdio => self.stdio().map(TransportConfig::Stdio),
             TransportKind::Sse => self.remote(kind).map(TransportConfig::Sse),
@@ -328,6 +332,7 @@ impl<'a> EntryParser<'a, '_> {
                 required,
                 tool_filter,
                 timeouts,
+                description_limit,
             }),
             _ => EntryOutcome::Invalid,
         }
@@ -764,6 +769,23 @@ impl<'a> EntryParser<'a, '_> {
             );
         }
         d
+    }
+
+    /// `descriptionLimit`: the longest tool description, in characters,
+    /// this server's tools keep (a positive integer).
+    fn description_limit(&mut self) -> Option<NonZeroUsize> {
+        let value = self.get("descriptionLimit")?;
+        let limit = value
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(NonZeroUsize::new);
+        if limit.is_none() {
+            self.error(
+                Some("descriptionLimit"),
+                "`descriptionLimit` must be a positive whole number of characters".into(),
+            );
+        }
+        limit
     }
 
     fn timeouts(&mut self) -> Timeouts {

@@ -253,8 +253,9 @@ pub fn fnv1a64_hex(text: &str) -> String {
 /// The canonical rendering the config hash is computed over: every field
 /// that changes how the server is reached or used (kind, command, args, env,
 /// cwd, url, headers, headersHelper, oauth, sdk name, proxy id, timeouts,
-/// toolFilter, required), and nothing about where it was configured (name,
-/// scope, source, enabled). Maps are sorted, so the rendering is stable.
+/// toolFilter, required, descriptionLimit), and nothing about where it was
+/// configured (name, scope, source, enabled). Maps are sorted, so the
+/// rendering is stable.
 ///
 /// A literal `oauth.clientSecret` serializes as `***`; here it is replaced
 /// by a digest of its value, so a changed secret still reconnects.
@@ -265,6 +266,11 @@ pub fn canonical_rendering(config: &ServerConfig) -> String {
         "toolFilter": config.tool_filter,
         "timeouts": config.timeouts,
     });
+    // Added only when set, so the hashes of entries without it stay
+    // what they were.
+    if let Some(limit) = config.description_limit {
+        value["descriptionLimit"] = json!(limit.get());
+    }
     if let TransportConfig::Sse(r) | TransportConfig::Http(r) = &config.transport
         && let Some(secret) = r.oauth.as_ref().and_then(|o| o.client_secret.as_ref())
     {
@@ -328,6 +334,7 @@ mod tests {
             required: false,
             tool_filter: ToolFilter::default(),
             timeouts: Timeouts::default(),
+            description_limit: None,
         }
     }
 
@@ -462,6 +469,9 @@ mod tests {
         variants.push(v);
         let mut v = base.clone();
         v.timeouts.tool_call = std::time::Duration::from_millis(5);
+        variants.push(v);
+        let mut v = base.clone();
+        v.description_limit = std::num::NonZeroUsize::new(300);
         variants.push(v);
         for v in &variants {
             assert_ne!(config_hash(v), h, "{v:?}");

@@ -398,6 +398,10 @@ pub struct ServerConfig {
     pub required: bool,
     pub tool_filter: ToolFilter,
     pub timeouts: Timeouts,
+    /// `descriptionLimit`: tool descriptions longer than this many
+    /// characters are cut; `None` leaves the host's limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description_limit: Option<std::num::NonZeroUsize>,
 }
 
 /// Where an entry came from, lowest precedence first.

@@ -250,6 +250,39 @@ fn common_fields_aliases_and_timeouts() {
 }
 
 #[test]
+fn description_limit() {
+    // every entry kind takes it, under either spelling
+    check(
+        json!({"command": "x", "descriptionLimit": 300}),
+        json!({"descriptionLimit": 300}),
+        &[],
+    );
+    check(
+        json!({"url": "https://x.example", "description_limit": 1}),
+        json!({"descriptionLimit": 1}),
+        &["info url"],
+    );
+    check(
+        json!({"type": "ws", "url": "wss://x.example", "descriptionLimit": 4096}),
+        json!({"descriptionLimit": 4096}),
+        &[],
+    );
+    // left out, the host's limit applies
+    check(
+        json!({"command": "x"}),
+        json!({"descriptionLimit": null}),
+        &[],
+    );
+    for bad in [json!(0), json!(-5), json!(2.5), json!("300"), json!(null)] {
+        check(
+            json!({"command": "x", "descriptionLimit": bad}),
+            "invalid".into(),
+            &["error descriptionLimit"],
+        );
+    }
+}
+
+#[test]
 fn tombstones() {
     check(json!({"enabled": false}), "tombstone".into(), &[]);
     // enabled:true alone is not a server

@@ -41,6 +41,7 @@ fn entry(scope: Scope, rank: usize, name: &str, outcome: u8, command: &str) -> P
             required: false,
             tool_filter: ToolFilter::default(),
             timeouts: Timeouts::default(),
+            description_limit: None,
         }),
     };
     ParsedEntry {

@@ -48,6 +48,7 @@ fn config(binary: &Path, index: usize) -> ServerConfig {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     }
 }
 

@@ -53,6 +53,7 @@ async fn connect(binary: &std::path::Path) -> ClientSession {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: Timeouts::default(),
+        description_limit: None,
     };
     let options = ConnectOptions {
         env: BTreeMap::new(),

@@ -553,6 +553,7 @@ async fn session_over_http_and_sse_against_server_everything() {
             required: false,
             tool_filter: ToolFilter::default(),
             timeouts: Timeouts::default(),
+            description_limit: None,
         };
         let roots = Arc::new(Roots(AtomicUsize::new(0)));
         let options = ConnectOptions {

@@ -61,6 +61,7 @@ async fn server_everything_over_stdio() {
             request: Duration::from_secs(30),
             tool_call: Duration::from_secs(30),
         },
+        description_limit: None,
     };
     let roots = Arc::new(Roots::default());
     let env: BTreeMap<String, String> = std::env::vars()

@@ -231,6 +231,7 @@ async fn tasks_against_server_everything_over_stdio() {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: timeouts(),
+        description_limit: None,
     };
     research_over(&config, "stdio").await;
 }
@@ -268,6 +269,7 @@ async fn tasks_against_server_everything_over_streamable_http() {
         required: false,
         tool_filter: ToolFilter::default(),
         timeouts: timeouts(),
+        description_limit: None,
     };
     research_over(&config, "streamable HTTP").await;
 }

@@ -142,6 +142,10 @@ pub struct ServerOptions {
     /// report its pid through the `grandchild_pid` tool (stdio only).
     #[arg(long)]
     pub spawn_grandchild: bool,
+    /// Announce resources and prompts but list none (a server whose
+    /// capabilities promise more than it has).
+    #[arg(long)]
+    pub empty_lists: bool,
 }
 
 impl Default for ServerOptions {
@@ -164,6 +168,7 @@ impl Default for ServerOptions {
             ignore_stdin_close: false,
             ignore_sigterm: false,
             spawn_grandchild: false,
+            empty_lists: false,
         }
     }
 }
@@ -236,6 +241,7 @@ impl ServerOptions {
             (self.ignore_stdin_close, "--ignore-stdin-close"),
             (self.ignore_sigterm, "--ignore-sigterm"),
             (self.spawn_grandchild, "--spawn-grandchild"),
+            (self.empty_lists, "--empty-lists"),
         ] {
             if set {
                 args.push(flag.to_string());
@@ -608,6 +614,11 @@ impl Connection {
             "ping" => Ok(json!({})),
             "tools/list" => self.list_tools(params).and_then(cacheable),
             "tools/call" => self.call_tool(call).await,
+            "resources/list" if server.options.empty_lists => cacheable(json!({"resources": []})),
+            "resources/templates/list" if server.options.empty_lists => {
+                cacheable(json!({"resourceTemplates": []}))
+            }
+            "prompts/list" if server.options.empty_lists => cacheable(json!({"prompts": []})),
             "resources/list" => cacheable(json!({"resources": [
                 {"uri": "example://greeting", "name": "greeting", "mimeType": "text/plain",
                  "description": "A friendly greeting"}

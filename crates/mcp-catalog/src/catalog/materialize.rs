@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::num::NonZeroUsize;
 use std::sync::{Arc, OnceLock};
 
 use mcp_config::Level;
@@ -20,23 +21,75 @@ use crate::naming::{NameAdjustment, NameAllocator, ServerPrefix};
 use crate::schema::{self, ProviderProfile, SchemaLimits};
 use crate::{deep, filter};
 
-/// Trims a description and cuts it to `max_chars` characters; an empty one
-/// gets a fallback naming the server.
+/// Trims a description and cuts it to `max_chars` characters, ending a
+/// cut one with a note saying so; an empty one gets a fallback naming the
+/// server.
 pub fn describe(description: Option<&str>, tool: &str, server: &str, max_chars: usize) -> String {
+    cut_description(description, tool, server, max_chars).text
+}
+
+/// A description as the model gets it, and how much of it was kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Described {
+    pub(super) text: String,
+    /// `(original, kept)` lengths in characters, when it was cut.
+    pub(super) cut: Option<(usize, usize)>,
+}
+
+/// The shortest limit that still leaves room for the note after some of
+/// the text; below it a cut description ends with `…` alone.
+const MIN_CHARS_WITH_NOTE: usize = 64;
+
+/// [`describe`], saying whether and where it cut. The whole text, note
+/// included, stays within `max_chars` (providers refuse longer ones).
+pub(super) fn cut_description(
+    description: Option<&str>,
+    tool: &str,
+    server: &str,
+    max_chars: usize,
+) -> Described {
     let trimmed = description.map(str::trim).unwrap_or("");
     if trimmed.is_empty() {
-        return format!("Tool \"{tool}\" of MCP server \"{server}\"");
+        return Described {
+            text: format!("Tool \"{tool}\" of MCP server \"{server}\""),
+            cut: None,
+        };
     }
-    match trimmed.char_indices().nth(max_chars) {
-        None => trimmed.to_owned(),
-        Some(_) => {
-            let keep = max_chars.saturating_sub(1);
-            let end = trimmed
-                .char_indices()
-                .nth(keep)
-                .map_or(trimmed.len(), |(i, _)| i);
-            format!("{}…", trimmed[..end].trim_end())
-        }
+    if trimmed.char_indices().nth(max_chars).is_none() {
+        return Described {
+            text: trimmed.to_owned(),
+            cut: None,
+        };
+    }
+    let original = trimmed.chars().count();
+    let head = |chars: usize| {
+        let end = trimmed
+            .char_indices()
+            .nth(chars)
+            .map_or(trimmed.len(), |(i, _)| i);
+        trimmed[..end].trim_end()
+    };
+    let note = |kept: usize| format!("… [description cut at {kept} of {original} characters]");
+    if max_chars < MIN_CHARS_WITH_NOTE {
+        let kept = head(max_chars.saturating_sub(1));
+        let kept_chars = kept.chars().count();
+        return Described {
+            text: format!("{kept}…"),
+            cut: Some((original, kept_chars)),
+        };
+    }
+    // Room is made for the note as written with the limit's number, which
+    // is at least as long as the kept count it ends up showing; then the
+    // room a shorter number leaves is taken when the whole still fits.
+    let fits = |room: usize| room + note(room).chars().count() <= max_chars;
+    let room = max_chars.saturating_sub(note(max_chars).chars().count());
+    let wider = max_chars.saturating_sub(note(room).chars().count());
+    let room = if fits(wider) { wider } else { room };
+    let kept = head(room);
+    let kept_chars = kept.chars().count();
+    Described {
+        text: format!("{kept}{}", note(kept_chars)),
+        cut: Some((original, kept_chars)),
     }
 }
 
@@ -95,6 +148,8 @@ fn prepare_input(
 struct Pending<'a> {
     raw_name: &'a str,
     description: String,
+    /// Whether the description was cut.
+    cut: bool,
     original: SharedSchema,
     target: ToolTarget,
 }
@@ -209,6 +264,7 @@ pub fn materialize_among<'a>(
     let mut tools = Vec::new();
     let mut diagnostics = Vec::new();
     let mut filtered = BTreeMap::new();
+    let mut cut = BTreeMap::new();
     let mut seen_servers = BTreeSet::new();
 
     for listing in order {
@@ -253,6 +309,10 @@ pub fn materialize_among<'a>(
         };
 
         let mut pending = pending_tools(listing, options, &mut diagnostics, &mut filtered);
+        let cut_here = pending.iter().filter(|item| item.cut).count();
+        if cut_here > 0 {
+            cut.insert(server.to_owned(), cut_here);
+        }
         pending.sort_by(|a, b| a.raw_name.cmp(b.raw_name));
 
         used.insert(Arc::as_ptr(&listing.tools) as *const Tool as usize);
@@ -327,6 +387,10 @@ pub fn materialize_among<'a>(
         by_name,
         diagnostics,
         filtered,
+        cut,
+        servers: seen_servers.into_iter().map(str::to_owned).collect(),
+        unavailable: BTreeSet::new(),
+        withheld: BTreeSet::new(),
         profile: options.profile,
         style: options.style,
     }
@@ -381,14 +445,25 @@ fn pending_tools<'a>(
                 ),
             ));
         }
+        let limit = listing
+            .description_limit
+            .map_or(options.description_limit, NonZeroUsize::get);
+        let described = cut_description(tool.description.as_deref(), &tool.name, server, limit);
+        if let Some((original, kept)) = described.cut {
+            diagnostics.push(CatalogDiagnostic::tool(
+                Level::Info,
+                server,
+                &tool.name,
+                format!(
+                    "server {server:?}, tool {:?}: description cut from {original} to {kept} characters (limit {limit})",
+                    tool.name
+                ),
+            ));
+        }
         pending.push(Pending {
             raw_name: &tool.name,
-            description: describe(
-                tool.description.as_deref(),
-                &tool.name,
-                server,
-                options.max_description_chars,
-            ),
+            description: described.text,
+            cut: described.cut.is_some(),
             original: SharedSchema::Listed {
                 tools: Arc::clone(&listing.tools),
                 index,
@@ -417,7 +492,8 @@ fn pending_tools<'a>(
             pending.push(Pending {
                 raw_name: raw,
                 description: utility.description(server),
-                original: SharedSchema::Own(Arc::new(utility.input_schema())),
+                cut: false,
+                original: SharedSchema::Own(Arc::new(utility.input_schema(options.profile))),
                 target: ToolTarget::Utility { utility },
             });
         }
@@ -497,4 +573,220 @@ fn adjustment_diagnostic(
         ),
     };
     CatalogDiagnostic::tool(level, server, raw, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_config::ToolFilter;
+    use serde_json::json;
+
+    use super::*;
+    use crate::catalog::ServerFeatures;
+
+    /// `description` of `length` characters ("ab…" repeated) cut at
+    /// `limit`: the text's length, whether it ends with the note, and the
+    /// `(original, kept)` lengths reported.
+    fn check(
+        length: usize,
+        limit: usize,
+        expect_chars: usize,
+        note: bool,
+        cut: Option<(usize, usize)>,
+    ) {
+        let text: String = "abcdefghij".chars().cycle().take(length).collect();
+        let described = cut_description(Some(&text), "t", "s", limit);
+        assert_eq!(described.cut, cut, "{length} at {limit}");
+        assert_eq!(
+            described.text.chars().count(),
+            expect_chars,
+            "{length} at {limit}: {}",
+            described.text
+        );
+        assert!(
+            described.text.chars().count() <= limit.max(1),
+            "{length} at {limit}"
+        );
+        if let Some((original, kept)) = cut {
+            let expected_note = format!("… [description cut at {kept} of {original} characters]");
+            assert_eq!(
+                described.text.ends_with(&expected_note),
+                note,
+                "{}",
+                described.text
+            );
+            assert!(
+                described.text.starts_with(&text[..kept]),
+                "{}",
+                described.text
+            );
+        }
+    }
+
+    #[test]
+    fn descriptions_are_cut_with_a_note_within_the_limit() {
+        check(10, 1024, 10, false, None);
+        check(1024, 1024, 1024, false, None);
+        // the note takes 45 characters with a three-digit kept count
+        check(2781, 1024, 1024, true, Some((2781, 979)));
+        check(1025, 1024, 1024, true, Some((1025, 979)));
+        check(500, 100, 100, true, Some((500, 57)));
+        // too small a limit for the note: `…` alone
+        check(100, 20, 20, false, Some((100, 19)));
+        check(100, 1, 1, false, Some((100, 0)));
+        // characters, not bytes
+        let wide: String = "é".repeat(300);
+        let described = cut_description(Some(&wide), "t", "s", 100);
+        assert_eq!(described.text.chars().count(), 100);
+        assert_eq!(described.cut, Some((300, 57)));
+        // empty descriptions get the fallback, never cut
+        assert_eq!(
+            cut_description(Some("  "), "t", "s", 3),
+            Described {
+                text: "Tool \"t\" of MCP server \"s\"".into(),
+                cut: None
+            }
+        );
+    }
+
+    fn listing(server: &str, limit: Option<usize>) -> ServerTools {
+        ServerTools {
+            server: server.into(),
+            tools: vec![Tool {
+                name: "t".into(),
+                title: None,
+                description: Some("x".repeat(300)),
+                input_schema: json!({"type": "object"}),
+                output_schema: None,
+                annotations: None,
+                execution: None,
+            }]
+            .into(),
+            filter: ToolFilter::default(),
+            features: ServerFeatures::default(),
+            description_limit: limit.and_then(NonZeroUsize::new),
+        }
+    }
+
+    #[test]
+    fn the_server_limit_wins_over_the_host_limit() {
+        let options = MaterializeOptions {
+            description_limit: 200,
+            ..MaterializeOptions::default()
+        };
+        let catalog = materialize(
+            &[
+                listing("a", None),
+                listing("b", Some(1000)),
+                listing("c", Some(100)),
+            ],
+            &options,
+        );
+        let lengths: Vec<usize> = catalog
+            .tools()
+            .iter()
+            .map(|t| t.description().chars().count())
+            .collect();
+        assert_eq!(lengths, [200, 300, 100]);
+        assert_eq!(
+            catalog.cut_descriptions(),
+            &BTreeMap::from([("a".to_owned(), 1), ("c".to_owned(), 1)])
+        );
+        let infos: Vec<&str> = catalog
+            .diagnostics()
+            .iter()
+            .filter(|d| d.level == Level::Info)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            infos,
+            [
+                "server \"a\", tool \"t\": description cut from 300 to 156 characters (limit 200)",
+                "server \"c\", tool \"t\": description cut from 300 to 57 characters (limit 100)",
+            ]
+        );
+        let counts = catalog.counts();
+        assert_eq!(
+            (
+                counts.servers,
+                counts.tools,
+                counts.descriptions_cut,
+                counts.infos
+            ),
+            (3, 3, 2, 2)
+        );
+    }
+
+    /// `arguments` for a tool whose schema is `schema`: the warnings, or
+    /// the refusal's message.
+    fn check_call(schema: Value, arguments: Value, expect: Result<&[&str], &str>) {
+        let mut server = listing("s", None);
+        server.tools = vec![Tool {
+            input_schema: schema.clone(),
+            ..server.tools[0].clone()
+        }]
+        .into();
+        let catalog = materialize(&[server], &MaterializeOptions::default());
+        let tool = &catalog.tools()[0];
+        let got = tool
+            .prepare_call(arguments.clone())
+            .map(|prepared| prepared.warnings)
+            .map_err(|error| error.to_string());
+        match (got, expect) {
+            (Ok(warnings), Ok(expect)) => assert_eq!(warnings, expect, "{schema} {arguments}"),
+            (Err(error), Err(expect)) => {
+                assert!(error.contains(expect), "{schema} {arguments}: {error}")
+            }
+            (got, expect) => panic!("{schema} {arguments}: {got:?}, not {expect:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_arguments_are_warned_on_or_refused() {
+        let open = json!({"type": "object", "properties": {"a": {}, "b": {}}});
+        check_call(open.clone(), json!({"a": 1}), Ok(&[]));
+        check_call(
+            open,
+            json!({"a": 1, "x": 2}),
+            Ok(&["argument `x` is not in the schema of tool `s__t`; it takes: a, b"]),
+        );
+        let closed =
+            json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
+        check_call(
+            closed.clone(),
+            json!({"y": 1, "z": 1}),
+            Err(
+                "argument `y` (and 1 more) is not in the schema of tool `s__t`, which allows no other arguments; it takes: a",
+            ),
+        );
+        check_call(
+            json!({"type": "object", "additionalProperties": false}),
+            json!({"q": 1}),
+            Err("it takes no arguments"),
+        );
+        // a free-form schema says nothing
+        check_call(json!({"type": "object"}), json!({"q": 1}), Ok(&[]));
+        check_call(closed, json!({"a": 1}), Ok(&[]));
+    }
+
+    #[test]
+    fn prompts_get_arguments_per_profile() {
+        let check = |profile: ProviderProfile, kind: &str| {
+            let schema = UtilityTool::PromptsGet.input_schema(profile);
+            assert_eq!(
+                schema["properties"]["arguments"]["type"], kind,
+                "{profile:?}"
+            );
+            // the form shown survives the profile's rewrite
+            let prepared =
+                schema::prepare_for_calls(&schema, profile, &SchemaLimits::default()).unwrap();
+            assert!(
+                prepared.schema["properties"]["arguments"].is_object(),
+                "{profile:?}"
+            );
+        };
+        check(ProviderProfile::Generic, "object");
+        check(ProviderProfile::Anthropic, "object");
+        check(ProviderProfile::OpenAiStrict, "array");
+        check(ProviderProfile::Gemini, "array");
+    }
 }

@@ -14,6 +14,7 @@ mod materialize;
 mod tool;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 use mcp_config::{Level, ToolFilter};
@@ -25,12 +26,14 @@ use serde_json::Value;
 pub use self::materialize::{
     SchemaCache, defuse_listing, describe, materialize, materialize_among, materialize_cached,
 };
-pub use self::tool::{CatalogTool, MAX_ARGUMENT_DEPTH, ToolOrigin, ToolTarget, UtilityTool};
+pub use self::tool::{
+    CatalogTool, MAX_ARGUMENT_DEPTH, PreparedArguments, ToolOrigin, ToolTarget, UtilityTool,
+};
 use crate::naming::NamingStyle;
 use crate::schema::{ProviderProfile, SchemaLimits};
 
 /// Default cap on a tool description, in characters (OpenAI's limit).
-pub const DEFAULT_MAX_DESCRIPTION_CHARS: usize = 1024;
+pub const DEFAULT_DESCRIPTION_LIMIT: usize = 1024;
 
 /// Longest raw tool name accepted, in bytes. MCP asks for at most 128
 /// characters; longer names still work (the model sees a shortened one),
@@ -64,7 +67,12 @@ pub struct ServerTools {
     /// Shared, so the catalog refers to the schemas instead of copying.
     pub tools: Arc<[Tool]>,
     pub filter: ToolFilter,
+    /// What the server offers besides tools: a capability it announced
+    /// and, in the runtime, listed at least one item of.
     pub features: ServerFeatures,
+    /// The entry's `descriptionLimit`, over the host's
+    /// [`MaterializeOptions::description_limit`].
+    pub description_limit: Option<NonZeroUsize>,
 }
 
 /// Settings of materialisation, chosen by the host.
@@ -74,8 +82,10 @@ pub struct MaterializeOptions {
     pub profile: ProviderProfile,
     /// Names of the host's native tools; MCP tools never take them.
     pub reserved_names: BTreeSet<String>,
-    /// Longer descriptions are cut to this many characters.
-    pub max_description_chars: usize,
+    /// Longer descriptions are cut to this many characters (a note saying
+    /// so included), unless the server's entry sets its own
+    /// `descriptionLimit`.
+    pub description_limit: usize,
     /// Whether servers with resources or prompts get utility tools.
     pub utility_tools: bool,
     /// Caps on each tool's input schema; a tool over one is left out.
@@ -88,7 +98,7 @@ impl Default for MaterializeOptions {
             style: NamingStyle::default(),
             profile: ProviderProfile::default(),
             reserved_names: BTreeSet::new(),
-            max_description_chars: DEFAULT_MAX_DESCRIPTION_CHARS,
+            description_limit: DEFAULT_DESCRIPTION_LIMIT,
             utility_tools: true,
             schema_limits: SchemaLimits::default(),
         }
@@ -136,8 +146,34 @@ pub struct Catalog {
     by_name: HashMap<String, usize>,
     diagnostics: Vec<CatalogDiagnostic>,
     filtered: BTreeMap<String, usize>,
+    /// Descriptions cut, per server.
+    cut: BTreeMap<String, usize>,
+    /// The servers whose listings were materialised.
+    servers: BTreeSet<String>,
+    /// Servers that failed to connect or list (set by the runtime).
+    unavailable: BTreeSet<String>,
+    /// Servers held back from starting (set by the runtime).
+    withheld: BTreeSet<String>,
     profile: ProviderProfile,
     style: NamingStyle,
+}
+
+/// The numbers of a catalog at a glance, for a summary line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct CatalogCounts {
+    /// Servers whose tools were listed.
+    pub servers: usize,
+    pub tools: usize,
+    /// Tools `toolFilter` hid.
+    pub filtered: usize,
+    pub descriptions_cut: usize,
+    /// Servers that failed to connect or list.
+    pub unavailable: usize,
+    /// Servers held back from starting (awaiting approval or denied).
+    pub withheld: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
 }
 
 impl Catalog {
@@ -160,6 +196,28 @@ impl Catalog {
     /// out).
     pub fn filtered(&self) -> &BTreeMap<String, usize> {
         &self.filtered
+    }
+
+    /// How many tool descriptions were cut, per server (servers with none
+    /// left out).
+    pub fn cut_descriptions(&self) -> &BTreeMap<String, usize> {
+        &self.cut
+    }
+
+    /// Servers, tools, and what happened to them, counted.
+    pub fn counts(&self) -> CatalogCounts {
+        let level = |level: Level| self.diagnostics.iter().filter(|d| d.level == level).count();
+        CatalogCounts {
+            servers: self.servers.len(),
+            tools: self.tools.len(),
+            filtered: self.filtered.values().sum(),
+            descriptions_cut: self.cut.values().sum(),
+            unavailable: self.unavailable.len(),
+            withheld: self.withheld.len(),
+            errors: level(Level::Error),
+            warnings: level(Level::Warning),
+            infos: level(Level::Info),
+        }
     }
 
     /// The provider profile the schemas were written for.
@@ -190,8 +248,20 @@ impl Catalog {
                 .map(|t| (t.name.as_str(), &t.origin))
                 .collect(),
             filtered: &self.filtered,
+            cut: &self.cut,
             diagnostics: &self.diagnostics,
         }
+    }
+
+    /// Records the servers the runtime could not list and those it held
+    /// back, for [`Catalog::counts`].
+    pub(crate) fn note_servers(
+        &mut self,
+        unavailable: impl IntoIterator<Item = String>,
+        withheld: impl IntoIterator<Item = String>,
+    ) {
+        self.unavailable.extend(unavailable);
+        self.withheld.extend(withheld);
     }
 
     pub(crate) fn push_diagnostics(&mut self, extra: impl IntoIterator<Item = CatalogDiagnostic>) {
@@ -220,5 +290,8 @@ pub struct CatalogReport<'a> {
     /// Name → (server, raw tool).
     pub origins: BTreeMap<&'a str, &'a ToolOrigin>,
     pub filtered: &'a BTreeMap<String, usize>,
+    /// Descriptions cut, per server; left out when none was.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub cut: &'a BTreeMap<String, usize>,
     pub diagnostics: &'a [CatalogDiagnostic],
 }

@@ -57,7 +57,14 @@ impl UtilityTool {
         }
     }
 
-    pub(super) fn input_schema(self) -> Value {
+    /// The utility's input schema for `profile`. `prompts_get` takes its
+    /// arguments as an object of strings (what `prompts/get` sends) where
+    /// the profile can say so; `openai-strict` cannot express an object
+    /// with free-form keys, and `gemini` drops `additionalProperties` and
+    /// refuses an object without properties, so those two get a list of
+    /// name/value pairs instead. Arguments are checked against the form the
+    /// profile shows.
+    pub(super) fn input_schema(self, profile: ProviderProfile) -> Value {
         let cursor = json!({
             "type": "string",
             "description": "Cursor from a previous page; leave out for the first page"
@@ -74,13 +81,9 @@ impl UtilityTool {
                 },
                 "required": ["uri"]
             }),
-            // Arguments as name/value pairs rather than a free-form map:
-            // every provider profile can express a list of objects.
-            UtilityTool::PromptsGet => json!({
-                "type": "object",
-                "properties": {
-                    "name": { "type": "string", "description": "The prompt's name" },
-                    "arguments": {
+            UtilityTool::PromptsGet => {
+                let arguments = match profile {
+                    ProviderProfile::OpenAiStrict | ProviderProfile::Gemini => json!({
                         "type": "array",
                         "description": "The prompt's arguments",
                         "items": {
@@ -91,10 +94,22 @@ impl UtilityTool {
                             },
                             "required": ["name", "value"]
                         }
-                    }
-                },
-                "required": ["name"]
-            }),
+                    }),
+                    ProviderProfile::Generic | ProviderProfile::Anthropic => json!({
+                        "type": "object",
+                        "description": "The prompt's arguments, by name (see prompts_list)",
+                        "additionalProperties": { "type": "string" }
+                    }),
+                };
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "name": { "type": "string", "description": "The prompt's name" },
+                        "arguments": arguments
+                    },
+                    "required": ["name"]
+                })
+            }
         }
     }
 
@@ -108,6 +123,16 @@ impl UtilityTool {
         }
         tools
     }
+}
+
+/// Arguments ready for the server, and what was worth a warning on the
+/// way (see [`CatalogTool::prepare_call`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedArguments {
+    pub arguments: Value,
+    /// One line per top-level argument the server's schema does not
+    /// describe (the server may ignore it).
+    pub warnings: Vec<String>,
 }
 
 /// What a materialised tool calls.
@@ -184,8 +209,57 @@ impl CatalogTool {
     /// Turns the model's arguments into the server's: `null` for an
     /// optional property (what strict mode makes the model send) is
     /// dropped, and a missing argument object becomes `{}`; then validates
-    /// them against the server's schema.
+    /// them against the server's schema. See
+    /// [`CatalogTool::prepare_call`] for the warnings on the way.
     pub fn prepare_arguments(&self, arguments: Value) -> Result<Value, CatalogError> {
+        self.prepare_call(arguments)
+            .map(|prepared| prepared.arguments)
+    }
+
+    /// [`CatalogTool::prepare_arguments`], with a warning for each
+    /// top-level argument the server's schema does not describe. When the
+    /// schema closes the object (`additionalProperties: false`), such an
+    /// argument is refused instead, naming it and the arguments the tool
+    /// takes.
+    pub fn prepare_call(&self, arguments: Value) -> Result<PreparedArguments, CatalogError> {
+        let arguments = self.adjusted_arguments(arguments)?;
+        let mut warnings = Vec::new();
+        if let Some(unknown) = schema::unknown_arguments(self.original_schema.get(), &arguments) {
+            let takes = match unknown.known.as_slice() {
+                [] => "it takes no arguments".to_owned(),
+                known => format!("it takes: {}", known.join(", ")),
+            };
+            if unknown.closed {
+                let name = &unknown.names[0];
+                let others = match unknown.names.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more)", n - 1),
+                };
+                return Err(CatalogError::invalid_arguments(
+                    self.name.clone(),
+                    format!("/{}", name.replace('~', "~0").replace('/', "~1")),
+                    format!(
+                        "argument `{name}`{others} is not in the schema of tool `{}`, which allows no other arguments; {takes}",
+                        self.name
+                    ),
+                ));
+            }
+            for name in &unknown.names {
+                warnings.push(format!(
+                    "argument `{name}` is not in the schema of tool `{}`; {takes}",
+                    self.name
+                ));
+            }
+        }
+        self.validate(&arguments)?;
+        Ok(PreparedArguments {
+            arguments,
+            warnings,
+        })
+    }
+
+    /// The model's arguments as the server expects them, not yet checked.
+    fn adjusted_arguments(&self, arguments: Value) -> Result<Value, CatalogError> {
         if deep::exceeds_depth(&arguments, MAX_ARGUMENT_DEPTH) {
             deep::dispose(arguments);
             return Err(self.too_deep());
@@ -199,7 +273,6 @@ impl CatalogTool {
         {
             schema::strip_optional_nulls(normalized.get(), &mut arguments);
         }
-        self.validate(&arguments)?;
         Ok(arguments)
     }
 

@@ -11,11 +11,16 @@ use mcp_transport::protocol::Tool;
 use mcp_transport::session::CacheScope;
 
 use crate::backoff::Paused;
-use crate::catalog::{Catalog, CatalogDiagnostic, ServerTools, defuse_listing, materialize_among};
+use crate::catalog::{
+    Catalog, CatalogDiagnostic, ServerFeatures, ServerTools, defuse_listing, materialize_among,
+};
+use crate::deep;
 use crate::error::{CatalogError, Cause};
 use crate::schema::MAX_JSON_DEPTH;
 
-use super::session::{CachedCatalog, RuntimeShared, ServerOutcome};
+use super::connection::Connection;
+use super::session::{CachedCatalog, Offered, RuntimeShared, ServerOutcome};
+use super::utility::within;
 
 impl RuntimeShared {
     pub(super) async fn build(
@@ -73,12 +78,19 @@ impl RuntimeShared {
         let mut diagnostics = Vec::new();
         let mut retry_at: Option<Instant> = None;
         let mut required_failure = None;
+        let mut unavailable = Vec::new();
         let now = self.clock.now();
         for (server, outcome) in servers.iter().zip(outcomes) {
             match outcome {
                 Some(ServerOutcome::Ready(listing)) => {
                     let state = self.lock();
                     let rejected = state.slots.get(server).map(|slot| slot.rejected.as_slice());
+                    let notes = state
+                        .slots
+                        .get(server)
+                        .and_then(|slot| slot.offered.as_ref())
+                        .map(|offered| offered.notes.as_slice());
+                    diagnostics.extend(notes.unwrap_or_default().iter().cloned());
                     for tool in rejected.unwrap_or_default() {
                         diagnostics.push(CatalogDiagnostic::tool(
                             Level::Warning,
@@ -107,6 +119,7 @@ impl RuntimeShared {
                         required_failure =
                             Some(CatalogError::required_server_failed(error.clone()));
                     }
+                    unavailable.push(server.clone());
                     let at = paused_until.unwrap_or(now);
                     retry_at = Some(retry_at.map_or(at, |r| r.min(at)));
                     diagnostics.push(CatalogDiagnostic::server(
@@ -138,21 +151,24 @@ impl RuntimeShared {
                 &mut cache,
             )
         };
-        diagnostics.extend(
-            self.lock()
-                .withheld
-                .iter()
-                .filter(|note| withheld || servers.contains(&note.server))
-                .cloned(),
-        );
+        let withheld: Vec<CatalogDiagnostic> = self
+            .lock()
+            .withheld
+            .iter()
+            .filter(|note| withheld || servers.contains(&note.server))
+            .cloned()
+            .collect();
+        catalog.note_servers(unavailable, withheld.iter().map(|d| d.server.clone()));
+        diagnostics.extend(withheld);
         catalog.push_diagnostics(diagnostics);
         Ok((Arc::new(catalog), retry_at))
     }
 
-    /// Connects a server if needed and lists its tools if needed. `None`
-    /// when the server was removed meanwhile.
+    /// Connects a server if needed, lists its tools if needed and, at the
+    /// same time, checks whether it lists any resources or prompts if that
+    /// is not known yet. `None` when the server was removed meanwhile.
     async fn prepare(self: Arc<Self>, server: &str) -> Option<ServerOutcome> {
-        let (config, config_hash, epoch, connection, tools, tools_epoch) = {
+        let (config, config_hash, epoch, connection, tools, tools_epoch, offered, offered_epoch) = {
             let now = self.clock.now();
             let mut state = self.lock();
             let slot = state.slots.get_mut(server)?;
@@ -161,10 +177,10 @@ impl RuntimeShared {
                 slot.tools = None;
                 slot.tools_fresh_until = None;
             }
-            if let (Some(connection), Some(tools)) = (&slot.connection, &slot.tools) {
-                return Some(ServerOutcome::Ready(
-                    slot.listing(connection.features(), tools),
-                ));
+            if let (Some(_), Some(tools), Some(offered)) =
+                (&slot.connection, &slot.tools, &slot.offered)
+            {
+                return Some(ServerOutcome::Ready(slot.listing(offered.features, tools)));
             }
             if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
                 let until = slot.backoff.paused_until(now).unwrap_or(paused.until);
@@ -182,6 +198,8 @@ impl RuntimeShared {
                 slot.connection.clone(),
                 slot.tools.clone(),
                 slot.tools_epoch,
+                slot.offered.clone(),
+                slot.offered_epoch,
             )
         };
         let _waiting = Waiting {
@@ -197,60 +215,44 @@ impl RuntimeShared {
             },
         };
 
-        let tools = match tools {
-            Some(tools) => tools,
-            None => {
-                let shared = self.listings.fresh(server, &config_hash, self.clock.now());
-                let listed = match shared {
-                    // Another session's runtime listed this server and
-                    // the server said the listing is public.
-                    Some((tools, fresh_until)) => Ok((tools, Some(fresh_until), None, Vec::new())),
-                    None => self.list(server, &config, connection.as_ref()).await.map(
-                        |(tools, fresh_until, scope)| {
-                            (tools, fresh_until, Some(scope), connection.rejected_tools())
-                        },
-                    ),
-                };
-                match listed {
-                    Ok((tools, fresh_until, scope, rejected)) => {
-                        let mut state = self.lock();
-                        if let Some(slot) = state.slots.get_mut(server)
-                            && slot.epoch == epoch
-                            && slot.tools_epoch == tools_epoch
-                        {
-                            slot.tools = Some(Arc::clone(&tools));
-                            slot.tools_fresh_until = fresh_until;
-                            slot.rejected = rejected;
-                            if let Some(scope) = scope {
-                                self.listings.offer(
-                                    server,
-                                    &config_hash,
-                                    &tools,
-                                    scope,
-                                    fresh_until,
-                                );
-                            }
-                        }
-                        tools
-                    }
-                    Err(error) => {
-                        // A failed listing often means a dead session:
-                        // start over with a fresh connection next time.
-                        let mut state = self.lock();
-                        if let Some(slot) = state.slots.get_mut(server)
-                            && slot.epoch == epoch
-                        {
-                            if let Some(old) = slot.connection.take() {
-                                state.retired.push(old);
-                            }
-                            state.bump_epoch(server);
-                        }
-                        drop(state);
-                        self.record_failure_any_epoch(server);
-                        return Some(self.failed(server, error));
-                    }
+        let tools = async {
+            match tools {
+                Some(tools) => Ok(tools),
+                None => {
+                    self.list_and_keep(
+                        server,
+                        &config,
+                        &config_hash,
+                        &connection,
+                        epoch,
+                        tools_epoch,
+                    )
+                    .await
                 }
             }
+        };
+        let offered = async {
+            match offered {
+                Some(offered) => offered,
+                None => {
+                    let offered = self
+                        .check_offered(server, &config, connection.as_ref())
+                        .await;
+                    let mut state = self.lock();
+                    if let Some(slot) = state.slots.get_mut(server)
+                        && slot.epoch == epoch
+                        && slot.offered_epoch == offered_epoch
+                    {
+                        slot.offered = Some(offered.clone());
+                    }
+                    offered
+                }
+            }
+        };
+        let (tools, offered) = futures::join!(tools, offered);
+        let tools = match tools {
+            Ok(tools) => tools,
+            Err(error) => return Some(self.failed(server, error)),
         };
         self.record(server, epoch, true);
         let state = self.lock();
@@ -259,8 +261,170 @@ impl RuntimeShared {
             server: server.to_owned(),
             tools,
             filter: slot.config.tool_filter.clone(),
-            features: connection.features(),
+            features: offered.features,
+            description_limit: slot.config.description_limit,
         }))
+    }
+
+    /// Lists the server's tools (or takes another session's public
+    /// listing) and keeps them in its slot. A failed listing retires the
+    /// connection and counts as a failure.
+    async fn list_and_keep(
+        &self,
+        server: &str,
+        config: &mcp_config::ServerConfig,
+        config_hash: &str,
+        connection: &Arc<dyn Connection>,
+        epoch: u64,
+        tools_epoch: u64,
+    ) -> Result<Arc<[Tool]>, CatalogError> {
+        let shared = self.listings.fresh(server, config_hash, self.clock.now());
+        let listed = match shared {
+            // Another session's runtime listed this server and the server
+            // said the listing is public.
+            Some((tools, fresh_until)) => Ok((tools, Some(fresh_until), None, Vec::new())),
+            None => self.list(server, config, connection.as_ref()).await.map(
+                |(tools, fresh_until, scope)| {
+                    (tools, fresh_until, Some(scope), connection.rejected_tools())
+                },
+            ),
+        };
+        match listed {
+            Ok((tools, fresh_until, scope, rejected)) => {
+                let mut state = self.lock();
+                if let Some(slot) = state.slots.get_mut(server)
+                    && slot.epoch == epoch
+                    && slot.tools_epoch == tools_epoch
+                {
+                    slot.tools = Some(Arc::clone(&tools));
+                    slot.tools_fresh_until = fresh_until;
+                    slot.rejected = rejected;
+                    if let Some(scope) = scope {
+                        self.listings
+                            .offer(server, config_hash, &tools, scope, fresh_until);
+                    }
+                }
+                Ok(tools)
+            }
+            Err(error) => {
+                // A failed listing often means a dead session: start over
+                // with a fresh connection next time.
+                let mut state = self.lock();
+                if let Some(slot) = state.slots.get_mut(server)
+                    && slot.epoch == epoch
+                {
+                    if let Some(old) = slot.connection.take() {
+                        state.retired.push(old);
+                    }
+                    state.bump_epoch(server);
+                }
+                drop(state);
+                self.record_failure_any_epoch(server);
+                Err(error)
+            }
+        }
+    }
+
+    /// Whether the server lists at least one resource (or resource
+    /// template) and at least one prompt, for each capability it
+    /// announced: the first page of each list tells, within the request
+    /// timeout, and the lists run at once. A server announcing neither,
+    /// or a host without utility tools, is asked nothing.
+    async fn check_offered(
+        &self,
+        server: &str,
+        config: &mcp_config::ServerConfig,
+        connection: &dyn Connection,
+    ) -> Offered {
+        let announced = connection.features();
+        if !self.options.materialize.utility_tools {
+            return Offered::default();
+        }
+        let timeout = config.timeouts.request;
+        let resources = async {
+            if !announced.resources {
+                return Ok(false);
+            }
+            let page = within(
+                server,
+                "resources/list",
+                timeout,
+                connection.list_resources(None),
+            )
+            .await?;
+            if lists_any(page, "resources") {
+                return Ok(true);
+            }
+            // Templates are optional: a server that cannot list them has none.
+            let templates = within(
+                server,
+                "resources/templates/list",
+                timeout,
+                connection.list_resource_templates(None),
+            )
+            .await;
+            Ok(templates.is_ok_and(|page| lists_any(page, "resourceTemplates")))
+        };
+        let prompts = async {
+            if !announced.prompts {
+                return Ok(false);
+            }
+            let page = within(
+                server,
+                "prompts/list",
+                timeout,
+                connection.list_prompts(None),
+            )
+            .await?;
+            Ok::<_, CatalogError>(lists_any(page, "prompts"))
+        };
+        let (resources, prompts) = futures::join!(resources, prompts);
+        let mut notes = Vec::new();
+        let mut found = |announced: bool,
+                         listed: Result<bool, CatalogError>,
+                         what: &str,
+                         tools: &str| {
+            match listed {
+                Ok(true) => true,
+                Ok(false) => {
+                    if announced {
+                        notes.push(CatalogDiagnostic::server(
+                            Level::Info,
+                            server,
+                            format!(
+                                "server {server:?} announces {what} but lists none; it gets no {tools} tools"
+                            ),
+                        ));
+                    }
+                    false
+                }
+                Err(error) => {
+                    notes.push(CatalogDiagnostic::server(
+                        Level::Warning,
+                        server,
+                        format!(
+                            "server {server:?} announces {what}, but listing them failed: {error}; it gets no {tools} tools"
+                        ),
+                    ));
+                    false
+                }
+            }
+        };
+        let features = ServerFeatures {
+            resources: found(
+                announced.resources,
+                resources,
+                "resources",
+                "resources_list/resources_read",
+            ),
+            prompts: found(
+                announced.prompts,
+                prompts,
+                "prompts",
+                "prompts_list/prompts_get",
+            ),
+        };
+        Offered { features, notes }
     }
 
     /// Lists the server's tools within its request timeout, made safe to
@@ -270,7 +434,7 @@ impl RuntimeShared {
         &self,
         server: &str,
         config: &mcp_config::ServerConfig,
-        connection: &dyn crate::runtime::Connection,
+        connection: &dyn Connection,
     ) -> Result<(Arc<[Tool]>, Option<Instant>, CacheScope), CatalogError> {
         let timeout = config.timeouts.request;
         let listing = match tokio::time::timeout(timeout, connection.list_tools_listing()).await {
@@ -333,4 +497,19 @@ impl Drop for Waiting<'_> {
             slot.waiting_since = None;
         }
     }
+}
+
+/// Whether a list page holds at least one item in `field`, or says more
+/// pages follow. The page is dropped without recursion.
+fn lists_any(page: serde_json::Value, field: &str) -> bool {
+    let any = page
+        .get(field)
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|items| !items.is_empty())
+        || page
+            .get("nextCursor")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|cursor| !cursor.is_empty());
+    deep::dispose(page);
+    any
 }

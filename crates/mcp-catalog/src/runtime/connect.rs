@@ -84,6 +84,7 @@ impl RuntimeShared {
                     }
                     None => {
                         slot.connection = Some(Arc::clone(&connection));
+                        slot.offered = None;
                         Ok(connection)
                     }
                 }

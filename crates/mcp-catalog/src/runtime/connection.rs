@@ -58,15 +58,17 @@ pub trait Connection: Send + Sync {
     /// `resources/list` (one page); the raw result.
     async fn list_resources(&self, cursor: Option<String>) -> Result<Value, CatalogError>;
 
-    /// `resources/templates/list` (one page); the raw result. The default
-    /// lists none, for connections that predate templates.
-    async fn list_resource_templates(&self, cursor: Option<String>) -> Result<Value, CatalogError> {
-        let _ = cursor;
-        Ok(serde_json::json!({ "resourceTemplates": [] }))
-    }
-
     /// `resources/read`; the raw result.
     async fn read_resource(&self, uri: &str) -> Result<Value, CatalogError>;
+
+    /// `resources/templates/list` (one page); the raw result. The default
+    /// answers with no templates, for connections that cannot ask.
+    async fn list_resource_templates(
+        &self,
+        _cursor: Option<String>,
+    ) -> Result<Value, CatalogError> {
+        Ok(serde_json::json!({ "resourceTemplates": [] }))
+    }
 
     /// `prompts/list` (one page); the raw result.
     async fn list_prompts(&self, cursor: Option<String>) -> Result<Value, CatalogError>;
@@ -237,6 +239,16 @@ impl ServerEvents {
     pub fn tools_changed(&self) {
         if let Some(runtime) = self.runtime.upgrade() {
             runtime.on_tools_changed(&self.server, self.epoch);
+        }
+    }
+
+    /// The server sent `notifications/resources/list_changed` or
+    /// `notifications/prompts/list_changed`: whether it lists any
+    /// resources or prompts (and so gets their utility tools) is checked
+    /// again and the catalog rebuilt on the next attempt.
+    pub fn offers_changed(&self) {
+        if let Some(runtime) = self.runtime.upgrade() {
+            runtime.on_offers_changed(&self.server, self.epoch);
         }
     }
 

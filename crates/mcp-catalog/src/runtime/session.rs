@@ -17,8 +17,8 @@ use tokio::sync::Semaphore;
 
 use crate::backoff::{Backoff, BackoffPolicy, Paused};
 use crate::catalog::{
-    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, SchemaCache, ServerFeatures,
-    ServerTools, ToolTarget,
+    Catalog, CatalogDiagnostic, CatalogTool, MaterializeOptions, PreparedArguments, SchemaCache,
+    ServerFeatures, ServerTools, ToolTarget,
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::{CatalogError, CatalogErrorKind, Cause};
@@ -81,9 +81,25 @@ pub(super) struct Slot {
     pub(super) rejected: Vec<RejectedTool>,
     /// Bumped by `list_changed`; a listing that started before is stale.
     pub(super) tools_epoch: u64,
+    /// Whether the server lists any resources or prompts (so it gets
+    /// their utility tools); `None` until checked, and again after a
+    /// resources or prompts `list_changed`.
+    pub(super) offered: Option<Offered>,
+    /// Bumped by a resources or prompts `list_changed`; a check that
+    /// started before is stale.
+    pub(super) offered_epoch: u64,
     pub(super) backoff: Backoff,
     /// Since when a build has been connecting or listing this server.
     pub(super) waiting_since: Option<Instant>,
+}
+
+/// What a server offers besides tools, as its first pages showed.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Offered {
+    /// An announced capability with at least one item listed.
+    pub(super) features: ServerFeatures,
+    /// What the check found worth saying (an empty or failed list).
+    pub(super) notes: Vec<CatalogDiagnostic>,
 }
 
 pub(super) struct CachedCatalog {
@@ -434,7 +450,10 @@ impl SessionRuntime {
         progress: Option<ProgressCallback>,
         keep_raw: bool,
     ) -> Result<(ModelResult, Option<Value>), CatalogError> {
-        let arguments = tool.prepare_arguments(arguments)?;
+        let PreparedArguments {
+            arguments,
+            warnings,
+        } = tool.prepare_call(arguments)?;
         let server = tool.origin().server.as_str();
         let (connection, epoch, timeouts) = self.shared.connection_for_call(server).await?;
         let timeout = timeouts.tool_call;
@@ -464,11 +483,15 @@ impl SessionRuntime {
             // The specification asks clients to check structured results;
             // one that breaks the schema never reaches the model.
             dispose_result(result);
-            return Ok((ModelResult::failed(problem), raw));
+            let mut model = ModelResult::failed(problem);
+            model.warnings = warnings;
+            return Ok((model, raw));
         }
         // Moves the text out instead of copying it, and drops the rest of
         // the server's values (which may nest any depth) without recursion.
-        Ok((convert_result_owned(result, max_bytes), raw))
+        let mut model = convert_result_owned(result, max_bytes);
+        model.warnings = warnings;
+        Ok((model, raw))
     }
 
     /// Connects `server` (or joins the attempt under way), then counts its
@@ -680,6 +703,17 @@ impl RuntimeShared {
         state.invalidate();
     }
 
+    pub(super) fn on_offers_changed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.current_slot(server, epoch) else {
+            return;
+        };
+        slot.offered_epoch += 1;
+        if slot.offered.take().is_some() {
+            state.invalidate();
+        }
+    }
+
     pub(super) fn on_closed(&self, server: &str, epoch: u64) {
         let mut state = self.lock();
         let Some(slot) = state.current_slot(server, epoch) else {
@@ -687,6 +721,7 @@ impl RuntimeShared {
         };
         slot.connection = None;
         slot.tools = None;
+        slot.offered = None;
         state.bump_epoch(server);
         state.invalidate();
     }
@@ -817,6 +852,8 @@ impl Slot {
             tools_fresh_until: None,
             rejected: Vec::new(),
             tools_epoch: 0,
+            offered: None,
+            offered_epoch: 0,
             backoff: Backoff::default(),
             waiting_since: None,
         }
@@ -828,6 +865,7 @@ impl Slot {
             tools: Arc::clone(tools),
             filter: self.config.tool_filter.clone(),
             features,
+            description_limit: self.config.description_limit,
         }
     }
 }

@@ -183,19 +183,51 @@ fn prompt_messages(result: &Value, max_bytes: usize) -> Vec<Value> {
     blocks
 }
 
-/// Prompt arguments from the `[{name, value}]` list the utility schema
-/// asks for (an object is accepted too).
+/// Prompt arguments from the object the utility schema asks for (or the
+/// `[{name, value}]` list it asks for under `openai-strict`). `prompts/get`
+/// takes strings, so a number or boolean the model sent is written out.
 fn prompt_arguments(value: Option<&Value>) -> Map<String, Value> {
+    let text = |value: &Value| match value {
+        Value::Number(_) | Value::Bool(_) => Value::String(value.to_string()),
+        other => other.clone(),
+    };
     match value {
-        Some(Value::Object(map)) => map.clone(),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(name, value)| (name.clone(), text(value)))
+            .collect(),
         Some(Value::Array(pairs)) => pairs
             .iter()
             .filter_map(|pair| {
                 let name = pair.get("name")?.as_str()?;
-                let value = pair.get("value")?.clone();
-                Some((name.to_owned(), value))
+                let value = pair.get("value")?;
+                Some((name.to_owned(), text(value)))
             })
             .collect(),
         _ => Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(given: Value, expect: Value) {
+        let got = Value::Object(prompt_arguments(Some(&given)));
+        assert_eq!(got, expect, "{given}");
+    }
+
+    #[test]
+    fn prompt_arguments_from_either_form() {
+        check(
+            json!({"who": "ann", "n": 3, "loud": true}),
+            json!({"who": "ann", "n": "3", "loud": "true"}),
+        );
+        check(
+            json!([{"name": "who", "value": "ann"}, {"name": "n", "value": 3}, {"value": "x"}]),
+            json!({"who": "ann", "n": "3"}),
+        );
+        check(json!("who=ann"), json!({}));
+        check(json!(null), json!({}));
     }
 }

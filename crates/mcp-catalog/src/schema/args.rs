@@ -1,6 +1,10 @@
 //! Arguments on their way to the server: what the `openai-strict`
 //! rewrite made the model send is taken back out, so the server sees the
-//! arguments its own schema describes.
+//! arguments its own schema describes; and top-level argument names the
+//! schema does not describe are found, to be warned on (or refused, when
+//! the schema closes the object).
+
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
@@ -56,5 +60,176 @@ fn strip_nulls(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
             }
         }
         _ => {}
+    }
+}
+
+/// Top-level argument names a tool's schema does not describe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownArguments {
+    /// The names given that the schema does not know, sorted.
+    pub names: Vec<String>,
+    /// The names the schema knows, sorted.
+    pub known: Vec<String>,
+    /// Whether the schema refuses other names (`additionalProperties` or
+    /// `unevaluatedProperties` is `false` at the top).
+    pub closed: bool,
+}
+
+/// The keywords whose branches may describe more top-level properties.
+const BRANCHES: [&str; 3] = ["allOf", "anyOf", "oneOf"];
+const SINGLE_BRANCHES: [&str; 3] = ["if", "then", "else"];
+
+/// The names in `arguments` (an object) that `schema` does not describe,
+/// or `None` when all are described or the schema cannot tell: it names
+/// no properties and leaves the object open, takes names by pattern, or
+/// allows other names through `additionalProperties` (`true` or a
+/// schema).
+/// Properties of `allOf`/`anyOf`/`oneOf`/`if`/`then`/`else` branches and a
+/// top-level `$ref` count as described.
+pub fn unknown_arguments(schema: &Value, arguments: &Value) -> Option<UnknownArguments> {
+    let Value::Object(given) = arguments else {
+        return None;
+    };
+    let top = follow(schema, schema)?;
+    let closed = ["additionalProperties", "unevaluatedProperties"]
+        .iter()
+        .any(|key| top.get(*key) == Some(&Value::Bool(false)));
+    if !closed && top.get("additionalProperties").is_some() {
+        // Other names are allowed on purpose (`true`, or a schema of
+        // their own).
+        return None;
+    }
+    let mut known = BTreeSet::new();
+    let mut open_ended = false;
+    let mut described = false;
+    let mut branches = vec![top];
+    for key in BRANCHES {
+        if let Some(Value::Array(items)) = top.get(key) {
+            branches.extend(items.iter().filter_map(|b| follow(schema, b)));
+        }
+    }
+    for key in SINGLE_BRANCHES {
+        if let Some(branch) = top.get(key).and_then(|b| follow(schema, b)) {
+            branches.push(branch);
+        }
+    }
+    for branch in branches {
+        if let Some(Value::Object(properties)) = branch.get("properties") {
+            described = true;
+            known.extend(properties.keys().map(String::as_str));
+        }
+        if branch.get("patternProperties").is_some() || branch.get("dependentSchemas").is_some() {
+            open_ended = true;
+        }
+    }
+    if open_ended || (!described && !closed) {
+        return None;
+    }
+    let mut names: Vec<String> = given
+        .keys()
+        .filter(|name| !known.contains(name.as_str()))
+        .cloned()
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        return None;
+    }
+    Some(UnknownArguments {
+        names,
+        known: known.into_iter().map(str::to_owned).collect(),
+        closed,
+    })
+}
+
+/// `schema` as an object, through one local `$ref`.
+fn follow<'a>(root: &'a Value, schema: &'a Value) -> Option<&'a Value> {
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => resolve_local(root, reference)?,
+        None => schema,
+    };
+    schema.is_object().then_some(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// `arguments` against `schema`: the unknown names, the known ones and
+    /// whether the object is closed, or `None`.
+    fn check(schema: Value, arguments: Value, expect: Option<(&[&str], &[&str], bool)>) {
+        let got = unknown_arguments(&schema, &arguments);
+        let expect = expect.map(|(names, known, closed)| UnknownArguments {
+            names: names.iter().map(|n| (*n).to_owned()).collect(),
+            known: known.iter().map(|n| (*n).to_owned()).collect(),
+            closed,
+        });
+        assert_eq!(got, expect, "{schema} with {arguments}");
+    }
+
+    #[test]
+    fn unknown_argument_names() {
+        let ab = json!({"type": "object", "properties": {"a": {}, "b": {}}});
+        check(ab.clone(), json!({"a": 1}), None);
+        check(
+            ab.clone(),
+            json!({"a": 1, "x": 2}),
+            Some((&["x"], &["a", "b"], false)),
+        );
+        check(ab, json!([1]), None);
+        let closed =
+            json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
+        check(
+            closed,
+            json!({"z": 1, "y": 2}),
+            Some((&["y", "z"], &["a"], true)),
+        );
+        let unevaluated = json!({"properties": {"a": {}}, "unevaluatedProperties": false});
+        check(unevaluated, json!({"b": 1}), Some((&["b"], &["a"], true)));
+        // explicitly open: no warning
+        check(
+            json!({"properties": {"a": {}}, "additionalProperties": true}),
+            json!({"b": 1}),
+            None,
+        );
+        check(
+            json!({"properties": {"a": {}}, "additionalProperties": {"type": "string"}}),
+            json!({"b": "x"}),
+            None,
+        );
+        check(
+            json!({"properties": {"a": {}}, "patternProperties": {"^x": {}}}),
+            json!({"xb": 1}),
+            None,
+        );
+        // no properties named: free-form unless closed
+        check(json!({"type": "object"}), json!({"b": 1}), None);
+        check(json!(true), json!({"b": 1}), None);
+        check(
+            json!({"type": "object", "additionalProperties": false}),
+            json!({"b": 1}),
+            Some((&["b"], &[], true)),
+        );
+        // properties of branches and of a top-level $ref count
+        let branches = json!({
+            "properties": {"a": {}},
+            "allOf": [{"properties": {"b": {}}}],
+            "anyOf": [{"$ref": "#/$defs/c"}],
+            "if": {"properties": {"d": {}}},
+            "$defs": {"c": {"properties": {"c": {}}}}
+        });
+        check(
+            branches.clone(),
+            json!({"a": 1, "b": 1, "c": 1, "d": 1}),
+            None,
+        );
+        check(
+            branches,
+            json!({"e": 1}),
+            Some((&["e"], &["a", "b", "c", "d"], false)),
+        );
+        let referenced = json!({"$ref": "#/$defs/args", "$defs": {"args": {"properties": {"q": {}}, "additionalProperties": false}}});
+        check(referenced, json!({"r": 1}), Some((&["r"], &["q"], true)));
     }
 }

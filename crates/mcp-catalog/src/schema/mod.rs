@@ -41,7 +41,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use self::args::strip_optional_nulls;
+pub use self::args::{UnknownArguments, strip_optional_nulls, unknown_arguments};
 pub use self::check::{check_composition, check_output_schema, check_ref_cycles};
 pub use self::gemini::GEMINI_KEYWORDS;
 pub use self::limits::{MAX_DEPTH, MAX_JSON_DEPTH, SchemaLimits, check_limits};
