@@ -191,6 +191,7 @@ async fn spawn_failure_names_the_server_and_command() {
             args: vec![],
             env: BTreeMap::new(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         Timeouts::default(),
     );
@@ -222,6 +223,7 @@ async fn child_gets_the_allow_listed_environment_and_its_cwd() {
             args: vec![],
             env: BTreeMap::from([("MY_SETTING".to_string(), "1".to_string())]),
             cwd: Some(dir.path().to_path_buf()),
+            env_passthrough: Vec::new(),
         }),
         timeouts(Duration::from_secs(20)),
     );
