@@ -122,7 +122,10 @@ async fn connect_timeout_is_honoured_when_initialize_is_never_answered() {
         started.elapsed()
     );
     let server = error.server();
-    let TransportErrorKind::ConnectTimeout { after, stderr_tail } = error.kind() else {
+    let TransportErrorKind::ConnectTimeout {
+        after, stderr_tail, ..
+    } = error.kind()
+    else {
         panic!("unexpected error: {error}");
     };
     assert_eq!(server, "example-stdio");
