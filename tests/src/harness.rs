@@ -94,6 +94,7 @@ impl StdioHarness {
                 args: server.to_args(),
                 env: BTreeMap::new(),
                 cwd: None,
+                env_passthrough: Vec::new(),
             }),
             timeouts,
         )

@@ -144,6 +144,7 @@ async fn start(faulty: &Faulty, dir: &std::path::Path) -> (TransportConfig, Runn
                 args,
                 env: BTreeMap::new(),
                 cwd: None,
+                env_passthrough: Vec::new(),
             });
             (transport, Running::Process { pid_file })
         }
@@ -197,6 +198,7 @@ fn healthy_entry() -> ServerConfig {
             args: ServerOptions::default().to_args(),
             env: BTreeMap::new(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         Timeouts {
             connect: Duration::from_secs(30),

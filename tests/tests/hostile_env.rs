@@ -43,6 +43,7 @@ fn stdio(name: &str, command: &str, args: &[&str], env: &[(&str, &str)]) -> Serv
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         Timeouts {
             connect: Duration::from_secs(10),

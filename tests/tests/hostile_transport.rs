@@ -83,6 +83,7 @@ async fn connect(via: Via) -> (ClientSession, Option<Scripted>) {
                 args: Vec::new(),
                 env: BTreeMap::new(),
                 cwd: None,
+                env_passthrough: Vec::new(),
             }),
             None,
         ),

@@ -69,6 +69,7 @@ async fn concurrent_calls_over_one_session() {
             args: ServerOptions::default().to_args(),
             env: BTreeMap::new(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         TIMEOUTS,
     );

@@ -313,6 +313,7 @@ fn start(row: &Row) -> (ServerConfig, Option<Running>) {
                 args,
                 env,
                 cwd: None,
+                env_passthrough: Vec::new(),
             });
             (transport, None)
         }

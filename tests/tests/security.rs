@@ -83,6 +83,7 @@ fn stdio(name: &str, command: &str, args: &[String], env: &[(&str, &str)]) -> Se
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         quick(),
     )

@@ -150,7 +150,10 @@ async fn connect_timeout_is_honoured_when_initialize_is_never_answered() {
         started.elapsed()
     );
     let server = error.server();
-    let TransportErrorKind::ConnectTimeout { after, stderr_tail } = error.kind() else {
+    let TransportErrorKind::ConnectTimeout {
+        after, stderr_tail, ..
+    } = error.kind()
+    else {
         panic!("unexpected error: {error}");
     };
     assert_eq!(server, "example-stdio");
@@ -219,6 +222,7 @@ async fn spawn_failure_names_the_server_and_command() {
             args: vec![],
             env: BTreeMap::new(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         Timeouts::default(),
     );
@@ -250,6 +254,7 @@ async fn child_gets_the_allow_listed_environment_and_its_cwd() {
             args: vec![],
             env: BTreeMap::from([("MY_SETTING".to_string(), "1".to_string())]),
             cwd: Some(dir.path().to_path_buf()),
+            env_passthrough: Vec::new(),
         }),
         timeouts(Duration::from_secs(20)),
     );

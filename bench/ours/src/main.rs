@@ -85,6 +85,7 @@ fn server_config(name: String, target: &Target) -> ServerConfig {
             args: argv[1..].to_vec(),
             env: BTreeMap::new(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         Target::Url(url) => TransportConfig::Http(RemoteConfig {
             url: url.clone(),

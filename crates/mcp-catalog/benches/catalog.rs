@@ -374,6 +374,7 @@ fn cold_stdio(c: &mut Criterion) {
                     args: vec!["--init-delay-ms".into(), "300".into()],
                     env: BTreeMap::new(),
                     cwd: None,
+                    env_passthrough: Vec::new(),
                 }),
                 enabled: true,
                 required: true,

@@ -165,6 +165,7 @@ mod tests {
                     args: Vec::new(),
                     env: Default::default(),
                     cwd: None,
+                    env_passthrough: Vec::new(),
                 }),
                 enabled: true,
                 required: false,

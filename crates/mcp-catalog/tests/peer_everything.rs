@@ -37,6 +37,7 @@ fn everything() -> ServerConfig {
             args: vec![script.to_string_lossy().into_owned(), "stdio".into()],
             env: BTreeMap::new(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         enabled: true,
         required: true,

@@ -1,5 +1,6 @@
 //! `probe [NAME]`: connect to servers concurrently and report, per server,
-//! ok or the error (with the stderr tail), the protocol version, the
+//! ok or the error (with an excerpt of its stderr: the first error-looking
+//! line with a little context, then the last lines), the protocol version, the
 //! server's name and version, its tool, resource and prompt counts and the
 //! connect time. The catalog crate's session runtime connects and counts
 //! ([`SessionRuntime::probe`]); this module lays the answers out.
@@ -245,6 +246,11 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// How many lines of a failed server's stderr a human report shows.
+const STDERR_EXCERPT_LINES: usize = 14;
+/// About how many bytes of it.
+const STDERR_EXCERPT_BYTES: usize = 4096;
+
 /// One human line for a finished (or skipped) server; every field the
 /// config or the server wrote is shown escaped.
 fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
@@ -275,10 +281,14 @@ fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
                 report.connect_ms.unwrap_or(0),
             ));
             if let Some(tail) = &report.stderr_tail {
-                let tail = shown_lines(tail);
-                let tail: Vec<&str> = tail.lines().collect();
-                let shown = &tail[tail.len().saturating_sub(10)..];
-                for stderr_line in shown {
+                // Around the first error-looking line, then the last lines:
+                // a server's error often sits above a page of usage text.
+                let excerpt = mcp_transport::stderr_tail::excerpt(
+                    tail,
+                    STDERR_EXCERPT_LINES,
+                    STDERR_EXCERPT_BYTES,
+                );
+                for stderr_line in shown_lines(&excerpt).lines() {
                     lines.push(format!("      | {stderr_line}"));
                 }
             }

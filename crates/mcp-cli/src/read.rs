@@ -229,6 +229,10 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
             lines.push(("command", stdio.command.clone()));
             lines.push(("args", shell_words(&shown_args(&stdio.args))));
             lines.push(("env", pairs(&transport["env"], "=")));
+            if !stdio.env_passthrough.is_empty() {
+                // Names only: the values are the host's, never shown.
+                lines.push(("envPassthrough", stdio.env_passthrough.join(", ")));
+            }
             if let Some(cwd) = &stdio.cwd {
                 lines.push(("cwd", cwd.display().to_string()));
             }

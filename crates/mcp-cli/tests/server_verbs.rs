@@ -347,6 +347,7 @@ fn call_prints_the_model_output_of_the_session_runtime() {
             args: Vec::new(),
             env: Default::default(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         enabled: true,
         required: false,

@@ -15,7 +15,8 @@
 //! to the server (after `approve p1`, `p1` could become `/bin/sh -c …`).
 //! So approving also records, next to the name, one FNV-1a hash per part of
 //! what was approved ([`ApprovalRecord`]): the transport kind, and for stdio
-//! the command, args, env and cwd (env and cwd decide which program a bare
+//! the command, args, env, `envPassthrough` (when set: which host secrets
+//! the program gets) and cwd (env and cwd decide which program a bare
 //! or relative command is), for remote servers the url and the
 //! `headersHelper` (a command that runs before connecting) and the `oauth`
 //! credential sources (`oauthCredentials`: the grant, the assertion command
@@ -55,6 +56,7 @@ pub const RECORDED_PARTS: &[&str] = &[
     "command",
     "args",
     "env",
+    "envPassthrough",
     "cwd",
     "url",
     "headersHelper",
@@ -96,6 +98,11 @@ impl ApprovalRecord {
                     .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
                     .collect();
                 put("env", Value::Object(env));
+                // Absent while empty, so approvals recorded before the
+                // field existed stay valid.
+                if !stdio.env_passthrough.is_empty() {
+                    put("envPassthrough", Value::from(stdio.env_passthrough.clone()));
+                }
                 put(
                     "cwd",
                     stdio
@@ -234,6 +241,7 @@ mod tests {
                 args: args.iter().map(|a| (*a).to_owned()).collect(),
                 env: BTreeMap::new(),
                 cwd: None,
+                env_passthrough: Vec::new(),
             }),
             enabled: true,
             required: false,
@@ -303,6 +311,23 @@ mod tests {
         check(stdio("a", &[]), &["args"]);
         // A value moving from one part to another is still a change.
         check(stdio("b", &["a"]), &["command", "args"]);
+        // A passthrough list is part of what was approved: naming another
+        // host variable hands the program another secret.
+        let with_passthrough = |names: &[&str]| {
+            let mut server = stdio("a", &["b"]);
+            if let TransportConfig::Stdio(stdio) = &mut server.transport {
+                stdio.env_passthrough = names.iter().map(|n| (*n).to_owned()).collect();
+            }
+            server
+        };
+        check(with_passthrough(&["AWS_PROFILE"]), &["envPassthrough"]);
+        check(with_passthrough(&[]), &[]);
+        let approved = ApprovalRecord::of(&with_passthrough(&["AWS_PROFILE"]));
+        let changed = approved.changed(&ApprovalRecord::of(&with_passthrough(&[
+            "AWS_PROFILE",
+            "GITHUB_TOKEN",
+        ])));
+        assert_eq!(changed, ["envPassthrough"]);
         let back = ApprovalRecord::from_json(&before.to_json());
         assert_eq!(back.as_ref(), Some(&before));
         assert_eq!(

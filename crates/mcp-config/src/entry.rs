@@ -8,7 +8,8 @@
 //! the header and start another), after expansion; a `ws` url is ws or
 //! wss, every other url http or https; a stdio command, argument, env
 //! value or cwd holds no NUL. Messages never quote a value that may be a
-//! secret (an expanded variable, a header or env value).
+//! secret (an expanded variable, a header or env value). `envPassthrough`
+//! names follow the env key rules (see `passthrough`).
 
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
@@ -22,6 +23,7 @@ use crate::expand::{expand_tilde, expand_vars};
 use crate::json::{Document, child_pointer, escape_text};
 use crate::plugin::{PathField, RootGuard};
 mod oauth;
+mod passthrough;
 
 use crate::types::{
     Diagnostic, Level, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter,
@@ -84,6 +86,7 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("command", &[]),
     ("args", &[]),
     ("env", &[]),
+    ("envPassthrough", &["env_passthrough"]),
     ("cwd", &["workingDirectory", "working_directory"]),
     ("url", &[]),
     ("headers", &[]),
@@ -118,7 +121,7 @@ const COMMON_FIELDS: &[&str] = &[
 
 fn kind_fields(kind: TransportKind) -> &'static [&'static str] {
     match kind {
-        TransportKind::Stdio => &["command", "args", "env", "cwd"],
+        TransportKind::Stdio => &["command", "args", "env", "envPassthrough", "cwd"],
         TransportKind::Sse | TransportKind::Http => &["url", "headers", "headersHelper", "oauth"],
         TransportKind::Ws => &["url", "headers", "headersHelper"],
         TransportKind::Sdk => &["name"],
@@ -514,11 +517,13 @@ impl<'a> EntryParser<'a, '_> {
             }
         }
         let env = self.stdio_env();
+        let env_passthrough = self.env_passthrough();
         Some(StdioConfig {
             command: command?,
             args,
             env,
             cwd,
+            env_passthrough,
         })
     }
 

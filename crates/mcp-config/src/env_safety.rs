@@ -13,12 +13,19 @@
 //! runner or launcher load code it would not otherwise run, one justified
 //! group per program; a name on it may still reach a child as the host's
 //! own value when it is on the inherited allow-list (`HOME`, `SHELL`). The child
-//! inherits only an allow-list of the parent's variables plus its entry's
-//! own `env`; [`child_env`] computes exactly that for the transport crate.
+//! inherits only an allow-list of the parent's variables (with the proxy
+//! and trust-store variables and `XDG_*`), the further names its entry
+//! lists in `envPassthrough`, plus its entry's own `env`; [`child_env`]
+//! computes exactly that for the transport crate. A refused name is never
+//! inherited through a prefix or `envPassthrough`: only the fixed names of
+//! the allow-list carry the host's own value of a refused name.
 
 use std::collections::BTreeMap;
 
-use crate::types::{INHERITED_ENV_ALLOWLIST, INHERITED_ENV_ALLOWLIST_WINDOWS};
+use crate::types::{
+    INHERITED_ENV_ALLOWLIST, INHERITED_ENV_ALLOWLIST_WINDOWS, INHERITED_ENV_PREFIXES,
+    INHERITED_NETWORK_ENV,
+};
 
 /// Refused prefixes (compared case-insensitively).
 pub const DANGEROUS_ENV_PREFIXES: &[&str] = &[
@@ -216,34 +223,58 @@ pub fn is_dangerous_env_key(key: &str) -> bool {
         || DANGEROUS_ENV_NAMES.contains(&key.as_str())
 }
 
-/// The names a stdio child inherits from its parent on this platform.
+/// The names a stdio child inherits from its parent on this platform: the
+/// allow-list and the network variables. Variables inherited by prefix
+/// (`XDG_*`) are not listed; [`is_inherited_env_name`] says yes to them.
 pub fn inherited_env_names() -> Vec<&'static str> {
     let mut names = INHERITED_ENV_ALLOWLIST.to_vec();
+    names.extend_from_slice(INHERITED_NETWORK_ENV);
     if cfg!(windows) {
         names.extend_from_slice(INHERITED_ENV_ALLOWLIST_WINDOWS);
     }
     names
 }
 
-/// The complete environment of a stdio child: the allow-listed part of
-/// `parent` plus the entry's own `env` (which wins). Keys that are not
-/// names and dangerous keys are removed again here, so a caller that
-/// builds `env` by hand is covered too.
+/// Whether a stdio child inherits the host's `key` without its entry
+/// naming it: a name of [`inherited_env_names`], or a name under an
+/// inherited prefix (`XDG_*`) that env safety does not refuse.
+pub fn is_inherited_env_name(key: &str) -> bool {
+    // Windows spells its variables in any case; elsewhere `Path` is not `PATH`.
+    let same = |a: &str| {
+        if cfg!(windows) {
+            a.eq_ignore_ascii_case(key)
+        } else {
+            a == key
+        }
+    };
+    inherited_env_names().into_iter().any(same)
+        || (INHERITED_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
+            && is_env_name(key)
+            && !is_dangerous_env_key(key))
+}
+
+/// Whether an `envPassthrough` entry may name `key`: a variable name that
+/// env safety does not refuse. A refused key stays refused whatever list
+/// names it.
+pub fn is_passthrough_name(key: &str) -> bool {
+    is_env_name(key) && !is_dangerous_env_key(key)
+}
+
+/// The complete environment of a stdio child: the inherited part of
+/// `parent` ([`is_inherited_env_name`]), the variables of `parent` named by
+/// `passthrough` (names refused by env safety skipped), then the entry's
+/// own `env` on top (which wins). Keys that are not names and dangerous
+/// keys are removed again here, so a caller that builds `env` or
+/// `passthrough` by hand is covered too.
 pub fn child_env(
     parent: &BTreeMap<String, String>,
     entry_env: &BTreeMap<String, String>,
+    passthrough: &[String],
 ) -> BTreeMap<String, String> {
-    let allowed = inherited_env_names();
     let mut env: BTreeMap<String, String> = parent
         .iter()
         .filter(|(k, _)| {
-            allowed.iter().any(|a| {
-                if cfg!(windows) {
-                    a.eq_ignore_ascii_case(k)
-                } else {
-                    a == k
-                }
-            })
+            is_inherited_env_name(k) || (is_passthrough_name(k) && passthrough.contains(k))
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
@@ -296,9 +327,70 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-        let env = child_env(&parent, &entry);
+        let env = child_env(&parent, &entry, &[]);
         let keys: Vec<&str> = env.keys().map(String::as_str).collect();
         assert_eq!(keys, ["HOME", "PATH", "TOKEN"]);
         assert_eq!(env["PATH"], "/opt/bin");
+    }
+
+    /// One host variable: whether a child with `passthrough` inherits it.
+    #[track_caller]
+    fn check(key: &str, passthrough: &[&str], inherited: bool) {
+        let parent = BTreeMap::from([(key.to_owned(), "host-value".to_owned())]);
+        let passthrough: Vec<String> = passthrough.iter().map(|n| (*n).to_owned()).collect();
+        let env = child_env(&parent, &BTreeMap::new(), &passthrough);
+        assert_eq!(
+            env.contains_key(key),
+            inherited,
+            "{key} with envPassthrough {passthrough:?}"
+        );
+    }
+
+    #[test]
+    fn proxy_ca_and_xdg_variables_pass_and_refused_keys_never_do() {
+        // the allow-list, as before
+        check("PATH", &[], true);
+        check("HOME", &[], true);
+        // proxy and trust-store variables, both cases of the proxy ones
+        for key in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "NO_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "no_proxy",
+            "all_proxy",
+            "SSL_CERT_FILE",
+            "SSL_CERT_DIR",
+            "NODE_EXTRA_CA_CERTS",
+            "REQUESTS_CA_BUNDLE",
+        ] {
+            check(key, &[], true);
+        }
+        // `XDG_*`, except a name env safety refuses
+        check("XDG_RUNTIME_DIR", &[], true);
+        check("XDG_CACHE_HOME", &[], true);
+        check("XDG_DATA_HOME", &[], true);
+        check("XDG_CONFIG_HOME", &[], false);
+        check("XDG_CONFIG_HOME", &["XDG_CONFIG_HOME"], false);
+        check("xdg_runtime_dir", &[], false);
+        // other host variables only when named
+        check("AWS_PROFILE", &[], false);
+        check("AWS_PROFILE", &["AWS_PROFILE"], true);
+        check("AWS_PROFILE", &["aws_profile"], false);
+        // names are compared exactly, except on Windows
+        check("Https_Proxy", &[], cfg!(windows));
+        // a refused key is refused whatever list names it
+        for key in [
+            "LD_PRELOAD",
+            "NODE_OPTIONS",
+            "PYTHONPATH",
+            "NPM_CONFIG_USERCONFIG",
+        ] {
+            check(key, &[key], false);
+        }
+        // a passthrough item that is not a name matches nothing
+        check("A B", &["A B"], false);
     }
 }

@@ -252,10 +252,10 @@ pub fn fnv1a64_hex(text: &str) -> String {
 
 /// The canonical rendering the config hash is computed over: every field
 /// that changes how the server is reached or used (kind, command, args, env,
-/// cwd, url, headers, headersHelper, oauth, sdk name, proxy id, timeouts,
-/// toolFilter, required, descriptionLimit), and nothing about where it was
-/// configured (name, scope, source, enabled). Maps are sorted, so the
-/// rendering is stable.
+/// envPassthrough, cwd, url, headers, headersHelper, oauth, sdk name,
+/// proxy id, timeouts, toolFilter, required, descriptionLimit), and nothing
+/// about where it was configured (name, scope, source, enabled). Maps are
+/// sorted, so the rendering is stable.
 ///
 /// A literal `oauth.clientSecret` serializes as `***`; here it is replaced
 /// by a digest of its value, so a changed secret still reconnects.
@@ -347,6 +347,7 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }))
     }
 
@@ -485,6 +486,13 @@ mod tests {
             assert!(!text.contains("\"a\"") && !text.contains("\"b\""), "{text}");
         }
         let a = config_hash(&stdio("a", &[], &[("K", "1")]));
+        // `envPassthrough` counts when set, and an empty one renders as before.
+        let mut passing = stdio("a", &[], &[("K", "1")]);
+        if let TransportConfig::Stdio(s) = &mut passing.transport {
+            s.env_passthrough = vec!["AWS_PROFILE".into()];
+        }
+        assert_ne!(config_hash(&passing), a);
+        assert!(!canonical_rendering(&stdio("a", &[], &[])).contains("envPassthrough"));
         assert_ne!(a, config_hash(&stdio("a", &[], &[("K", "2")])));
         assert_ne!(a, config_hash(&stdio("a", &["x"], &[("K", "1")])));
     }

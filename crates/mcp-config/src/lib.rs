@@ -55,7 +55,10 @@ pub mod types;
 pub use check::CheckReport;
 pub use consent::ApprovalRecord;
 pub use entry::EntryOutcome;
-pub use env_safety::{child_env, inherited_env_names, is_dangerous_env_key, is_env_name};
+pub use env_safety::{
+    child_env, inherited_env_names, is_dangerous_env_key, is_env_name, is_inherited_env_name,
+    is_passthrough_name,
+};
 pub use error::{EditError, EditErrorKind};
 pub use identity::{config_hash, redact_url, redacted_signature, signature, unwrap_ccr_proxy_url};
 pub use load::{LoadOptions, LoadedConfig, MAX_CONFIG_FILE_BYTES, load};

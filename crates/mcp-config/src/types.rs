@@ -60,6 +60,12 @@ pub struct StdioConfig {
     pub env: BTreeMap<String, String>,
     /// Working directory of the child.
     pub cwd: Option<PathBuf>,
+    /// Further variables the child inherits from the host (`envPassthrough`),
+    /// each a name that env safety does not refuse. Left out of the
+    /// serialized form while empty, so the config hash of an entry without
+    /// it is what it always was.
+    #[serde(rename = "envPassthrough", skip_serializing_if = "Vec::is_empty")]
+    pub env_passthrough: Vec<String>,
 }
 
 /// `oauth` block of a remote entry.
@@ -299,6 +305,7 @@ impl std::fmt::Debug for StdioConfig {
             .field("args", &self.args)
             .field("env", &Redacted(&self.env))
             .field("cwd", &self.cwd)
+            .field("env_passthrough", &self.env_passthrough)
             .finish()
     }
 }
@@ -506,11 +513,37 @@ pub struct Diagnostic {
     pub field: Option<String>,
 }
 
-/// The inherited environment of a stdio child is this allow-list plus the
-/// entry's own `env` (REFERENCE §1.6).
+/// The inherited environment of a stdio child is this allow-list, the
+/// network variables ([`INHERITED_NETWORK_ENV`]), the `XDG_*` variables
+/// ([`INHERITED_ENV_PREFIXES`]) and the entry's `envPassthrough` names,
+/// plus the entry's own `env` (REFERENCE §1.6).
 pub const INHERITED_ENV_ALLOWLIST: &[&str] = &[
     "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ",
 ];
+
+/// Proxy and trust-store variables a stdio child inherits (REFERENCE §1.6,
+/// Decision 2026-12): they cannot make a program load code, and without
+/// them `npx -y …` and `uvx …` cannot download behind a corporate proxy or
+/// a private certificate authority.
+pub const INHERITED_NETWORK_ENV: &[&str] = &[
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+];
+
+/// Prefixes of inherited variables (the XDG base directories and session
+/// variables). A name env safety refuses (`XDG_CONFIG_HOME`) is not
+/// inherited through a prefix.
+pub const INHERITED_ENV_PREFIXES: &[&str] = &["XDG_"];
 
 /// Extra inherited variables on Windows.
 pub const INHERITED_ENV_ALLOWLIST_WINDOWS: &[&str] = &["SYSTEMROOT", "PATHEXT", "COMSPEC"];

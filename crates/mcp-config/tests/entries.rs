@@ -319,6 +319,83 @@ fn dangerous_env_keys_are_errors_and_never_kept() {
     );
 }
 
+#[test]
+fn env_passthrough_names_are_checked_like_env_keys() {
+    let stdio = |passthrough: Value| {
+        json!({"transport": {"type": "stdio", "command": "node", "args": [], "env": {},
+            "cwd": null, "envPassthrough": passthrough}})
+    };
+    check(
+        json!({"command": "node", "envPassthrough": ["AWS_PROFILE", "KUBECONFIG"]}),
+        stdio(json!(["AWS_PROFILE", "KUBECONFIG"])),
+        &[],
+    );
+    // the snake_case alias, and an empty list (left out, as if absent)
+    check(
+        json!({"command": "node", "env_passthrough": ["GH_HOST"]}),
+        stdio(json!(["GH_HOST"])),
+        &[],
+    );
+    check(
+        json!({"command": "node", "envPassthrough": []}),
+        json!({"transport": {"type": "stdio", "command": "node", "args": [], "env": {}, "cwd": null}}),
+        &[],
+    );
+    // the wrong shapes make the entry invalid, as a malformed `env` does
+    check(
+        json!({"command": "node", "envPassthrough": "AWS_PROFILE"}),
+        "invalid".into(),
+        &["error envPassthrough"],
+    );
+    check(
+        json!({"command": "node", "envPassthrough": ["A", 3]}),
+        "invalid".into(),
+        &["error envPassthrough"],
+    );
+    // refused keys and keys that are not names are errors and dropped; the
+    // entry stays usable, as with refused `env` keys
+    check(
+        json!({"command": "node", "envPassthrough": ["LD_PRELOAD", "node_options", "OK", "A=B", "1X", "XDG_CONFIG_HOME"]}),
+        stdio(json!(["OK"])),
+        &[
+            "error envPassthrough",
+            "error envPassthrough",
+            "error envPassthrough",
+            "error envPassthrough",
+            "error envPassthrough",
+        ],
+    );
+    // a repeat is kept once, with a warning
+    check(
+        json!({"command": "node", "envPassthrough": ["OK", "OK"]}),
+        stdio(json!(["OK"])),
+        &["warning envPassthrough"],
+    );
+    // remote servers spawn nothing: the field is not used there
+    check(
+        json!({"url": "https://x.example/mcp", "type": "http", "envPassthrough": ["OK"]}),
+        json!({"transport": {"type": "http", "url": "https://x.example/mcp", "headers": {}, "headersHelper": null, "oauth": null}}),
+        &["warning envPassthrough"],
+    );
+}
+
+#[test]
+fn env_passthrough_messages_never_quote_an_item_that_is_not_a_name() {
+    let text = r#"{"mcpServers": {"s": {"command": "node", "envPassthrough": ["TOKEN=s3cr3t"]}}}"#;
+    let vars = BTreeMap::new();
+    let env = ParseEnv {
+        vars: &vars,
+        home: None,
+    };
+    let file = parse_file(text, Path::new("/cfg/settings.json"), Scope::User, env);
+    assert_eq!(file.diagnostics.len(), 1, "{:#?}", file.diagnostics);
+    let d = &file.diagnostics[0];
+    assert_eq!(d.level, Level::Error);
+    assert!(!d.message.contains("s3cr3t"), "{}", d.message);
+    assert!(d.message.contains("envPassthrough[0]"), "{}", d.message);
+    assert_eq!((d.line, d.column), (Some(1), Some(61)), "{d:?}");
+}
+
 /// Claw's invalid-siblings vector: five configured, one valid, four
 /// invalid (empty command, unknown field, missing command, command of the
 /// wrong type). Our decision: an unknown field is a warning and the entry

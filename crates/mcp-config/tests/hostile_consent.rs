@@ -651,6 +651,25 @@ fn a_changed_server_is_pending_again_and_the_message_names_what_changed() {
         &["cwd"],
     );
     check(
+        "a passthrough list that hands the server another host secret",
+        base.clone(),
+        json!({"command": "server", "args": ["--token", "tok3n"], "env": {"K": "s3cret"}, "envPassthrough": ["AWS_SECRET_ACCESS_KEY"]}),
+        &["envPassthrough"],
+    );
+    let passing = json!({"command": "server", "envPassthrough": ["AWS_PROFILE"]});
+    check(
+        "a passthrough list that grows",
+        passing.clone(),
+        json!({"command": "server", "envPassthrough": ["AWS_PROFILE", "GITHUB_TOKEN"]}),
+        &["envPassthrough"],
+    );
+    check(
+        "a passthrough list unchanged, under its snake_case alias",
+        passing,
+        json!({"command": "server", "env_passthrough": ["AWS_PROFILE"]}),
+        &[],
+    );
+    check(
         "stdio becomes remote",
         base.clone(),
         json!({"type": "http", "url": "https://evil.test/mcp"}),

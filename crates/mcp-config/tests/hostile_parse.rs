@@ -268,7 +268,7 @@ fn child_env_drops_keys_that_are_not_names_from_a_hand_built_entry() {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect();
-        let env = child_env(&parent, &entry);
+        let env = child_env(&parent, &entry, &[]);
         assert_eq!(
             env.keys().map(String::as_str).collect::<Vec<_>>(),
             ["PATH", "TOKEN"],

@@ -36,6 +36,7 @@ fn entry(scope: Scope, rank: usize, name: &str, outcome: u8, command: &str) -> P
                 args: vec![],
                 env: BTreeMap::new(),
                 cwd: None,
+                env_passthrough: Vec::new(),
             }),
             enabled: outcome != 3,
             required: false,

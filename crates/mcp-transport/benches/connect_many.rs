@@ -43,6 +43,7 @@ fn config(binary: &Path, index: usize) -> ServerConfig {
             args: vec![],
             env: server_env(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         enabled: true,
         required: false,

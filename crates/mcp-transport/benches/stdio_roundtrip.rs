@@ -48,6 +48,7 @@ async fn connect(binary: &std::path::Path) -> ClientSession {
             args: vec![],
             env: BTreeMap::new(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         enabled: true,
         required: false,

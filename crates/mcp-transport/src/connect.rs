@@ -156,6 +156,7 @@ pub async fn connect(
                 TransportErrorKind::ConnectTimeout {
                     after: connect_timeout,
                     stderr_tail: String::new(),
+                    hint: None,
                 },
             )
         })??;
@@ -165,11 +166,14 @@ pub async fn connect(
         .await
         .map_err(|error| match error.kind() {
             // The handshake's own timer saw only what was left of the budget.
-            TransportErrorKind::ConnectTimeout { stderr_tail, .. } => TransportError::new(
+            TransportErrorKind::ConnectTimeout {
+                stderr_tail, hint, ..
+            } => TransportError::new(
                 error.server(),
                 TransportErrorKind::ConnectTimeout {
                     after: connect_timeout,
                     stderr_tail: stderr_tail.clone(),
+                    hint: hint.clone(),
                 },
             ),
             _ => error,

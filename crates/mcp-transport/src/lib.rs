@@ -23,6 +23,7 @@ pub mod http;
 pub mod param_headers;
 pub mod sdk;
 pub mod sse;
+pub mod stderr_tail;
 pub mod stdio;
 pub mod streamable_http;
 pub mod ws;

@@ -3,9 +3,10 @@
 //! - **Spawn** without a shell (`process-wrap`), as the leader of a new
 //!   process group so shutdown reaches grandchildren too (`npx` → `node`).
 //!   The environment is cleared, then filled from the caller's environment
-//!   map through [`mcp_config::INHERITED_ENV_ALLOWLIST`], then the entry's own
-//!   `env` without the keys env safety refuses (REFERENCE §1.6); `cwd` is
-//!   honoured.
+//!   map through [`mcp_config::is_inherited_env_name`] (the allow-list,
+//!   proxy and CA variables, `XDG_*`) and the entry's `envPassthrough`
+//!   names, then the entry's own `env`, without the keys env safety
+//!   refuses (REFERENCE §1.6); `cwd` is honoured.
 //! - **Framing**: one JSON-RPC message per line. A line that is not JSON (a
 //!   banner, a stray log line) is skipped and logged, never fatal. A line
 //!   longer than the cap is not buffered: the reader stops collecting at the
@@ -13,7 +14,10 @@
 //!   using bounded memory whatever the line's length.
 //! - **Tasks**: a writer task (queued messages → stdin, everything queued
 //!   in one write) and a stderr task (the last
-//!   [`crate::transport::STDERR_TAIL_BYTES`] in a ring buffer). Stdout is
+//!   [`crate::transport::STDERR_TAIL_BYTES`] in a ring buffer, and the
+//!   first error-looking line with its context, see [`crate::stderr_tail`];
+//!   a connect timeout of a server that wrote nothing there carries
+//!   [`silence_note`]). Stdout is
 //!   read by `receive` itself, on the session's driver task, saving a task
 //!   hop per answer; it is cancel-safe because its only await is
 //!   `fill_buf` and the partial line lives in the transport. `send` never
@@ -139,14 +143,62 @@ impl std::fmt::Debug for ReaderEvent {
     }
 }
 
-/// The child's environment: the allow-listed part of `base_env`, then the
-/// entry's own `env` on top, without any key env safety refuses. The loader
-/// already dropped such keys, but a host may build an entry by hand.
+/// The child's environment: the inherited part of `base_env` (the
+/// allow-list, proxy and CA variables, `XDG_*`, and the names of
+/// `passthrough`), then the entry's own `env` on top, without any key env
+/// safety refuses. The loader already dropped such keys, but a host may
+/// build an entry by hand.
 pub fn child_env(
     base_env: &BTreeMap<String, String>,
     entry_env: &BTreeMap<String, String>,
+    passthrough: &[String],
 ) -> BTreeMap<String, String> {
-    mcp_config::child_env(base_env, entry_env)
+    mcp_config::child_env(base_env, entry_env, passthrough)
+}
+
+/// The note a connect timeout carries when the server wrote nothing on
+/// stderr: a package runner (`npx -y`, `uvx`) that cannot reach its
+/// registry often waits silently. It names the proxy and CA variables the
+/// child got, or says none is set, and the `envPassthrough` names the host
+/// does not have: names only, never a value.
+pub fn silence_note(
+    base_env: &BTreeMap<String, String>,
+    config: &mcp_config::StdioConfig,
+) -> String {
+    let passed: Vec<&str> = mcp_config::INHERITED_NETWORK_ENV
+        .iter()
+        .copied()
+        .filter(|name| base_env.contains_key(*name) || config.env.contains_key(*name))
+        .collect();
+    let mut note =
+        String::from("the server wrote nothing on stderr; if it downloads packages (npx, uvx), ");
+    if passed.is_empty() {
+        note.push_str(
+            "a proxy or CA variable may be missing (none of HTTPS_PROXY, HTTP_PROXY, \
+             NO_PROXY, SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE is set; \
+             they are passed when set)",
+        );
+    } else {
+        let verb = if passed.len() == 1 { "is" } else { "are" };
+        note.push_str(&format!(
+            "check its network settings: {} {verb} passed to it",
+            passed.join(", ")
+        ));
+    }
+    let unset: Vec<&str> = config
+        .env_passthrough
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !base_env.contains_key(*name))
+        .collect();
+    if !unset.is_empty() {
+        note.push_str(&format!(
+            "; `envPassthrough` names {}, not set here",
+            unset.join(", ")
+        ));
+    }
+    note.push_str("; name any other variable it needs in `envPassthrough`");
+    note
 }
 
 impl StdioTransport {
@@ -158,7 +210,7 @@ impl StdioTransport {
         options: &StdioOptions,
     ) -> Result<StdioTransport, TransportError> {
         let server = server.into();
-        let env = child_env(&options.base_env, &config.env);
+        let env = child_env(&options.base_env, &config.env, &config.env_passthrough);
         let mut command = TokioCommandWrap::with_new(&config.command, |command| {
             command
                 .args(&config.args)
@@ -193,7 +245,7 @@ impl StdioTransport {
         let stdout = child.stdout().take().ok_or_else(|| io_error("stdout"))?;
         let stderr_pipe = child.stderr().take().ok_or_else(|| io_error("stderr"))?;
 
-        let stderr = StderrTail::default();
+        let stderr = StderrTail::with_silence_note(silence_note(&options.base_env, config));
         let stderr_task = tokio::spawn(read_stderr(stderr_pipe, stderr.clone(), server.clone()));
         let stdin = stdin
             .into_owned_fd()
@@ -250,7 +302,7 @@ impl StdioTransport {
             &*self.server,
             TransportErrorKind::ServerExited {
                 status,
-                stderr_tail: self.stderr.snapshot(),
+                stderr_tail: self.stderr.report(),
             },
         )
     }
@@ -322,7 +374,7 @@ impl Transport for StdioTransport {
                     &*self.server,
                     TransportErrorKind::ServerExited {
                         status: "stdout closed".to_string(),
-                        stderr_tail: self.stderr.snapshot(),
+                        stderr_tail: self.stderr.report(),
                     },
                 ));
                 self.exited_error().await

@@ -5,13 +5,13 @@
 //! (initialize, correlation, timeouts, cancellation) lives in the session so
 //! each kind stays small and the same behaviour suite runs against all of them.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 
 use crate::message::JsonRpcMessage;
+pub use crate::stderr_tail::{STDERR_TAIL_BYTES, StderrTail};
 
 /// Errors raised by transports and the session: the server they concern,
 /// what went wrong ([`TransportError::kind`]) and, where one exists, the
@@ -50,8 +50,13 @@ pub enum TransportErrorKind {
     /// Connecting (spawn + initialize) did not finish in time.
     ConnectTimeout {
         after: Duration,
-        /// The last bytes of the child's stderr (stdio only, else empty).
+        /// The last bytes of the child's stderr (stdio only, else empty;
+        /// see [`StderrTail::report`]).
         stderr_tail: String,
+        /// What may be wrong, when the server gave no clue of its own (a
+        /// stdio server that wrote nothing on stderr: which proxy and CA
+        /// variables it was given, by name).
+        hint: Option<String>,
     },
     /// The server answered with a JSON-RPC error.
     Rpc {
@@ -220,12 +225,22 @@ impl std::fmt::Display for TransportErrorKind {
             K::Timeout { method, after } => {
                 write!(f, "{method} timed out after {}", fmt_duration(*after))
             }
-            K::ConnectTimeout { after, stderr_tail } => write!(
-                f,
-                "connect timed out after {}{}",
-                fmt_duration(*after),
-                fmt_tail(stderr_tail)
-            ),
+            K::ConnectTimeout {
+                after,
+                stderr_tail,
+                hint,
+            } => {
+                write!(
+                    f,
+                    "connect timed out after {}{}",
+                    fmt_duration(*after),
+                    fmt_tail(stderr_tail)
+                )?;
+                if let Some(hint) = hint {
+                    write!(f, "; {hint}")?;
+                }
+                Ok(())
+            }
             K::Rpc {
                 method,
                 code,
@@ -477,6 +492,9 @@ impl std::error::Error for TransportError {
 /// How much of a stderr tail goes into an error's message; the full tail
 /// (up to [`STDERR_TAIL_BYTES`]) stays in the error's field.
 const DISPLAYED_TAIL_CHARS: usize = 2000;
+/// How many lines of a long stderr tail with an error in it go into an
+/// error's message.
+const DISPLAYED_TAIL_LINES: usize = 24;
 
 fn list_or_none(items: &[String]) -> String {
     if items.is_empty() {
@@ -490,6 +508,14 @@ fn fmt_tail(tail: &str) -> String {
     let tail = tail.trim_end();
     if tail.is_empty() {
         return String::new();
+    }
+    if tail.chars().count() > DISPLAYED_TAIL_CHARS
+        && tail.lines().any(crate::stderr_tail::looks_like_error)
+    {
+        // Too long to show whole: the first error-looking line may sit
+        // above the part the end would show (usage text after an error).
+        let shown = crate::stderr_tail::excerpt(tail, DISPLAYED_TAIL_LINES, DISPLAYED_TAIL_CHARS);
+        return format!("; stderr: {shown}");
     }
     let start = tail
         .char_indices()
@@ -505,45 +531,6 @@ fn fmt_duration(d: Duration) -> String {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())
-    }
-}
-
-/// How many bytes of a child's stderr are kept.
-pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
-
-/// A bounded ring buffer of the last [`STDERR_TAIL_BYTES`] a child wrote to
-/// stderr, shared between the reader task and whoever builds an error.
-#[derive(Debug, Clone, Default)]
-pub struct StderrTail {
-    buffer: Arc<Mutex<VecDeque<u8>>>,
-}
-
-impl StderrTail {
-    /// Appends bytes, dropping the oldest past the cap.
-    pub fn push(&self, bytes: &[u8]) {
-        let Ok(mut buffer) = self.buffer.lock() else {
-            return;
-        };
-        let bytes = if bytes.len() > STDERR_TAIL_BYTES {
-            &bytes[bytes.len() - STDERR_TAIL_BYTES..]
-        } else {
-            bytes
-        };
-        let overflow = (buffer.len() + bytes.len()).saturating_sub(STDERR_TAIL_BYTES);
-        buffer.drain(..overflow);
-        buffer.extend(bytes);
-    }
-
-    /// The tail as text (invalid UTF-8 replaced).
-    pub fn snapshot(&self) -> String {
-        let Ok(buffer) = self.buffer.lock() else {
-            return String::new();
-        };
-        let (a, b) = buffer.as_slices();
-        let mut bytes = Vec::with_capacity(a.len() + b.len());
-        bytes.extend_from_slice(a);
-        bytes.extend_from_slice(b);
-        String::from_utf8_lossy(&bytes).into_owned()
     }
 }
 

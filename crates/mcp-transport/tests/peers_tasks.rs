@@ -226,6 +226,7 @@ async fn tasks_against_server_everything_over_stdio() {
             args: vec![script.to_string_lossy().into_owned(), "stdio".to_string()],
             env: BTreeMap::new(),
             cwd: None,
+            env_passthrough: Vec::new(),
         }),
         enabled: true,
         required: false,

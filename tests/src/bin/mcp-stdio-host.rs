@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         args: server[1..].to_vec(),
         env: Default::default(),
         cwd: None,
+        env_passthrough: Vec::new(),
     };
     let options = StdioOptions {
         base_env: test_env(),

@@ -828,6 +828,26 @@ mod tests {
     }
 
     #[test]
+    fn env_passthrough_survives_writing_disabling_and_enabling() {
+        check(
+            Some(r#"{"mcpServers":{}}"#),
+            &["mcpServers"],
+            |doc| {
+                let entry = valid(serde_json::json!(
+                    {"command": "x", "envPassthrough": ["AWS_PROFILE", "KUBECONFIG"]}
+                ));
+                doc.insert_new("a", entry)?;
+                assert!(doc.set_enabled("a", false)?);
+                assert!(doc.set_enabled("a", true)?);
+                Ok(())
+            },
+            Ok(
+                r#"{"mcpServers":{"a":{"command":"x","envPassthrough":["AWS_PROFILE","KUBECONFIG"]}}}"#,
+            ),
+        );
+    }
+
+    #[test]
     fn enabling_removes_a_bare_tombstone() {
         check(
             Some(r#"{"mcpServers":{"p":{"enabled":false},"q":{"command":"x"}}}"#),
@@ -859,6 +879,16 @@ mod tests {
                 "b",
                 r#"{"command": "x", "env": {"LD_PRELOAD": "/x.so"}}"#,
                 "LD_PRELOAD",
+            ),
+            (
+                "b",
+                r#"{"command": "x", "envPassthrough": ["LD_PRELOAD"]}"#,
+                "`envPassthrough` names `LD_PRELOAD`",
+            ),
+            (
+                "b",
+                r#"{"command": "x", "envPassthrough": "AWS_PROFILE"}"#,
+                "`envPassthrough` must be an array",
             ),
         ];
         for (name, entry, message) in bad_entries {

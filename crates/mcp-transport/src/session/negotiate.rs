@@ -120,8 +120,9 @@ impl Shared {
                 stderr_tail: self
                     .stderr
                     .as_ref()
-                    .map(StderrTail::snapshot)
+                    .map(StderrTail::report)
                     .unwrap_or_default(),
+                hint: self.stderr.as_ref().and_then(StderrTail::silence_note),
             },
         )
     }
