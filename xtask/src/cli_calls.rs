@@ -104,9 +104,14 @@ fn build(release: bool) -> anyhow::Result<PathBuf> {
     let root = crate::peers::workspace_root();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(&cargo);
-    build
-        .current_dir(&root)
-        .args(["build", "--quiet", "--package", "mcp-cli", "--bin", "mcp-cli"]);
+    build.current_dir(&root).args([
+        "build",
+        "--quiet",
+        "--package",
+        "mcp-cli",
+        "--bin",
+        "mcp-cli",
+    ]);
     if release {
         build.arg("--release");
     }
@@ -115,5 +120,7 @@ fn build(release: bool) -> anyhow::Result<PathBuf> {
         bail!("cargo build failed ({status})");
     }
     let profile = if release { "release" } else { "debug" };
-    Ok(target_dir(&cargo, &root)?.join(profile).join(exe("mcp-cli")))
+    Ok(target_dir(&cargo, &root)?
+        .join(profile)
+        .join(exe("mcp-cli")))
 }

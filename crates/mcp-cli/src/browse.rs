@@ -275,7 +275,9 @@ pub(crate) fn prompt(context: &Context, args: &PromptArgs) -> anyhow::Result<Out
                     runtime.list_prompts(server).await
                 })
                 .await;
-                owner_of(&listed, "prompt", name, |item| text_of(item, "name") == name)?
+                owner_of(&listed, "prompt", name, |item| {
+                    text_of(item, "name") == name
+                })?
             }
         };
         let result = wait::showing(runtime, runtime.get_prompt(&server, name, arguments)).await?;

@@ -462,19 +462,44 @@ pub(crate) struct TargetArgs {
     #[arg(long = "server", value_name = "NAME", conflicts_with_all = ["adhoc_url", "adhoc_command"])]
     pub(crate) servers: Vec<String>,
     /// Connect to this remote server instead of the configured ones
-    #[arg(long = "url", id = "adhoc_url", value_name = "URL", conflicts_with = "adhoc_command")]
+    #[arg(
+        long = "url",
+        id = "adhoc_url",
+        value_name = "URL",
+        conflicts_with = "adhoc_command"
+    )]
     pub(crate) url: Option<String>,
     /// Transport of --url [default: http]
-    #[arg(long = "transport", id = "adhoc_transport", value_enum, requires = "adhoc_url")]
+    #[arg(
+        long = "transport",
+        id = "adhoc_transport",
+        value_enum,
+        requires = "adhoc_url"
+    )]
     pub(crate) transport: Option<RemoteTransportArg>,
     /// HTTP header for --url (repeatable)
-    #[arg(long = "header", id = "adhoc_headers", value_name = "'NAME: VALUE'", requires = "adhoc_url")]
+    #[arg(
+        long = "header",
+        id = "adhoc_headers",
+        value_name = "'NAME: VALUE'",
+        requires = "adhoc_url"
+    )]
     pub(crate) headers: Vec<String>,
     /// Environment variable for the command after `--` (repeatable)
-    #[arg(long = "env", id = "adhoc_env", value_name = "KEY=VALUE", requires = "adhoc_command")]
+    #[arg(
+        long = "env",
+        id = "adhoc_env",
+        value_name = "KEY=VALUE",
+        requires = "adhoc_command"
+    )]
     pub(crate) env: Vec<String>,
     /// Name of the server given by --url or after `--`
-    #[arg(long = "name", id = "adhoc_name", value_name = "NAME", default_value = "adhoc")]
+    #[arg(
+        long = "name",
+        id = "adhoc_name",
+        value_name = "NAME",
+        default_value = "adhoc"
+    )]
     pub(crate) name: String,
     /// A stdio server to connect to instead of the configured ones: its
     /// command and arguments, after `--`

@@ -407,6 +407,36 @@ fn redact_pair(text: &str, separator: char) -> String {
     }
 }
 
+/// The entry of a server described for one run (a connecting verb's
+/// `--url` or command after `--`): a remote entry of `kind` with
+/// `headers` (`Name: value`), or a stdio entry with `env` (`KEY=VALUE`).
+pub(crate) fn adhoc_entry(
+    remote: Option<(TransportKind, &str)>,
+    headers: &[String],
+    command: &[String],
+    env: &[String],
+) -> anyhow::Result<Value> {
+    match (remote, command.split_first()) {
+        (Some((kind, url)), None) => {
+            let headers = headers
+                .iter()
+                .map(|pair| parse_header_pair(pair))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(remote_entry(kind, url, &headers))
+        }
+        (None, Some((program, args))) => {
+            let env = env
+                .iter()
+                .map(|pair| parse_env_pair(pair))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(stdio_entry(program, args, &env))
+        }
+        _ => Err(usage(
+            "give either --url URL or a command after `--`, not both",
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -521,35 +551,5 @@ mod tests {
                 .to_string(),
             "invalid header `Bad Name:***`: expected 'Name: value'"
         );
-    }
-}
-
-/// The entry of a server described for one run (a connecting verb's
-/// `--url` or command after `--`): a remote entry of `kind` with
-/// `headers` (`Name: value`), or a stdio entry with `env` (`KEY=VALUE`).
-pub(crate) fn adhoc_entry(
-    remote: Option<(TransportKind, &str)>,
-    headers: &[String],
-    command: &[String],
-    env: &[String],
-) -> anyhow::Result<Value> {
-    match (remote, command.split_first()) {
-        (Some((kind, url)), None) => {
-            let headers = headers
-                .iter()
-                .map(|pair| parse_header_pair(pair))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(remote_entry(kind, url, &headers))
-        }
-        (None, Some((program, args))) => {
-            let env = env
-                .iter()
-                .map(|pair| parse_env_pair(pair))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(stdio_entry(program, args, &env))
-        }
-        _ => Err(usage(
-            "give either --url URL or a command after `--`, not both",
-        )),
     }
 }

@@ -61,18 +61,16 @@ fn started(tree: &Tree) -> Vec<String> {
 fn a_call_starts_only_the_server_that_owns_the_tool() {
     let tree = six_servers();
     for round in ["cold", "warm"] {
-        let run = check(
-            &tree,
-            &["call", "mcp__fs__echo", "--arg", "text=hello"],
-            0,
-        );
+        let run = check(&tree, &["call", "mcp__fs__echo", "--arg", "text=hello"], 0);
         assert_eq!(run.stdout, "hello\n", "{round}: {}", run.stderr);
         assert_eq!(started(&tree), Vec::<String>::new(), "{round}");
     }
     // openclaw naming routes the same way.
     let run = check(
         &tree,
-        &["call", "fs__echo", "--naming", "openclaw", "--arg", "text=hi"],
+        &[
+            "call", "fs__echo", "--naming", "openclaw", "--arg", "text=hi",
+        ],
         0,
     );
     assert_eq!(run.stdout, "hi\n", "{}", run.stderr);
@@ -93,7 +91,11 @@ fn a_name_no_server_owns_is_refused_before_anything_starts() {
     assert_eq!(started(&tree), Vec::<String>::new());
     // A name an owner does not have is refused after connecting only it.
     let run = check(&tree, &["call", "mcp__fs__ech"], 2);
-    assert!(run.stderr.contains("did you mean mcp__fs__echo"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("did you mean mcp__fs__echo"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(started(&tree), Vec::<String>::new());
 }
 
@@ -109,12 +111,23 @@ fn server_narrows_the_catalog_and_takes_bare_tool_names() {
         .map(|tool| tool["name"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert!(names.contains(&"mcp__fs__echo".to_owned()), "{names:?}");
-    assert!(names.iter().all(|name| name.starts_with("mcp__fs__")), "{names:?}");
-    let run = check(&tree, &["call", "echo", "--server", "fs", "--arg", "text=bare"], 0);
+    assert!(
+        names.iter().all(|name| name.starts_with("mcp__fs__")),
+        "{names:?}"
+    );
+    let run = check(
+        &tree,
+        &["call", "echo", "--server", "fs", "--arg", "text=bare"],
+        0,
+    );
     assert_eq!(run.stdout, "bare\n", "{}", run.stderr);
     assert_eq!(started(&tree), Vec::<String>::new());
     let run = check(&tree, &["tools", "--server", "nope"], 2);
-    assert!(run.stderr.contains("no server named `nope`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no server named `nope`"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -122,10 +135,21 @@ fn an_adhoc_server_needs_no_config() {
     let tree = Tree::new("empty");
     let example = test_server("mcp-example-server");
     let example = example.to_str().expect("utf-8 path");
-    let run = check(&tree, &["call", "echo", "--arg", "text=adhoc", "--", example], 0);
+    let run = check(
+        &tree,
+        &["call", "echo", "--arg", "text=adhoc", "--", example],
+        0,
+    );
     assert_eq!(run.stdout, "adhoc\n", "{}", run.stderr);
-    let run = check(&tree, &["tools", "--name", "demo", "--json", "--", example], 0);
-    let first = run.json()[0]["name"].as_str().unwrap_or_default().to_owned();
+    let run = check(
+        &tree,
+        &["tools", "--name", "demo", "--json", "--", example],
+        0,
+    );
+    let first = run.json()[0]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     assert!(first.starts_with("mcp__demo__"), "{first}");
     let run = check(&tree, &["probe", "--json", "--", example], 0);
     assert_eq!(run.json()["servers"][0]["name"], "adhoc", "{}", run.stdout);

@@ -177,7 +177,11 @@ fn browse_everything(tree: &Tree, target: &[&str]) {
 
     let run = ok(tree, &as_strs(&with(&["prompts"])));
     assert!(run.stdout.contains("simple-prompt"), "{}", run.stdout);
-    assert!(run.stdout.contains("--arg city=… (required)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("--arg city=… (required)"),
+        "{}",
+        run.stdout
+    );
     let run = ok(
         tree,
         &as_strs(&with(&["prompt", "args-prompt", "--arg", "city=Lisbon"])),
@@ -261,7 +265,16 @@ fn server_everything_over_streamable_http_and_sse() {
         browse_everything(&empty, &["--url", &url, "--transport", transport]);
         let run = ok(
             &empty,
-            &["call", "echo", "--arg", "message=adhoc", "--url", &url, "--transport", transport],
+            &[
+                "call",
+                "echo",
+                "--arg",
+                "message=adhoc",
+                "--url",
+                &url,
+                "--transport",
+                transport,
+            ],
         );
         assert_eq!(run.stdout, "Echo: adhoc\n");
     }

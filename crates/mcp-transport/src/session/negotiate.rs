@@ -53,7 +53,10 @@ impl Shared {
                 Probe::Refused(supported) => supported,
                 Probe::Legacy => {
                     return match self.initialize_legacy(&wanted, started).await {
-                        Err(refusal) => self.after_refused_initialize(refusal, &wanted, started).await,
+                        Err(refusal) => {
+                            self.after_refused_initialize(refusal, &wanted, started)
+                                .await
+                        }
                         ok => ok,
                     };
                 }
