@@ -315,6 +315,10 @@ pub(crate) struct AddArgs {
     /// comma-separated or repeated; wins over --include-tools)
     #[arg(long = "exclude-tools", value_name = "PATTERNS", value_delimiter = ',')]
     pub(crate) exclude_tools: Vec<String>,
+    /// Both in one flag: `--tool-filter 'read_*,!delete_*'` offers the
+    /// tools matching a pattern and hides those matching a `!pattern`
+    #[arg(long = "tool-filter", value_name = "PATTERNS", value_delimiter = ',')]
+    pub(crate) tool_filter: Vec<String>,
     /// Replace an entry of the same name in that file
     #[arg(long)]
     pub(crate) force: bool,

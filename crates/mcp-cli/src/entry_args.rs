@@ -191,8 +191,19 @@ fn add_common_fields(args: &AddArgs, entry: &mut Value) {
             .map(Value::from)
             .collect()
     };
-    let include = patterns(&args.include_tools);
-    let exclude = patterns(&args.exclude_tools);
+    let (hidden, offered): (Vec<&String>, Vec<&String>) = args
+        .tool_filter
+        .iter()
+        .partition(|pattern| pattern.trim_start().starts_with('!'));
+    let hidden: Vec<String> = hidden
+        .into_iter()
+        .map(|pattern| pattern.trim_start().trim_start_matches('!').to_owned())
+        .collect();
+    let offered: Vec<String> = offered.into_iter().cloned().collect();
+    let mut include = patterns(&args.include_tools);
+    include.extend(patterns(&offered));
+    let mut exclude = patterns(&args.exclude_tools);
+    exclude.extend(patterns(&hidden));
     if !include.is_empty() || !exclude.is_empty() {
         let mut filter = Map::new();
         if !include.is_empty() {

@@ -283,6 +283,18 @@ fn add_takes_claude_mcp_adds_shapes_and_the_common_fields() {
             ],
             json!({"type": "http", "url": "https://ro.example.test/mcp", "toolCallTimeoutMs": 5_000, "toolFilter": {"exclude": ["admin_*"]}}),
         ),
+        (
+            &[
+                "both",
+                "--tool-filter",
+                "read_*,!read_secret",
+                "--tool-filter",
+                "stat",
+                "--",
+                "s",
+            ],
+            json!({"type": "stdio", "command": "s", "args": [], "toolFilter": {"include": ["read_*", "stat"], "exclude": ["read_secret"]}}),
+        ),
         // A relative --cwd is made absolute from where `add` ran; `~` is
         // left for the loader.
         (
