@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::demo::{exe, target_dir};
+use crate::demo::{build_bins, exe};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -45,7 +45,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cli = match &args.cli {
         Some(cli) => cli.clone(),
-        None => build(args.release)?,
+        None => build_bins(&["mcp-cli"], &["mcp-cli"], args.release)?.join(exe("mcp-cli")),
     };
     let once = || -> anyhow::Result<Duration> {
         let started = Instant::now();
@@ -97,30 +97,4 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Builds `mcp-cli` and returns its path.
-fn build(release: bool) -> anyhow::Result<PathBuf> {
-    let root = crate::peers::workspace_root();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(&cargo);
-    build.current_dir(&root).args([
-        "build",
-        "--quiet",
-        "--package",
-        "mcp-cli",
-        "--bin",
-        "mcp-cli",
-    ]);
-    if release {
-        build.arg("--release");
-    }
-    let status = build.status().context("cannot run cargo build")?;
-    if !status.success() {
-        bail!("cargo build failed ({status})");
-    }
-    let profile = if release { "release" } else { "debug" };
-    Ok(target_dir(&cargo, &root)?
-        .join(profile)
-        .join(exe("mcp-cli")))
 }

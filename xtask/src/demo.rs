@@ -20,30 +20,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .parent()
         .context("xtask has no parent folder")?
         .to_path_buf();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let profile = if args.release { "release" } else { "debug" };
-
-    let mut build = Command::new(&cargo);
-    build.current_dir(&root).args([
-        "build",
-        "--quiet",
-        "--package",
-        "mcp-cli",
-        "--package",
-        "mcp-integration-tests",
-        "--bin",
-        "mcp-cli",
-        "--bin",
-        "mcp-example-server",
-    ]);
-    if args.release {
-        build.arg("--release");
-    }
-    let status = build.status().context("cannot run cargo build")?;
-    if !status.success() {
-        bail!("cargo build failed ({status})");
-    }
-    let bin_dir = target_dir(&cargo, &root)?.join(profile);
+    let bin_dir = build_bins(
+        &["mcp-cli", "mcp-integration-tests"],
+        &["mcp-cli", "mcp-example-server"],
+        args.release,
+    )?;
     let cli = bin_dir.join(exe("mcp-cli"));
     let server = bin_dir.join(exe("mcp-example-server"));
     let demo = root.join("examples").join("cli-demo");
@@ -82,8 +63,36 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Builds `bins` of `packages` (debug, or release) and returns the folder
+/// they are in.
+pub(crate) fn build_bins(
+    packages: &[&str],
+    bins: &[&str],
+    release: bool,
+) -> anyhow::Result<PathBuf> {
+    let root = crate::peers::workspace_root();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(&cargo);
+    build.current_dir(&root).args(["build", "--quiet"]);
+    for package in packages {
+        build.args(["--package", package]);
+    }
+    for bin in bins {
+        build.args(["--bin", bin]);
+    }
+    if release {
+        build.arg("--release");
+    }
+    let status = build.status().context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("cargo build failed ({status})");
+    }
+    let profile = if release { "release" } else { "debug" };
+    Ok(target_dir(&cargo, &root)?.join(profile))
+}
+
 /// Cargo's target directory (honours `CARGO_TARGET_DIR` and config files).
-pub(crate) fn target_dir(cargo: &std::ffi::OsStr, root: &Path) -> anyhow::Result<PathBuf> {
+fn target_dir(cargo: &std::ffi::OsStr, root: &Path) -> anyhow::Result<PathBuf> {
     let output = Command::new(cargo)
         .current_dir(root)
         .args(["metadata", "--format-version", "1", "--no-deps"])
