@@ -23,8 +23,7 @@ use mcp_transport::session::{ClientSession, SessionOptions};
 use mcp_transport::streamable_http::StreamableHttpTransport;
 use serde_json::{Value, json};
 
-#[path = "../support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 use peers::{fastmcp_oauth_peer, free_port};
 
 /// A client session over streamable HTTP with `auth` as its provider.

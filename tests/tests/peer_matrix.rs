@@ -23,8 +23,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-#[path = "../support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

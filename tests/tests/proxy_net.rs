@@ -7,8 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;

@@ -10,8 +10,7 @@
 
 mod support;
 
-#[path = "../../../tests/support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

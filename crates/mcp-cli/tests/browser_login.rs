@@ -28,8 +28,7 @@ use std::time::{Duration, Instant};
 use reqwest::Url;
 use support::Tree;
 
-#[path = "../../../tests/support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 use peers::{Running, fastmcp_oauth_peer, free_port};
 
 /// Where Debian's `chromium` package installs the browser.

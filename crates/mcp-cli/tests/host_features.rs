@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 
 use support::{Run, Tree, test_server};
 
-#[path = "../../../tests/support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 
 /// A project with one approved stdio server `name` started as
 /// `command args`.

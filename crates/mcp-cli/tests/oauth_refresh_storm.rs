@@ -25,8 +25,7 @@ use mcp_config::McpOAuthConfig;
 use mcp_oauth::{FileCredentialStore, InteractivePrompt, OAuthProvider, OAuthSettings};
 use support::Tree;
 
-#[path = "../../../tests/support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 use peers::{fastmcp_oauth_peer, free_port};
 
 const SERVER: &str = "secure";

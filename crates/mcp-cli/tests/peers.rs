@@ -19,8 +19,7 @@ use std::time::{Duration, Instant};
 
 use support::Tree;
 
-#[path = "../../../tests/support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 use peers::{everything_script, free_port, node22, python, scripts_dir};
 
 /// A peer process listening on a port, killed on drop.

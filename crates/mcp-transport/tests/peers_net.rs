@@ -24,8 +24,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-#[path = "../../../tests/support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 use peers::{everything_script, free_port, node22, python, scripts_dir, supergateway_script};
 
 /// A peer process, killed (with its children) on drop.

