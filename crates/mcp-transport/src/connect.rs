@@ -248,3 +248,54 @@ pub async fn connect(
             _ => error,
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host whose build left a kind out is told which feature to turn
+    /// on.
+    #[test]
+    fn a_kind_compiled_out_names_its_feature() {
+        let kind = TransportErrorKind::KindNotCompiled {
+            kind: "WebSocket",
+            feature: "ws",
+        };
+        assert_eq!(
+            kind.to_string(),
+            "this build has no WebSocket transport: enable the `ws` feature of mcp-transport (or mcp-catalog)"
+        );
+    }
+
+    /// Without `ws`, a WebSocket entry is refused before anything is
+    /// opened (run with `--no-default-features --features stdio`).
+    #[cfg(not(feature = "ws"))]
+    #[tokio::test]
+    async fn a_websocket_entry_is_refused_without_the_ws_feature() {
+        let config = ServerConfig {
+            name: "remote".to_owned(),
+            transport: TransportConfig::Ws(mcp_config::RemoteConfig {
+                url: "ws://127.0.0.1:9/mcp".to_owned(),
+                headers: BTreeMap::new(),
+                headers_helper: None,
+                oauth: None,
+            }),
+            enabled: true,
+            required: false,
+            tool_filter: mcp_config::ToolFilter::default(),
+            timeouts: mcp_config::Timeouts::default(),
+            description_limit: None,
+        };
+        let error = open_transport(&config, &ConnectOptions::default())
+            .await
+            .err()
+            .map(|error| error.kind().clone());
+        assert_eq!(
+            error,
+            Some(TransportErrorKind::KindNotCompiled {
+                kind: "WebSocket",
+                feature: "ws"
+            })
+        );
+    }
+}
