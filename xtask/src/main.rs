@@ -1,5 +1,6 @@
 //! The workspace's task runner: `cargo xtask check-config`, peer set-up,
-//! conformance runs, fuzzing and benchmarks.
+//! conformance runs, fuzzing, benchmarks and the build footprint of a
+//! feature subset.
 //!
 //! Each subcommand lives in its own module (`src/<name>.rs`) with a clap
 //! `Args` struct and a `run` function returning the process exit status;
@@ -14,6 +15,7 @@ mod check_config;
 mod cli_calls;
 mod conformance;
 mod demo;
+mod footprint;
 mod fuzz;
 mod peers;
 
@@ -54,6 +56,10 @@ enum Command {
     /// and run each for `--seconds` (default 60); fails naming the input
     /// on any crash, out-of-memory or timeout.
     Fuzz(fuzz::Args),
+    /// Count the crates a build with only some features pulls in (by
+    /// default mcp-catalog with `stdio`) and fail if any of the HTTP, TLS,
+    /// WebSocket or JWT crates is among them.
+    Footprint(footprint::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +72,7 @@ fn main() -> ExitCode {
         Command::BenchCompare(args) => bench_compare::run(args),
         Command::Fuzz(args) => fuzz::run(args),
         Command::CliCalls(args) => cli_calls::run(args),
+        Command::Footprint(args) => footprint::run(args),
     };
     match result {
         Ok(code) => code,

@@ -29,12 +29,26 @@
 //! arguments against the server's own schema and sends the call over the
 //! already-open session.
 //!
+//! Cargo features: the transport kinds of `mcp-transport` under the same
+//! names (`stdio`, `streamable-http`, `sse`, `ws`, `sdk`,
+//! `claudeai-proxy`, `oauth`) and `validation` (JSON Schema validation of
+//! arguments and results, see [`FULL_VALIDATION`]), all on by default.
+//! `default-features = false, features = ["stdio"]` gives a stdio-only
+//! host with no HTTP, TLS, WebSocket or JWT crate in its build.
+//!
 //! Skills (the `io.modelcontextprotocol/skills` extension) are a second
 //! listing beside the tools: [`list_skills`] reads none of their files,
 //! [`load_skill`] reads and verifies a `SKILL.md` on demand, and a loaded
 //! skill's supporting files are read and verified only after it passed.
 
 #![forbid(unsafe_code)]
+
+/// Whether this build validates tool arguments and structured results
+/// against their JSON Schemas (the `validation` feature, on by default).
+/// Without it, [`CatalogTool::validate`] makes only cheap checks (depth,
+/// an object, the top-level `required` names) and
+/// [`CatalogTool::check_output`] checks nothing; the server validates.
+pub const FULL_VALIDATION: bool = cfg!(feature = "validation");
 
 pub mod backoff;
 pub mod catalog;

@@ -16,18 +16,30 @@
 //! `connect` the provider should only refresh.
 
 use std::collections::BTreeMap;
+#[cfg(any(feature = "sdk", feature = "oauth"))]
 use std::sync::Arc;
 
-use mcp_config::{RemoteConfig, ServerConfig, TransportConfig};
+#[cfg(feature = "remote")]
+use mcp_config::RemoteConfig;
+use mcp_config::{ServerConfig, TransportConfig};
+#[cfg(feature = "oauth")]
 use mcp_oauth::AuthProvider;
 
-use crate::http::{AuthProviders, HttpOptions};
+#[cfg(feature = "oauth")]
+use crate::http::AuthProviders;
+#[cfg(feature = "remote")]
+use crate::http::HttpOptions;
+#[cfg(feature = "sse")]
 use crate::sse::SseTransport;
+#[cfg(feature = "streamable-http")]
 use crate::streamable_http::StreamableHttpTransport;
+#[cfg(feature = "ws")]
 use crate::ws::WsTransport;
 
+#[cfg(feature = "sdk")]
 use crate::sdk::{SdkOptions, SdkRegistry, SdkTransport};
 use crate::session::{ClientSession, SessionOptions};
+#[cfg(feature = "stdio")]
 use crate::stdio::{StdioOptions, StdioTransport};
 use crate::transport::{Transport, TransportError, TransportErrorKind};
 
@@ -42,39 +54,56 @@ pub struct ConnectOptions {
     /// default, so children get only their entry's `env`).
     pub env: BTreeMap<String, String>,
     /// Stdio transport options (`base_env` is filled from `env`).
+    #[cfg(feature = "stdio")]
     pub stdio: StdioOptions,
     /// The host's in-process servers, for `sdk` entries.
+    #[cfg(feature = "sdk")]
     pub sdk_servers: Arc<SdkRegistry>,
     /// In-process transport options.
+    #[cfg(feature = "sdk")]
     pub sdk: SdkOptions,
     /// Credentials for remote servers (streamable HTTP and legacy SSE), per
     /// server; `None` sends no `Authorization`.
+    #[cfg(feature = "oauth")]
     pub auth: Option<Arc<dyn AuthProviders>>,
     /// The host's claude.ai credentials, for `claudeai-proxy` entries.
+    #[cfg(feature = "oauth")]
     pub claudeai_credentials: Option<Arc<dyn AuthProvider>>,
 }
 
 impl std::fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConnectOptions")
+        let mut debug = f.debug_struct("ConnectOptions");
+        debug
             .field("session", &self.session)
-            .field("env", &self.env.keys().collect::<Vec<_>>())
-            .field("stdio", &self.stdio)
+            .field("env", &self.env.keys().collect::<Vec<_>>());
+        #[cfg(feature = "stdio")]
+        debug.field("stdio", &self.stdio);
+        #[cfg(feature = "sdk")]
+        debug
             .field("sdk_servers", &self.sdk_servers)
-            .field("sdk", &self.sdk)
+            .field("sdk", &self.sdk);
+        #[cfg(feature = "oauth")]
+        debug
             .field("auth", &self.auth)
-            .field("claudeai_credentials", &self.claudeai_credentials)
-            .finish()
+            .field("claudeai_credentials", &self.claudeai_credentials);
+        debug.finish()
     }
 }
 
-/// Builds the transport for `config`'s kind without initializing it.
+/// Builds the transport for `config`'s kind without initializing it. A
+/// kind this build compiled out fails with
+/// [`TransportErrorKind::KindNotCompiled`] naming the cargo feature.
 pub async fn open_transport(
     config: &ServerConfig,
     options: &ConnectOptions,
 ) -> Result<Box<dyn Transport>, TransportError> {
     let server = config.name.clone();
+    // With every kind compiled out, `options` serves nothing.
+    #[cfg(not(any(feature = "stdio", feature = "sdk", feature = "remote")))]
+    let _ = options;
     match &config.transport {
+        #[cfg(feature = "stdio")]
         TransportConfig::Stdio(stdio) => {
             let mut stdio_options = options.stdio.clone();
             stdio_options.base_env = options.env.clone();
@@ -84,24 +113,39 @@ pub async fn open_transport(
                 &stdio_options,
             )?))
         }
+        #[cfg(not(feature = "stdio"))]
+        TransportConfig::Stdio(_) => not_compiled(&server, "stdio", "stdio"),
+        #[cfg(feature = "sdk")]
         TransportConfig::Sdk { name } => Ok(Box::new(SdkTransport::connect_registered(
             server,
             name,
             &options.sdk_servers,
             options.sdk,
         )?)),
+        #[cfg(not(feature = "sdk"))]
+        TransportConfig::Sdk { .. } => not_compiled(&server, "sdk (in-process)", "sdk"),
+        #[cfg(feature = "streamable-http")]
         TransportConfig::Http(remote) => Ok(Box::new(
             StreamableHttpTransport::connect(remote_options(config, remote, options)).await?,
         )),
+        #[cfg(not(feature = "streamable-http"))]
+        TransportConfig::Http(_) => not_compiled(&server, "streamable HTTP", "streamable-http"),
+        #[cfg(feature = "sse")]
         TransportConfig::Sse(remote) => Ok(Box::new(
             SseTransport::connect(remote_options(config, remote, options)).await?,
         )),
+        #[cfg(not(feature = "sse"))]
+        TransportConfig::Sse(_) => not_compiled(&server, "legacy SSE", "sse"),
+        #[cfg(feature = "ws")]
         TransportConfig::Ws(remote) => {
             // WebSocket entries carry no OAuth.
             let mut ws = remote_options(config, remote, options);
             ws.auth = None;
             Ok(Box::new(WsTransport::connect(ws).await?))
         }
+        #[cfg(not(feature = "ws"))]
+        TransportConfig::Ws(_) => not_compiled(&server, "WebSocket", "ws"),
+        #[cfg(feature = "claudeai-proxy")]
         TransportConfig::ClaudeAiProxy(proxy) => Ok(Box::new(
             crate::claudeai_proxy::connect(
                 &server,
@@ -112,11 +156,36 @@ pub async fn open_transport(
             )
             .await?,
         )),
+        #[cfg(not(feature = "claudeai-proxy"))]
+        TransportConfig::ClaudeAiProxy(_) => {
+            not_compiled(&server, "claude.ai proxy", "claudeai-proxy")
+        }
     }
+}
+
+/// The refusal of an entry whose kind this build compiled out.
+#[cfg(not(all(
+    feature = "stdio",
+    feature = "sdk",
+    feature = "streamable-http",
+    feature = "sse",
+    feature = "ws",
+    feature = "claudeai-proxy"
+)))]
+fn not_compiled(
+    server: &str,
+    kind: &'static str,
+    feature: &'static str,
+) -> Result<Box<dyn Transport>, TransportError> {
+    Err(TransportError::new(
+        server,
+        TransportErrorKind::KindNotCompiled { kind, feature },
+    ))
 }
 
 /// The HTTP options of a remote entry: its url, headers, helper, connect
 /// timeout and the host's credentials for it.
+#[cfg(feature = "remote")]
 fn remote_options(
     config: &ServerConfig,
     remote: &RemoteConfig,
@@ -178,4 +247,55 @@ pub async fn connect(
             ),
             _ => error,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host whose build left a kind out is told which feature to turn
+    /// on.
+    #[test]
+    fn a_kind_compiled_out_names_its_feature() {
+        let kind = TransportErrorKind::KindNotCompiled {
+            kind: "WebSocket",
+            feature: "ws",
+        };
+        assert_eq!(
+            kind.to_string(),
+            "this build has no WebSocket transport: enable the `ws` feature of mcp-transport (or mcp-catalog)"
+        );
+    }
+
+    /// Without `ws`, a WebSocket entry is refused before anything is
+    /// opened (run with `--no-default-features --features stdio`).
+    #[cfg(not(feature = "ws"))]
+    #[tokio::test]
+    async fn a_websocket_entry_is_refused_without_the_ws_feature() {
+        let config = ServerConfig {
+            name: "remote".to_owned(),
+            transport: TransportConfig::Ws(mcp_config::RemoteConfig {
+                url: "ws://127.0.0.1:9/mcp".to_owned(),
+                headers: BTreeMap::new(),
+                headers_helper: None,
+                oauth: None,
+            }),
+            enabled: true,
+            required: false,
+            tool_filter: mcp_config::ToolFilter::default(),
+            timeouts: mcp_config::Timeouts::default(),
+            description_limit: None,
+        };
+        let error = open_transport(&config, &ConnectOptions::default())
+            .await
+            .err()
+            .map(|error| error.kind().clone());
+        assert_eq!(
+            error,
+            Some(TransportErrorKind::KindNotCompiled {
+                kind: "WebSocket",
+                feature: "ws"
+            })
+        );
+    }
 }

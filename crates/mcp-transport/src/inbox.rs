@@ -8,6 +8,13 @@
 //! it is closed, when a task reports the connection lost, and when the
 //! transport is dropped, so no reader outlives its connection.
 
+// Each remote kind uses its own part of this module; with some of them
+// compiled out, the rest goes unused.
+#![cfg_attr(
+    not(all(feature = "streamable-http", feature = "sse", feature = "ws")),
+    allow(dead_code)
+)]
+
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;

@@ -154,6 +154,13 @@ pub enum TransportErrorKind {
     /// was not safe to send again (or its one re-issue broke too). Only
     /// that request failed; the connection is fine.
     StreamBroken { method: String },
+    /// The entry's transport kind (`kind`, as the config names it) was
+    /// compiled out: this build lacks the cargo feature `feature` of
+    /// `mcp-transport` (or of `mcp-catalog`, which forwards it).
+    KindNotCompiled {
+        kind: &'static str,
+        feature: &'static str,
+    },
 }
 
 /// Why an HTTP exchange failed: before any status arrived, or (for one
@@ -200,9 +207,14 @@ impl std::fmt::Display for HttpFailure {
             HttpFailure::Body => "broken response body",
             HttpFailure::Request => "request failed",
             HttpFailure::Status(status) => {
+                // Only the remote kinds see statuses, and only they bring
+                // the table of reason phrases.
+                #[cfg(feature = "remote")]
                 let reason = reqwest::StatusCode::from_u16(*status)
                     .ok()
                     .and_then(|s| s.canonical_reason());
+                #[cfg(not(feature = "remote"))]
+                let reason: Option<&str> = None;
                 return match reason {
                     Some(reason) => write!(f, "HTTP {status} {reason}"),
                     None => write!(f, "HTTP {status}"),
@@ -278,6 +290,10 @@ impl std::fmt::Display for TransportErrorKind {
             K::InputRoundsExceeded { method, rounds } => write!(
                 f,
                 "{method} still asked for input after {rounds} rounds; giving up"
+            ),
+            K::KindNotCompiled { kind, feature } => write!(
+                f,
+                "this build has no {kind} transport: enable the `{feature}` feature of mcp-transport (or mcp-catalog)"
             ),
             K::SdkServerNotRegistered { name } => {
                 write!(f, "no in-process server is registered as {name:?}")
@@ -470,6 +486,7 @@ impl TransportError {
 
     /// Whether the server could not be reached over HTTP, or hung up
     /// without answering.
+    #[cfg(feature = "streamable-http")]
     pub(crate) fn is_unreachable(&self) -> bool {
         matches!(&self.kind, TransportErrorKind::Http { failure, .. } if failure.is_unreachable())
     }
@@ -607,6 +624,7 @@ pub struct MessageSender {
 #[derive(Debug, Clone)]
 enum Queue {
     Channel(tokio::sync::mpsc::UnboundedSender<JsonRpcMessage>),
+    #[cfg(feature = "stdio")]
     Stdio(Arc<crate::outbox::Outbox>),
 }
 
@@ -618,6 +636,7 @@ impl MessageSender {
         }
     }
 
+    #[cfg(feature = "stdio")]
     pub(crate) fn stdio(outbox: Arc<crate::outbox::Outbox>) -> Self {
         MessageSender {
             queue: Queue::Stdio(outbox),
@@ -639,8 +658,12 @@ impl MessageSender {
         message: JsonRpcMessage,
         alone: bool,
     ) -> Result<(), JsonRpcMessage> {
+        // Only the stdio queue batches writes.
+        #[cfg(not(feature = "stdio"))]
+        let _ = alone;
         match &self.queue {
             Queue::Channel(outgoing) => outgoing.send(message).map_err(|e| e.0),
+            #[cfg(feature = "stdio")]
             Queue::Stdio(outbox) => outbox.send(message, alone),
         }
     }

@@ -6,7 +6,9 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::num::NonZeroUsize;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+#[cfg(feature = "validation")]
+use std::sync::OnceLock;
 
 use mcp_config::Level;
 use mcp_transport::protocol::Tool;
@@ -368,7 +370,9 @@ pub fn materialize_among<'a>(
                 },
                 original_schema: item.original,
                 normalized_schema: prepared.normalized,
+                #[cfg(feature = "validation")]
                 validator: OnceLock::new(),
+                #[cfg(feature = "validation")]
                 output_validator: OnceLock::new(),
             });
         }

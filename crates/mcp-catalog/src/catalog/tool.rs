@@ -3,7 +3,9 @@
 //! turning the model's arguments into the server's. Also the utility tools
 //! a server with resources or prompts gets.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+#[cfg(feature = "validation")]
+use std::sync::OnceLock;
 
 use mcp_transport::protocol::{CallToolResult, Tool};
 use serde::ser::SerializeMap;
@@ -174,9 +176,11 @@ pub struct CatalogTool {
     pub(super) normalized_schema: Option<SharedSchema>,
     /// Compiled on first call; `None` when the server's schema does not
     /// compile (the server then validates alone).
+    #[cfg(feature = "validation")]
     pub(super) validator: OnceLock<Option<Arc<jsonschema::Validator>>>,
     /// The tool's `outputSchema`, compiled on the first result checked
     /// against it; `Err` when it does not compile.
+    #[cfg(feature = "validation")]
     pub(super) output_validator: OnceLock<Result<Arc<jsonschema::Validator>, String>>,
 }
 
@@ -277,11 +281,26 @@ impl CatalogTool {
     }
 
     /// Validates arguments against the server's schema, naming the failing
-    /// path.
+    /// path. Without the `validation` feature (no JSON Schema validator in
+    /// the build) only the cheap checks run: the nesting depth, an object
+    /// where the schema's top level asks for one, and every top-level
+    /// `required` name present; the rest is left to the server
+    /// ([`crate::FULL_VALIDATION`] tells which build this is).
     pub fn validate(&self, arguments: &Value) -> Result<(), CatalogError> {
         if deep::exceeds_depth(arguments, MAX_ARGUMENT_DEPTH) {
             return Err(self.too_deep());
         }
+        #[cfg(not(feature = "validation"))]
+        return schema::cheap_violation(self.original_schema.get(), arguments).map_err(
+            |(path, message)| CatalogError::invalid_arguments(self.name.clone(), path, message),
+        );
+        #[cfg(feature = "validation")]
+        self.validate_fully(arguments)
+    }
+
+    /// The JSON Schema validation of [`CatalogTool::validate`].
+    #[cfg(feature = "validation")]
+    fn validate_fully(&self, arguments: &Value) -> Result<(), CatalogError> {
         let validator = self.validator.get_or_init(|| {
             match schema::compile(self.original_schema.get()) {
                 Ok(validator) => Some(Arc::new(validator)),
@@ -327,8 +346,19 @@ impl CatalogTool {
     /// schema that accepts `null` accepts it (the transport reads a sent
     /// `null` as absent). `None` when the result conforms, the tool has
     /// no output schema or the result is an error; otherwise why not,
-    /// naming server and tool.
+    /// naming server and tool. Without the `validation` feature results
+    /// are not checked and this is always `None` (see
+    /// [`crate::FULL_VALIDATION`]).
+    #[cfg_attr(not(feature = "validation"), allow(unused_variables))]
     pub fn check_output(&self, result: &CallToolResult) -> Option<String> {
+        #[cfg(not(feature = "validation"))]
+        return None;
+        #[cfg(feature = "validation")]
+        self.check_output_fully(result)
+    }
+
+    #[cfg(feature = "validation")]
+    fn check_output_fully(&self, result: &CallToolResult) -> Option<String> {
         let schema = self.output_schema()?;
         if result.is_error {
             return None;
@@ -387,7 +417,9 @@ impl Clone for CatalogTool {
             origin: self.origin.clone(),
             original_schema: self.original_schema.clone(),
             normalized_schema: self.normalized_schema.clone(),
+            #[cfg(feature = "validation")]
             validator: OnceLock::new(),
+            #[cfg(feature = "validation")]
             output_validator: OnceLock::new(),
         }
     }

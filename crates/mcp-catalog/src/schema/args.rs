@@ -142,6 +142,42 @@ pub fn unknown_arguments(schema: &Value, arguments: &Value) -> Option<UnknownArg
 }
 
 /// `schema` as an object, through one local `$ref`.
+/// The checks that stand in for JSON Schema validation in a build without
+/// the `validation` feature: the arguments are an object when the schema's
+/// top level asks for one, and carry every name its `required` lists.
+/// `Err` holds the failing path and why; anything deeper is left to the
+/// server. (Compiled in every build so its tests run with the defaults.)
+#[cfg_attr(feature = "validation", allow(dead_code))]
+pub(crate) fn cheap_violation(schema: &Value, arguments: &Value) -> Result<(), (String, String)> {
+    let Some(top) = follow(schema, schema) else {
+        return Ok(());
+    };
+    let wants_object = match top.get("type") {
+        Some(Value::String(kind)) => kind == "object",
+        Some(Value::Array(kinds)) => kinds.iter().all(|k| k == "object"),
+        _ => false,
+    };
+    let Value::Object(given) = arguments else {
+        return if wants_object {
+            Err(("/".to_owned(), "the arguments are not an object".to_owned()))
+        } else {
+            Ok(())
+        };
+    };
+    if let Some(Value::Array(required)) = top.get("required")
+        && let Some(missing) = required
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|name| !given.contains_key(*name))
+    {
+        return Err((
+            "/".to_owned(),
+            format!("required argument `{missing}` is missing"),
+        ));
+    }
+    Ok(())
+}
+
 fn follow<'a>(root: &'a Value, schema: &'a Value) -> Option<&'a Value> {
     let schema = match schema.get("$ref").and_then(Value::as_str) {
         Some(reference) => resolve_local(root, reference)?,
@@ -155,6 +191,37 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// `cheap_violation` on a table of schemas and arguments: `None` when
+    /// they pass, else the reason.
+    #[test]
+    fn cheap_checks_refuse_a_non_object_and_a_missing_required_name() {
+        fn check(schema: Value, arguments: Value, expected: Option<&str>) {
+            let got = cheap_violation(&schema, &arguments)
+                .err()
+                .map(|(path, why)| {
+                    assert_eq!(path, "/");
+                    why
+                });
+            assert_eq!(got.as_deref(), expected, "{schema} / {arguments}");
+        }
+        let object =
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+        check(object.clone(), json!({"q": "x"}), None);
+        check(
+            object.clone(),
+            json!({}),
+            Some("required argument `q` is missing"),
+        );
+        check(object, json!([1]), Some("the arguments are not an object"));
+        check(
+            json!({"$ref": "#/$defs/a", "$defs": {"a": {"required": ["b"]}}}),
+            json!({}),
+            Some("required argument `b` is missing"),
+        );
+        check(json!({}), json!(3), None);
+        check(json!(true), json!({}), None);
+    }
 
     /// `arguments` against `schema`: the unknown names, the known ones and
     /// whether the object is closed, or `None`.

@@ -41,6 +41,8 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+#[cfg(not(feature = "validation"))]
+pub(crate) use self::args::cheap_violation;
 pub use self::args::{UnknownArguments, strip_optional_nulls, unknown_arguments};
 pub use self::check::{check_composition, check_output_schema, check_ref_cycles};
 pub use self::gemini::GEMINI_KEYWORDS;
@@ -470,8 +472,10 @@ fn percent_decode(fragment: &str) -> Option<Cow<'_, str>> {
 /// refusing here keeps a network or file URI from ever being read
 /// (SEP-2106), whatever features of `jsonschema` another crate of the
 /// build turns on.
+#[cfg(feature = "validation")]
 struct NoFetch;
 
+#[cfg(feature = "validation")]
 impl jsonschema::Retrieve for NoFetch {
     fn retrieve(
         &self,
@@ -487,6 +491,7 @@ impl jsonschema::Retrieve for NoFetch {
 
 /// Compiles `schema` into a validator that resolves references inside the
 /// schema only (see [`NoFetch`]). Validation stops at the first error.
+#[cfg(feature = "validation")]
 pub(crate) fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
         .with_retriever(NoFetch)

@@ -10,29 +10,63 @@
 //! Header values are secrets: they are never logged and never appear in an
 //! error message.
 
+// Each remote kind uses its own part of this module; with some of them
+// compiled out, the rest goes unused.
+#![cfg_attr(
+    not(all(feature = "streamable-http", feature = "sse", feature = "ws")),
+    allow(dead_code)
+)]
+
+//!
+//! Without a remote kind compiled in (the `remote` feature that
+//! `streamable-http`, `sse` and `ws` turn on) only the made-up answers and
+//! their reading back stay, which the session uses for every kind.
+
+#[cfg(feature = "remote")]
 mod headers;
+#[cfg(feature = "remote")]
 mod sse_frame;
+#[cfg(feature = "remote")]
 mod status;
 
+#[cfg(feature = "remote")]
 use std::collections::BTreeMap;
+#[cfg(feature = "oauth")]
 use std::sync::Arc;
+#[cfg(feature = "remote")]
 use std::time::Duration;
 
+#[cfg(feature = "oauth")]
 use mcp_oauth::AuthProvider;
 
+// Each remote kind uses its own part of these; with some of them
+// compiled out, the rest go unused.
+#[cfg(feature = "remote")]
+#[allow(unused_imports)]
 pub(crate) use headers::{RequestHeaders, to_header_map};
+#[cfg(feature = "remote")]
 pub use sse_frame::decode_sse_body;
+#[cfg(feature = "remote")]
+#[allow(unused_imports)]
 pub(crate) use sse_frame::{decode_payload, is_message_event, sse_events, too_large_answers};
+#[cfg(feature = "remote")]
+#[allow(unused_imports)]
 pub(crate) use status::{excerpt, media_type, read_body_capped, read_refusal, unexpected_status};
 
+#[cfg(feature = "remote")]
 use crate::codec::Codec;
-use crate::message::{ErrorObject, JsonRpcMessage, RequestId, Response};
-use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
+use crate::message::ErrorObject;
+#[cfg(feature = "remote")]
+use crate::message::{JsonRpcMessage, RequestId, Response};
+#[cfg(feature = "remote")]
+use crate::transport::TransportError;
+use crate::transport::{HttpFailure, TransportErrorKind};
 
 /// JSON-RPC error code of answers the transport makes up itself when a request
 /// could not be delivered or its answer was lost (HTTP error, broken stream).
 pub const TRANSPORT_ERROR_CODE: i64 = -32000;
 
+#[cfg(feature = "remote")]
 /// Everything an HTTP-based transport needs to reach one server.
 #[derive(Clone)]
 pub struct HttpOptions {
@@ -51,6 +85,7 @@ pub struct HttpOptions {
     pub connect_timeout: Duration,
 }
 
+#[cfg(feature = "remote")]
 impl HttpOptions {
     /// Options with no headers, no helper, no auth and the default connect
     /// timeout.
@@ -66,6 +101,7 @@ impl HttpOptions {
     }
 }
 
+#[cfg(feature = "remote")]
 impl std::fmt::Debug for HttpOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Header values never reach a log: only the names.
@@ -80,6 +116,7 @@ impl std::fmt::Debug for HttpOptions {
     }
 }
 
+#[cfg(feature = "oauth")]
 /// Chooses the credentials for each remote server the host connects to
 /// (typically an OAuth client keyed by server name and url).
 pub trait AuthProviders: Send + Sync + std::fmt::Debug {
@@ -87,10 +124,12 @@ pub trait AuthProviders: Send + Sync + std::fmt::Debug {
     fn provider_for(&self, server: &mcp_config::ServerConfig) -> Option<Arc<dyn AuthProvider>>;
 }
 
+#[cfg(feature = "remote")]
 pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportError {
     TransportError::io(server, message)
 }
 
+#[cfg(feature = "remote")]
 /// Builds the HTTP client: rustls, connect timeout, no overall timeout (SSE
 /// streams live as long as the session), and redirects followed only within
 /// the server's origin, so headers never travel to another one.
@@ -107,6 +146,7 @@ pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, Tra
         })
 }
 
+#[cfg(feature = "remote")]
 /// Whether hyper, underneath reqwest, saw the connection end before a
 /// complete answer.
 fn closed_unanswered(e: &reqwest::Error) -> bool {
@@ -123,6 +163,7 @@ fn closed_unanswered(e: &reqwest::Error) -> bool {
     false
 }
 
+#[cfg(feature = "remote")]
 /// A reqwest error as a transport error, without the url (whose query may
 /// hold a token): its [`HttpFailure`] and the innermost cause's text.
 pub(crate) fn reqwest_error(server: &str, e: reqwest::Error) -> TransportError {
@@ -148,6 +189,7 @@ pub(crate) fn reqwest_error(server: &str, e: reqwest::Error) -> TransportError {
     TransportError::new(server, TransportErrorKind::Http { failure, detail })
 }
 
+#[cfg(feature = "remote")]
 /// Encodes a message as its JSON text.
 pub(crate) fn encode(message: &JsonRpcMessage) -> String {
     // serde_json writes UTF-8, so this takes the buffer without a copy.
@@ -155,6 +197,7 @@ pub(crate) fn encode(message: &JsonRpcMessage) -> String {
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+#[cfg(feature = "remote")]
 /// Runs `exchange`, failing with an error naming `what` when it takes
 /// longer than `limit`: a server that takes nothing must not hold the
 /// session's driver forever.
@@ -183,6 +226,7 @@ pub(crate) async fn within<T>(
 /// every error a server sends, so a server cannot forge one.
 pub const TRANSPORT_FAILURE_KEY: &str = "io.github.mcp-transport/failure";
 
+#[cfg(feature = "remote")]
 /// An answer standing for a request that failed with `kind` (one of the
 /// kinds [`transport_failure`] reads back), saying `message`.
 pub(crate) fn failure_answer(
@@ -230,6 +274,7 @@ pub(crate) fn transport_failure(method: &str, error: &ErrorObject) -> Option<Tra
     }
 }
 
+#[cfg(feature = "remote")]
 /// Removes [`TRANSPORT_FAILURE_KEY`] from an error a server sent.
 pub(crate) fn strip_failure_marker(message: &mut JsonRpcMessage) {
     if let JsonRpcMessage::Response(Response {
@@ -245,6 +290,7 @@ pub(crate) fn strip_failure_marker(message: &mut JsonRpcMessage) {
     }
 }
 
+#[cfg(feature = "remote")]
 /// An answer the transport makes up for a request whose real answer is lost.
 pub(crate) fn synthetic_error(id: RequestId, message: String) -> JsonRpcMessage {
     JsonRpcMessage::Response(Response {

@@ -621,7 +621,9 @@ impl Drop for CancelOnDrop {
     }
 }
 
+// The scripted server is an in-process (`sdk`) one.
 #[cfg(test)]
+#[cfg(feature = "sdk")]
 mod tests {
     //! The 2026-07-28 loop against an in-process server that answers as
     //! the extension text (SEP-2663) says, one scripted `tasks/get` answer
