@@ -47,6 +47,7 @@ pub mod naming;
 pub mod result;
 pub mod runtime;
 pub mod schema;
+pub mod search;
 pub mod servers;
 pub mod skills;
 
@@ -64,6 +65,7 @@ pub use runtime::{
     ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,
 };
 pub use schema::{ProviderProfile, SchemaLimits};
+pub use search::{AnthropicToolSearch, BudgetReport, SEARCH_TOOLS_NAME, ToolBudget};
 pub use servers::ServerSet;
 pub use skills::{
     LoadedSkill, SessionSkills, Skill, SkillFile, SkillFiles, SkillListing, SkillSource,
