@@ -29,6 +29,13 @@
 //! arguments against the server's own schema and sends the call over the
 //! already-open session.
 //!
+//! Large catalogs stay within a host-set token budget ([`search`]): each
+//! tool's definition has an estimated cost ([`CatalogTool::estimated_tokens`]),
+//! a [`ToolBudget`] defers what does not fit (pinned and recently used
+//! tools first), and the model finds deferred tools through Anthropic's
+//! tool search or the `search_tools` tool, whose matches
+//! [`SessionRuntime`] loads for the next catalog.
+//!
 //! Skills (the `io.modelcontextprotocol/skills` extension) are a second
 //! listing beside the tools: [`list_skills`] reads none of their files,
 //! [`load_skill`] reads and verifies a `SKILL.md` on demand, and a loaded

@@ -80,7 +80,10 @@ pub struct ToolBudget {
     /// catalog does not hold are ignored.
     pub pinned: Vec<String>,
     /// Catalog names the host used last, most recent first: loaded next,
-    /// as far as the budget goes.
+    /// as far as the budget goes. A new order can change which tools
+    /// load, and with them the bytes a prompt cache keys on: a host that
+    /// wants cache hits updates it between sessions or at compaction, not
+    /// every turn.
     pub recently_used: Vec<String>,
     /// The search tool the `anthropic` profile gets.
     pub anthropic_search: AnthropicToolSearch,
@@ -119,7 +122,8 @@ impl ToolBudget {
 pub struct BudgetReport {
     pub budget_tokens: usize,
     /// What the serialised list costs: loaded definitions plus the search
-    /// tool. Over the budget only when pinned tools alone are.
+    /// tool. Over the budget only when the pinned and requested tools, or
+    /// the search tool itself, take more than it.
     pub loaded_tokens: usize,
     /// What every definition would cost, none deferred.
     pub total_tokens: usize,
