@@ -338,6 +338,15 @@ impl Connection for Service {
 }
 
 fn runtime(profile: ProviderProfile, budget: ToolBudget) -> SessionRuntime {
+    runtime_capped(profile, budget, RuntimeOptions::default().max_result_bytes)
+}
+
+/// [`runtime`] with results capped at `max_result_bytes`.
+fn runtime_capped(
+    profile: ProviderProfile,
+    budget: ToolBudget,
+    max_result_bytes: usize,
+) -> SessionRuntime {
     let servers = SERVICES.iter().map(|(name, ..)| ServerConfig {
         name: (*name).to_owned(),
         transport: TransportConfig::Sdk {
@@ -355,6 +364,7 @@ fn runtime(profile: ProviderProfile, budget: ToolBudget) -> SessionRuntime {
             budget: Some(budget),
             ..MaterializeOptions::default()
         },
+        max_result_bytes,
         ..RuntimeOptions::default()
     };
     SessionRuntime::new(
@@ -556,4 +566,31 @@ async fn pinned_and_recently_used_tools_stay_loaded_and_the_host_can_change_them
     assert!(!runtime.catalog().await.unwrap().is_deferred(pinned));
     runtime.clear_loaded_tools();
     assert!(runtime.catalog().await.unwrap().is_deferred(pinned));
+}
+
+/// The definitions of `search_tools`' answer, by name.
+async fn searched(runtime: &SessionRuntime, arguments: Value) -> Vec<String> {
+    let answer = runtime.call(SEARCH_TOOLS_NAME, arguments).await.unwrap();
+    let [ModelBlock::Text { text }] = answer.content.as_slice() else {
+        panic!("{answer:?}");
+    };
+    let found: Vec<Value> = serde_json::from_str(text).unwrap();
+    found
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_search_answer_keeps_whole_definitions_within_the_result_cap() {
+    let query = json!({"query": "refund", "limit": 5});
+    let roomy = runtime(ProviderProfile::Generic, ToolBudget::new(BUDGET));
+    let all = searched(&roomy, query.clone()).await;
+    assert_eq!(all.len(), 5, "{all:?}");
+    let tight = runtime_capped(ProviderProfile::Generic, ToolBudget::new(BUDGET), 1_000);
+    let some = searched(&tight, query).await;
+    assert!(!some.is_empty() && some.len() < 5, "{some:?}");
+    assert_eq!(some, all[..some.len()]);
+    // only what the model was shown is loaded
+    assert_eq!(tight.loaded_tools().len(), some.len());
 }

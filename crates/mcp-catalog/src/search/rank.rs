@@ -30,13 +30,19 @@ const STOP_WORDS: &[&str] = &[
 
 /// Lowercase words of `text`: split at every character that is not a
 /// letter or digit and at a lower-to-upper case change (`createIssue` is
-/// `create issue`, `list_repos` is `list repos`), stop words left out.
+/// `create issue`, `list_repos` is `list repo`), stop words left out, and
+/// one final `s` dropped from words over three letters not ending in `ss`,
+/// so a plural finds its singular (both sides are folded the same way,
+/// so a word like `status` still finds itself).
 pub(crate) fn words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut previous_lower = false;
     let mut flush = |current: &mut String| {
         if !current.is_empty() && !STOP_WORDS.contains(&current.as_str()) {
+            if current.len() > 3 && current.ends_with('s') && !current.ends_with("ss") {
+                current.pop();
+            }
             words.push(std::mem::take(current));
         }
         current.clear();
@@ -146,8 +152,9 @@ mod tests {
     fn words_split_at_case_and_punctuation() {
         let check = |text: &str, expect: &[&str]| assert_eq!(words(text), expect, "{text}");
         check("github__create_issue", &["github", "create", "issue"]);
-        check("listRepos", &["list", "repos"]);
-        check("Read the HTML file.", &["read", "html", "file"]);
+        check("listRepos", &["list", "repo"]);
+        check("Read the HTML files.", &["read", "html", "file"]);
+        check("status process its", &["statu", "process", "its"]);
         check("v2Upload s3-bucket", &["v2", "upload", "s3", "bucket"]);
         check("", &[]);
         check("the of", &[]);
