@@ -119,6 +119,7 @@ impl ToolBudget {
 
 /// What the budget did to a catalog, for a host's status line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct BudgetReport {
     pub budget_tokens: usize,
     /// What the serialised list costs: loaded definitions plus the search

@@ -262,3 +262,33 @@ fn search_arguments_are_read_with_a_bounded_limit() {
     check(json!({"query": " "}), Err("`query`"));
     check(json!({}), Err("`query`"));
 }
+
+#[test]
+fn the_deferred_set_does_not_depend_on_the_order_servers_answer_in() {
+    let servers = |reverse: bool| {
+        let mut servers: Vec<ServerTools> = ["a", "b", "c"]
+            .iter()
+            .map(|name| {
+                let tools = (0..6)
+                    .map(|i| tool(&format!("t{i}"), "does one thing well", &["x"]))
+                    .collect();
+                server(name, tools)
+            })
+            .collect();
+        if reverse {
+            servers.reverse();
+        }
+        servers
+    };
+    let budget = ToolBudget::new(5 * cost_of_one()).recently_used(["c__t5", "b__t1"]);
+    for profile in [ProviderProfile::Generic, ProviderProfile::Anthropic] {
+        let forward = build(&servers(false), profile, Some(budget.clone()));
+        let backward = build(&servers(true), profile, Some(budget.clone()));
+        assert!(forward.deferred_tools().count() > 0, "{profile:?}");
+        assert_eq!(
+            serde_json::to_string(&forward).unwrap(),
+            serde_json::to_string(&backward).unwrap(),
+            "{profile:?}"
+        );
+    }
+}
