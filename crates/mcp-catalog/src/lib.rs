@@ -29,6 +29,13 @@
 //! arguments against the server's own schema and sends the call over the
 //! already-open session.
 //!
+//! Large catalogs stay within a host-set token budget ([`search`]): each
+//! tool's definition has an estimated cost ([`CatalogTool::estimated_tokens`]),
+//! a [`ToolBudget`] defers what does not fit (pinned and recently used
+//! tools first), and the model finds deferred tools through Anthropic's
+//! tool search or the `search_tools` tool, whose matches
+//! [`SessionRuntime`] loads for the next catalog.
+//!
 //! Cargo features: the transport kinds of `mcp-transport` under the same
 //! names (`stdio`, `streamable-http`, `sse`, `ws`, `sdk`,
 //! `claudeai-proxy`, `oauth`) and `validation` (JSON Schema validation of
@@ -61,6 +68,7 @@ pub mod naming;
 pub mod result;
 pub mod runtime;
 pub mod schema;
+pub mod search;
 pub mod servers;
 pub mod skills;
 
@@ -78,6 +86,7 @@ pub use runtime::{
     ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,
 };
 pub use schema::{ProviderProfile, SchemaLimits};
+pub use search::{AnthropicToolSearch, BudgetReport, SEARCH_TOOLS_NAME, ToolBudget};
 pub use servers::ServerSet;
 pub use skills::{
     LoadedSkill, SessionSkills, Skill, SkillFile, SkillFiles, SkillListing, SkillSource,

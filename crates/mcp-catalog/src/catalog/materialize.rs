@@ -386,7 +386,7 @@ pub fn materialize_among<'a>(
         .map(|(i, tool)| (tool.name.clone(), i))
         .collect();
     diagnostics.sort();
-    Catalog {
+    let mut catalog = Catalog {
         tools,
         by_name,
         diagnostics,
@@ -397,7 +397,14 @@ pub fn materialize_among<'a>(
         withheld: BTreeSet::new(),
         profile: options.profile,
         style: options.style,
+        deferred: BTreeSet::new(),
+        search: None,
+        budget_tokens: None,
+    };
+    if let Some(budget) = &options.budget {
+        catalog.apply_budget(budget);
     }
+    catalog
 }
 
 /// The tools of one server that pass its filter, deduplicated, plus its

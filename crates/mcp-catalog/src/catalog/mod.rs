@@ -26,11 +26,13 @@ use serde_json::Value;
 pub use self::materialize::{
     SchemaCache, defuse_listing, describe, materialize, materialize_among, materialize_cached,
 };
+pub(crate) use self::tool::Definition;
 pub use self::tool::{
     CatalogTool, MAX_ARGUMENT_DEPTH, PreparedArguments, ToolOrigin, ToolTarget, UtilityTool,
 };
 use crate::naming::NamingStyle;
 use crate::schema::{ProviderProfile, SchemaLimits};
+use crate::search::{self, BudgetReport, SearchEntry, ToolBudget};
 
 /// Default cap on a tool description, in characters (OpenAI's limit).
 pub const DEFAULT_DESCRIPTION_LIMIT: usize = 1024;
@@ -90,6 +92,9 @@ pub struct MaterializeOptions {
     pub utility_tools: bool,
     /// Caps on each tool's input schema; a tool over one is left out.
     pub schema_limits: SchemaLimits,
+    /// The host's budget for tool definitions; `None` (the default)
+    /// loads every tool. See [`crate::search`].
+    pub budget: Option<ToolBudget>,
 }
 
 impl Default for MaterializeOptions {
@@ -101,6 +106,7 @@ impl Default for MaterializeOptions {
             description_limit: DEFAULT_DESCRIPTION_LIMIT,
             utility_tools: true,
             schema_limits: SchemaLimits::default(),
+            budget: None,
         }
     }
 }
@@ -156,6 +162,12 @@ pub struct Catalog {
     withheld: BTreeSet<String>,
     profile: ProviderProfile,
     style: NamingStyle,
+    /// Indices into `tools` the budget deferred.
+    deferred: BTreeSet<usize>,
+    /// The search tool, when the budget deferred any tool.
+    search: Option<SearchEntry>,
+    /// The budget it was built under, if any.
+    budget_tokens: Option<usize>,
 }
 
 /// The numbers of a catalog at a glance, for a summary line.
@@ -236,6 +248,110 @@ impl Catalog {
         self.diagnostics.iter().any(|d| d.level == Level::Error)
     }
 
+    /// Each tool's estimated definition cost in tokens, in name order
+    /// (see [`search::estimate_tokens`]).
+    pub fn token_estimates(&self) -> Vec<(&str, usize)> {
+        self.tools
+            .iter()
+            .map(|tool| (tool.name(), tool.estimated_tokens()))
+            .collect()
+    }
+
+    /// What every tool's definition costs together, none deferred.
+    pub fn total_tokens(&self) -> usize {
+        self.tools.iter().map(CatalogTool::estimated_tokens).sum()
+    }
+
+    /// What the serialised list costs the model: the loaded definitions
+    /// and the search tool. Equal to [`Catalog::total_tokens`] when
+    /// nothing is deferred.
+    pub fn loaded_tokens(&self) -> usize {
+        self.loaded_tools()
+            .map(CatalogTool::estimated_tokens)
+            .sum::<usize>()
+            + self.search.as_ref().map_or(0, |entry| entry.tokens)
+    }
+
+    /// What the budget did, when one was set.
+    pub fn budget_report(&self) -> Option<BudgetReport> {
+        let budget_tokens = self.budget_tokens?;
+        Some(BudgetReport {
+            budget_tokens,
+            loaded_tokens: self.loaded_tokens(),
+            total_tokens: self.total_tokens(),
+            loaded: self.tools.len() - self.deferred.len(),
+            deferred: self.deferred.len(),
+        })
+    }
+
+    /// Whether the budget deferred the tool of this name.
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.by_name
+            .get(name)
+            .is_some_and(|i| self.deferred.contains(i))
+    }
+
+    /// The tools the model sees in full, in name order.
+    pub fn loaded_tools(&self) -> impl Iterator<Item = &CatalogTool> {
+        self.tools
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.deferred.contains(i))
+            .map(|(_, tool)| tool)
+    }
+
+    /// The tools the budget deferred, in name order.
+    pub fn deferred_tools(&self) -> impl Iterator<Item = &CatalogTool> {
+        self.deferred.iter().map(|&i| &self.tools[i])
+    }
+
+    /// The search tool entry the serialised list ends with: Anthropic's
+    /// tool-search tool, or `search_tools` for the other profiles. `None`
+    /// when nothing is deferred.
+    pub fn search_tool(&self) -> Option<&Value> {
+        self.search.as_ref().map(|entry| &entry.definition)
+    }
+
+    /// Whether the list ends with `search_tools`, which the host answers
+    /// (the non-anthropic profiles, when something is deferred).
+    pub fn offers_search_tools(&self) -> bool {
+        self.search.is_some() && self.profile != ProviderProfile::Anthropic
+    }
+
+    /// The deferred tools best matching `query`, best first, at most
+    /// `limit`: BM25 over their names, descriptions and parameter names
+    /// (see `search::rank`). Loaded tools are not searched; the model
+    /// already has them.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<&CatalogTool> {
+        let candidates: Vec<usize> = self.deferred.iter().copied().collect();
+        search::rank(&self.tools, &candidates, query, limit)
+            .into_iter()
+            .map(|i| &self.tools[i])
+            .collect()
+    }
+
+    /// Defers what `budget` leaves no room for (see [`search::plan`]).
+    pub(crate) fn apply_budget(&mut self, budget: &ToolBudget) {
+        self.budget_tokens = Some(budget.budget_tokens);
+        let costs: Vec<usize> = self
+            .tools
+            .iter()
+            .map(CatalogTool::estimated_tokens)
+            .collect();
+        let entry = search::search_entry(self.profile, budget.anthropic_search);
+        let deferred = search::plan(
+            &self.tools,
+            &costs,
+            budget,
+            |name| self.by_name.get(name).copied(),
+            entry.tokens,
+        );
+        if !deferred.is_empty() {
+            self.deferred = deferred;
+            self.search = Some(entry);
+        }
+    }
+
     /// Everything about the catalog in one serialisable value.
     pub fn report(&self) -> CatalogReport<'_> {
         CatalogReport {
@@ -250,6 +366,7 @@ impl Catalog {
             filtered: &self.filtered,
             cut: &self.cut,
             diagnostics: &self.diagnostics,
+            deferred: self.deferred_tools().map(CatalogTool::name).collect(),
         }
     }
 
@@ -271,12 +388,32 @@ impl Catalog {
     }
 }
 
+/// The list a host sends: every tool in name order. Under a budget that
+/// deferred some, `anthropic` marks those `defer_loading: true` and the
+/// other profiles leave them out; either way the search tool comes last.
 impl Serialize for Catalog {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.tools.len()))?;
-        for tool in &self.tools {
-            seq.serialize_element(tool)?;
+        let Some(search) = &self.search else {
+            let mut seq = serializer.serialize_seq(Some(self.tools.len()))?;
+            for tool in &self.tools {
+                seq.serialize_element(tool)?;
+            }
+            return seq.end();
+        };
+        let marked = self.profile == ProviderProfile::Anthropic;
+        let shown = match marked {
+            true => self.tools.len(),
+            false => self.tools.len() - self.deferred.len(),
+        };
+        let mut seq = serializer.serialize_seq(Some(shown + 1))?;
+        for (i, tool) in self.tools.iter().enumerate() {
+            match (self.deferred.contains(&i), marked) {
+                (false, _) => seq.serialize_element(tool)?,
+                (true, true) => seq.serialize_element(&tool.definition(true))?,
+                (true, false) => {}
+            }
         }
+        seq.serialize_element(&search.definition)?;
         seq.end()
     }
 }
@@ -294,4 +431,7 @@ pub struct CatalogReport<'a> {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub cut: &'a BTreeMap<String, usize>,
     pub diagnostics: &'a [CatalogDiagnostic],
+    /// Tools a budget deferred; left out when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<&'a str>,
 }

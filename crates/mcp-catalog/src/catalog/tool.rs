@@ -437,28 +437,72 @@ impl PartialEq for CatalogTool {
 
 impl Serialize for CatalogTool {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.definition(false).serialize(serializer)
+    }
+}
+
+impl CatalogTool {
+    /// The tool's definition as its profile writes it; with `deferred`
+    /// (the anthropic profile only) it carries `defer_loading: true`.
+    pub(crate) fn definition(&self, deferred: bool) -> Definition<'_> {
+        Definition {
+            profile: self.profile,
+            name: &self.name,
+            description: &self.description,
+            schema: self.input_schema.get(),
+            deferred,
+        }
+    }
+
+    /// An estimate of the tokens this tool's definition costs a model:
+    /// see [`crate::search::estimate_tokens`].
+    pub fn estimated_tokens(&self) -> usize {
+        crate::search::estimate_tokens(&self.definition(false))
+    }
+}
+
+/// One tool definition in the shape of a provider profile: the one place
+/// that shape is written, for catalog tools and for `search_tools` alike.
+pub(crate) struct Definition<'a> {
+    pub(crate) profile: ProviderProfile,
+    pub(crate) name: &'a str,
+    pub(crate) description: &'a str,
+    pub(crate) schema: &'a Value,
+    /// Written as `defer_loading: true` under `anthropic`, which keeps the
+    /// definition out of the model's context until its tool search finds
+    /// it; the other profiles have no such field (their deferred tools are
+    /// left out of the list instead).
+    pub(crate) deferred: bool,
+}
+
+impl Serialize for Definition<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.profile {
             ProviderProfile::Generic | ProviderProfile::Anthropic => {
-                let mut map = serializer.serialize_map(Some(3))?;
-                map.serialize_entry("name", &self.name)?;
-                map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("input_schema", self.input_schema.get())?;
+                let defer = self.deferred && self.profile == ProviderProfile::Anthropic;
+                let mut map = serializer.serialize_map(Some(3 + usize::from(defer)))?;
+                map.serialize_entry("name", self.name)?;
+                map.serialize_entry("description", self.description)?;
+                map.serialize_entry("input_schema", self.schema)?;
+                if defer {
+                    map.serialize_entry("defer_loading", &true)?;
+                }
                 map.end()
             }
             ProviderProfile::OpenAiStrict => {
                 let mut map = serializer.serialize_map(Some(5))?;
                 map.serialize_entry("type", "function")?;
-                map.serialize_entry("name", &self.name)?;
-                map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("parameters", self.input_schema.get())?;
+                map.serialize_entry("name", self.name)?;
+                map.serialize_entry("description", self.description)?;
+                map.serialize_entry("parameters", self.schema)?;
                 map.serialize_entry("strict", &true)?;
                 map.end()
             }
             ProviderProfile::Gemini => {
                 let mut map = serializer.serialize_map(Some(3))?;
-                map.serialize_entry("name", &self.name)?;
-                map.serialize_entry("description", &self.description)?;
-                map.serialize_entry("parameters", self.input_schema.get())?;
+                map.serialize_entry("name", self.name)?;
+                map.serialize_entry("description", self.description)?;
+                map.serialize_entry("parameters", self.schema)?;
                 map.end()
             }
         }

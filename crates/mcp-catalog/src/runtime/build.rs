@@ -142,12 +142,13 @@ impl RuntimeShared {
             return Err(error);
         }
         let known: Vec<String> = self.lock().slots.keys().cloned().collect();
+        let options = self.materialize_options();
         let mut catalog = {
             let mut cache = self.schemas.lock().unwrap_or_else(|e| e.into_inner());
             materialize_among(
                 &listings,
                 known.iter().map(String::as_str),
-                &self.options.materialize,
+                &options,
                 &mut cache,
             )
         };

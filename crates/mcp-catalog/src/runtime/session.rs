@@ -3,7 +3,7 @@
 //! the shared in-flight build, the cached catalog, and calls over the open
 //! connections.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -22,7 +22,11 @@ use crate::catalog::{
 };
 use crate::clock::{Clock, SystemClock, rfc3339};
 use crate::error::{CatalogError, CatalogErrorKind, Cause};
-use crate::result::{DEFAULT_MAX_RESULT_BYTES, ModelResult, convert_result_owned, dispose_result};
+use crate::result::{
+    DEFAULT_MAX_RESULT_BYTES, ModelBlock, ModelResult, ResultStatus, convert_result_owned,
+    dispose_result,
+};
+use crate::search::{self, SEARCH_TOOLS_NAME, ToolBudget};
 use crate::servers::ServerSet;
 
 use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
@@ -126,6 +130,11 @@ pub(super) struct State {
     /// Servers held back (awaiting approval, denied), reported in every
     /// catalog.
     pub(super) withheld: Vec<CatalogDiagnostic>,
+    /// The host's budget for tool definitions (starting as the options').
+    pub(super) budget: Option<ToolBudget>,
+    /// Tools loaded on request (`search_tools`, [`SessionRuntime::load_tools`]),
+    /// kept loaded past the budget like pinned ones.
+    pub(super) requested: BTreeSet<String>,
 }
 
 pub(super) struct RuntimeShared {
@@ -234,6 +243,8 @@ impl SessionRuntime {
             shut_down: false,
             retired: Vec::new(),
             withheld,
+            budget: options.materialize.budget.clone(),
+            requested: BTreeSet::new(),
         };
         for server in servers.into_iter().filter(|s| s.enabled) {
             let epoch = state.take_epoch();
@@ -394,12 +405,95 @@ impl SessionRuntime {
     }
 
     /// Calls a tool of the current catalog by the name the model used.
+    /// `search_tools`, when the catalog offers it, is answered here: the
+    /// matching deferred definitions, which are then loaded for the next
+    /// catalog.
     pub async fn call(&self, name: &str, arguments: Value) -> Result<ModelResult, CatalogError> {
         let catalog = self.catalog_within(false).await?;
+        if name == SEARCH_TOOLS_NAME && catalog.get(name).is_none() && catalog.offers_search_tools()
+        {
+            return Ok(self.answer_search(&catalog, &arguments));
+        }
         let tool = catalog
             .get(name)
             .ok_or_else(|| CatalogError::unknown_tool(name))?;
         self.call_tool(tool, arguments).await
+    }
+
+    /// A `search_tools` call against `catalog`: the best matches' definitions
+    /// as JSON text (an error result for bad arguments), each match loaded
+    /// from the next catalog on.
+    fn answer_search(&self, catalog: &Catalog, arguments: &Value) -> ModelResult {
+        let (query, limit) = match search::search_arguments(arguments) {
+            Ok(parsed) => parsed,
+            Err(problem) => return ModelResult::failed(format!("{SEARCH_TOOLS_NAME}: {problem}")),
+        };
+        let mut matches = catalog.search(&query, limit);
+        let mut text = search::search_answer(catalog, &query, &matches);
+        // Cut whole definitions, never JSON text: the weakest matches go
+        // until the answer fits the result cap (one always stays).
+        let max_bytes = self.shared.options.max_result_bytes;
+        while text.len() > max_bytes && matches.len() > 1 {
+            matches.pop();
+            text = search::search_answer(catalog, &query, &matches);
+        }
+        self.load_tools(matches.iter().map(|tool| tool.name()));
+        ModelResult {
+            status: ResultStatus::Ok,
+            content: vec![ModelBlock::Text { text }],
+            truncated: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Loads tools a budget deferred, by catalog name, from the next
+    /// catalog on: they stay loaded past the budget, like pinned ones,
+    /// until [`SessionRuntime::clear_loaded_tools`]. Returns the names
+    /// that were not loaded on request before (names no catalog holds are
+    /// kept too and change nothing).
+    pub fn load_tools<S: AsRef<str>>(&self, names: impl IntoIterator<Item = S>) -> Vec<String> {
+        let mut state = self.shared.lock();
+        let added: Vec<String> = names
+            .into_iter()
+            .filter_map(|name| {
+                let name = name.as_ref();
+                state
+                    .requested
+                    .insert(name.to_owned())
+                    .then(|| name.to_owned())
+            })
+            .collect();
+        if !added.is_empty() && state.budget.is_some() {
+            state.invalidate();
+        }
+        added
+    }
+
+    /// The tools loaded on request, in name order.
+    pub fn loaded_tools(&self) -> Vec<String> {
+        self.shared.lock().requested.iter().cloned().collect()
+    }
+
+    /// Forgets the tools loaded on request; the budget alone decides again.
+    pub fn clear_loaded_tools(&self) {
+        let mut state = self.shared.lock();
+        if !state.requested.is_empty() {
+            state.requested.clear();
+            if state.budget.is_some() {
+                state.invalidate();
+            }
+        }
+    }
+
+    /// Replaces the host's budget (pinned names, recently used order,
+    /// tokens); `None` loads every tool. The next catalog follows it,
+    /// rebuilt from the listings at hand when it changed.
+    pub fn set_tool_budget(&self, budget: Option<ToolBudget>) {
+        let mut state = self.shared.lock();
+        if state.budget != budget {
+            state.budget = budget;
+            state.invalidate();
+        }
     }
 
     /// Calls a materialised tool over its server's open session: arguments
@@ -626,6 +720,18 @@ impl RuntimeShared {
         // A panic while holding the lock cannot leave the state half
         // written in a way later readers would misread, so go on.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The materialisation options of the next build: the runtime's, with
+    /// the session's budget and the tools loaded on request pinned.
+    pub(super) fn materialize_options(&self) -> MaterializeOptions {
+        let state = self.lock();
+        let mut options = self.options.materialize.clone();
+        options.budget = state.budget.clone().map(|mut budget| {
+            budget.pinned.extend(state.requested.iter().cloned());
+            budget
+        });
+        options
     }
 
     pub(super) fn paused_error(&self, server: &str, paused: Paused) -> CatalogError {
