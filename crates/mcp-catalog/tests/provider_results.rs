@@ -2,6 +2,8 @@
 //! result holds its Anthropic `tool_result`, OpenAI `function_call_output`
 //! and Gemini `functionResponse`.
 
+#![allow(clippy::expect_used)]
+
 use mcp_catalog::result::{DEFAULT_MAX_RESULT_BYTES, convert_result};
 use mcp_transport::protocol::CallToolResult;
 use serde_json::{Value, json};

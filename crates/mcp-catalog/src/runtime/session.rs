@@ -27,6 +27,7 @@ use crate::servers::ServerSet;
 
 use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
 use super::listings::SharedListings;
+use super::subscribe::UpdateSender;
 use super::utility::{UtilityCall, parse_call_result, within};
 
 /// Default number of servers one build connects at the same time.
@@ -126,6 +127,8 @@ pub(super) struct State {
     /// Servers held back (awaiting approval, denied), reported in every
     /// catalog.
     pub(super) withheld: Vec<CatalogDiagnostic>,
+    /// Where every invalidation announces the new generation.
+    pub(super) updates: UpdateSender,
 }
 
 pub(super) struct RuntimeShared {
@@ -234,6 +237,7 @@ impl SessionRuntime {
             shut_down: false,
             retired: Vec::new(),
             withheld,
+            updates: UpdateSender::new(0),
         };
         for server in servers.into_iter().filter(|s| s.enabled) {
             let epoch = state.take_epoch();
@@ -784,6 +788,8 @@ impl RuntimeShared {
             state.shut_down = true;
             state.cached = None;
             state.inflight = None;
+            // Subscribers learn of the end, not of a last version.
+            state.updates.close();
             state.invalidate();
             let mut all = std::mem::take(&mut state.retired);
             for slot in state.slots.values_mut() {
@@ -834,6 +840,7 @@ impl State {
 
     pub(super) fn invalidate(&mut self) {
         self.generation += 1;
+        self.updates.announce(self.generation);
         self.cached = None;
         // A running build stays shared until it ends, but is not cached.
         self.inflight = None;
