@@ -21,6 +21,13 @@ fn check(name: &str, raw: Value) {
         "openai": model.to_openai("call_01A"),
         "gemini": model.to_gemini("weather__forecast"),
     });
+    // The id form is the plain one plus the call's id.
+    let mut with_id = model.to_gemini_with_id("weather__forecast", "fc_1");
+    let id = with_id["functionResponse"]
+        .as_object_mut()
+        .and_then(|response| response.remove("id"));
+    assert_eq!(id, Some(json!("fc_1")), "{name}");
+    assert_eq!(with_id, shapes["gemini"], "{name}");
     let mut settings = insta::Settings::clone_current();
     // Key order is not part of any API; keep snapshots independent of
     // serde_json's map order.

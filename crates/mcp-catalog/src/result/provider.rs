@@ -147,6 +147,16 @@ impl ModelResult {
     /// API documents). Images go in `functionResponse.parts` as
     /// `inlineData`, which Gemini 3 models read; older models ignore them.
     pub fn to_gemini(&self, name: &str) -> Value {
+        self.gemini(name, None)
+    }
+
+    /// [`ModelResult::to_gemini`] with the `id` of the `functionCall`, which
+    /// the Gemini Developer API sends and matches (Vertex AI sends none).
+    pub fn to_gemini_with_id(&self, name: &str, id: &str) -> Value {
+        self.gemini(name, Some(id))
+    }
+
+    fn gemini(&self, name: &str, id: Option<&str>) -> Value {
         let parts = parts(self, GEMINI_IMAGE_TYPES, "gemini");
         let key = match self.status {
             ResultStatus::Ok => "output",
@@ -164,6 +174,9 @@ impl ModelResult {
             })
             .collect();
         let mut function_response = Map::new();
+        if let Some(id) = id {
+            function_response.insert("id".into(), id.into());
+        }
         function_response.insert("name".into(), name.into());
         function_response.insert("response".into(), Value::Object(response));
         if !media.is_empty() {
