@@ -834,4 +834,89 @@ mod tests {
             result
         );
     }
+
+    /// Answers `initialize` (keeping the client's capabilities) and, for
+    /// any other request, first asks the client `elicitation/create` and
+    /// answers with what the client said.
+    #[derive(Default)]
+    struct AskingServer {
+        capabilities: std::sync::Mutex<Option<Value>>,
+    }
+
+    #[async_trait]
+    impl crate::sdk::SdkServer for AskingServer {
+        async fn serve(self: Arc<Self>, mut connection: crate::sdk::SdkServerConnection) {
+            use crate::message::{JsonRpcMessage, RequestId};
+            while let Some(message) = connection.incoming.recv().await {
+                let JsonRpcMessage::Request(request) = message else {
+                    continue;
+                };
+                let result = if request.method == "initialize" {
+                    let params = request.params.unwrap_or_default();
+                    *self.capabilities.lock().unwrap() = Some(params["capabilities"].clone());
+                    json!({
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "asking", "version": "1"}
+                    })
+                } else {
+                    let ask = JsonRpcMessage::request(
+                        RequestId::String("ask-1".into()),
+                        "elicitation/create",
+                        Some(json!({
+                            "message": "who?",
+                            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                        })),
+                    );
+                    if connection.outgoing.send(ask).await.is_err() {
+                        return;
+                    }
+                    let answer = loop {
+                        match connection.incoming.recv().await {
+                            Some(JsonRpcMessage::Response(response)) => break response.outcome,
+                            Some(_) => continue,
+                            None => return,
+                        }
+                    };
+                    answer.unwrap_or_else(|error| json!({"error": error.code}))
+                };
+                let reply = JsonRpcMessage::result(request.id, result);
+                if connection.outgoing.send(reply).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_session_declares_and_serves_the_typed_handler() {
+        use crate::sdk::{SdkOptions, SdkServer, SdkTransport};
+        use crate::session::{ClientSession, SessionOptions};
+
+        let server = Arc::new(AskingServer::default());
+        let transport = SdkTransport::connect(
+            "asking",
+            Arc::clone(&server) as Arc<dyn SdkServer>,
+            SdkOptions::default(),
+        );
+        let options = SessionOptions {
+            handler: Some(Typed::shared(host())),
+            ..SessionOptions::default()
+        };
+        let session = ClientSession::initialize(Box::new(transport), "asking", options)
+            .await
+            .unwrap();
+        assert_eq!(
+            *server.capabilities.lock().unwrap(),
+            Some(json!({"roots": {}, "sampling": {}, "elicitation": {"form": {}}}))
+        );
+        let answer = session
+            .request("tools/call", Some(json!({"name": "t"})))
+            .await
+            .unwrap();
+        assert_eq!(
+            answer,
+            json!({"action": "accept", "content": {"name": "Ada", "tags": ["a"]}})
+        );
+    }
 }
