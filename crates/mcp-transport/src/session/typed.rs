@@ -835,12 +835,40 @@ mod tests {
         );
     }
 
-    /// Answers `initialize` (keeping the client's capabilities) and, for
-    /// any other request, first asks the client `elicitation/create` and
-    /// answers with what the client said.
-    #[derive(Default)]
+    /// A server that needs a name to answer `tools/call`: a legacy one
+    /// (answers `initialize`, refuses `server/discover`) asks with an
+    /// `elicitation/create` request of its own; a 2026-07-28 one answers
+    /// `input_required` and reads the retry's `inputResponses`. Keeps the
+    /// client capabilities it was told.
     struct AskingServer {
+        modern: bool,
         capabilities: std::sync::Mutex<Option<Value>>,
+    }
+
+    fn form() -> Value {
+        json!({
+            "message": "who?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+        })
+    }
+
+    impl AskingServer {
+        fn keep(&self, capabilities: &Value) {
+            *self.capabilities.lock().unwrap() = Some(capabilities.clone());
+        }
+
+        /// The modern answer to `tools/call`.
+        fn call(&self, params: &Value) -> Value {
+            self.keep(&params["_meta"]["io.modelcontextprotocol/clientCapabilities"]);
+            match params.get("inputResponses") {
+                Some(responses) => json!({"resultType": "complete", "answer": responses["who"]}),
+                None => json!({
+                    "resultType": "input_required",
+                    "inputRequests": {"who": {"method": "elicitation/create", "params": form()}},
+                    "requestState": "s1"
+                }),
+            }
+        }
     }
 
     #[async_trait]
@@ -851,36 +879,55 @@ mod tests {
                 let JsonRpcMessage::Request(request) = message else {
                     continue;
                 };
-                let result = if request.method == "initialize" {
-                    let params = request.params.unwrap_or_default();
-                    *self.capabilities.lock().unwrap() = Some(params["capabilities"].clone());
-                    json!({
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "asking", "version": "1"}
-                    })
-                } else {
-                    let ask = JsonRpcMessage::request(
-                        RequestId::String("ask-1".into()),
-                        "elicitation/create",
-                        Some(json!({
-                            "message": "who?",
-                            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
-                        })),
-                    );
-                    if connection.outgoing.send(ask).await.is_err() {
-                        return;
+                let params = request.params.unwrap_or_default();
+                let reply = match (request.method.as_str(), self.modern) {
+                    ("server/discover", false) => JsonRpcMessage::error(
+                        Some(request.id),
+                        ErrorObject::method_not_found("server/discover"),
+                    ),
+                    ("server/discover", true) => JsonRpcMessage::result(
+                        request.id,
+                        json!({
+                            "resultType": "complete",
+                            "supportedVersions": ["2026-07-28"],
+                            "capabilities": {"tools": {}},
+                            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "asking", "version": "1"}}
+                        }),
+                    ),
+                    // A modern session never sends it: it would get a
+                    // `tools/call` answer and fail.
+                    ("initialize", false) => {
+                        self.keep(&params["capabilities"]);
+                        JsonRpcMessage::result(
+                            request.id,
+                            json!({
+                                "protocolVersion": "2025-11-25",
+                                "capabilities": {"tools": {}},
+                                "serverInfo": {"name": "asking", "version": "1"}
+                            }),
+                        )
                     }
-                    let answer = loop {
-                        match connection.incoming.recv().await {
-                            Some(JsonRpcMessage::Response(response)) => break response.outcome,
-                            Some(_) => continue,
-                            None => return,
+                    (_, true) => JsonRpcMessage::result(request.id, self.call(&params)),
+                    (_, false) => {
+                        let ask = JsonRpcMessage::request(
+                            RequestId::String("ask-1".into()),
+                            "elicitation/create",
+                            Some(form()),
+                        );
+                        if connection.outgoing.send(ask).await.is_err() {
+                            return;
                         }
-                    };
-                    answer.unwrap_or_else(|error| json!({"error": error.code}))
+                        let answer = loop {
+                            match connection.incoming.recv().await {
+                                Some(JsonRpcMessage::Response(response)) => break response.outcome,
+                                Some(_) => continue,
+                                None => return,
+                            }
+                        };
+                        let answer = answer.unwrap_or_else(|error| json!({"error": error.code}));
+                        JsonRpcMessage::result(request.id, json!({"answer": answer}))
+                    }
                 };
-                let reply = JsonRpcMessage::result(request.id, result);
                 if connection.outgoing.send(reply).await.is_err() {
                     return;
                 }
@@ -888,12 +935,16 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_session_declares_and_serves_the_typed_handler() {
+    /// Connects a session with the typed `host()` to an [`AskingServer`]
+    /// and checks what it declared and how it answered.
+    async fn check_session(modern: bool) {
         use crate::sdk::{SdkOptions, SdkServer, SdkTransport};
         use crate::session::{ClientSession, SessionOptions};
 
-        let server = Arc::new(AskingServer::default());
+        let server = Arc::new(AskingServer {
+            modern,
+            capabilities: std::sync::Mutex::new(None),
+        });
         let transport = SdkTransport::connect(
             "asking",
             Arc::clone(&server) as Arc<dyn SdkServer>,
@@ -906,17 +957,30 @@ mod tests {
         let session = ClientSession::initialize(Box::new(transport), "asking", options)
             .await
             .unwrap();
-        assert_eq!(
-            *server.capabilities.lock().unwrap(),
-            Some(json!({"roots": {}, "sampling": {}, "elicitation": {"form": {}}}))
-        );
         let answer = session
             .request("tools/call", Some(json!({"name": "t"})))
             .await
             .unwrap();
         assert_eq!(
-            answer,
-            json!({"action": "accept", "content": {"name": "Ada", "tags": ["a"]}})
+            answer["answer"],
+            json!({"action": "accept", "content": {"name": "Ada", "tags": ["a"]}}),
+            "modern: {modern}"
         );
+        let declared = server.capabilities.lock().unwrap().clone().unwrap();
+        for (name, settings) in [
+            ("roots", json!({})),
+            ("sampling", json!({})),
+            ("elicitation", json!({"form": {}})),
+        ] {
+            assert_eq!(declared[name], settings, "modern: {modern}, {declared}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_session_declares_and_serves_the_typed_handler() {
+        // a server request (before 2026-07-28)
+        check_session(false).await;
+        // a multi-round-trip input request (2026-07-28)
+        check_session(true).await;
     }
 }
