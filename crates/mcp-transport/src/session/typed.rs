@@ -34,6 +34,7 @@ pub struct Root {
     /// A `file://` URI.
     pub uri: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A name to show the user.
     pub name: Option<String>,
 }
 
@@ -50,6 +51,7 @@ impl Root {
 /// The answer to `roots/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ListRootsResult {
+    /// Every root, in the host's order.
     pub roots: Vec<Root>,
 }
 
@@ -57,7 +59,9 @@ pub struct ListRootsResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The human side (or the server, sending a tool's result).
     User,
+    /// The model.
     Assistant,
 }
 
@@ -66,28 +70,40 @@ pub enum Role {
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum SamplingContent {
+    /// Text.
     Text {
+        /// The text.
         text: String,
     },
+    /// An image.
     Image {
+        /// Base64 data.
         data: String,
         #[serde(rename = "mimeType")]
+        /// Its media type.
         mime_type: String,
     },
+    /// Audio.
     Audio {
+        /// Base64 data.
         data: String,
         #[serde(rename = "mimeType")]
+        /// Its media type.
         mime_type: String,
     },
     /// The model asks for a tool (only with `tools` in the request).
     ToolUse {
+        /// The id the result names.
         id: String,
+        /// The tool's name.
         name: String,
+        /// The tool's arguments.
         input: Map<String, Value>,
     },
     /// A tool's answer, sent back by the server.
     ToolResult {
         #[serde(rename = "toolUseId")]
+        /// The id of the `ToolUse` it answers.
         tool_use_id: String,
         /// MCP content blocks, as `tools/call` returns them.
         content: Vec<Value>,
@@ -96,8 +112,10 @@ pub enum SamplingContent {
             default,
             skip_serializing_if = "Option::is_none"
         )]
+        /// The tool's structured answer.
         structured_content: Option<Value>,
         #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
+        /// Whether the tool failed.
         is_error: Option<bool>,
     },
 }
@@ -106,8 +124,10 @@ pub enum SamplingContent {
 /// or a list; this holds a list either way.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingMessage {
+    /// Who said it.
     pub role: Role,
     #[serde(deserialize_with = "one_or_many", serialize_with = "one_or_list")]
+    /// What was said, in order.
     pub content: Vec<SamplingContent>,
 }
 
@@ -115,8 +135,11 @@ pub struct SamplingMessage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum IncludeContext {
+    /// No context.
     None,
+    /// The asking server's context.
     ThisServer,
+    /// Every server's context.
     AllServers,
 }
 
@@ -125,20 +148,27 @@ pub enum IncludeContext {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CreateMessageParams {
+    /// The conversation so far.
     pub messages: Vec<SamplingMessage>,
+    /// The most tokens the answer may take.
     pub max_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The system prompt the server would like.
     pub system_prompt: Option<String>,
     /// Hints and priorities for choosing a model, kept as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_preferences: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Context the server would like added.
     pub include_context: Option<IncludeContext>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The sampling temperature the server would like.
     pub temperature: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Where the answer should stop.
     pub stop_sequences: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Provider-specific settings, passed through.
     pub metadata: Option<Map<String, Value>>,
     /// Tool definitions the model may call, as `tools/list` gives them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -154,6 +184,7 @@ pub struct CreateMessageParams {
 pub struct CreateMessageResult {
     /// The model that answered.
     pub model: String,
+    /// `assistant`, normally.
     pub role: Role,
     /// One block is sent as one (what servers before 2025-11-25 read).
     #[serde(deserialize_with = "one_or_many", serialize_with = "one_or_list")]
@@ -181,13 +212,16 @@ impl CreateMessageResult {
 pub enum ElicitParams {
     /// Ask the user to fill a form (`mode` absent or `"form"`).
     Form {
+        /// What to tell the user.
         message: String,
         /// A flat object schema of primitive properties, kept as sent.
         requested_schema: Value,
     },
     /// Send the user to a URL (`mode: "url"`).
     Url {
+        /// What to tell the user.
         message: String,
+        /// Where to send the user (show it; never open it unasked).
         url: String,
         /// The id the server's completion notice names.
         elicitation_id: Option<String>,
@@ -233,8 +267,11 @@ impl<'de> Deserialize<'de> for ElicitParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ElicitAction {
+    /// The user answered.
     Accept,
+    /// The user said no.
     Decline,
+    /// The user dismissed the request.
     Cancel,
 }
 
@@ -242,8 +279,11 @@ pub enum ElicitAction {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ElicitValue {
+    /// A text field or a choice.
     String(String),
+    /// A number field.
     Number(serde_json::Number),
+    /// A yes/no field.
     Bool(bool),
     /// The choices of a multi-select field.
     Strings(Vec<String>),
@@ -252,6 +292,7 @@ pub enum ElicitValue {
 /// The answer to `elicitation/create`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ElicitResult {
+    /// What the user did.
     pub action: ElicitAction,
     /// The form's fields, with `accept` of a form only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,14 +387,17 @@ pub trait ElicitationHandler: Send + Sync {
 /// feature's handler (usually `Some(self)`) or `None`, the default; the
 /// capabilities [`Typed`] declares follow from them.
 pub trait TypedClientHandler: Send + Sync + 'static {
+    /// The host's roots, if it offers them (declared as `roots`).
     fn roots(&self) -> Option<&dyn RootsProvider> {
         None
     }
 
+    /// The host's model, if it lends it (declared as `sampling`).
     fn sampling(&self) -> Option<&dyn SamplingHandler> {
         None
     }
 
+    /// The host's user prompts, if it asks (declared as `elicitation`).
     fn elicitation(&self) -> Option<&dyn ElicitationHandler> {
         None
     }
