@@ -82,8 +82,8 @@ pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection}
 pub use naming::NamingStyle;
 pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result, convert_result_owned};
 pub use runtime::{
-    ConnectReport, Connection, Connector, RuntimeLease, RuntimeManager, RuntimeOptions,
-    ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,
+    CatalogUpdates, ConnectReport, Connection, Connector, RuntimeLease, RuntimeManager,
+    RuntimeOptions, ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,
 };
 pub use schema::{ProviderProfile, SchemaLimits};
 pub use search::{AnthropicToolSearch, BudgetReport, SEARCH_TOOLS_NAME, ToolBudget};

@@ -13,6 +13,8 @@ use mcp_transport::protocol::CallToolResult;
 
 use crate::deep;
 
+mod provider;
+
 /// Default cap on the bytes of one converted result (text plus image data).
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 100_000;
 

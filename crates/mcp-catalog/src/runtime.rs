@@ -13,14 +13,15 @@
 //! over real transports and over scripted servers in tests; time comes from
 //! a [`crate::clock::Clock`].
 //!
-//! The module has one file per seam: `connection` (what the runtime asks
-//! of a server: the [`Connection`] and [`Connector`] traits and what they
+//! The module has one file per seam: `connection` (what the runtime asks of
+//! a server: the [`Connection`] and [`Connector`] traits and what they
 //! report), `session` (one session's runtime: its slots, cache and calls),
 //! `build` (one catalog build), `connect` (one shared connect attempt per
-//! server), `utility` (the utility tools' requests and their content
-//! blocks), `browse` (one server's resources and prompts, outside the
-//! catalog), `manager` (the runtimes of every session) and `listings`
-//! (the public listings those runtimes share).
+//! server), `subscribe` (catalog change notices), `utility` (the utility
+//! tools' requests and their content blocks), `browse` (one server's
+//! resources and prompts, outside the catalog), `manager` (the runtimes of
+//! every session) and `listings` (the public listings those runtimes
+//! share).
 //!
 //! A server's tool listing is kept until `list_changed` says it changed
 //! or, when the server gave a `ttlMs` (2026-07-28), until that TTL runs
@@ -35,6 +36,7 @@ mod connection;
 mod listings;
 mod manager;
 mod session;
+mod subscribe;
 mod utility;
 
 pub use browse::MAX_LISTED_ITEMS;
@@ -44,3 +46,4 @@ pub use connection::{
 };
 pub use manager::{RuntimeLease, RuntimeManager};
 pub use session::{DEFAULT_MAX_CONCURRENT_CONNECTS, RuntimeOptions, SessionRuntime};
+pub use subscribe::CatalogUpdates;

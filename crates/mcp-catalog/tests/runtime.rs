@@ -14,9 +14,9 @@ use async_trait::async_trait;
 use mcp_catalog::backoff::BackoffPolicy;
 use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
 use mcp_catalog::{
-    CatalogError, CatalogErrorKind, Cause, Connection, Connector, ModelBlock, ModelResult,
-    ResultStatus, RuntimeManager, RuntimeOptions, ServerEvents, ServerFeatures, ServerSet,
-    SessionRuntime,
+    CatalogError, CatalogErrorKind, CatalogUpdates, Cause, Connection, Connector, ModelBlock,
+    ModelResult, ResultStatus, RuntimeManager, RuntimeOptions, ServerEvents, ServerFeatures,
+    ServerSet, SessionRuntime,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
@@ -1359,4 +1359,144 @@ async fn a_resources_or_prompts_list_change_checks_again() {
     fake.script("s", |s| s.prompts.clear());
     fake.events("s").offers_changed();
     assert_eq!(names(&session.catalog().await.unwrap()), ["s__t"]);
+}
+
+/// What a host or a server does to a runtime with one open server `a`.
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    ToolsChanged,
+    /// A resources or prompts `list_changed` (the server is checked again,
+    /// and may now get utility tools).
+    OffersChanged,
+    Closed,
+    ChangedEntry,
+    SameEntries,
+    Approved,
+    Invalidate,
+}
+
+/// The next version a subscription wakes with, or `None` when nothing
+/// wakes it for a (paused-clock) minute.
+async fn next(updates: &mut CatalogUpdates) -> Option<u64> {
+    tokio::time::timeout(Duration::from_secs(60), updates.changed())
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Applies `change` after the first catalog and checks whether a
+/// subscriber wakes, and that the catalog asked for next holds `tools`.
+async fn check_update(change: Change, wakes: bool, tools: &[&str]) {
+    let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["u"])]);
+    let runtime = runtime(&fake, vec![config("a")], Arc::new(SystemClock));
+    let mut updates = runtime.subscribe();
+    runtime.catalog().await.unwrap();
+    let before = updates.version();
+    match change {
+        Change::ToolsChanged => {
+            fake.script("a", |s| s.tools = vec!["t".into(), "t2".into()]);
+            fake.events("a").tools_changed();
+        }
+        Change::OffersChanged => fake.events("a").offers_changed(),
+        Change::Closed => fake.events("a").closed(),
+        Change::ChangedEntry => {
+            let mut changed = config("a");
+            changed.timeouts.request = Duration::from_secs(5);
+            runtime.update_servers(vec![changed]).await;
+        }
+        Change::SameEntries => {
+            runtime.update_servers(vec![config("a")]).await;
+        }
+        Change::Approved => {
+            runtime.update_servers(vec![config("a"), config("b")]).await;
+        }
+        Change::Invalidate => runtime.invalidate(),
+    }
+    let woke = next(&mut updates).await;
+    match woke {
+        Some(version) => {
+            assert!(wakes, "{change:?} woke the subscriber");
+            assert!(version > before, "{change:?}: {version} after {before}");
+            assert_eq!(updates.version(), version);
+        }
+        None => assert!(!wakes, "{change:?} did not wake the subscriber"),
+    }
+    assert_eq!(
+        names(&runtime.catalog().await.unwrap()),
+        tools,
+        "{change:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn subscribers_wake_on_every_change_to_the_catalog() {
+    check_update(Change::ToolsChanged, true, &["a__t", "a__t2"]).await;
+    check_update(Change::Closed, true, &["a__t"]).await;
+    check_update(Change::ChangedEntry, true, &["a__t"]).await;
+    check_update(Change::Approved, true, &["a__t", "b__u"]).await;
+    check_update(Change::Invalidate, true, &["a__t"]).await;
+    check_update(Change::OffersChanged, true, &["a__t"]).await;
+    check_update(Change::SameEntries, false, &["a__t"]).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn changes_while_the_host_is_busy_wake_it_once_with_the_newest_version() {
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let runtime = runtime(&fake, vec![config("a")], Arc::new(SystemClock));
+    runtime.catalog().await.unwrap();
+    let mut updates = runtime.subscribe();
+    let first = updates.version();
+    fake.events("a").tools_changed();
+    runtime.invalidate();
+    runtime.invalidate();
+    assert_eq!(next(&mut updates).await, Some(first + 3));
+    assert_eq!(next(&mut updates).await, None, "all three seen at once");
+    // every subscription sees every change
+    let mut other = updates.clone();
+    runtime.invalidate();
+    assert_eq!(next(&mut updates).await, Some(first + 4));
+    assert_eq!(next(&mut other).await, Some(first + 4));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_waiting_subscriber_wakes_when_a_server_lists_new_tools() {
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let runtime = Arc::new(runtime(&fake, vec![config("a")], Arc::new(SystemClock)));
+    runtime.catalog().await.unwrap();
+    let mut updates = runtime.subscribe();
+    let host = tokio::spawn({
+        let runtime = Arc::clone(&runtime);
+        async move {
+            updates.changed().await.unwrap();
+            runtime.catalog().await.unwrap()
+        }
+    });
+    tokio::task::yield_now().await;
+    fake.script("a", |s| s.tools = vec!["t".into(), "v".into()]);
+    fake.events("a").tools_changed();
+    let catalog = host.await.unwrap();
+    assert_eq!(names(&catalog), ["a__t", "a__v"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_ends_every_subscription() {
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let runtime = runtime(&fake, vec![config("a")], Arc::new(SystemClock));
+    let mut updates = runtime.subscribe();
+    runtime.catalog().await.unwrap();
+    runtime.shutdown().await;
+    assert_eq!(updates.changed().await, None);
+    assert_eq!(runtime.subscribe().changed().await, None);
+    drop(runtime);
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let mut updates = runtime_of_one(&fake).subscribe();
+    assert_eq!(
+        updates.changed().await,
+        None,
+        "a dropped runtime ends it too"
+    );
+}
+
+fn runtime_of_one(fake: &Arc<FakeConnector>) -> SessionRuntime {
+    runtime(fake, vec![config("a")], Arc::new(SystemClock))
 }

@@ -56,7 +56,7 @@ pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId,
 pub use sdk::{SdkRegistry, SdkServer, SdkServerConnection};
 pub use session::{
     CallOptions, ClientHandler, ClientSession, ListKind, ListLimits, Progress, ServerEvent,
-    SessionOptions,
+    SessionOptions, Typed, TypedClientHandler,
 };
 pub use transport::{
     HttpFailure, MessageSender, StderrTail, Transport, TransportError, TransportErrorKind,

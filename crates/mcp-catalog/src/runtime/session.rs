@@ -31,6 +31,7 @@ use crate::servers::ServerSet;
 
 use super::connection::{ConnectReport, Connection, Connector, ServerCounts, ToolCallOutput};
 use super::listings::SharedListings;
+use super::subscribe::UpdateSender;
 use super::utility::{UtilityCall, parse_call_result, within};
 
 /// Default number of servers one build connects at the same time.
@@ -135,6 +136,8 @@ pub(super) struct State {
     /// Tools loaded on request (`search_tools`, [`SessionRuntime::load_tools`]),
     /// kept loaded past the budget like pinned ones.
     pub(super) requested: BTreeSet<String>,
+    /// Where every invalidation announces the new generation.
+    pub(super) updates: UpdateSender,
 }
 
 pub(super) struct RuntimeShared {
@@ -245,6 +248,7 @@ impl SessionRuntime {
             withheld,
             budget: options.materialize.budget.clone(),
             requested: BTreeSet::new(),
+            updates: UpdateSender::new(0),
         };
         for server in servers.into_iter().filter(|s| s.enabled) {
             let epoch = state.take_epoch();
@@ -890,6 +894,8 @@ impl RuntimeShared {
             state.shut_down = true;
             state.cached = None;
             state.inflight = None;
+            // Subscribers learn of the end, not of a last version.
+            state.updates.close();
             state.invalidate();
             let mut all = std::mem::take(&mut state.retired);
             for slot in state.slots.values_mut() {
@@ -940,6 +946,7 @@ impl State {
 
     pub(super) fn invalidate(&mut self) {
         self.generation += 1;
+        self.updates.announce(self.generation);
         self.cached = None;
         // A running build stays shared until it ends, but is not cached.
         self.inflight = None;

@@ -38,8 +38,14 @@ mod negotiate;
 mod pending;
 mod rounds;
 mod tasks;
+mod typed;
 
 pub use list::{CacheScope, Listing};
+pub use typed::{
+    CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult,
+    ElicitValue, ElicitationHandler, IncludeContext, ListRootsResult, RequestContext, Role, Root,
+    RootsProvider, SamplingContent, SamplingHandler, SamplingMessage, Typed, TypedClientHandler,
+};
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
