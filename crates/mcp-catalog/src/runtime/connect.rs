@@ -3,6 +3,7 @@
 //! spawned twice at once; its outcome lands in the server's slot.
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use futures::future::FutureExt;
 use mcp_config::ServerConfig;
@@ -143,12 +144,21 @@ impl ConnectAttempt {
             epoch: self.epoch,
         };
         let timeout = self.config.timeouts.connect;
-        match tokio::time::timeout(timeout, self.connector.connect(&self.config, events)).await {
+        // The transport enforces the same timeout itself and reports it
+        // with what it knows (the server's last stderr lines, a hint about
+        // the environment); this timer only bounds a connector that does
+        // not, so it waits a little longer and never wins that race.
+        let bound = timeout.saturating_add(CONNECT_GRACE);
+        match tokio::time::timeout(bound, self.connector.connect(&self.config, events)).await {
             Ok(result) => result,
             Err(_) => Err(CatalogError::connect(server, Cause::TimedOut(timeout))),
         }
     }
 }
+
+/// How long past its connect timeout a connector that enforces no timeout
+/// of its own is waited for.
+const CONNECT_GRACE: Duration = Duration::from_millis(250);
 
 fn entry_changed(server: &str) -> CatalogError {
     CatalogError::connect(server, Cause::EntryChanged)
