@@ -90,6 +90,25 @@ impl Document {
     }
 }
 
+/// The most distinct words of a query the ranking reads. A query is the
+/// model's text, and the model may have been steered by a server's
+/// output: past this, ranking would cost words × tools for nothing a
+/// search needs.
+pub(crate) const MAX_QUERY_TERMS: usize = 32;
+
+/// The distinct words of `query`, the first [`MAX_QUERY_TERMS`] of them in
+/// the order the query says them.
+fn query_terms(query: &str) -> BTreeSet<String> {
+    let mut terms = BTreeSet::new();
+    for word in words(query) {
+        if terms.len() == MAX_QUERY_TERMS {
+            break;
+        }
+        terms.insert(word);
+    }
+    terms
+}
+
 /// The indices of `candidates` (into `tools`) matching `query`, best
 /// first, at most `limit`; a tool matching no word of the query is never
 /// returned. Equal scores keep catalog order.
@@ -99,7 +118,7 @@ pub(crate) fn rank(
     query: &str,
     limit: usize,
 ) -> Vec<usize> {
-    let terms: BTreeSet<String> = words(query).into_iter().collect();
+    let terms = query_terms(query);
     if terms.is_empty() || candidates.is_empty() || limit == 0 {
         return Vec::new();
     }
@@ -158,5 +177,16 @@ mod tests {
         check("v2Upload s3-bucket", &["v2", "upload", "s3", "bucket"]);
         check("", &[]);
         check("the of", &[]);
+    }
+
+    #[test]
+    fn a_query_is_read_up_to_its_first_distinct_words() {
+        let many: Vec<String> = (0..10_000).map(|i| format!("w{i}")).collect();
+        let query = format!("repeat repeat {}", many.join(" "));
+        let terms = query_terms(&query);
+        assert_eq!(terms.len(), MAX_QUERY_TERMS);
+        assert!(terms.contains("repeat"));
+        assert!(terms.contains("w30"));
+        assert!(!terms.contains("w31"));
     }
 }
