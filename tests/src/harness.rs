@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::sdk::SdkOptions;
+use mcp_transport::SdkOptions;
 use mcp_transport::{ClientSession, ConnectOptions, SdkRegistry, SessionOptions, TransportError};
 
 use crate::server::{ExampleServer, ServerOptions};

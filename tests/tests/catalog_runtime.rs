@@ -277,7 +277,7 @@ async fn progress_reaches_the_caller() {
     let tool = catalog.get("alpha__slow").unwrap();
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    let progress: mcp_transport::session::ProgressCallback =
+    let progress: mcp_transport::ProgressCallback =
         Arc::new(move |p: mcp_transport::Progress| sink.lock().unwrap().push(p.progress));
     let result = runtime
         .call_tool_with_progress(tool, json!({"steps": 3, "step_ms": 10}), Some(progress))

@@ -27,7 +27,7 @@ use mcp_integration_tests::net::{
 };
 use mcp_integration_tests::server::{ExampleServer, ServerOptions};
 use mcp_transport::ConnectOptions;
-use mcp_transport::stdio::StdioOptions;
+use mcp_transport::StdioOptions;
 use serde_json::{Value, json};
 
 const EXAMPLE: &str = env!("CARGO_BIN_EXE_mcp-example-server");

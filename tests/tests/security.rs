@@ -38,8 +38,8 @@ use mcp_oauth::{
     AuthError, AuthProvider, Challenge, ChallengeOutcome, CredentialStore, FileCredentialStore,
     Secret, StoreKey, StoredCredentials, TokenSet,
 };
-use mcp_transport::headers_helper::run_headers_helper_with_timeout;
-use mcp_transport::http::AuthProviders;
+use mcp_transport::AuthProviders;
+use mcp_transport::run_headers_helper_with_timeout;
 use mcp_transport::{ConnectOptions, connect};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use mcp_config::{StdioConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::harness::{StdioHarness, entry, test_env};
 use mcp_integration_tests::server::ServerOptions;
-use mcp_transport::stdio::StdioOptions;
+use mcp_transport::StdioOptions;
 use mcp_transport::{
     ClientSession, ConnectOptions, SessionOptions, TransportError, TransportErrorKind,
 };

@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_config::Timeouts;
 use mcp_integration_tests::harness::{StdioHarness, test_env};
 use mcp_integration_tests::server::ServerOptions;
-use mcp_transport::stdio::StdioOptions;
+use mcp_transport::StdioOptions;
 use mcp_transport::{Codec, ConnectOptions, TransportErrorKind};
 use serde_json::json;
 

@@ -16,12 +16,12 @@ use async_trait::async_trait;
 use mcp_integration_tests::harness::{Harness, SdkHarness, StdioHarness};
 use mcp_integration_tests::net::{NetHarness, NetKind};
 use mcp_integration_tests::server::{Era, Scope, ServerOptions};
-use mcp_transport::protocol::{KNOWN_PROTOCOL_VERSIONS, is_modern};
-use mcp_transport::session::CacheScope;
+use mcp_transport::CacheScope;
 use mcp_transport::{
     CallOptions, ClientHandler, ClientSession, ErrorObject, ListKind, ListLimits, Progress,
     ServerEvent, SessionOptions, TransportErrorKind,
 };
+use mcp_transport::{KNOWN_PROTOCOL_VERSIONS, is_modern};
 use serde_json::{Value, json};
 
 /// The modern wire generation.
@@ -63,7 +63,7 @@ async fn connect_with(
     }
 }
 
-fn first_text(result: &mcp_transport::protocol::CallToolResult) -> &str {
+fn first_text(result: &mcp_transport::CallToolResult) -> &str {
     result.content[0]["text"].as_str().unwrap_or_default()
 }
 

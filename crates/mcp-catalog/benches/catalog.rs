@@ -24,7 +24,7 @@ use mcp_catalog::{
 };
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::ConnectOptions;
-use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
 /// A schema like the ones real servers send: nested objects, enums,
@@ -235,7 +235,7 @@ impl Connection for BenchConnection {
         _: &str,
         _: Value,
         _: Duration,
-        _: Option<mcp_transport::session::ProgressCallback>,
+        _: Option<mcp_transport::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         Ok(CallToolResult::default())
     }

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
-use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::{Listing, ProgressCallback, RejectedTool};
-use mcp_transport::task::{TaskGeneration, TaskSupport};
 use mcp_transport::{
     CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
 };
+use mcp_transport::{CallToolResult, Tool};
+use mcp_transport::{Listing, ProgressCallback, RejectedTool};
+use mcp_transport::{TaskGeneration, TaskSupport};
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::AbortHandle;

@@ -47,7 +47,8 @@ use std::fmt::Display;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::message::{ErrorObject, JsonRpcMessage, RawMessage, RequestId, error_codes};
+use crate::error_codes;
+use crate::message::{ErrorObject, JsonRpcMessage, RawMessage, RequestId};
 use crate::scan::{self, AnswerScan};
 use crate::transport::TransportErrorKind;
 
@@ -76,7 +77,7 @@ pub struct Undecodable {
 
 /// The error answer that stands for an answer that could not be decoded:
 /// its request fails at once with `reason` (JSON-RPC parse error code).
-pub fn undecodable_answer(id: RequestId, reason: &dyn Display) -> JsonRpcMessage {
+pub(crate) fn undecodable_answer(id: RequestId, reason: &dyn Display) -> JsonRpcMessage {
     JsonRpcMessage::error(
         Some(id),
         ErrorObject::new(

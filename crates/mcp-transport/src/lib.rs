@@ -16,48 +16,77 @@
 //! stdio-only build (`default-features = false, features = ["stdio"]`)
 //! compiles no HTTP, TLS, WebSocket or JWT crate.
 
-pub mod codec;
-pub mod connect;
-pub mod event_stream;
-pub mod message;
-pub mod protocol;
-pub mod session;
-pub mod task;
-pub mod transport;
+mod codec;
+mod connect;
+pub mod error_codes;
+mod event_stream;
+mod http;
+mod message;
+pub mod param_headers;
+mod protocol;
+mod scan;
+mod session;
+mod stderr_tail;
+mod task;
+mod transport;
 
 #[cfg(feature = "claudeai-proxy")]
-pub mod claudeai_proxy;
+mod claudeai_proxy;
 #[cfg(feature = "remote")]
-pub mod headers_helper;
-pub mod http;
-pub mod param_headers;
-#[cfg(feature = "sdk")]
-pub mod sdk;
-#[cfg(feature = "sse")]
-pub mod sse;
-pub mod stderr_tail;
-#[cfg(feature = "stdio")]
-pub mod stdio;
-#[cfg(feature = "streamable-http")]
-pub mod streamable_http;
-#[cfg(feature = "ws")]
-pub mod ws;
-
+mod headers_helper;
 #[cfg(feature = "remote")]
 mod inbox;
 #[cfg(feature = "stdio")]
 mod outbox;
-pub mod scan;
-
-pub use codec::{Codec, MAX_DEPTH, Undecodable};
-pub use connect::{ConnectOptions, connect, open_transport};
-pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
 #[cfg(feature = "sdk")]
-pub use sdk::{SdkRegistry, SdkServer, SdkServerConnection};
+mod sdk;
+#[cfg(feature = "sse")]
+mod sse;
+#[cfg(feature = "stdio")]
+mod stdio;
+#[cfg(feature = "streamable-http")]
+mod streamable_http;
+#[cfg(feature = "ws")]
+mod ws;
+
+pub use codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, MAX_DEPTH, Undecodable};
+pub use connect::{ConnectOptions, connect, open_transport};
+#[cfg(feature = "remote")]
+pub use headers_helper::{
+    HEADERS_HELPER_TIMEOUT, run_headers_helper, run_headers_helper_with_timeout,
+};
+#[cfg(feature = "oauth")]
+pub use http::AuthProviders;
+#[cfg(feature = "remote")]
+pub use http::{HttpOptions, decode_sse_body};
+pub use http::{TRANSPORT_ERROR_CODE, TRANSPORT_FAILURE_KEY};
+pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
+pub use protocol::{
+    CallToolResult, DiscoverResult, FIRST_MODERN_VERSION, GetPromptResult, Implementation,
+    InitializeResult, KNOWN_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
+    META_SUBSCRIPTION_ID, Prompt, ReadResourceResult, Resource, ResourceTemplate, TASKS_EXTENSION,
+    Tool, is_modern,
+};
+#[doc(hidden)]
+pub use scan::AnswerScan;
+#[cfg(feature = "sdk")]
+pub use sdk::{SdkOptions, SdkRegistry, SdkServer, SdkServerConnection, SdkTransport};
 pub use session::{
-    CallOptions, ClientHandler, ClientSession, ListKind, ListLimits, Progress, ServerEvent,
-    SessionOptions, Typed, TypedClientHandler,
+    CacheScope, CallOptions, ClientHandler, ClientSession, CreateMessageParams,
+    CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, ElicitValue, ElicitationHandler,
+    IncludeContext, ListKind, ListLimits, ListRootsResult, Listing, Progress, ProgressCallback,
+    RejectedTool, RequestContext, Role, Root, RootsProvider, SamplingContent, SamplingHandler,
+    SamplingMessage, ServerEvent, SessionOptions, Typed, TypedClientHandler,
 };
-pub use transport::{
-    HttpFailure, MessageSender, StderrTail, Transport, TransportError, TransportErrorKind,
-};
+#[cfg(feature = "sse")]
+pub use sse::SseTransport;
+pub use stderr_tail::{STDERR_TAIL_BYTES, StderrTail, stderr_excerpt};
+#[cfg(feature = "stdio")]
+pub use stdio::{StdioOptions, StdioTransport};
+#[cfg(feature = "streamable-http")]
+pub use streamable_http::StreamableHttpTransport;
+pub use task::{RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
+pub use transport::{HttpFailure, MessageSender, Transport, TransportError, TransportErrorKind};
+#[cfg(feature = "ws")]
+pub use ws::WsTransport;

@@ -44,32 +44,6 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// The tasks extension (SEP-2663), as named in `capabilities.extensions`.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// JSON-RPC error codes the client reads.
-pub mod error_codes {
-    /// The method does not exist (JSON-RPC).
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// Invalid params (JSON-RPC); since 2026-07-28 also a missing resource.
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// A missing resource before 2026-07-28.
-    pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
-    /// HTTP headers and body disagree (2026-07-28).
-    pub const HEADER_MISMATCH: i64 = -32020;
-    /// The request needs a client capability it did not declare (2026-07-28).
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-    /// The server does not speak the requested revision (2026-07-28);
-    /// `data.supported` lists what it does.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
-    /// Whether `code` is one of the errors only a modern server sends, the
-    /// mark of a modern server in era detection.
-    pub fn is_modern_error(code: i64) -> bool {
-        matches!(
-            code,
-            HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION
-        )
-    }
-}
-
 /// The answer to `server/discover` (2026-07-28).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -63,7 +63,8 @@ use tokio::task::JoinHandle;
 use crate::codec::{Codec, Undecodable};
 use crate::message::JsonRpcMessage;
 use crate::outbox::Outbox;
-use crate::transport::{MessageSender, StderrTail, Transport, TransportError, TransportErrorKind};
+use crate::stderr_tail::StderrTail;
+use crate::transport::{MessageSender, Transport, TransportError, TransportErrorKind};
 
 /// Options of the stdio transport. Its `Debug` names the variables of
 /// `base_env`, never their values.
@@ -148,7 +149,7 @@ impl std::fmt::Debug for ReaderEvent {
 /// `passthrough`), then the entry's own `env` on top, without any key env
 /// safety refuses. The loader already dropped such keys, but a host may
 /// build an entry by hand.
-pub fn child_env(
+pub(crate) fn child_env(
     base_env: &BTreeMap<String, String>,
     entry_env: &BTreeMap<String, String>,
     passthrough: &[String],
@@ -161,7 +162,7 @@ pub fn child_env(
 /// registry often waits silently. It names the proxy and CA variables the
 /// child got, or says none is set, and the `envPassthrough` names the host
 /// does not have: names only, never a value.
-pub fn silence_note(
+pub(crate) fn silence_note(
     base_env: &BTreeMap<String, String>,
     config: &mcp_config::StdioConfig,
 ) -> String {

@@ -20,11 +20,11 @@ use serde_json::{Map, Value};
 use crate::protocol::Tool;
 
 /// The extension's name in `capabilities.extensions` (SEP-2663).
-pub use crate::protocol::TASKS_EXTENSION;
+pub(crate) use crate::protocol::TASKS_EXTENSION;
 
 /// The first revision where tasks are the extension rather than the
 /// experimental 2025-11-25 feature: the first modern one.
-pub use crate::protocol::FIRST_MODERN_VERSION as FIRST_EXTENSION_REVISION;
+pub(crate) use crate::protocol::FIRST_MODERN_VERSION as FIRST_EXTENSION_REVISION;
 
 /// The `_meta` key a 2025-11-25 server puts on messages that belong to a
 /// task (for instance the elicitation it sends while a task waits).

@@ -11,7 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::message::JsonRpcMessage;
-pub use crate::stderr_tail::{STDERR_TAIL_BYTES, StderrTail};
+use crate::stderr_tail::StderrTail;
 
 /// Errors raised by transports and the session: the server they concern,
 /// what went wrong ([`TransportError::kind`]) and, where one exists, the
@@ -437,7 +437,7 @@ impl TransportError {
     /// Whether the server said a resource does not exist: -32602 since
     /// 2026-07-28, -32002 before.
     pub fn is_resource_not_found(&self) -> bool {
-        use crate::protocol::error_codes::{INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND};
+        use crate::error_codes::{INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND};
         matches!(&self.kind, TransportErrorKind::Rpc { method, code, .. }
             if method == "resources/read" && (*code == INVALID_PARAMS || *code == LEGACY_RESOURCE_NOT_FOUND))
     }
@@ -531,7 +531,8 @@ fn fmt_tail(tail: &str) -> String {
     {
         // Too long to show whole: the first error-looking line may sit
         // above the part the end would show (usage text after an error).
-        let shown = crate::stderr_tail::excerpt(tail, DISPLAYED_TAIL_LINES, DISPLAYED_TAIL_CHARS);
+        let shown =
+            crate::stderr_tail::stderr_excerpt(tail, DISPLAYED_TAIL_LINES, DISPLAYED_TAIL_CHARS);
         return format!("; stderr: {shown}");
     }
     let start = tail

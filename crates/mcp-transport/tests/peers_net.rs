@@ -15,10 +15,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_transport::http::HttpOptions;
-use mcp_transport::sse::SseTransport;
-use mcp_transport::streamable_http::StreamableHttpTransport;
-use mcp_transport::ws::WsTransport;
+use mcp_transport::HttpOptions;
+use mcp_transport::SseTransport;
+use mcp_transport::StreamableHttpTransport;
+use mcp_transport::WsTransport;
 use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Response, Transport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::protocol::KNOWN_PROTOCOL_VERSIONS;
+use mcp_transport::KNOWN_PROTOCOL_VERSIONS;
 use mcp_transport::{
     CallOptions, ClientHandler, ConnectOptions, ErrorObject, ListKind, ServerEvent, SessionOptions,
 };

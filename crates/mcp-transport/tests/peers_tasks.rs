@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::task::{TaskGeneration, TaskSupport};
 use mcp_transport::{
     CallOptions, ClientHandler, ClientSession, ConnectOptions, ErrorObject, SessionOptions,
     TransportErrorKind,
 };
+use mcp_transport::{TaskGeneration, TaskSupport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
@@ -86,7 +86,7 @@ fn options(handler: Arc<Clarifier>) -> ConnectOptions {
     }
 }
 
-fn text_of(result: &mcp_transport::protocol::CallToolResult) -> String {
+fn text_of(result: &mcp_transport::CallToolResult) -> String {
     result
         .content
         .iter()

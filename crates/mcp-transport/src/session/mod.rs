@@ -65,7 +65,8 @@ use crate::protocol::{
     CallToolResult, GetPromptResult, Implementation, InitializeResult, KNOWN_PROTOCOL_VERSIONS,
     LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use crate::transport::{MessageSender, StderrTail, Transport, TransportError, TransportErrorKind};
+use crate::stderr_tail::StderrTail;
+use crate::transport::{MessageSender, Transport, TransportError, TransportErrorKind};
 
 use driver::drive;
 use pending::PendingTable;
