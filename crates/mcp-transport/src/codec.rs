@@ -70,7 +70,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 pub struct Undecodable {
     /// Why the frame (or its first bad batch element) could not be decoded.
     pub error: TransportErrorKind,
-    /// The batch elements that did decode, and an [`undecodable_answer`]
+    /// The batch elements that did decode, and an error answer (JSON-RPC parse error)
     /// for each answer whose id was found in what did not, in order.
     pub salvaged: Vec<JsonRpcMessage>,
 }

@@ -16,9 +16,12 @@
 //! stdio-only build (`default-features = false, features = ["stdio"]`)
 //! compiles no HTTP, TLS, WebSocket or JWT crate.
 
+#![warn(missing_docs)]
+
 mod codec;
 mod connect;
 pub mod error_codes;
+#[cfg(feature = "remote")]
 mod event_stream;
 mod http;
 mod message;

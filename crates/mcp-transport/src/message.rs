@@ -15,6 +15,7 @@ use crate::error_codes;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
+    /// A numeric id (what this client sends).
     Number(i64),
     /// A string id (some servers use UUIDs).
     String(String),

@@ -190,7 +190,7 @@ impl StderrTail {
     }
 
     /// The text an error carries: the last bytes, preceded by the first
-    /// error-looking line and its context and a [`GAP`] line when that
+    /// error-looking line and its context and a `…` line when that
     /// line is no longer among them.
     pub fn report(&self) -> String {
         let Ok(inner) = self.inner.lock() else {
@@ -240,8 +240,8 @@ fn tail_text(tail: &VecDeque<u8>) -> String {
 /// `text` (a stderr tail) as at most `max_lines` lines and about
 /// `max_bytes` bytes: whole when it fits; else, when an error-looking line
 /// lies before the last lines, that line with up to two lines before and
-/// three after, a [`GAP`] line, and as many of the last lines as fit;
-/// else the last lines. A line longer than [`CONTEXT_LINE_BYTES`] is cut,
+/// three after, a `…` line, and as many of the last lines as fit;
+/// else the last lines. A line longer than 512 bytes is cut,
 /// ending in `…`. Trailing white space is dropped.
 pub fn stderr_excerpt(text: &str, max_lines: usize, max_bytes: usize) -> String {
     let lines: Vec<String> = text.trim_end().lines().map(cut_line).collect();

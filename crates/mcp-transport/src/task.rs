@@ -130,10 +130,13 @@ impl TaskStatus {
 pub struct Task {
     /// The server's handle.
     pub task_id: String,
+    /// Where the task stands.
     pub status: TaskStatus,
     /// What the server says about the current status.
     pub status_message: Option<String>,
+    /// When the server created it (ISO 8601, as sent).
     pub created_at: Option<String>,
+    /// When its status last changed (ISO 8601, as sent).
     pub last_updated_at: Option<String>,
     /// How long the server keeps the task from its creation; `None` when
     /// unlimited or unsaid.
