@@ -924,10 +924,7 @@ impl Harness for NetHarness {
             headers_helper: None,
             oauth: None,
         };
-        let mut options = ConnectOptions {
-            session: session.clone(),
-            ..ConnectOptions::default()
-        };
+        let mut options = ConnectOptions::default().with_session(session.clone());
         let (loopback, transport) = match self.0 {
             NetKind::Http => {
                 let loopback = serve_streamable_http(core).await;

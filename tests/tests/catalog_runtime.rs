@@ -30,11 +30,11 @@ fn connector() -> McpConnector {
         "example",
         Arc::new(ExampleServer::new(ServerOptions::default())) as Arc<dyn mcp_transport::SdkServer>,
     );
-    McpConnector::new(ConnectOptions {
-        env: test_env(),
-        sdk_servers: Arc::new(registry),
-        ..ConnectOptions::default()
-    })
+    McpConnector::new(
+        ConnectOptions::default()
+            .with_env(test_env())
+            .with_sdk_servers(Arc::new(registry)),
+    )
 }
 
 fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {

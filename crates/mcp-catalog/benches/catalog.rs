@@ -359,10 +359,7 @@ fn cold_stdio(c: &mut Criterion) {
     let env = std::env::var("PATH")
         .map(|path| BTreeMap::from([("PATH".to_string(), path)]))
         .unwrap_or_default();
-    let connector = Arc::new(McpConnector::new(ConnectOptions {
-        env,
-        ..ConnectOptions::default()
-    }));
+    let connector = Arc::new(McpConnector::new(ConnectOptions::default().with_env(env)));
     let mut group = c.benchmark_group("cold_catalog_stdio_300ms_init");
     group.sample_size(10);
     for servers in [1usize, 10] {

@@ -226,11 +226,8 @@ impl Connection for SessionConnection {
         timeout: Duration,
         progress: Option<ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
-        let options = CallOptions {
-            progress,
-            ..CallOptions::default()
-        }
-        .timeout(timeout);
+        let mut options = CallOptions::default().with_timeout(timeout);
+        options.progress = progress;
         let support = self.support_of(name).await;
         self.session
             .call_tool_by_support(name, Some(arguments), support, &options)
@@ -245,11 +242,8 @@ impl Connection for SessionConnection {
         timeout: Duration,
         progress: Option<ProgressCallback>,
     ) -> Result<Value, CatalogError> {
-        let options = CallOptions {
-            progress,
-            ..CallOptions::default()
-        }
-        .timeout(timeout);
+        let mut options = CallOptions::default().with_timeout(timeout);
+        options.progress = progress;
         let support = self.support_of(name).await;
         self.session
             .call_tool_value(name, Some(arguments), support, &options)

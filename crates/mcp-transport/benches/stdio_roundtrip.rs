@@ -56,10 +56,7 @@ async fn connect(binary: &std::path::Path) -> ClientSession {
         timeouts: Timeouts::default(),
         description_limit: None,
     };
-    let options = ConnectOptions {
-        env: BTreeMap::new(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(BTreeMap::new());
     mcp_transport::connect(&config, &options).await.unwrap()
 }
 

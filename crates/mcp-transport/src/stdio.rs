@@ -68,6 +68,7 @@ use crate::transport::{MessageSender, Transport, TransportError, TransportErrorK
 
 /// Options of the stdio transport. Its `Debug` names the variables of
 /// `base_env`, never their values.
+#[non_exhaustive]
 #[derive(Clone)]
 pub struct StdioOptions {
     /// The environment the allow-list draws from (normally the host's
@@ -79,6 +80,36 @@ pub struct StdioOptions {
     pub stdin_close_grace: Duration,
     /// How long to wait after SIGTERM before SIGKILL.
     pub sigterm_grace: Duration,
+}
+
+impl StdioOptions {
+    /// Sets the environment the allow-list draws from.
+    #[must_use]
+    pub fn with_base_env(mut self, base_env: BTreeMap<String, String>) -> Self {
+        self.base_env = base_env;
+        self
+    }
+
+    /// Sets the codec (its cap is the largest accepted line).
+    #[must_use]
+    pub fn with_codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self
+    }
+
+    /// Sets how long to wait after closing stdin before SIGTERM.
+    #[must_use]
+    pub fn with_stdin_close_grace(mut self, stdin_close_grace: Duration) -> Self {
+        self.stdin_close_grace = stdin_close_grace;
+        self
+    }
+
+    /// Sets how long to wait after SIGTERM before SIGKILL.
+    #[must_use]
+    pub fn with_sigterm_grace(mut self, sigterm_grace: Duration) -> Self {
+        self.sigterm_grace = sigterm_grace;
+        self
+    }
 }
 
 impl std::fmt::Debug for StdioOptions {

@@ -55,10 +55,7 @@ fn main() -> ExitCode {
         cwd: None,
         env_passthrough: Vec::new(),
     };
-    let options = StdioOptions {
-        base_env: test_env(),
-        ..StdioOptions::default()
-    };
+    let options = StdioOptions::default().with_base_env(test_env());
     match runtime.block_on(host(&spawn_from, config, options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
