@@ -94,6 +94,11 @@ pub struct SdkOptions {
 }
 
 impl SdkOptions {
+    /// Options that hand messages over as they are, with no codec round trip: the same as `SdkOptions::default()`.
+    pub fn new() -> Self {
+        SdkOptions::default()
+    }
+
     /// Sets whether every message goes through bytes and back, as on a wire.
     #[must_use]
     pub fn with_roundtrip_through_codec(mut self, roundtrip_through_codec: bool) -> Self {

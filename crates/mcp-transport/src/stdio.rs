@@ -83,6 +83,11 @@ pub struct StdioOptions {
 }
 
 impl StdioOptions {
+    /// Options with an empty base environment, the default line cap and two-second grace periods: the same as `StdioOptions::default()`.
+    pub fn new() -> Self {
+        StdioOptions::default()
+    }
+
     /// Sets the environment the allow-list draws from.
     #[must_use]
     pub fn with_base_env(mut self, base_env: BTreeMap<String, String>) -> Self {

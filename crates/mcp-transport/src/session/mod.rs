@@ -84,6 +84,11 @@ pub struct ListLimits {
 }
 
 impl ListLimits {
+    /// The default caps (100 pages, 10,000 items, 32 MiB): the same as `ListLimits::default()`.
+    pub fn new() -> Self {
+        ListLimits::default()
+    }
+
     /// Sets the most pages fetched for one listing.
     #[must_use]
     pub fn with_max_pages(mut self, max_pages: usize) -> Self {
