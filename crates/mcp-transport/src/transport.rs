@@ -772,3 +772,43 @@ impl MessageSender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn the_source_stays_reachable_and_out_of_the_message() {
+        let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = TransportError::new(
+            "files",
+            TransportErrorKind::Spawn {
+                command: "files-server".into(),
+                message: "no such file".into(),
+            },
+        )
+        .with_source(cause);
+        // A clone (errors fan out to every request in flight) shares it.
+        for error in [error.clone(), error] {
+            let source = error.source().expect("the cause is kept");
+            let io = source.downcast_ref::<std::io::Error>().expect("as itself");
+            assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+            assert!(matches!(error.kind(), TransportErrorKind::Spawn { .. }));
+            assert_eq!(error.server(), "files");
+            // The message quotes the cause once; a chain printer that
+            // skips quoted causes shows it once.
+            assert_eq!(
+                error.to_string().matches("no such file").count(),
+                1,
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_without_a_cause_has_no_source() {
+        assert!(TransportError::closed("files").source().is_none());
+    }
+}

@@ -172,6 +172,7 @@ pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, Tra
                 &options.server,
                 format!("cannot build the HTTP client: {e}"),
             )
+            .with_source(e)
         })
 }
 
