@@ -323,9 +323,8 @@ async fn surfaces_list_changed(harness: &dyn Harness, version: &str) {
     session.call_tool("touch", None).await.unwrap();
     let event = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
-            match events.recv().await.unwrap() {
-                ServerEvent::ListChanged(kind) => return kind,
-                _ => {}
+            if let ServerEvent::ListChanged(kind) = events.recv().await.unwrap() {
+                return kind;
             }
         }
     })
