@@ -27,7 +27,7 @@
 //! | streamable HTTP (2025-03-26 on) | `streamable-http` | `StreamableHttpTransport` |
 //! | legacy HTTP+SSE | `sse` | `SseTransport` |
 //! | WebSocket, `mcp` subprotocol | `ws` | `WsTransport` |
-//! | in-process server of the host | `sdk` | `SdkTransport` ([`SdkServer`], [`SdkRegistry`]) |
+//! | in-process server of the host | `sdk` | `SdkTransport` (`SdkServer`, `SdkRegistry`) |
 //! | claude.ai-hosted server through its proxy | `claudeai-proxy` | `StreamableHttpTransport` |
 //!
 //! Each transport kind is a cargo feature, all on by default, and `oauth`

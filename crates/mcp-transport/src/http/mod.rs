@@ -251,7 +251,7 @@ pub(crate) async fn within<T>(
 /// transport made up, at 2026-07-28 and later, for a request it could not
 /// complete, and names why: `{"kind": "streamBroken"}` or
 /// `{"kind": "httpStatus", "status": 400}`.
-/// [`TransportError::from_error_response`] turns such an answer back into
+/// [`TransportError::from_error_response`](crate::TransportError::from_error_response) turns such an answer back into
 /// the named [`TransportErrorKind`]. The transport removes the member from
 /// every error a server sends, so a server cannot forge one.
 pub const TRANSPORT_FAILURE_KEY: &str = "io.github.mcp-transport/failure";
