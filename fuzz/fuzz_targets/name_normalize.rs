@@ -22,7 +22,7 @@ use mcp_catalog::{
     MaterializeOptions, NamingStyle, ServerFeatures, ServerTools, ToolTarget, materialize,
 };
 use mcp_config::ToolFilter;
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use serde_json::json;
 
 struct Listing {

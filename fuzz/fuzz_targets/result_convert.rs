@@ -14,7 +14,7 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_catalog::result::DEFAULT_MAX_RESULT_BYTES;
 use mcp_catalog::{ModelBlock, ModelResult, convert_result};
-use mcp_transport::protocol::CallToolResult;
+use mcp_transport::CallToolResult;
 use serde_json::Value;
 
 /// Bytes a note about an image left out, or about the cut, may add.

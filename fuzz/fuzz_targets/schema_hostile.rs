@@ -28,7 +28,7 @@ use mcp_catalog::{
 use mcp_config::ToolFilter;
 use mcp_fuzz::grammars::{ARGUMENTS, SCHEMA};
 use mcp_fuzz::{HOSTILE_STRINGS, Input, document, drop_value};
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 
 /// Tool names: plain ones first (the catalog keeps or names them), then
 /// the hostile strings.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::sdk::SdkOptions;
+use mcp_transport::SdkOptions;
 use mcp_transport::{ClientSession, ConnectOptions, SdkRegistry, SessionOptions, TransportError};
 
 use crate::server::{ExampleServer, ServerOptions};
@@ -113,11 +113,9 @@ impl Harness for StdioHarness {
         session: SessionOptions,
     ) -> Result<ClientSession, TransportError> {
         let config = self.config(server, timeouts_of(&session));
-        let options = ConnectOptions {
-            session,
-            env: test_env(),
-            ..ConnectOptions::default()
-        };
+        let options = ConnectOptions::default()
+            .with_session(session)
+            .with_env(test_env());
         mcp_transport::connect(&config, &options).await
     }
 
@@ -156,15 +154,12 @@ impl Harness for SdkHarness {
             },
             timeouts_of(&session),
         );
-        let options = ConnectOptions {
-            session,
-            sdk_servers: Arc::new(registry),
-            sdk: SdkOptions {
-                roundtrip_through_codec: self.roundtrip_through_codec,
-                ..SdkOptions::default()
-            },
-            ..ConnectOptions::default()
-        };
+        let options = ConnectOptions::default()
+            .with_session(session)
+            .with_sdk_servers(Arc::new(registry))
+            .with_sdk(
+                SdkOptions::default().with_roundtrip_through_codec(self.roundtrip_through_codec),
+            );
         mcp_transport::connect(&config, &options).await
     }
 }

@@ -35,8 +35,8 @@ use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request as HttpRequest, Response as HttpResponse, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_config::{ProxyConfig, RemoteConfig, TransportConfig};
-use mcp_transport::codec::Codec;
-use mcp_transport::protocol::error_codes;
+use mcp_transport::Codec;
+use mcp_transport::error_codes;
 use mcp_transport::{
     ClientSession, ConnectOptions, ErrorObject, JsonRpcMessage, RequestId, Response,
     SessionOptions, TransportError,
@@ -924,10 +924,7 @@ impl Harness for NetHarness {
             headers_helper: None,
             oauth: None,
         };
-        let mut options = ConnectOptions {
-            session: session.clone(),
-            ..ConnectOptions::default()
-        };
+        let mut options = ConnectOptions::default().with_session(session.clone());
         let (loopback, transport) = match self.0 {
             NetKind::Http => {
                 let loopback = serve_streamable_http(core).await;

@@ -30,11 +30,11 @@ fn connector() -> McpConnector {
         "example",
         Arc::new(ExampleServer::new(ServerOptions::default())) as Arc<dyn mcp_transport::SdkServer>,
     );
-    McpConnector::new(ConnectOptions {
-        env: test_env(),
-        sdk_servers: Arc::new(registry),
-        ..ConnectOptions::default()
-    })
+    McpConnector::new(
+        ConnectOptions::default()
+            .with_env(test_env())
+            .with_sdk_servers(Arc::new(registry)),
+    )
 }
 
 fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {
@@ -277,7 +277,7 @@ async fn progress_reaches_the_caller() {
     let tool = catalog.get("alpha__slow").unwrap();
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    let progress: mcp_transport::session::ProgressCallback =
+    let progress: mcp_transport::ProgressCallback =
         Arc::new(move |p: mcp_transport::Progress| sink.lock().unwrap().push(p.progress));
     let result = runtime
         .call_tool_with_progress(tool, json!({"steps": 3, "step_ms": 10}), Some(progress))

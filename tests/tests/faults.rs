@@ -27,7 +27,7 @@ use mcp_integration_tests::net::{
 };
 use mcp_integration_tests::server::{ExampleServer, ServerOptions};
 use mcp_transport::ConnectOptions;
-use mcp_transport::stdio::StdioOptions;
+use mcp_transport::StdioOptions;
 use serde_json::{Value, json};
 
 const EXAMPLE: &str = env!("CARGO_BIN_EXE_mcp-example-server");
@@ -211,15 +211,13 @@ fn healthy_entry() -> ServerConfig {
 }
 
 fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {
-    let connector = McpConnector::new(ConnectOptions {
-        env: test_env(),
-        stdio: StdioOptions {
-            stdin_close_grace: Duration::from_millis(500),
-            sigterm_grace: Duration::from_millis(500),
-            ..StdioOptions::default()
-        },
-        ..ConnectOptions::default()
-    });
+    let connector = McpConnector::new(
+        ConnectOptions::default().with_env(test_env()).with_stdio(
+            StdioOptions::default()
+                .with_stdin_close_grace(Duration::from_millis(500))
+                .with_sigterm_grace(Duration::from_millis(500)),
+        ),
+    );
     SessionRuntime::new(
         "agent-session",
         servers,

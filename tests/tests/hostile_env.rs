@@ -95,10 +95,7 @@ fn read_report(path: &Path) -> BTreeMap<String, String> {
 
 #[tokio::test]
 async fn env_keys_that_are_not_names_never_reach_a_child() {
-    let options = ConnectOptions {
-        env: test_env(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(test_env());
     for (key, target) in SMUGGLED {
         let dir = tempfile::tempdir().unwrap();
         let report = dir.path().join("report.json");
@@ -163,10 +160,7 @@ async fn a_smuggled_pythonpath_does_not_run_sitecustomize() {
     let script = format!("open({:?}, 'w').write('ran')", ran.display().to_string());
     let key = format!("PYTHONPATH={}:", hook.display());
     let env = [(key.as_str(), "x")];
-    let options = ConnectOptions {
-        env: test_env(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(test_env());
     let servers = [
         stdio("by-hand", python, &["-c", &script], &env),
         from_file(dir.path(), python, &["-c", &script], &env),

@@ -98,10 +98,7 @@ async fn connect(via: Via) -> (ClientSession, Option<Scripted>) {
         }
     };
     let config = entry(&name_of(via), transport, TIMEOUTS);
-    let options = ConnectOptions {
-        env: test_env(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(test_env());
     let session = mcp_transport::connect(&config, &options)
         .await
         .unwrap_or_else(|e| panic!("{via:?}: connect: {e}"));

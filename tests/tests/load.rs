@@ -43,10 +43,9 @@ fn text(result: &ModelResult) -> &str {
 }
 
 fn connector() -> Arc<McpConnector> {
-    Arc::new(McpConnector::new(ConnectOptions {
-        env: test_env(),
-        ..ConnectOptions::default()
-    }))
+    Arc::new(McpConnector::new(
+        ConnectOptions::default().with_env(test_env()),
+    ))
 }
 
 fn report(phase: &str, calls: usize, started: Instant) {

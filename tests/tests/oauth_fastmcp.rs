@@ -18,9 +18,9 @@ use mcp_oauth::{
     AuthProvider, CredentialStore, FileCredentialStore, InteractivePrompt, OAuthProvider,
     OAuthSettings,
 };
-use mcp_transport::http::HttpOptions;
-use mcp_transport::session::{ClientSession, SessionOptions};
-use mcp_transport::streamable_http::StreamableHttpTransport;
+use mcp_transport::HttpOptions;
+use mcp_transport::StreamableHttpTransport;
+use mcp_transport::{ClientSession, SessionOptions};
 use serde_json::{Value, json};
 
 use mcp_test_peers as peers;

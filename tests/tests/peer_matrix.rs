@@ -358,17 +358,15 @@ fn start(row: &Row) -> (ServerConfig, Option<Running>) {
 }
 
 fn runtime(row: &Row, config: ServerConfig) -> SessionRuntime {
-    let session = SessionOptions {
-        protocol_version: row.propose.to_owned(),
-        handler: Some(Arc::new(Accepting)),
-        extensions: Map::from_iter([(TASKS_EXTENSION.to_owned(), json!({}))]),
-        ..SessionOptions::default()
-    };
-    let connector = McpConnector::new(ConnectOptions {
-        session,
-        env: test_env(),
-        ..ConnectOptions::default()
-    });
+    let session = SessionOptions::default()
+        .with_protocol_version(row.propose.to_owned())
+        .with_handler(Arc::new(Accepting))
+        .with_extensions(Map::from_iter([(TASKS_EXTENSION.to_owned(), json!({}))]));
+    let connector = McpConnector::new(
+        ConnectOptions::default()
+            .with_session(session)
+            .with_env(test_env()),
+    );
     SessionRuntime::new(
         "peer-matrix",
         [config],

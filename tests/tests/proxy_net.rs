@@ -96,11 +96,9 @@ async fn the_proxy_carries_the_server_id_and_host_credentials_to_a_real_peer() {
     )
     .await;
 
-    let options = ConnectOptions {
-        session: SessionOptions::default(),
-        claudeai_credentials: Some(Arc::new(HostCredentials("Bearer host-token"))),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default()
+        .with_session(SessionOptions::default())
+        .with_claudeai_credentials(Arc::new(HostCredentials("Bearer host-token")));
     let session = mcp_transport::connect(&proxy_entry(&proxy.url, "srv_everything"), &options)
         .await
         .unwrap();

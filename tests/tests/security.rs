@@ -38,8 +38,8 @@ use mcp_oauth::{
     AuthError, AuthProvider, Challenge, ChallengeOutcome, CredentialStore, FileCredentialStore,
     Secret, StoreKey, StoredCredentials, TokenSet,
 };
-use mcp_transport::headers_helper::run_headers_helper_with_timeout;
-use mcp_transport::http::AuthProviders;
+use mcp_transport::AuthProviders;
+use mcp_transport::run_headers_helper_with_timeout;
 use mcp_transport::{ConnectOptions, connect};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -198,10 +198,7 @@ async fn env_safety_keys_never_reach_a_child() {
     assert_eq!(refused.len(), DANGEROUS.len(), "{:#?}", config.diagnostics);
     let from_file = config.server("from-file").unwrap().config.clone();
 
-    let options = ConnectOptions {
-        env: host_env(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(host_env());
     for server in [by_hand, from_file] {
         let _ = std::fs::remove_file(&report);
         // The reporter is no MCP server: the handshake fails after it wrote.
@@ -230,10 +227,7 @@ async fn env_safety_holds_for_a_real_peer_reading_its_own_environment() {
         "NODE_OPTIONS".into(),
         "--require /nonexistent/evil.js".into(),
     );
-    let options = ConnectOptions {
-        env: host,
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(host);
     let session = connect(&server, &options).await.unwrap();
     let result = session.call_tool("get-env", Some(json!({}))).await.unwrap();
     session.close().await.unwrap();
@@ -253,10 +247,7 @@ async fn no_shell_spawns_a_stdio_server() {
     let args = shell_bait(&marker);
     let report_text = report.display().to_string();
     let server = stdio("bait", ARGV_REPORT, &args, &[("ARGV_REPORT", &report_text)]);
-    let options = ConnectOptions {
-        env: test_env(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(test_env());
     assert!(connect(&server, &options).await.is_err());
     let (received, _) = read_report(&report);
     assert_eq!(received, args, "the child did not get the literal argv");
@@ -587,12 +578,9 @@ impl AuthProviders for Everyone {
 }
 
 fn with_token(token: &'static str) -> ConnectOptions {
-    ConnectOptions {
-        auth: Some(Arc::new(Everyone(Arc::new(StaticToken(Secret::new(
-            token,
-        )))))),
-        ..ConnectOptions::default()
-    }
+    ConnectOptions::default().with_auth(Arc::new(Everyone(Arc::new(StaticToken(Secret::new(
+        token,
+    ))))))
 }
 
 #[tokio::test]
@@ -799,10 +787,7 @@ async fn secrets_never_reach_logs_errors_or_debug() {
     );
     let mut host = test_env();
     host.insert("HOST_TOKEN".into(), "env-secret-9a2e".into());
-    let options = ConnectOptions {
-        env: host,
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(host);
     let session = connect(&local, &options).await.unwrap();
     session.list_tools().await.unwrap();
     shown.push(("stdio session Debug".into(), format!("{session:?}")));
@@ -1022,10 +1007,9 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
     let report = dir.path().join("ran.json");
     let mut options = project_with_helper(dir.path(), &http.url, &report);
     let connector = || {
-        Arc::new(McpConnector::new(ConnectOptions {
-            env: test_env(),
-            ..ConnectOptions::default()
-        }))
+        Arc::new(McpConnector::new(
+            ConnectOptions::default().with_env(test_env()),
+        ))
     };
 
     let config = load(&options);

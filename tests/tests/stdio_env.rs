@@ -124,10 +124,7 @@ async fn network_xdg_and_passthrough_variables_reach_a_child_and_refused_keys_ne
     }
     let from_file = config.server("from-file").unwrap().config.clone();
 
-    let options = ConnectOptions {
-        env: host_env(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(host_env());
     for server in [by_hand, from_file] {
         let _ = std::fs::remove_file(&report);
         // The reporter is no MCP server: the handshake fails after it wrote.
@@ -162,10 +159,7 @@ async fn timed_out(
     server: &ServerConfig,
     env: BTreeMap<String, String>,
 ) -> (String, Option<String>) {
-    let options = ConnectOptions {
-        env,
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(env);
     let started = Instant::now();
     let error = connect(server, &options).await.unwrap_err();
     assert!(

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use mcp_config::{StdioConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::harness::{StdioHarness, entry, test_env};
 use mcp_integration_tests::server::ServerOptions;
-use mcp_transport::stdio::StdioOptions;
+use mcp_transport::StdioOptions;
 use mcp_transport::{
     ClientSession, ConnectOptions, SessionOptions, TransportError, TransportErrorKind,
 };
@@ -28,11 +28,9 @@ fn timeouts(connect: Duration) -> Timeouts {
 }
 
 fn fast_shutdown() -> StdioOptions {
-    StdioOptions {
-        stdin_close_grace: Duration::from_millis(300),
-        sigterm_grace: Duration::from_millis(300),
-        ..StdioOptions::default()
-    }
+    StdioOptions::default()
+        .with_stdin_close_grace(Duration::from_millis(300))
+        .with_sigterm_grace(Duration::from_millis(300))
 }
 
 async fn connect(
@@ -40,12 +38,10 @@ async fn connect(
     connect_timeout: Duration,
 ) -> Result<ClientSession, TransportError> {
     let config = StdioHarness::new(SERVER).config(&server, timeouts(connect_timeout));
-    let options = ConnectOptions {
-        env: test_env(),
-        stdio: fast_shutdown(),
-        session: SessionOptions::default(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default()
+        .with_env(test_env())
+        .with_stdio(fast_shutdown())
+        .with_session(SessionOptions::default());
     mcp_transport::connect(&config, &options).await
 }
 
@@ -119,15 +115,10 @@ async fn a_modern_server_slower_than_the_probe_is_asked_again() {
         ..ServerOptions::default()
     };
     let config = StdioHarness::new(SERVER).config(&server, timeouts(Duration::from_secs(20)));
-    let options = ConnectOptions {
-        env: test_env(),
-        stdio: fast_shutdown(),
-        session: SessionOptions {
-            discover_timeout: Duration::from_millis(200),
-            ..SessionOptions::default()
-        },
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default()
+        .with_env(test_env())
+        .with_stdio(fast_shutdown())
+        .with_session(SessionOptions::default().with_discover_timeout(Duration::from_millis(200)));
     let session = mcp_transport::connect(&config, &options).await.unwrap();
     assert_eq!(session.protocol_version(), "2026-07-28");
     assert!(!session.list_tools().await.unwrap().is_empty());
@@ -258,11 +249,9 @@ async fn child_gets_the_allow_listed_environment_and_its_cwd() {
         }),
         timeouts(Duration::from_secs(20)),
     );
-    let options = ConnectOptions {
-        env: base,
-        stdio: fast_shutdown(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default()
+        .with_env(base)
+        .with_stdio(fast_shutdown());
     let session = mcp_transport::connect(&config, &options).await.unwrap();
     let result = session.call_tool("environment", None).await.unwrap();
     let info = result.structured_content.unwrap();
@@ -363,15 +352,11 @@ async fn a_server_ignoring_stdin_close_and_sigterm_is_killed() {
 async fn a_server_that_exits_on_stdin_close_is_not_signalled() {
     let config = StdioHarness::new(SERVER)
         .config(&ServerOptions::default(), timeouts(Duration::from_secs(20)));
-    let options = ConnectOptions {
-        env: test_env(),
-        stdio: StdioOptions {
-            stdin_close_grace: Duration::from_secs(8),
-            sigterm_grace: Duration::from_secs(8),
-            ..StdioOptions::default()
-        },
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(test_env()).with_stdio(
+        StdioOptions::default()
+            .with_stdin_close_grace(Duration::from_secs(8))
+            .with_sigterm_grace(Duration::from_secs(8)),
+    );
     let session = mcp_transport::connect(&config, &options).await.unwrap();
     let pid = pid_of(&session, "pid").await;
     let started = Instant::now();

@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_config::Timeouts;
 use mcp_integration_tests::harness::{StdioHarness, test_env};
 use mcp_integration_tests::server::ServerOptions;
-use mcp_transport::stdio::StdioOptions;
+use mcp_transport::StdioOptions;
 use mcp_transport::{Codec, ConnectOptions, TransportErrorKind};
 use serde_json::json;
 
@@ -33,14 +33,9 @@ async fn a_message_past_the_cap_fails_clearly_with_bounded_memory() {
             tool_call: Duration::from_secs(60),
         },
     );
-    let options = ConnectOptions {
-        env: test_env(),
-        stdio: StdioOptions {
-            codec: Codec::new(4 * MIB),
-            ..StdioOptions::default()
-        },
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default()
+        .with_env(test_env())
+        .with_stdio(StdioOptions::default().with_codec(Codec::new(4 * MIB)));
     let session = mcp_transport::connect(&config, &options).await.unwrap();
 
     // Under the cap: fine.

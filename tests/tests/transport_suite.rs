@@ -16,12 +16,12 @@ use async_trait::async_trait;
 use mcp_integration_tests::harness::{Harness, SdkHarness, StdioHarness};
 use mcp_integration_tests::net::{NetHarness, NetKind};
 use mcp_integration_tests::server::{Era, Scope, ServerOptions};
-use mcp_transport::protocol::{KNOWN_PROTOCOL_VERSIONS, is_modern};
-use mcp_transport::session::CacheScope;
+use mcp_transport::CacheScope;
 use mcp_transport::{
     CallOptions, ClientHandler, ClientSession, ErrorObject, ListKind, ListLimits, Progress,
     ServerEvent, SessionOptions, TransportErrorKind,
 };
+use mcp_transport::{KNOWN_PROTOCOL_VERSIONS, is_modern};
 use serde_json::{Value, json};
 
 /// The modern wire generation.
@@ -31,21 +31,16 @@ const LEGACY: &str = "2025-11-25";
 
 /// Generous timeouts, negotiating up to `version`.
 fn unpinned_options(version: &str) -> SessionOptions {
-    SessionOptions {
-        protocol_version: version.to_owned(),
-        connect_timeout: Duration::from_secs(20),
-        request_timeout: Duration::from_secs(20),
-        tool_call_timeout: Duration::from_secs(20),
-        ..SessionOptions::default()
-    }
+    SessionOptions::default()
+        .with_protocol_version(version.to_owned())
+        .with_connect_timeout(Duration::from_secs(20))
+        .with_request_timeout(Duration::from_secs(20))
+        .with_tool_call_timeout(Duration::from_secs(20))
 }
 
 /// [`unpinned_options`] that speak exactly `version`.
 fn session_options(version: &str) -> SessionOptions {
-    SessionOptions {
-        pin_protocol: true,
-        ..unpinned_options(version)
-    }
+    unpinned_options(version).with_pin_protocol(true)
 }
 
 async fn connect(harness: &dyn Harness, version: &str, server: ServerOptions) -> ClientSession {
@@ -63,7 +58,7 @@ async fn connect_with(
     }
 }
 
-fn first_text(result: &mcp_transport::protocol::CallToolResult) -> &str {
+fn first_text(result: &mcp_transport::CallToolResult) -> &str {
     result.content[0]["text"].as_str().unwrap_or_default()
 }
 
@@ -193,10 +188,7 @@ async fn stops_past_the_page_cap(harness: &dyn Harness, version: &str) {
         ..ServerOptions::default()
     };
     let mut options = session_options(version);
-    options.list_limits = ListLimits {
-        max_pages: 2,
-        ..ListLimits::default()
-    };
+    options.list_limits = ListLimits::default().with_max_pages(2);
     let session = connect_with(harness, server, options).await;
     let error = session.list_tools().await.unwrap_err();
     assert!(error.to_string().contains("more than 2 pages"), "{error}");
@@ -276,8 +268,9 @@ async fn delivers_progress_and_progress_resets_the_timeout(harness: &dyn Harness
     let sink = Arc::clone(&seen);
     // 6 steps of 100 ms = 600 ms in all, far past the 300 ms timeout; each
     // progress notification restarts it.
-    let options = CallOptions::with_progress(move |p| sink.lock().unwrap().push(p))
-        .timeout(Duration::from_millis(300));
+    let options = CallOptions::default()
+        .with_progress(move |p| sink.lock().unwrap().push(p))
+        .with_timeout(Duration::from_millis(300));
     let result = session
         .call_tool_with("slow", Some(json!({"steps": 6, "step_ms": 100})), &options)
         .await
@@ -293,7 +286,7 @@ async fn delivers_progress_and_progress_resets_the_timeout(harness: &dyn Harness
 
 async fn times_out_and_cancels(harness: &dyn Harness, version: &str) {
     let session = connect(harness, version, ServerOptions::default()).await;
-    let options = CallOptions::default().timeout(Duration::from_millis(200));
+    let options = CallOptions::default().with_timeout(Duration::from_millis(200));
     let started = Instant::now();
     let error = session
         .call_tool_with("slow", Some(json!({"steps": 1, "step_ms": 5000})), &options)
@@ -330,9 +323,8 @@ async fn surfaces_list_changed(harness: &dyn Harness, version: &str) {
     session.call_tool("touch", None).await.unwrap();
     let event = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
-            match events.recv().await.unwrap() {
-                ServerEvent::ListChanged(kind) => return kind,
-                ServerEvent::Notification(_) => {}
+            if let ServerEvent::ListChanged(kind) = events.recv().await.unwrap() {
+                return kind;
             }
         }
     })

@@ -24,7 +24,7 @@ use mcp_catalog::{
 };
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::ConnectOptions;
-use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
 /// A schema like the ones real servers send: nested objects, enums,
@@ -235,7 +235,7 @@ impl Connection for BenchConnection {
         _: &str,
         _: Value,
         _: Duration,
-        _: Option<mcp_transport::session::ProgressCallback>,
+        _: Option<mcp_transport::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         Ok(CallToolResult::default())
     }
@@ -359,10 +359,7 @@ fn cold_stdio(c: &mut Criterion) {
     let env = std::env::var("PATH")
         .map(|path| BTreeMap::from([("PATH".to_string(), path)]))
         .unwrap_or_default();
-    let connector = Arc::new(McpConnector::new(ConnectOptions {
-        env,
-        ..ConnectOptions::default()
-    }));
+    let connector = Arc::new(McpConnector::new(ConnectOptions::default().with_env(env)));
     let mut group = c.benchmark_group("cold_catalog_stdio_300ms_init");
     group.sample_size(10);
     for servers in [1usize, 10] {

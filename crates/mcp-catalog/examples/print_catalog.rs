@@ -97,10 +97,9 @@ async fn main() -> ExitCode {
         servers,
         // Stdio children draw their allow-listed variables from this
         // process's environment, as a host's own would.
-        Arc::new(McpConnector::new(ConnectOptions {
-            env: std::env::vars().collect(),
-            ..ConnectOptions::default()
-        })),
+        Arc::new(McpConnector::new(
+            ConnectOptions::default().with_env(std::env::vars().collect()),
+        )),
         Arc::new(SystemClock),
         options,
     );

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
-use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::{Listing, ProgressCallback, RejectedTool};
-use mcp_transport::task::{TaskGeneration, TaskSupport};
 use mcp_transport::{
     CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
 };
+use mcp_transport::{CallToolResult, Tool};
+use mcp_transport::{Listing, ProgressCallback, RejectedTool};
+use mcp_transport::{TaskGeneration, TaskSupport};
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::AbortHandle;
@@ -226,11 +226,8 @@ impl Connection for SessionConnection {
         timeout: Duration,
         progress: Option<ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
-        let options = CallOptions {
-            progress,
-            ..CallOptions::default()
-        }
-        .timeout(timeout);
+        let mut options = CallOptions::default().with_timeout(timeout);
+        options.progress = progress;
         let support = self.support_of(name).await;
         self.session
             .call_tool_by_support(name, Some(arguments), support, &options)
@@ -245,11 +242,8 @@ impl Connection for SessionConnection {
         timeout: Duration,
         progress: Option<ProgressCallback>,
     ) -> Result<Value, CatalogError> {
-        let options = CallOptions {
-            progress,
-            ..CallOptions::default()
-        }
-        .timeout(timeout);
+        let mut options = CallOptions::default().with_timeout(timeout);
+        options.progress = progress;
         let support = self.support_of(name).await;
         self.session
             .call_tool_value(name, Some(arguments), support, &options)

@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use mcp_transport::protocol::CallToolResult;
+use mcp_transport::CallToolResult;
 
 use crate::deep;
 

@@ -3,7 +3,7 @@
 use mcp_catalog::filter::{passes, pattern_matches};
 use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
 use mcp_config::ToolFilter;
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use serde_json::json;
 
 fn check(include: &[&str], exclude: &[&str], name: &str, expect: bool) {

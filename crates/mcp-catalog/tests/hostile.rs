@@ -25,7 +25,7 @@ use mcp_catalog::{
     ToolTarget, materialize,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
 /// Levels of the deep rows: far past any recursion a 2 MiB stack allows.
@@ -305,7 +305,7 @@ impl Connection for ScriptedConnection {
         _name: &str,
         arguments: Value,
         _timeout: Duration,
-        _progress: Option<mcp_transport::session::ProgressCallback>,
+        _progress: Option<mcp_transport::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         dispose(arguments);
         Ok((self.0.result)())

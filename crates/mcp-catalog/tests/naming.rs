@@ -6,7 +6,7 @@ use mcp_catalog::naming::{
 };
 use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
 use mcp_config::{Level, ToolFilter};
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use serde_json::json;
 
 fn tool(name: &str) -> Tool {

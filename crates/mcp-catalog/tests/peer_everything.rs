@@ -50,10 +50,7 @@ fn connector() -> McpConnector {
     let env = std::env::var("PATH")
         .map(|path| BTreeMap::from([("PATH".to_string(), path)]))
         .unwrap_or_default();
-    McpConnector::new(ConnectOptions {
-        env,
-        ..ConnectOptions::default()
-    })
+    McpConnector::new(ConnectOptions::default().with_env(env))
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use mcp_catalog::{
     materialize_among,
 };
 use mcp_config::ToolFilter;
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -5,7 +5,7 @@
 #![allow(clippy::expect_used)]
 
 use mcp_catalog::result::{DEFAULT_MAX_RESULT_BYTES, convert_result};
-use mcp_transport::protocol::CallToolResult;
+use mcp_transport::CallToolResult;
 use serde_json::{Value, json};
 
 /// A tiny PNG's base64, as a server would send it.

@@ -3,7 +3,7 @@
 use mcp_catalog::result::{
     ModelBlock, ResultStatus, convert_block, convert_result, convert_result_owned,
 };
-use mcp_transport::protocol::CallToolResult;
+use mcp_transport::CallToolResult;
 use serde_json::{Value, json};
 
 fn text(t: &str) -> ModelBlock {

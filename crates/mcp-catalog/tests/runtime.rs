@@ -19,8 +19,8 @@ use mcp_catalog::{
     ServerSet, SessionRuntime,
 };
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::{CacheScope, Listing, RejectedTool};
+use mcp_transport::{CacheScope, Listing, RejectedTool};
+use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
 /// What one scripted server does.
@@ -239,7 +239,7 @@ impl Connection for FakeConnection {
         name: &str,
         arguments: Value,
         timeout: Duration,
-        _progress: Option<mcp_transport::session::ProgressCallback>,
+        _progress: Option<mcp_transport::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         self.counters.calls.fetch_add(1, Ordering::SeqCst);
         *self.connector.last_timeout.lock().unwrap() = Some(timeout);

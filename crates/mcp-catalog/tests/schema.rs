@@ -6,7 +6,7 @@ mod support;
 use mcp_catalog::schema::{ProviderProfile, for_profile, normalize, prepare, strip_optional_nulls};
 use mcp_catalog::{CatalogErrorKind, MaterializeOptions, ServerTools, materialize};
 use mcp_config::ToolFilter;
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use serde_json::{Value, json};
 
 /// Normalises `input` and compares with `expect`; also checks that a

@@ -13,7 +13,7 @@ use std::net::TcpListener;
 use mcp_catalog::schema::{ProviderProfile, SchemaLimits, check_output_schema, prepare};
 use mcp_catalog::{Catalog, MaterializeOptions, ServerTools, materialize};
 use mcp_config::ToolFilter;
-use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Value, json};
 
 /// The focal schema of the conformance scenario

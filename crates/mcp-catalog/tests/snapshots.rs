@@ -11,7 +11,7 @@ use mcp_catalog::{
     MaterializeOptions, NamingStyle, ProviderProfile, ServerFeatures, ServerTools, materialize,
 };
 use mcp_config::ToolFilter;
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use serde_json::Value;
 
 fn hostile() -> (Vec<String>, Vec<ServerTools>) {

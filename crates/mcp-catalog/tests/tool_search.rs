@@ -20,7 +20,7 @@ use mcp_catalog::{
     ToolBudget,
 };
 use mcp_config::{ServerConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
 const BUDGET: usize = 10_000;
@@ -303,7 +303,7 @@ impl Connection for Service {
         name: &str,
         arguments: Value,
         _timeout: Duration,
-        _progress: Option<mcp_transport::session::ProgressCallback>,
+        _progress: Option<mcp_transport::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         Ok(CallToolResult {
             content: vec![

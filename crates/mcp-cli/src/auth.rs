@@ -14,7 +14,7 @@ use mcp_oauth::{
     CredentialStore, FileCredentialStore, InteractivePrompt, OAuthProvider, OAuthSettings,
     Revocation, StoreKey, settings_from_config,
 };
-use mcp_transport::http::AuthProviders;
+use mcp_transport::AuthProviders;
 use serde_json::{Value, json};
 
 use crate::cli::{LoginArgs, NameArgs};

@@ -57,7 +57,7 @@ pub(crate) struct GlobalArgs {
 
 /// A `--protocol` value: one of the revisions the client knows.
 fn protocol_revision(value: &str) -> Result<String, String> {
-    let known = mcp_transport::protocol::KNOWN_PROTOCOL_VERSIONS;
+    let known = mcp_transport::KNOWN_PROTOCOL_VERSIONS;
     if known.contains(&value) {
         Ok(value.to_owned())
     } else {

@@ -27,9 +27,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use mcp_transport::message::ErrorObject;
-use mcp_transport::message::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
-use mcp_transport::session::ClientHandler;
+use mcp_transport::ClientHandler;
+use mcp_transport::ErrorObject;
+use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 

@@ -283,11 +283,8 @@ fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
             if let Some(tail) = &report.stderr_tail {
                 // Around the first error-looking line, then the last lines:
                 // a server's error often sits above a page of usage text.
-                let excerpt = mcp_transport::stderr_tail::excerpt(
-                    tail,
-                    STDERR_EXCERPT_LINES,
-                    STDERR_EXCERPT_BYTES,
-                );
+                let excerpt =
+                    mcp_transport::stderr_excerpt(tail, STDERR_EXCERPT_LINES, STDERR_EXCERPT_BYTES);
                 for stderr_line in shown_lines(&excerpt).lines() {
                     lines.push(format!("      | {stderr_line}"));
                 }

@@ -203,22 +203,18 @@ impl Signals {
 /// draw their allow-listed variables from, stored OAuth credentials, and
 /// the host's answers to what servers ask ([`crate::host`]).
 pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
-    let mut session = mcp_transport::SessionOptions {
-        handler: Some(Arc::new(crate::host::Host::new(context))),
-        ..mcp_transport::SessionOptions::default()
-    };
+    let mut session = mcp_transport::SessionOptions::default()
+        .with_handler(Arc::new(crate::host::Host::new(context)));
     if let Some(revision) = &context.protocol {
         session.protocol_version = revision.clone();
         session.pin_protocol = true;
     }
-    mcp_transport::ConnectOptions {
-        session,
-        env: context.env.clone(),
-        auth: Some(std::sync::Arc::new(crate::auth::StoredCredentials::new(
+    mcp_transport::ConnectOptions::default()
+        .with_session(session)
+        .with_env(context.env.clone())
+        .with_auth(std::sync::Arc::new(crate::auth::StoredCredentials::new(
             context,
-        ))),
-        ..mcp_transport::ConnectOptions::default()
-    }
+        )))
 }
 
 /// A `--timeout S` value: positive seconds, fractions allowed.

@@ -17,7 +17,7 @@ use mcp_catalog::{
 };
 use mcp_config::LoadedConfig;
 use mcp_transport::Progress;
-use mcp_transport::session::ProgressCallback;
+use mcp_transport::ProgressCallback;
 use serde_json::{Map, Value, json};
 
 use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};

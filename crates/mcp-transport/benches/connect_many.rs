@@ -54,10 +54,7 @@ fn config(binary: &Path, index: usize) -> ServerConfig {
 }
 
 async fn connect_all(binary: &Path, count: usize) -> Vec<ClientSession> {
-    let options = ConnectOptions {
-        env: BTreeMap::new(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(BTreeMap::new());
     let configs: Vec<ServerConfig> = (0..count).map(|i| config(binary, i)).collect();
     futures::future::join_all(configs.iter().map(|config| async {
         let session = mcp_transport::connect(config, &options).await.unwrap();

@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput};
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::sdk::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
 use mcp_transport::{ClientSession, Codec, ConnectOptions, JsonRpcMessage, RequestId};
 use mcp_transport::{Response, SessionOptions};
+use mcp_transport::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -56,10 +56,7 @@ async fn connect(binary: &std::path::Path) -> ClientSession {
         timeouts: Timeouts::default(),
         description_limit: None,
     };
-    let options = ConnectOptions {
-        env: BTreeMap::new(),
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default().with_env(BTreeMap::new());
     mcp_transport::connect(&config, &options).await.unwrap()
 }
 

@@ -28,11 +28,11 @@ use crate::streamable_http::StreamableHttpTransport;
 use crate::transport::TransportError;
 
 /// The header naming the hosted server.
-pub const SERVER_ID_HEADER: &str = "X-Mcp-Server-Id";
+pub(crate) const SERVER_ID_HEADER: &str = "X-Mcp-Server-Id";
 
 /// Prepares a connection to the claude.ai-hosted server `id` through the
 /// proxy at `url`; `credentials` supplies the proxy's `Authorization`.
-pub async fn connect(
+pub(crate) async fn connect(
     server: &str,
     url: &str,
     id: &str,

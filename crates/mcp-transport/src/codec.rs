@@ -47,7 +47,8 @@ use std::fmt::Display;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::message::{ErrorObject, JsonRpcMessage, RawMessage, RequestId, error_codes};
+use crate::error_codes;
+use crate::message::{ErrorObject, JsonRpcMessage, RawMessage, RequestId};
 use crate::scan::{self, AnswerScan};
 use crate::transport::TransportErrorKind;
 
@@ -69,14 +70,14 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 pub struct Undecodable {
     /// Why the frame (or its first bad batch element) could not be decoded.
     pub error: TransportErrorKind,
-    /// The batch elements that did decode, and an [`undecodable_answer`]
+    /// The batch elements that did decode, and an error answer (JSON-RPC parse error)
     /// for each answer whose id was found in what did not, in order.
     pub salvaged: Vec<JsonRpcMessage>,
 }
 
 /// The error answer that stands for an answer that could not be decoded:
 /// its request fails at once with `reason` (JSON-RPC parse error code).
-pub fn undecodable_answer(id: RequestId, reason: &dyn Display) -> JsonRpcMessage {
+pub(crate) fn undecodable_answer(id: RequestId, reason: &dyn Display) -> JsonRpcMessage {
     JsonRpcMessage::error(
         Some(id),
         ErrorObject::new(

@@ -45,6 +45,7 @@ use crate::transport::{Transport, TransportError, TransportErrorKind};
 
 /// What [`connect`] needs beyond the config entry. Its `Debug` names the
 /// variables of `env`, never their values.
+#[non_exhaustive]
 #[derive(Clone, Default)]
 pub struct ConnectOptions {
     /// Session behaviour. Its timeouts are replaced by the entry's own.
@@ -69,6 +70,70 @@ pub struct ConnectOptions {
     /// The host's claude.ai credentials, for `claudeai-proxy` entries.
     #[cfg(feature = "oauth")]
     pub claudeai_credentials: Option<Arc<dyn AuthProvider>>,
+}
+
+impl ConnectOptions {
+    /// Options with no environment, no in-process servers, no credentials and default session behaviour: the same as `ConnectOptions::default()`.
+    pub fn new() -> Self {
+        ConnectOptions::default()
+    }
+
+    /// Sets the session behaviour (its timeouts are still replaced by each entry's own).
+    #[must_use]
+    pub fn with_session(mut self, session: SessionOptions) -> Self {
+        self.session = session;
+        self
+    }
+
+    /// Sets the environment stdio children draw their allow-listed variables from (typically `std::env::vars().collect()`).
+    #[must_use]
+    pub fn with_env(mut self, env: BTreeMap<String, String>) -> Self {
+        self.env = env;
+        self
+    }
+
+    #[cfg(feature = "stdio")]
+    /// Sets the stdio transport options.
+    #[must_use]
+    pub fn with_stdio(mut self, stdio: StdioOptions) -> Self {
+        self.stdio = stdio;
+        self
+    }
+
+    #[cfg(feature = "sdk")]
+    /// Sets the in-process servers `sdk` entries name.
+    #[must_use]
+    pub fn with_sdk_servers(mut self, sdk_servers: Arc<SdkRegistry>) -> Self {
+        self.sdk_servers = sdk_servers;
+        self
+    }
+
+    #[cfg(feature = "sdk")]
+    /// Sets the in-process transport options.
+    #[must_use]
+    pub fn with_sdk(mut self, sdk: SdkOptions) -> Self {
+        self.sdk = sdk;
+        self
+    }
+
+    #[cfg(feature = "oauth")]
+    /// Sets who supplies credentials for remote servers.
+    #[must_use]
+    pub fn with_auth(mut self, auth: Arc<dyn AuthProviders>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    #[cfg(feature = "oauth")]
+    /// Sets the host's claude.ai credentials, for `claudeai-proxy` entries.
+    #[must_use]
+    pub fn with_claudeai_credentials(
+        mut self,
+        claudeai_credentials: Arc<dyn AuthProvider>,
+    ) -> Self {
+        self.claudeai_credentials = Some(claudeai_credentials);
+        self
+    }
 }
 
 impl std::fmt::Debug for ConnectOptions {

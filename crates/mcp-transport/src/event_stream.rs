@@ -26,7 +26,7 @@ use crate::scan::AnswerScan;
 /// One event (or a block of fields with no data, such as a priming event
 /// that only sets `id` and `retry`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Event {
+pub(crate) struct Event {
     /// The `event` field; empty when absent (a `message` event).
     pub event: String,
     /// The `data` lines joined with LF.
@@ -39,7 +39,7 @@ pub struct Event {
 
 /// What the decoder yields.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SseItem {
+pub(crate) enum SseItem {
     /// A complete event.
     Event(Event),
     /// An event grew past the cap and is being skipped. Reported once when
@@ -131,7 +131,7 @@ enum Mode {
 
 /// An incremental SSE decoder; feed it chunks, take items.
 #[derive(Debug)]
-pub struct SseDecoder {
+pub(crate) struct SseDecoder {
     max: usize,
     mode: Mode,
     line: Vec<u8>,
@@ -152,7 +152,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl SseDecoder {
     /// A decoder that refuses events whose field lines exceed `max` bytes.
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         SseDecoder {
             max,
             mode: Mode::Normal,
@@ -170,12 +170,12 @@ impl SseDecoder {
     }
 
     /// The next decoded item, if any is ready.
-    pub fn next_item(&mut self) -> Option<SseItem> {
+    pub(crate) fn next_item(&mut self) -> Option<SseItem> {
         self.out.pop_front()
     }
 
     /// Takes the next bytes of the stream.
-    pub fn feed(&mut self, mut chunk: &[u8]) {
+    pub(crate) fn feed(&mut self, mut chunk: &[u8]) {
         while self.bom < BOM.len() && !chunk.is_empty() {
             if chunk[0] == BOM[self.bom] {
                 self.bom += 1;
@@ -212,7 +212,7 @@ impl SseDecoder {
 
     /// The stream ended: an unfinished event is discarded, but the answers
     /// of an oversized one are still reported.
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         if let Mode::Oversized(oversized) = std::mem::replace(&mut self.mode, Mode::Normal) {
             self.report_rest(*oversized);
         }

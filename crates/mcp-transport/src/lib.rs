@@ -1,63 +1,232 @@
 //! `mcp-transport` owns the wire: JSON-RPC 2.0 messages, the MCP client
 //! session (initialize and version negotiation, request correlation,
 //! timeouts, cancellation, progress, pagination, server→client requests)
-//! and a small [`Transport`] trait with one implementation per kind, each in
-//! its own module.
+//! and a small [`Transport`] trait with one implementation per kind.
 //!
 //! It sits on `mcp-config` (server entries, the inherited-env allow-list) and
-//! `mcp-oauth` (the [`mcp_oauth::AuthProvider`] seam for bearer tokens). It
-//! must not depend on `mcp-catalog` or `mcp-cli`, and it never prints.
+//! `mcp-oauth` (the `AuthProvider` seam for bearer tokens). It must not
+//! depend on `mcp-catalog` or `mcp-cli`, and it never prints.
 //!
-//! Each transport kind is a cargo feature, all on by default: `stdio`,
-//! `streamable-http`, `sse`, `ws`, `sdk`, `claudeai-proxy`, and `oauth` for
-//! the credential seam (the remote kinds turn it on). The session, the
-//! codec and the [`Transport`] trait are always there; [`connect`] refuses
-//! a kind compiled out with [`TransportErrorKind::KindNotCompiled`]. A
-//! stdio-only build (`default-features = false, features = ["stdio"]`)
+//! # Map
+//!
+//! Every item has one path, at the crate root; only the two lists of
+//! constants, [`error_codes`] and [`param_headers`], are namespaces.
+//!
+//! | you want | use |
+//! |---|---|
+//! | a session from a config entry | [`connect()`] with [`ConnectOptions`] |
+//! | a session over a transport you built | [`ClientSession::initialize`] with [`SessionOptions`] |
+//! | to answer sampling, elicitation, roots | [`TypedClientHandler`] wrapped in [`Typed`] (or the untyped [`ClientHandler`]) |
+//! | per-call timeout and progress | [`CallOptions`] |
+//! | notifications the server sends on its own | [`ClientSession::events`] ([`ServerEvent`]) |
+//! | to branch on a failure | [`TransportError::kind`] ([`TransportErrorKind`]) |
+//!
+//! | kind | feature | transport |
+//! |---|---|---|
+//! | child process, newline-delimited JSON | `stdio` | `StdioTransport` |
+//! | streamable HTTP (2025-03-26 on) | `streamable-http` | `StreamableHttpTransport` |
+//! | legacy HTTP+SSE | `sse` | `SseTransport` |
+//! | WebSocket, `mcp` subprotocol | `ws` | `WsTransport` |
+//! | in-process server of the host | `sdk` | `SdkTransport` (`SdkServer`, `SdkRegistry`) |
+//! | claude.ai-hosted server through its proxy | `claudeai-proxy` | `StreamableHttpTransport` |
+//!
+//! Each transport kind is a cargo feature, all on by default, and `oauth`
+//! is the credential seam (the remote kinds turn it on). The session, the
+//! codec and the [`Transport`] trait are always there; [`connect()`]
+//! refuses a kind compiled out with [`TransportErrorKind::KindNotCompiled`].
+//! A stdio-only build (`default-features = false, features = ["stdio"]`)
 //! compiles no HTTP, TLS, WebSocket or JWT crate.
+//!
+//! # Examples
+//!
+//! Connect to the server of a config entry (one that `mcp_config::load`
+//! returned, say), list its tools and call one. [`connect()`] spawns a
+//! stdio server, or reaches a remote one, and runs the handshake within
+//! the entry's connect timeout; a stdio child gets only the allow-listed
+//! variables of `env` plus its entry's own.
+//!
+//! ```no_run
+//! use mcp_config::ServerConfig;
+//! use mcp_transport::{ConnectOptions, TransportError, TransportErrorKind, connect};
+//! use serde_json::json;
+//!
+//! async fn echo(config: &ServerConfig) -> Result<(), TransportError> {
+//!     let options = ConnectOptions::new().with_env(std::env::vars().collect());
+//!     let session = connect(config, &options).await?;
+//!     for tool in session.list_tools().await? {
+//!         println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+//!     }
+//!     match session.call_tool("echo", Some(json!({"message": "hi"}))).await {
+//!         Ok(result) => println!("{:?}", result.content),
+//!         // The server refused the call: the session is still usable.
+//!         Err(error) if matches!(error.kind(), TransportErrorKind::Rpc { .. }) => {
+//!             println!("refused: {error}")
+//!         }
+//!         Err(error) => return Err(error),
+//!     }
+//!     session.close().await
+//! }
+//! ```
+//!
+//! A whole session that runs as it is: an in-process server of the host
+//! (one tool, `add`, written by hand over the `sdk` transport's channels),
+//! initialized, listed and called.
+//!
+//! ```
+//! # #[cfg(feature = "sdk")]
+//! # mod example {
+//! use std::sync::Arc;
+//!
+//! use mcp_transport::{
+//!     ClientSession, ErrorObject, JsonRpcMessage, Response, SdkOptions, SdkServer,
+//!     SdkServerConnection, SdkTransport, SessionOptions, TransportError,
+//! };
+//! use serde_json::{Value, json};
+//!
+//! /// A server living in the host: `add` sums two numbers.
+//! struct Adder;
+//!
+//! #[async_trait::async_trait]
+//! impl SdkServer for Adder {
+//!     async fn serve(self: Arc<Self>, mut connection: SdkServerConnection) {
+//!         while let Some(message) = connection.incoming.recv().await {
+//!             // Notifications (`notifications/initialized`) need no answer.
+//!             let JsonRpcMessage::Request(request) = message else {
+//!                 continue;
+//!             };
+//!             let params = request.params.unwrap_or(Value::Null);
+//!             let outcome = match request.method.as_str() {
+//!                 "initialize" => Ok(json!({
+//!                     "protocolVersion": params["protocolVersion"],
+//!                     "capabilities": {"tools": {}},
+//!                     "serverInfo": {"name": "adder", "version": "1.0.0"},
+//!                 })),
+//!                 "tools/list" => Ok(json!({"tools": [{
+//!                     "name": "add",
+//!                     "description": "Adds two numbers.",
+//!                     "inputSchema": {
+//!                         "type": "object",
+//!                         "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+//!                         "required": ["a", "b"],
+//!                     },
+//!                 }]})),
+//!                 "tools/call" => {
+//!                     let arguments = &params["arguments"];
+//!                     let sum = arguments["a"].as_f64().unwrap_or(0.0)
+//!                         + arguments["b"].as_f64().unwrap_or(0.0);
+//!                     Ok(json!({"content": [{"type": "text", "text": sum.to_string()}]}))
+//!                 }
+//!                 // `server/discover` too: this server predates 2026-07-28,
+//!                 // and the session falls back to `initialize`.
+//!                 other => Err(ErrorObject::method_not_found(other)),
+//!             };
+//!             let answer = JsonRpcMessage::Response(Response {
+//!                 id: Some(request.id),
+//!                 outcome,
+//!             });
+//!             if connection.outgoing.send(answer).await.is_err() {
+//!                 return; // the client went away
+//!             }
+//!         }
+//!     }
+//! }
+//!
+//! pub async fn run() -> Result<(), TransportError> {
+//!     let transport = SdkTransport::connect("adder", Arc::new(Adder), SdkOptions::new());
+//!     let session =
+//!         ClientSession::initialize(Box::new(transport), "adder", SessionOptions::new()).await?;
+//!     assert_eq!(session.server_info().name, "adder");
+//!
+//!     let tools = session.list_tools().await?;
+//!     assert_eq!(tools[0].name, "add");
+//!     let result = session.call_tool("add", Some(json!({"a": 2, "b": 3}))).await?;
+//!     assert_eq!(result.content[0]["text"], "5");
+//!     session.close().await
+//! }
+//! # }
+//! # #[cfg(feature = "sdk")]
+//! # fn main() -> Result<(), mcp_transport::TransportError> {
+//! #     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! #     runtime.block_on(example::run())
+//! # }
+//! # #[cfg(not(feature = "sdk"))]
+//! # fn main() {}
+//! ```
 
-pub mod codec;
-pub mod connect;
-pub mod event_stream;
-pub mod message;
-pub mod protocol;
-pub mod session;
-pub mod task;
-pub mod transport;
+#![warn(missing_docs)]
+
+mod codec;
+mod connect;
+pub mod error_codes;
+#[cfg(feature = "remote")]
+mod event_stream;
+mod http;
+mod message;
+pub mod param_headers;
+mod protocol;
+mod scan;
+mod session;
+mod stderr_tail;
+mod task;
+mod transport;
 
 #[cfg(feature = "claudeai-proxy")]
-pub mod claudeai_proxy;
+mod claudeai_proxy;
 #[cfg(feature = "remote")]
-pub mod headers_helper;
-pub mod http;
-pub mod param_headers;
-#[cfg(feature = "sdk")]
-pub mod sdk;
-#[cfg(feature = "sse")]
-pub mod sse;
-pub mod stderr_tail;
-#[cfg(feature = "stdio")]
-pub mod stdio;
-#[cfg(feature = "streamable-http")]
-pub mod streamable_http;
-#[cfg(feature = "ws")]
-pub mod ws;
-
+mod headers_helper;
 #[cfg(feature = "remote")]
 mod inbox;
 #[cfg(feature = "stdio")]
 mod outbox;
-pub mod scan;
-
-pub use codec::{Codec, MAX_DEPTH, Undecodable};
-pub use connect::{ConnectOptions, connect, open_transport};
-pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
 #[cfg(feature = "sdk")]
-pub use sdk::{SdkRegistry, SdkServer, SdkServerConnection};
+mod sdk;
+#[cfg(feature = "sse")]
+mod sse;
+#[cfg(feature = "stdio")]
+mod stdio;
+#[cfg(feature = "streamable-http")]
+mod streamable_http;
+#[cfg(feature = "ws")]
+mod ws;
+
+pub use codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, MAX_DEPTH, Undecodable};
+pub use connect::{ConnectOptions, connect, open_transport};
+#[cfg(feature = "remote")]
+pub use headers_helper::{
+    HEADERS_HELPER_TIMEOUT, run_headers_helper, run_headers_helper_with_timeout,
+};
+#[cfg(feature = "oauth")]
+pub use http::AuthProviders;
+#[cfg(feature = "remote")]
+pub use http::{HttpOptions, decode_sse_body};
+pub use http::{TRANSPORT_ERROR_CODE, TRANSPORT_FAILURE_KEY};
+pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
+pub use protocol::{
+    CallToolResult, DiscoverResult, FIRST_MODERN_VERSION, GetPromptResult, Implementation,
+    InitializeResult, KNOWN_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
+    META_SUBSCRIPTION_ID, Prompt, ReadResourceResult, Resource, ResourceTemplate, TASKS_EXTENSION,
+    Tool, is_modern,
+};
+#[doc(hidden)]
+pub use scan::AnswerScan;
+#[cfg(feature = "sdk")]
+pub use sdk::{SdkOptions, SdkRegistry, SdkServer, SdkServerConnection, SdkTransport};
 pub use session::{
-    CallOptions, ClientHandler, ClientSession, ListKind, ListLimits, Progress, ServerEvent,
-    SessionOptions, Typed, TypedClientHandler,
+    CacheScope, CallOptions, ClientHandler, ClientSession, CreateMessageParams,
+    CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, ElicitValue, ElicitationHandler,
+    IncludeContext, ListKind, ListLimits, ListRootsResult, Listing, Progress, ProgressCallback,
+    RejectedTool, RequestContext, Role, Root, RootsProvider, SamplingContent, SamplingHandler,
+    SamplingMessage, ServerEvent, SessionOptions, Typed, TypedClientHandler,
 };
-pub use transport::{
-    HttpFailure, MessageSender, StderrTail, Transport, TransportError, TransportErrorKind,
-};
+#[cfg(feature = "sse")]
+pub use sse::SseTransport;
+pub use stderr_tail::{STDERR_TAIL_BYTES, StderrTail, stderr_excerpt};
+#[cfg(feature = "stdio")]
+pub use stdio::{StdioOptions, StdioTransport};
+#[cfg(feature = "streamable-http")]
+pub use streamable_http::StreamableHttpTransport;
+pub use task::{RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
+pub use transport::{HttpFailure, MessageSender, Transport, TransportError, TransportErrorKind};
+#[cfg(feature = "ws")]
+pub use ws::WsTransport;

@@ -9,10 +9,13 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::error_codes;
+
 /// A request id: MCP allows numbers and strings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
+    /// A numeric id (what this client sends).
     Number(i64),
     /// A string id (some servers use UUIDs).
     String(String),
@@ -57,20 +60,6 @@ pub struct ErrorObject {
     /// Anything else the peer attached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
-}
-
-/// Standard JSON-RPC error codes.
-pub mod error_codes {
-    /// The message was not valid JSON.
-    pub const PARSE_ERROR: i64 = -32700;
-    /// The message was not a valid request.
-    pub const INVALID_REQUEST: i64 = -32600;
-    /// The method does not exist or is not available.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// Invalid method parameters.
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// Internal error.
-    pub const INTERNAL_ERROR: i64 = -32603;
 }
 
 impl ErrorObject {

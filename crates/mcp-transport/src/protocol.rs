@@ -44,46 +44,24 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// The tasks extension (SEP-2663), as named in `capabilities.extensions`.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// JSON-RPC error codes the client reads.
-pub mod error_codes {
-    /// The method does not exist (JSON-RPC).
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// Invalid params (JSON-RPC); since 2026-07-28 also a missing resource.
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// A missing resource before 2026-07-28.
-    pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
-    /// HTTP headers and body disagree (2026-07-28).
-    pub const HEADER_MISMATCH: i64 = -32020;
-    /// The request needs a client capability it did not declare (2026-07-28).
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-    /// The server does not speak the requested revision (2026-07-28);
-    /// `data.supported` lists what it does.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
-    /// Whether `code` is one of the errors only a modern server sends, the
-    /// mark of a modern server in era detection.
-    pub fn is_modern_error(code: i64) -> bool {
-        matches!(
-            code,
-            HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION
-        )
-    }
-}
-
 /// The answer to `server/discover` (2026-07-28).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoverResult {
+    /// The revisions the server speaks, newest first as it listed them.
     #[serde(default)]
     pub supported_versions: Vec<String>,
+    /// What the server offers (`tools`, `resources`, `prompts`, `extensions`, ...), as raw JSON.
     #[serde(default)]
     pub capabilities: Value,
+    /// What the server asks a model to know about using it.
     #[serde(default)]
     pub instructions: Option<String>,
     /// The pre-release shape some servers still send; the spec's place is
     /// `_meta["io.modelcontextprotocol/serverInfo"]`.
     #[serde(default)]
     pub server_info: Option<Implementation>,
+    /// The result's `_meta` member, where 2026-07-28 puts the server's identity.
     #[serde(default, rename = "_meta")]
     pub meta: Option<Value>,
 }
@@ -103,10 +81,13 @@ impl DiscoverResult {
 /// `serverInfo` / `clientInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Implementation {
+    /// The program's name, the machine-readable identity.
     #[serde(default)]
     pub name: String,
+    /// Its version as it reports it.
     #[serde(default)]
     pub version: String,
+    /// A human-readable name for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
 }
@@ -115,11 +96,15 @@ pub struct Implementation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
+    /// The revision the server chose.
     pub protocol_version: String,
+    /// What the server offers (`tools`, `resources`, `prompts`, `logging`, ...), as raw JSON.
     #[serde(default)]
     pub capabilities: Value,
+    /// Who the server says it is.
     #[serde(default)]
     pub server_info: Implementation,
+    /// What the server asks a model to know about using it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
 }
@@ -128,15 +113,21 @@ pub struct InitializeResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
+    /// The tool's name as the server calls it.
     pub name: String,
+    /// A human-readable name for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the tool does, for a model choosing tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The JSON Schema of the arguments (`{"type": "object"}` when the server sent none).
     #[serde(default = "empty_object_schema")]
     pub input_schema: Value,
+    /// The JSON Schema of `structuredContent`, when the tool declares one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// Hints about the tool's behaviour (`readOnlyHint`, `destructiveHint`, ...), as raw JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
     /// How the tool runs (`taskSupport`, 2025-11-25 on); read it with
@@ -154,10 +145,13 @@ fn empty_object_schema() -> Value {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
+    /// The content blocks (`text`, `image`, `audio`, `resource`, ...), as raw JSON.
     #[serde(default)]
     pub content: Vec<Value>,
+    /// The structured result, matching the tool's output schema when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
+    /// Whether the tool reports a failure (a result the model should see, not a protocol error).
     #[serde(default)]
     pub is_error: bool,
 }
@@ -166,13 +160,18 @@ pub struct CallToolResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resource {
+    /// Where the resource lives; what `resources/read` takes.
     pub uri: String,
+    /// The resource's name.
     #[serde(default)]
     pub name: String,
+    /// A human-readable name for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the resource holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Its media type, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
 }
@@ -181,11 +180,15 @@ pub struct Resource {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Prompt {
+    /// The prompt's name; what `prompts/get` takes.
     pub name: String,
+    /// A human-readable name for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the prompt is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The arguments it takes (`name`, `description`, `required`), as raw JSON.
     #[serde(default)]
     pub arguments: Vec<Value>,
 }
@@ -196,12 +199,16 @@ pub struct Prompt {
 pub struct ResourceTemplate {
     /// An RFC 6570 URI template.
     pub uri_template: String,
+    /// The template's name.
     #[serde(default)]
     pub name: String,
+    /// A human-readable name for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the resources it names hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Their media type, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
 }
@@ -209,6 +216,7 @@ pub struct ResourceTemplate {
 /// The answer to `resources/read`; contents stay raw JSON (text or blob).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ReadResourceResult {
+    /// The resource's contents: `text` or base64 `blob` entries, as raw JSON.
     #[serde(default)]
     pub contents: Vec<Value>,
 }
@@ -216,8 +224,10 @@ pub struct ReadResourceResult {
 /// The answer to `prompts/get`; messages stay raw JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct GetPromptResult {
+    /// What the prompt is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The prompt's messages (`role`, `content`), as raw JSON.
     #[serde(default)]
     pub messages: Vec<Value>,
 }

@@ -21,7 +21,7 @@ use crate::message::RequestId;
 
 /// How deep `bytes` nests: the largest number of arrays and objects open at
 /// once (0 for a scalar). Unbalanced input counts what it opens.
-pub fn depth(bytes: &[u8]) -> usize {
+pub(crate) fn depth(bytes: &[u8]) -> usize {
     let mut depth = 0usize;
     let mut max = 0usize;
     let mut in_string = false;

@@ -83,6 +83,7 @@ impl SdkRegistry {
 }
 
 /// Options of the sdk transport.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SdkOptions {
     /// Encode every message to bytes and decode it again, both ways, as a
@@ -90,6 +91,27 @@ pub struct SdkOptions {
     pub roundtrip_through_codec: bool,
     /// The codec used for the round trip.
     pub codec: Codec,
+}
+
+impl SdkOptions {
+    /// Options that hand messages over as they are, with no codec round trip: the same as `SdkOptions::default()`.
+    pub fn new() -> Self {
+        SdkOptions::default()
+    }
+
+    /// Sets whether every message goes through bytes and back, as on a wire.
+    #[must_use]
+    pub fn with_roundtrip_through_codec(mut self, roundtrip_through_codec: bool) -> Self {
+        self.roundtrip_through_codec = roundtrip_through_codec;
+        self
+    }
+
+    /// Sets the codec used for the round trip.
+    #[must_use]
+    pub fn with_codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self
+    }
 }
 
 /// The client side of an in-process connection.

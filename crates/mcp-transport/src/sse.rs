@@ -47,7 +47,7 @@ impl SseTransport {
     pub async fn connect(options: HttpOptions) -> Result<Self, TransportError> {
         let server = options.server.clone();
         let url = reqwest::Url::parse(&options.url)
-            .map_err(|e| io_error(&server, format!("invalid url: {e}")))?;
+            .map_err(|e| io_error(&server, format!("invalid url: {e}")).with_source(e))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(io_error(
                 &server,
@@ -132,6 +132,7 @@ fn resolve_endpoint(
             server,
             format!("the endpoint event is not a valid url: {e}"),
         )
+        .with_source(e)
     })?;
     if endpoint.origin() != base.origin() {
         return Err(io_error(

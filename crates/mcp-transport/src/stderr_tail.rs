@@ -10,7 +10,7 @@
 //! [`CONTEXT_LINE_BYTES`], so memory stays bounded whatever the child
 //! writes. [`StderrTail::report`] is the text errors carry.
 //!
-//! [`excerpt`] is how a tail is shown: whole when it is short, else the
+//! [`stderr_excerpt`] is how a tail is shown: whole when it is short, else the
 //! first error-looking line with a little context, a `…` line, and the
 //! last lines, bounded in lines and bytes.
 //!
@@ -29,10 +29,10 @@ const CONTEXT_BEFORE: usize = 2;
 /// Lines kept after it.
 const CONTEXT_AFTER: usize = 3;
 /// The longest kept context line, in bytes (the rest of the line is cut).
-pub const CONTEXT_LINE_BYTES: usize = 512;
+pub(crate) const CONTEXT_LINE_BYTES: usize = 512;
 
 /// What a line is marked with when it starts an excerpt's gap.
-pub const GAP: &str = "…";
+pub(crate) const GAP: &str = "…";
 
 /// Words (compared in lowercase) that make a line look like an error.
 const ERROR_WORDS: &[&str] = &[
@@ -60,7 +60,7 @@ const ERROR_WORDS: &[&str] = &[
 ];
 
 /// Whether `line` looks like an error message (case-insensitive).
-pub fn looks_like_error(line: &str) -> bool {
+pub(crate) fn looks_like_error(line: &str) -> bool {
     let line = line.to_lowercase();
     ERROR_WORDS.iter().any(|word| line.contains(word))
 }
@@ -190,7 +190,7 @@ impl StderrTail {
     }
 
     /// The text an error carries: the last bytes, preceded by the first
-    /// error-looking line and its context and a [`GAP`] line when that
+    /// error-looking line and its context and a `…` line when that
     /// line is no longer among them.
     pub fn report(&self) -> String {
         let Ok(inner) = self.inner.lock() else {
@@ -240,10 +240,10 @@ fn tail_text(tail: &VecDeque<u8>) -> String {
 /// `text` (a stderr tail) as at most `max_lines` lines and about
 /// `max_bytes` bytes: whole when it fits; else, when an error-looking line
 /// lies before the last lines, that line with up to two lines before and
-/// three after, a [`GAP`] line, and as many of the last lines as fit;
-/// else the last lines. A line longer than [`CONTEXT_LINE_BYTES`] is cut,
+/// three after, a `…` line, and as many of the last lines as fit;
+/// else the last lines. A line longer than 512 bytes is cut,
 /// ending in `…`. Trailing white space is dropped.
-pub fn excerpt(text: &str, max_lines: usize, max_bytes: usize) -> String {
+pub fn stderr_excerpt(text: &str, max_lines: usize, max_bytes: usize) -> String {
     let lines: Vec<String> = text.trim_end().lines().map(cut_line).collect();
     if lines.is_empty() || max_lines == 0 {
         return String::new();
@@ -318,7 +318,7 @@ mod tests {
     #[track_caller]
     fn check(text: &[String], max_lines: usize, max_bytes: usize, expect: &[&str]) {
         let text = text.join("\n");
-        let got = excerpt(&text, max_lines, max_bytes);
+        let got = stderr_excerpt(&text, max_lines, max_bytes);
         assert_eq!(got.lines().collect::<Vec<_>>(), expect, "{text}");
         assert!(got.lines().count() <= max_lines, "{got}");
     }
@@ -419,7 +419,7 @@ mod tests {
     #[test]
     fn long_lines_are_cut() {
         let long = "e".repeat(CONTEXT_LINE_BYTES * 3);
-        let got = excerpt(&long, 5, 100_000);
+        let got = stderr_excerpt(&long, 5, 100_000);
         assert_eq!(got.len(), CONTEXT_LINE_BYTES + GAP.len());
     }
 

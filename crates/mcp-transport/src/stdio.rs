@@ -63,10 +63,12 @@ use tokio::task::JoinHandle;
 use crate::codec::{Codec, Undecodable};
 use crate::message::JsonRpcMessage;
 use crate::outbox::Outbox;
-use crate::transport::{MessageSender, StderrTail, Transport, TransportError, TransportErrorKind};
+use crate::stderr_tail::StderrTail;
+use crate::transport::{MessageSender, Transport, TransportError, TransportErrorKind};
 
 /// Options of the stdio transport. Its `Debug` names the variables of
 /// `base_env`, never their values.
+#[non_exhaustive]
 #[derive(Clone)]
 pub struct StdioOptions {
     /// The environment the allow-list draws from (normally the host's
@@ -78,6 +80,41 @@ pub struct StdioOptions {
     pub stdin_close_grace: Duration,
     /// How long to wait after SIGTERM before SIGKILL.
     pub sigterm_grace: Duration,
+}
+
+impl StdioOptions {
+    /// Options with an empty base environment, the default line cap and two-second grace periods: the same as `StdioOptions::default()`.
+    pub fn new() -> Self {
+        StdioOptions::default()
+    }
+
+    /// Sets the environment the allow-list draws from.
+    #[must_use]
+    pub fn with_base_env(mut self, base_env: BTreeMap<String, String>) -> Self {
+        self.base_env = base_env;
+        self
+    }
+
+    /// Sets the codec (its cap is the largest accepted line).
+    #[must_use]
+    pub fn with_codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self
+    }
+
+    /// Sets how long to wait after closing stdin before SIGTERM.
+    #[must_use]
+    pub fn with_stdin_close_grace(mut self, stdin_close_grace: Duration) -> Self {
+        self.stdin_close_grace = stdin_close_grace;
+        self
+    }
+
+    /// Sets how long to wait after SIGTERM before SIGKILL.
+    #[must_use]
+    pub fn with_sigterm_grace(mut self, sigterm_grace: Duration) -> Self {
+        self.sigterm_grace = sigterm_grace;
+        self
+    }
 }
 
 impl std::fmt::Debug for StdioOptions {
@@ -148,7 +185,7 @@ impl std::fmt::Debug for ReaderEvent {
 /// `passthrough`), then the entry's own `env` on top, without any key env
 /// safety refuses. The loader already dropped such keys, but a host may
 /// build an entry by hand.
-pub fn child_env(
+pub(crate) fn child_env(
     base_env: &BTreeMap<String, String>,
     entry_env: &BTreeMap<String, String>,
     passthrough: &[String],
@@ -161,7 +198,7 @@ pub fn child_env(
 /// registry often waits silently. It names the proxy and CA variables the
 /// child got, or says none is set, and the `envPassthrough` names the host
 /// does not have: names only, never a value.
-pub fn silence_note(
+pub(crate) fn silence_note(
     base_env: &BTreeMap<String, String>,
     config: &mcp_config::StdioConfig,
 ) -> String {

@@ -132,7 +132,7 @@ impl StreamableHttpTransport {
         kind: &'static str,
     ) -> Result<Self, TransportError> {
         let url = reqwest::Url::parse(&options.url)
-            .map_err(|e| io_error(&options.server, format!("invalid url: {e}")))?;
+            .map_err(|e| io_error(&options.server, format!("invalid url: {e}")).with_source(e))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(io_error(
                 &options.server,

@@ -20,11 +20,11 @@ use serde_json::{Map, Value};
 use crate::protocol::Tool;
 
 /// The extension's name in `capabilities.extensions` (SEP-2663).
-pub use crate::protocol::TASKS_EXTENSION;
+pub(crate) use crate::protocol::TASKS_EXTENSION;
 
 /// The first revision where tasks are the extension rather than the
 /// experimental 2025-11-25 feature: the first modern one.
-pub use crate::protocol::FIRST_MODERN_VERSION as FIRST_EXTENSION_REVISION;
+pub(crate) use crate::protocol::FIRST_MODERN_VERSION as FIRST_EXTENSION_REVISION;
 
 /// The `_meta` key a 2025-11-25 server puts on messages that belong to a
 /// task (for instance the elicitation it sends while a task waits).
@@ -130,10 +130,13 @@ impl TaskStatus {
 pub struct Task {
     /// The server's handle.
     pub task_id: String,
+    /// Where the task stands.
     pub status: TaskStatus,
     /// What the server says about the current status.
     pub status_message: Option<String>,
+    /// When the server created it (ISO 8601, as sent).
     pub created_at: Option<String>,
+    /// When its status last changed (ISO 8601, as sent).
     pub last_updated_at: Option<String>,
     /// How long the server keeps the task from its creation; `None` when
     /// unlimited or unsaid.

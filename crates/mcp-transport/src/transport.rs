@@ -11,7 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::message::JsonRpcMessage;
-pub use crate::stderr_tail::{STDERR_TAIL_BYTES, StderrTail};
+use crate::stderr_tail::StderrTail;
 
 /// Errors raised by transports and the session: the server they concern,
 /// what went wrong ([`TransportError::kind`]) and, where one exists, the
@@ -36,19 +36,35 @@ pub enum TransportErrorKind {
     /// The connection is gone (closed by us, or the peer went away cleanly).
     Closed,
     /// An I/O failure on the wire.
-    Io { message: String },
+    Io {
+        /// What failed, naming the operation (`read`, `write`, the url's
+        /// host), never a header value.
+        message: String,
+    },
     /// An HTTP exchange failed before any status arrived.
     Http {
+        /// Which way the exchange failed; what a caller branches on.
         failure: HttpFailure,
+        /// The innermost cause's text (never the url, whose query may
+        /// hold a token).
         detail: String,
     },
     /// The server stopped answering: the HTTP connection was refused or cut
     /// (`cause` is what the failing exchange reported).
-    ConnectionLost { cause: Box<TransportErrorKind> },
+    ConnectionLost {
+        /// The failure of the exchange that found the server gone.
+        cause: Box<TransportErrorKind>,
+    },
     /// A request got no answer in time (progress notifications reset the clock).
-    Timeout { method: String, after: Duration },
+    Timeout {
+        /// The request's method.
+        method: String,
+        /// The limit that passed.
+        after: Duration,
+    },
     /// Connecting (spawn + initialize) did not finish in time.
     ConnectTimeout {
+        /// The connect limit that passed.
         after: Duration,
         /// The last bytes of the child's stderr (stdio only, else empty;
         /// see [`StderrTail::report`]).
@@ -60,16 +76,29 @@ pub enum TransportErrorKind {
     },
     /// The server answered with a JSON-RPC error.
     Rpc {
+        /// The method of the request that was refused.
         method: String,
+        /// The JSON-RPC error code (see [`crate::error_codes`]).
         code: i64,
+        /// The server's message, as it sent it.
         message: String,
+        /// The error's `data` member, when the server sent one (boxed so
+        /// the error stays small).
         data: Option<Box<serde_json::Value>>,
     },
     /// The server broke the protocol (invalid message, bad result shape,
     /// a repeated pagination cursor, a list past its limits...).
-    Protocol { message: String },
+    Protocol {
+        /// What the server did wrong.
+        message: String,
+    },
     /// The server's process could not be started.
-    Spawn { command: String, message: String },
+    Spawn {
+        /// The program that could not be started.
+        command: String,
+        /// Why, as the operating system said.
+        message: String,
+    },
     /// The server's process exited (or closed its stdout).
     ServerExited {
         /// The exit status as text (`exit status: 1`, `signal: 9`), or
@@ -79,86 +108,160 @@ pub enum TransportErrorKind {
         stderr_tail: String,
     },
     /// A message exceeded the configured maximum size.
-    MessageTooLarge { max: usize },
+    MessageTooLarge {
+        /// The cap in bytes.
+        max: usize,
+    },
     /// The server answered `initialize` with a protocol version we do not know.
-    UnsupportedVersion { version: String },
+    UnsupportedVersion {
+        /// The revision the server answered with.
+        version: String,
+    },
     /// The server speaks none of the revisions this session may use
     /// (`offered` is what it listed; `wanted` what the session allowed).
     NoCommonVersion {
+        /// The revisions the server listed.
         offered: Vec<String>,
+        /// The revisions the session allowed.
         wanted: Vec<String>,
     },
     /// The server contradicted itself while the revision was chosen (it
     /// listed a revision and then refused it, or answered `initialize` with
     /// one it was not asked for).
-    VersionNegotiation { detail: String },
+    VersionNegotiation {
+        /// How the server contradicted itself.
+        detail: String,
+    },
     /// The host could not answer an input request a server sent inside an
     /// `input_required` result (no handler, or the handler refused).
     InputRequestFailed {
+        /// The method of the request whose result asked for input.
         method: String,
+        /// The input request's method (`sampling/createMessage`,
+        /// `elicitation/create`, `roots/list`).
         input: String,
+        /// Why it could not be answered.
         message: String,
     },
     /// A request still wanted input after the most rounds a session allows.
-    InputRoundsExceeded { method: String, rounds: usize },
+    InputRoundsExceeded {
+        /// The method of the request.
+        method: String,
+        /// How many rounds were answered.
+        rounds: usize,
+    },
     /// An `sdk` entry names an in-process server the host did not register.
-    SdkServerNotRegistered { name: String },
+    SdkServerNotRegistered {
+        /// The name the entry gives.
+        name: String,
+    },
     /// A frame exceeds the codec's size cap (`size` bytes, known before
     /// parsing).
-    FrameTooLarge { size: usize, max: usize },
+    FrameTooLarge {
+        /// The frame's size in bytes.
+        size: usize,
+        /// The cap in bytes.
+        max: usize,
+    },
     /// A frame is not JSON (a banner line, a log line, truncated output).
-    NotJson { reason: String },
+    NotJson {
+        /// The parser's complaint.
+        reason: String,
+    },
     /// A frame is JSON but not a JSON-RPC 2.0 message.
-    InvalidMessage { reason: String },
+    InvalidMessage {
+        /// What is missing or wrong in the message.
+        reason: String,
+    },
     /// A frame nests deeper than [`crate::MAX_DEPTH`].
-    TooDeep { depth: usize, max: usize },
+    TooDeep {
+        /// How deep the frame nests.
+        depth: usize,
+        /// The deepest nesting accepted.
+        max: usize,
+    },
     /// A `headersHelper` command line cannot be split into argv.
-    HelperCommandInvalid { message: String },
+    HelperCommandInvalid {
+        /// Why the command line cannot be split.
+        message: String,
+    },
     /// A `headersHelper` could not be started (or waited for).
-    HelperSpawn { program: String, message: String },
+    HelperSpawn {
+        /// The helper's program.
+        program: String,
+        /// Why it could not be started, as the operating system said.
+        message: String,
+    },
     /// A `headersHelper` ran past its time limit and was killed.
-    HelperTimeout { program: String, after: Duration },
+    HelperTimeout {
+        /// The helper's program.
+        program: String,
+        /// The limit that passed.
+        after: Duration,
+    },
     /// A `headersHelper` exited unsuccessfully; `stderr` is its own
     /// diagnostic (never header output), trimmed.
     HelperFailed {
+        /// The helper's program.
         program: String,
+        /// Its exit status as text.
         status: String,
+        /// What it wrote on stderr, trimmed.
         stderr: String,
     },
     /// A `headersHelper`'s stdout is not a JSON object of header strings;
     /// `message` names keys and types, never values.
-    HelperBadOutput { program: String, message: String },
+    HelperBadOutput {
+        /// The helper's program.
+        program: String,
+        /// What is wrong with the output, by key and type.
+        message: String,
+    },
     /// A tool call run as a task ended with a JSON-RPC error (`code` when
     /// the server gave one), or the host could not answer what the task
     /// asked for. (Boxed text keeps every error small.)
     TaskFailed {
+        /// The tool that was called.
         tool: String,
+        /// The server's id of the task.
         task_id: Box<str>,
+        /// The JSON-RPC error code, when the server gave one.
         code: Option<i64>,
+        /// The error's message.
         message: Box<str>,
     },
     /// A tool call run as a task was cancelled by the server.
     TaskCancelled {
+        /// The tool that was called.
         tool: String,
+        /// The server's id of the task.
         task_id: String,
+        /// The server's status message, when it gave one.
         message: Option<String>,
     },
     /// A tool must run as a task (`taskSupport: "required"`) and the server
     /// offers no tasks for `tools/call` at the negotiated revision.
     TasksUnsupported {
+        /// The tool that must run as a task.
         tool: String,
+        /// The negotiated revision.
         protocol_version: String,
     },
     /// A request's response stream broke before its answer, at a revision
     /// without stream resumption (2026-07-28 and later), and the request
     /// was not safe to send again (or its one re-issue broke too). Only
     /// that request failed; the connection is fine.
-    StreamBroken { method: String },
+    StreamBroken {
+        /// The method of the request that failed.
+        method: String,
+    },
     /// The entry's transport kind (`kind`, as the config names it) was
     /// compiled out: this build lacks the cargo feature `feature` of
     /// `mcp-transport` (or of `mcp-catalog`, which forwards it).
     KindNotCompiled {
+        /// The kind as the config names it (`stdio`, `http`, `sse`, ...).
         kind: &'static str,
+        /// The cargo feature that would compile it in.
         feature: &'static str,
     },
 }
@@ -437,7 +540,7 @@ impl TransportError {
     /// Whether the server said a resource does not exist: -32602 since
     /// 2026-07-28, -32002 before.
     pub fn is_resource_not_found(&self) -> bool {
-        use crate::protocol::error_codes::{INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND};
+        use crate::error_codes::{INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND};
         matches!(&self.kind, TransportErrorKind::Rpc { method, code, .. }
             if method == "resources/read" && (*code == INVALID_PARAMS || *code == LEGACY_RESOURCE_NOT_FOUND))
     }
@@ -531,7 +634,8 @@ fn fmt_tail(tail: &str) -> String {
     {
         // Too long to show whole: the first error-looking line may sit
         // above the part the end would show (usage text after an error).
-        let shown = crate::stderr_tail::excerpt(tail, DISPLAYED_TAIL_LINES, DISPLAYED_TAIL_CHARS);
+        let shown =
+            crate::stderr_tail::stderr_excerpt(tail, DISPLAYED_TAIL_LINES, DISPLAYED_TAIL_CHARS);
         return format!("; stderr: {shown}");
     }
     let start = tail
@@ -666,5 +770,45 @@ impl MessageSender {
             #[cfg(feature = "stdio")]
             Queue::Stdio(outbox) => outbox.send(message, alone),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn the_source_stays_reachable_and_out_of_the_message() {
+        let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = TransportError::new(
+            "files",
+            TransportErrorKind::Spawn {
+                command: "files-server".into(),
+                message: "no such file".into(),
+            },
+        )
+        .with_source(cause);
+        // A clone (errors fan out to every request in flight) shares it.
+        for error in [error.clone(), error] {
+            let source = error.source().expect("the cause is kept");
+            let io = source.downcast_ref::<std::io::Error>().expect("as itself");
+            assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+            assert!(matches!(error.kind(), TransportErrorKind::Spawn { .. }));
+            assert_eq!(error.server(), "files");
+            // The message quotes the cause once; a chain printer that
+            // skips quoted causes shows it once.
+            assert_eq!(
+                error.to_string().matches("no such file").count(),
+                1,
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_without_a_cause_has_no_source() {
+        assert!(TransportError::closed("files").source().is_none());
     }
 }

@@ -63,7 +63,7 @@ impl WsTransport {
             .url
             .as_str()
             .into_client_request()
-            .map_err(|e| io_error(&server, format!("invalid url: {e}")))?;
+            .map_err(|e| io_error(&server, format!("invalid url: {e}")).with_source(e))?;
         let mut extra = options.headers.clone();
         if let Some(command) = &options.headers_helper {
             extra.extend(run_headers_helper(&server, &options.url, command).await?);

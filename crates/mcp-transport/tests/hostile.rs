@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use mcp_transport::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
+use mcp_transport::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use mcp_transport::{JsonRpcMessage, MAX_DEPTH};
 
 fn arrays(levels: usize) -> String {
@@ -218,7 +218,7 @@ fn a_message_at_the_ceiling_survives_what_a_host_does_with_it() {
         for value in [arrays(inner), objects(inner)] {
             let frame = answer(1, &value);
             let message = match Codec::default().decode(frame.as_bytes()).unwrap() {
-                mcp_transport::codec::Decoded::Single(message) => message,
+                mcp_transport::Decoded::Single(message) => message,
                 other => panic!("{other:?}"),
             };
             let copy = message.clone();
@@ -250,10 +250,10 @@ impl mcp_transport::SdkServer for Forger {
                     "serverInfo": {"name": "forger", "version": "1"}
                 })),
                 _ => Err(ErrorObject {
-                    code: mcp_transport::http::TRANSPORT_ERROR_CODE,
+                    code: mcp_transport::TRANSPORT_ERROR_CODE,
                     message: "disguised".into(),
                     data: Some(serde_json::json!({
-                        mcp_transport::http::TRANSPORT_FAILURE_KEY: {"kind": "streamBroken"}
+                        mcp_transport::TRANSPORT_FAILURE_KEY: {"kind": "streamBroken"}
                     })),
                 }),
             };
@@ -270,10 +270,10 @@ impl mcp_transport::SdkServer for Forger {
 
 #[tokio::test]
 async fn only_a_transport_that_marks_its_failures_has_the_mark_read() {
-    let transport = mcp_transport::sdk::SdkTransport::connect(
+    let transport = mcp_transport::SdkTransport::connect(
         "forger",
         std::sync::Arc::new(Forger),
-        mcp_transport::sdk::SdkOptions::default(),
+        mcp_transport::SdkOptions::default(),
     );
     let session = mcp_transport::ClientSession::initialize(
         Box::new(transport),

@@ -15,10 +15,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_transport::http::HttpOptions;
-use mcp_transport::sse::SseTransport;
-use mcp_transport::streamable_http::StreamableHttpTransport;
-use mcp_transport::ws::WsTransport;
+use mcp_transport::HttpOptions;
+use mcp_transport::SseTransport;
+use mcp_transport::StreamableHttpTransport;
+use mcp_transport::WsTransport;
 use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Response, Transport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -555,13 +555,8 @@ async fn session_over_http_and_sse_against_server_everything() {
             description_limit: None,
         };
         let roots = Arc::new(Roots(AtomicUsize::new(0)));
-        let options = ConnectOptions {
-            session: SessionOptions {
-                handler: Some(roots.clone()),
-                ..SessionOptions::default()
-            },
-            ..ConnectOptions::default()
-        };
+        let options = ConnectOptions::default()
+            .with_session(SessionOptions::default().with_handler(roots.clone()));
         let session = mcp_transport::connect(&config, &options).await.unwrap();
         let tools = session.list_tools().await.unwrap();
         assert!(
@@ -572,7 +567,7 @@ async fn session_over_http_and_sse_against_server_everything() {
         );
         let steps = Arc::new(AtomicUsize::new(0));
         let seen = Arc::clone(&steps);
-        let call = CallOptions::with_progress(move |_| {
+        let call = CallOptions::default().with_progress(move |_| {
             seen.fetch_add(1, Ordering::SeqCst);
         });
         let result = session

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::protocol::KNOWN_PROTOCOL_VERSIONS;
+use mcp_transport::KNOWN_PROTOCOL_VERSIONS;
 use mcp_transport::{
     CallOptions, ClientHandler, ConnectOptions, ErrorObject, ListKind, ServerEvent, SessionOptions,
 };
@@ -67,14 +67,9 @@ async fn server_everything_over_stdio() {
     let env: BTreeMap<String, String> = std::env::vars()
         .filter(|(k, _)| k == "PATH" || k == "HOME")
         .collect();
-    let options = ConnectOptions {
-        env,
-        session: SessionOptions {
-            handler: Some(roots.clone()),
-            ..SessionOptions::default()
-        },
-        ..ConnectOptions::default()
-    };
+    let options = ConnectOptions::default()
+        .with_env(env)
+        .with_session(SessionOptions::default().with_handler(roots.clone()));
     let session = mcp_transport::connect(&config, &options).await.unwrap();
     let mut events = session.events();
     assert!(KNOWN_PROTOCOL_VERSIONS.contains(&session.protocol_version()));
@@ -125,7 +120,8 @@ async fn server_everything_over_stdio() {
     // Progress with `_meta.progressToken`.
     let progress: Arc<Mutex<Vec<f64>>> = Arc::default();
     let sink = Arc::clone(&progress);
-    let options = CallOptions::with_progress(move |p| sink.lock().unwrap().push(p.progress));
+    let options =
+        CallOptions::default().with_progress(move |p| sink.lock().unwrap().push(p.progress));
     let long = session
         .call_tool_with(
             "trigger-long-running-operation",

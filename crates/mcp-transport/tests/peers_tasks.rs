@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
-use mcp_transport::task::{TaskGeneration, TaskSupport};
 use mcp_transport::{
     CallOptions, ClientHandler, ClientSession, ConnectOptions, ErrorObject, SessionOptions,
     TransportErrorKind,
 };
+use mcp_transport::{TaskGeneration, TaskSupport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
@@ -76,17 +76,12 @@ fn options(handler: Arc<Clarifier>) -> ConnectOptions {
     let env: BTreeMap<String, String> = std::env::vars()
         .filter(|(k, _)| k == "PATH" || k == "HOME")
         .collect();
-    ConnectOptions {
-        env,
-        session: SessionOptions {
-            handler: Some(handler),
-            ..SessionOptions::default()
-        },
-        ..ConnectOptions::default()
-    }
+    ConnectOptions::default()
+        .with_env(env)
+        .with_session(SessionOptions::default().with_handler(handler))
 }
 
-fn text_of(result: &mcp_transport::protocol::CallToolResult) -> String {
+fn text_of(result: &mcp_transport::CallToolResult) -> String {
     result
         .content
         .iter()
@@ -120,7 +115,7 @@ async fn research(session: &ClientSession, handler: &Clarifier, label: &str) {
     // The task polled to its end; each stage's status message is progress.
     let messages = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&messages);
-    let call = CallOptions::with_progress(move |progress| {
+    let call = CallOptions::default().with_progress(move |progress| {
         seen.lock()
             .unwrap()
             .push(progress.message.unwrap_or_default());
@@ -204,7 +199,7 @@ async fn research(session: &ClientSession, handler: &Clarifier, label: &str) {
         .call_tool_as_task(
             TOOL,
             Some(json!({"topic": "slow"})),
-            &CallOptions::default().timeout(Duration::from_millis(600)),
+            &CallOptions::default().with_timeout(Duration::from_millis(600)),
         )
         .await
         .unwrap_err();

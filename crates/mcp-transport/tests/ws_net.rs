@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use mcp_transport::http::HttpOptions;
-use mcp_transport::ws::WsTransport;
+use mcp_transport::HttpOptions;
+use mcp_transport::WsTransport;
 use mcp_transport::{JsonRpcMessage, Notification, Transport};
 use serde_json::json;
 use tokio::net::TcpListener;

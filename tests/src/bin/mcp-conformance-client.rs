@@ -28,9 +28,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_transport::http::HttpOptions;
-use mcp_transport::session::{ClientHandler, ClientSession, SessionOptions};
-use mcp_transport::streamable_http::StreamableHttpTransport;
+use mcp_transport::HttpOptions;
+use mcp_transport::StreamableHttpTransport;
+use mcp_transport::{ClientHandler, ClientSession, SessionOptions};
 use mcp_transport::{ErrorObject, TransportError, TransportErrorKind};
 use serde_json::{Map, Value, json};
 

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use mcp_config::StdioConfig;
 use mcp_integration_tests::harness::test_env;
-use mcp_transport::stdio::{StdioOptions, StdioTransport};
 use mcp_transport::{ClientSession, SessionOptions, TransportError};
+use mcp_transport::{StdioOptions, StdioTransport};
 
 fn fail(message: &str) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "mcp-stdio-host: {message}");
@@ -55,10 +55,7 @@ fn main() -> ExitCode {
         cwd: None,
         env_passthrough: Vec::new(),
     };
-    let options = StdioOptions {
-        base_env: test_env(),
-        ..StdioOptions::default()
-    };
+    let options = StdioOptions::default().with_base_env(test_env());
     match runtime.block_on(host(&spawn_from, config, options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),

@@ -25,9 +25,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_transport::message::error_codes;
-use mcp_transport::sdk::{SdkServer, SdkServerConnection};
+use mcp_transport::error_codes;
 use mcp_transport::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
+use mcp_transport::{SdkServer, SdkServerConnection};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
@@ -177,7 +177,7 @@ impl ServerOptions {
     /// A server that speaks exactly `version`: modern-only for a modern
     /// revision, legacy-only answering `initialize` with it otherwise.
     pub fn only_version(version: &str) -> Self {
-        if mcp_transport::protocol::is_modern(version) {
+        if mcp_transport::is_modern(version) {
             ServerOptions {
                 era: Era::Modern,
                 modern_versions: vec![version.to_owned()],
@@ -596,7 +596,7 @@ impl Connection {
                     params
                         .get("protocolVersion")
                         .and_then(Value::as_str)
-                        .unwrap_or(mcp_transport::protocol::LATEST_PROTOCOL_VERSION)
+                        .unwrap_or(mcp_transport::LATEST_PROTOCOL_VERSION)
                         .to_string()
                 });
                 Ok(json!({

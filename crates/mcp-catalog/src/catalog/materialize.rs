@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 
 use mcp_config::Level;
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use serde_json::Value;
 
 use super::tool::{SharedSchema, ToolOrigin, ToolTarget, UtilityTool};

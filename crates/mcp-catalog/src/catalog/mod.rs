@@ -18,7 +18,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 use mcp_config::{Level, ToolFilter};
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
 use serde_json::Value;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 #[cfg(feature = "validation")]
 use std::sync::OnceLock;
 
-use mcp_transport::protocol::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, Tool};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};

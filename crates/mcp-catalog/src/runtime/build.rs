@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_config::Level;
-use mcp_transport::protocol::Tool;
-use mcp_transport::session::CacheScope;
+use mcp_transport::CacheScope;
+use mcp_transport::Tool;
 
 use crate::backoff::Paused;
 use crate::catalog::{

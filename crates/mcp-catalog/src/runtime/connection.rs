@@ -10,8 +10,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use mcp_config::ServerConfig;
-use mcp_transport::protocol::{CallToolResult, Tool};
-use mcp_transport::session::{CacheScope, Listing, ProgressCallback, RejectedTool};
+use mcp_transport::{CacheScope, Listing, ProgressCallback, RejectedTool};
+use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 
 use crate::catalog::ServerFeatures;

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use mcp_transport::protocol::Tool;
-use mcp_transport::session::CacheScope;
+use mcp_transport::CacheScope;
+use mcp_transport::Tool;
 
 /// Public listings by server, shared between runtimes.
 #[derive(Debug, Default)]

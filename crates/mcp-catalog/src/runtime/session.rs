@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 use mcp_config::{DEFAULT_SESSION_IDLE_TTL, ServerConfig};
-use mcp_transport::protocol::Tool;
-use mcp_transport::session::{ProgressCallback, RejectedTool};
+use mcp_transport::Tool;
+use mcp_transport::{ProgressCallback, RejectedTool};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 

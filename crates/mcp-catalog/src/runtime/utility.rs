@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_transport::protocol::CallToolResult;
+use mcp_transport::CallToolResult;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::UtilityTool;

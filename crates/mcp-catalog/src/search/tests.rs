@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use mcp_config::ToolFilter;
-use mcp_transport::protocol::Tool;
+use mcp_transport::Tool;
 use serde_json::{Value, json};
 
 use super::*;

@@ -68,6 +68,7 @@ pub const TRANSPORT_ERROR_CODE: i64 = -32000;
 
 #[cfg(feature = "remote")]
 /// Everything an HTTP-based transport needs to reach one server.
+#[non_exhaustive]
 #[derive(Clone)]
 pub struct HttpOptions {
     /// The server's configured name, used in every error.
@@ -98,6 +99,34 @@ impl HttpOptions {
             auth: None,
             connect_timeout: mcp_config::types::DEFAULT_CONNECT_TIMEOUT,
         }
+    }
+
+    /// Sets the static headers sent with every request.
+    #[must_use]
+    pub fn with_headers(mut self, headers: BTreeMap<String, String>) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// Sets the command whose stdout is a JSON object of extra headers.
+    #[must_use]
+    pub fn with_headers_helper(mut self, headers_helper: impl Into<String>) -> Self {
+        self.headers_helper = Some(headers_helper.into());
+        self
+    }
+
+    /// Sets who supplies `Authorization` and answers 401/403 challenges.
+    #[must_use]
+    pub fn with_auth(mut self, auth: Arc<dyn AuthProvider>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Sets the limit for establishing a connection.
+    #[must_use]
+    pub fn with_connect_timeout(mut self, connect_timeout: Duration) -> Self {
+        self.connect_timeout = connect_timeout;
+        self
     }
 }
 
@@ -143,6 +172,7 @@ pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, Tra
                 &options.server,
                 format!("cannot build the HTTP client: {e}"),
             )
+            .with_source(e)
         })
 }
 
@@ -221,7 +251,7 @@ pub(crate) async fn within<T>(
 /// transport made up, at 2026-07-28 and later, for a request it could not
 /// complete, and names why: `{"kind": "streamBroken"}` or
 /// `{"kind": "httpStatus", "status": 400}`.
-/// [`TransportError::from_error_response`] turns such an answer back into
+/// [`TransportError::from_error_response`](crate::TransportError::from_error_response) turns such an answer back into
 /// the named [`TransportErrorKind`]. The transport removes the member from
 /// every error a server sends, so a server cannot forge one.
 pub const TRANSPORT_FAILURE_KEY: &str = "io.github.mcp-transport/failure";

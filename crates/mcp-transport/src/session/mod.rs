@@ -65,12 +65,14 @@ use crate::protocol::{
     CallToolResult, GetPromptResult, Implementation, InitializeResult, KNOWN_PROTOCOL_VERSIONS,
     LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use crate::transport::{MessageSender, StderrTail, Transport, TransportError, TransportErrorKind};
+use crate::stderr_tail::StderrTail;
+use crate::transport::{MessageSender, Transport, TransportError, TransportErrorKind};
 
 use driver::drive;
 use pending::PendingTable;
 
 /// Caps on one paginated listing (REFERENCE §2: stop past a cap).
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListLimits {
     /// Most pages fetched for one listing.
@@ -79,6 +81,34 @@ pub struct ListLimits {
     pub max_items: usize,
     /// Most bytes of page results (as compact JSON) for one listing.
     pub max_bytes: usize,
+}
+
+impl ListLimits {
+    /// The default caps (100 pages, 10,000 items, 32 MiB): the same as `ListLimits::default()`.
+    pub fn new() -> Self {
+        ListLimits::default()
+    }
+
+    /// Sets the most pages fetched for one listing.
+    #[must_use]
+    pub fn with_max_pages(mut self, max_pages: usize) -> Self {
+        self.max_pages = max_pages;
+        self
+    }
+
+    /// Sets the most items collected for one listing.
+    #[must_use]
+    pub fn with_max_items(mut self, max_items: usize) -> Self {
+        self.max_items = max_items;
+        self
+    }
+
+    /// Sets the most bytes of page results for one listing.
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
 }
 
 impl Default for ListLimits {
@@ -93,6 +123,7 @@ impl Default for ListLimits {
 
 /// How a session behaves; built by the host or from a server's config with
 /// [`SessionOptions::from_timeouts`].
+#[non_exhaustive]
 #[derive(Clone)]
 pub struct SessionOptions {
     /// Sent as `clientInfo`.
@@ -133,6 +164,111 @@ pub struct SessionOptions {
     /// How many unread [`ServerEvent`]s a subscriber may lag before the
     /// oldest are dropped (keeps a notification flood bounded).
     pub event_capacity: usize,
+}
+
+impl SessionOptions {
+    /// Default behaviour with the default timeouts of `mcp-config`: the same as `SessionOptions::default()`.
+    pub fn new() -> Self {
+        SessionOptions::default()
+    }
+
+    /// Sets the `clientInfo` sent to servers (name the host, not this crate).
+    #[must_use]
+    pub fn with_client_info(mut self, client_info: Implementation) -> Self {
+        self.client_info = client_info;
+        self
+    }
+
+    /// Sets the newest revision the session may speak.
+    #[must_use]
+    pub fn with_protocol_version(mut self, protocol_version: impl Into<String>) -> Self {
+        self.protocol_version = protocol_version.into();
+        self
+    }
+
+    /// Sets whether the session speaks exactly `protocol_version` or fails.
+    #[must_use]
+    pub fn with_pin_protocol(mut self, pin_protocol: bool) -> Self {
+        self.pin_protocol = pin_protocol;
+        self
+    }
+
+    /// Sets how long the `server/discover` probe waits.
+    #[must_use]
+    pub fn with_discover_timeout(mut self, discover_timeout: Duration) -> Self {
+        self.discover_timeout = discover_timeout;
+        self
+    }
+
+    /// Sets the log level asked of the server (`debug`, `info`, ...).
+    #[must_use]
+    pub fn with_log_level(mut self, log_level: impl Into<String>) -> Self {
+        self.log_level = Some(log_level.into());
+        self
+    }
+
+    /// Sets the extensions announced at 2026-07-28 (name → settings), replacing the default (tasks).
+    #[must_use]
+    pub fn with_extensions(mut self, extensions: Map<String, Value>) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// Sets the most `input_required` rounds one request may take.
+    #[must_use]
+    pub fn with_max_input_rounds(mut self, max_input_rounds: usize) -> Self {
+        self.max_input_rounds = max_input_rounds;
+        self
+    }
+
+    /// Sets the bound on the `initialize` exchange.
+    #[must_use]
+    pub fn with_connect_timeout(mut self, connect_timeout: Duration) -> Self {
+        self.connect_timeout = connect_timeout;
+        self
+    }
+
+    /// Sets the default timeout of a request other than `tools/call`.
+    #[must_use]
+    pub fn with_request_timeout(mut self, request_timeout: Duration) -> Self {
+        self.request_timeout = request_timeout;
+        self
+    }
+
+    /// Sets the default timeout of `tools/call`.
+    #[must_use]
+    pub fn with_tool_call_timeout(mut self, tool_call_timeout: Duration) -> Self {
+        self.tool_call_timeout = tool_call_timeout;
+        self
+    }
+
+    /// Sets the caps on paginated listings.
+    #[must_use]
+    pub fn with_list_limits(mut self, list_limits: ListLimits) -> Self {
+        self.list_limits = list_limits;
+        self
+    }
+
+    /// Sets who answers server→client requests (wrap a [`TypedClientHandler`] with [`Typed::shared`]).
+    #[must_use]
+    pub fn with_handler(mut self, handler: Arc<dyn ClientHandler>) -> Self {
+        self.handler = Some(handler);
+        self
+    }
+
+    /// Sets whether `list_*` skip a kind the server did not advertise.
+    #[must_use]
+    pub fn with_respect_capabilities(mut self, respect_capabilities: bool) -> Self {
+        self.respect_capabilities = respect_capabilities;
+        self
+    }
+
+    /// Sets how many unread [`ServerEvent`]s a subscriber may lag.
+    #[must_use]
+    pub fn with_event_capacity(mut self, event_capacity: usize) -> Self {
+        self.event_capacity = event_capacity;
+        self
+    }
 }
 
 impl fmt::Debug for SessionOptions {
@@ -211,6 +347,7 @@ pub struct Progress {
 pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// Per-call options.
+#[non_exhaustive]
 #[derive(Clone, Default)]
 pub struct CallOptions {
     /// Overrides the session's default timeout for this call. Each progress
@@ -233,22 +370,37 @@ impl fmt::Debug for CallOptions {
 }
 
 impl CallOptions {
-    /// Options with a progress callback.
-    pub fn with_progress(progress: impl Fn(Progress) + Send + Sync + 'static) -> Self {
-        CallOptions {
-            progress: Some(Arc::new(progress)),
-            ..CallOptions::default()
-        }
+    /// Options with the session's default timeout and no progress: the
+    /// same as `CallOptions::default()`.
+    pub fn new() -> Self {
+        CallOptions::default()
     }
 
-    /// Sets the timeout.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
+    /// Sets a progress callback: `_meta.progressToken` is sent and each
+    /// `notifications/progress` for the call reaches `progress`.
+    #[must_use]
+    pub fn with_progress(mut self, progress: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
+        self
+    }
+
+    /// Sets the timeout of this call (progress restarts it).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets an upper bound on the call that progress does not extend.
+    #[must_use]
+    pub fn with_max_total_timeout(mut self, max_total_timeout: Duration) -> Self {
+        self.max_total_timeout = Some(max_total_timeout);
         self
     }
 }
 
 /// Which list a `list_changed` notification concerns.
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ListKind {
     /// `notifications/tools/list_changed`
@@ -260,6 +412,7 @@ pub enum ListKind {
 }
 
 /// Something the server said on its own.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerEvent {
     /// A `*/list_changed` notification.

@@ -19,7 +19,8 @@
 //! with a named error instead of a loop.
 
 use super::*;
-use crate::protocol::{DiscoverResult, error_codes, is_modern};
+use crate::error_codes;
+use crate::protocol::{DiscoverResult, is_modern};
 use rounds::ModernMeta;
 
 /// What negotiation settled on.

@@ -242,7 +242,7 @@ impl ClientSession {
     /// A failed 2025-11-25 task: `tasks/result` holds the JSON-RPC error it
     /// failed with; without it the status message says what went wrong.
     async fn experimental_failure(&self, tool: &str, task: &Task) -> TransportError {
-        let options = CallOptions::default().timeout(self.shared.options.request_timeout);
+        let options = CallOptions::default().with_timeout(self.shared.options.request_timeout);
         let answer = self
             .shared
             .request(
@@ -551,7 +551,7 @@ impl<'a> Poll<'a> {
     /// left of the call's.
     fn request_options(&self) -> CallOptions {
         let left = self.wake().saturating_duration_since(Instant::now());
-        CallOptions::default().timeout(
+        CallOptions::default().with_timeout(
             self.session
                 .shared
                 .options
@@ -606,7 +606,7 @@ impl Drop for CancelOnDrop {
         };
         let shared = Arc::clone(&self.shared);
         runtime.spawn(async move {
-            let options = CallOptions::default().timeout(CANCEL_TIMEOUT);
+            let options = CallOptions::default().with_timeout(CANCEL_TIMEOUT);
             if let Err(error) = shared
                 .request(
                     "tasks/cancel",
@@ -802,7 +802,7 @@ mod tests {
         let session = connect(&server, Some(names.clone())).await;
         let messages = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&messages);
-        let options = CallOptions::with_progress(move |progress| {
+        let options = CallOptions::default().with_progress(move |progress| {
             lock(&seen).push(progress.message.unwrap_or_default());
         });
         let result = run(&session, &options).await.unwrap();
@@ -951,7 +951,7 @@ mod tests {
             vec![task("working", json!({}))],
         );
         let session = connect(&server, None).await;
-        let options = CallOptions::default().timeout(Duration::from_millis(300));
+        let options = CallOptions::default().with_timeout(Duration::from_millis(300));
         let error = run(&session, &options).await.unwrap_err();
         assert!(
             matches!(error.kind(), TransportErrorKind::Timeout { method, .. } if method == "tools/call"),

@@ -26,7 +26,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use super::ClientHandler;
-use crate::message::{ErrorObject, error_codes};
+use crate::error_codes;
+use crate::message::ErrorObject;
 
 /// One root the host lets servers work in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
