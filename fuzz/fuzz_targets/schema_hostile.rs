@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_catalog::schema::{normalize, prepare, strip_optional_nulls};
+use mcp_catalog::{normalize_schema, prepare_schema, strip_optional_nulls};
 use mcp_catalog::{
     MaterializeOptions, NamingStyle, ProviderProfile, ServerFeatures, ServerTools, materialize,
 };
@@ -47,9 +47,9 @@ fuzz_target!(|data: &[u8]| {
     let arguments_doc = document(&mut input, &ARGUMENTS);
     let arguments = arguments_doc.to_value();
 
-    let normal = normalize(&schema);
+    let normal = normalize_schema(&schema);
     for profile in ProviderProfile::ALL {
-        if let Ok(prepared) = prepare(&schema, profile) {
+        if let Ok(prepared) = prepare_schema(&schema, profile) {
             drop_value(prepared);
         }
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 use mcp_catalog::{
     CatalogErrorKind, McpConnector, ModelBlock, ResultStatus, RuntimeOptions, SessionRuntime,
 };

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 use mcp_catalog::{McpConnector, ModelBlock, ResultStatus, RuntimeOptions, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::fault_net::{FaultyHttp, HttpFault, Trigger, serve_faulty_http};

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 use mcp_catalog::{
     McpConnector, ModelBlock, ModelResult, ResultStatus, RuntimeManager, RuntimeOptions,
     SessionRuntime,

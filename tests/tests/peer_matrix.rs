@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 use mcp_catalog::{McpConnector, ModelBlock, RuntimeOptions, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_integration_tests::harness::test_env;

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 use mcp_catalog::{McpConnector, RuntimeOptions, ServerSet, SessionRuntime};
 use mcp_config::{
     LoadOptions, RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig, load,

@@ -15,13 +15,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_catalog::McpConnector;
-use mcp_catalog::clock::SystemClock;
-use mcp_catalog::result::{convert_result_owned, dispose_result};
+use mcp_catalog::SystemClock;
 use mcp_catalog::{
     CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, RuntimeOptions,
     SchemaCache, ServerEvents, ServerFeatures, ServerTools, SessionRuntime, convert_result,
     materialize, materialize_cached,
 };
+use mcp_catalog::{convert_result_owned, dispose_result};
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::ConnectOptions;
 use mcp_transport::protocol::{CallToolResult, Tool};

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 use mcp_catalog::{
     MaterializeOptions, McpConnector, NamingStyle, ProviderProfile, RuntimeOptions, SessionRuntime,
 };

@@ -57,38 +57,63 @@
 /// [`CatalogTool::check_output`] checks nothing; the server validates.
 pub const FULL_VALIDATION: bool = cfg!(feature = "validation");
 
-pub mod backoff;
-pub mod catalog;
-pub mod clock;
+mod backoff;
+mod catalog;
+mod clock;
 pub mod deep;
-pub mod error;
+mod error;
 pub mod filter;
-pub mod mcp_connector;
-pub mod naming;
-pub mod result;
-pub mod runtime;
-pub mod schema;
-pub mod search;
-pub mod servers;
-pub mod skills;
+mod mcp_connector;
+mod naming;
+mod result;
+mod runtime;
+mod schema;
+mod search;
+mod servers;
+mod skills;
 
+pub use backoff::BackoffPolicy;
 pub use catalog::{
-    Catalog, CatalogCounts, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions,
-    SchemaCache, ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, defuse_listing,
-    materialize, materialize_among, materialize_cached,
+    Catalog, CatalogCounts, CatalogDiagnostic, CatalogReport, CatalogTool,
+    DEFAULT_DESCRIPTION_LIMIT, MAX_ARGUMENT_DEPTH, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
+    PreparedArguments, SchemaCache, ServerFeatures, ServerTools, ToolOrigin, ToolTarget,
+    UtilityTool, defuse_listing, describe as describe_tool, materialize, materialize_among,
+    materialize_cached,
 };
+pub use clock::{Clock, ManualClock, SystemClock, rfc3339};
 pub use error::{CatalogError, CatalogErrorKind, Cause};
 pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};
-pub use naming::NamingStyle;
-pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result, convert_result_owned};
-pub use runtime::{
-    CatalogUpdates, ConnectReport, Connection, Connector, RuntimeLease, RuntimeManager,
-    RuntimeOptions, ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,
+pub use naming::{
+    MAX_NAME_LEN, MAX_OPENCLAW_SERVER_LEN, NameAdjustment, NameAllocator, NamingStyle,
+    ServerPrefix, is_valid_name, normalize_name_for_mcp, normalize_server_name_for_mcp,
+    openclaw_fragment, tool_owners,
 };
-pub use schema::{ProviderProfile, SchemaLimits};
-pub use search::{AnthropicToolSearch, BudgetReport, SEARCH_TOOLS_NAME, ToolBudget};
+pub use result::{
+    DEFAULT_MAX_RESULT_BYTES, ModelBlock, ModelResult, ResultStatus, convert_block, convert_result,
+    convert_result_owned, dispose_result,
+};
+pub use runtime::{
+    CatalogUpdates, ConnectReport, Connection, Connector, DEFAULT_MAX_CONCURRENT_CONNECTS,
+    MAX_LISTED_ITEMS, RuntimeLease, RuntimeManager, RuntimeOptions, ServerCounts, ServerEvents,
+    ServerIdentity, SessionRuntime, ToolCallOutput,
+};
+// The schema functions keep their short names inside the crate, where
+// `schema::normalize` reads well; at the root they say what they work on.
+pub use schema::{
+    GEMINI_KEYWORDS, MAX_DEPTH as MAX_SCHEMA_DEPTH, MAX_JSON_DEPTH, OPENAI_KEYWORDS,
+    ProviderProfile, SchemaError, SchemaLimits, UnknownArguments, check_composition,
+    check_limits as check_schema_limits, check_output_schema, check_ref_cycles,
+    for_profile as schema_for_profile, normalize as normalize_schema, prepare as prepare_schema,
+    prepare_shared as prepare_schema_shared, prepare_shared_with as prepare_schema_shared_with,
+    strip_optional_nulls, unknown_arguments,
+};
+pub use search::{
+    AnthropicToolSearch, BudgetReport, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS_NAME,
+    ToolBudget, estimate_tokens,
+};
 pub use servers::ServerSet;
 pub use skills::{
-    LoadedSkill, SessionSkills, Skill, SkillFile, SkillFiles, SkillListing, SkillSource,
-    list_skills, load_skill,
+    LoadedSkill, MAX_SKILL_FILE_BYTES, MAX_SKILL_PAGES, SKILLS_EXTENSION, SessionSkills, Skill,
+    SkillFile, SkillFileContent, SkillFiles, SkillListing, SkillSource, advertises_skills,
+    digest_of as skill_digest, list_skills, load_skill,
 };

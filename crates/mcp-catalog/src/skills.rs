@@ -480,7 +480,7 @@ async fn read_verified(
 /// such as `metadata`). YAML beyond that (lists, block or flow
 /// collections, block scalars, anchors) is refused rather than guessed:
 /// front matter that cannot be read cannot be verified.
-pub fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
     if lines.next() != Some("---") {

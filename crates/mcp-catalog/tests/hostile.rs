@@ -14,11 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 // Takes a value apart without recursion, so the tests themselves never
 // overflow dropping what they built.
+use mcp_catalog::NamingStyle;
 use mcp_catalog::deep::dispose;
-use mcp_catalog::naming::NamingStyle;
 use mcp_catalog::{
     Catalog, CatalogError, CatalogErrorKind, Connection, Connector, MaterializeOptions, ModelBlock,
     ProviderProfile, RuntimeOptions, ServerEvents, ServerFeatures, ServerTools, SessionRuntime,
@@ -1358,9 +1358,9 @@ fn non_object_schemas_holding_references_do_not_panic() {
         json!([{"$ref": "#/$defs/A"}, {"$defs": {"A": {"$ref": "#/$defs/A"}}}]),
         json!([[{"anyOf": [{"$ref": "#"}]}]]),
     ] {
-        assert!(mcp_catalog::schema::check_ref_cycles(&schema).is_ok());
+        assert!(mcp_catalog::check_ref_cycles(&schema).is_ok());
         for profile in ProviderProfile::ALL {
-            let _ = mcp_catalog::schema::prepare(&schema, profile);
+            let _ = mcp_catalog::prepare_schema(&schema, profile);
         }
     }
 }

@@ -1,10 +1,10 @@
 //! Every naming vector of REFERENCE §3.2, through one `check` helper.
 
-use mcp_catalog::naming::{
+use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
+use mcp_catalog::{
     NameAllocator, NamingStyle, ServerPrefix, is_valid_name, normalize_name_for_mcp,
     normalize_server_name_for_mcp, openclaw_fragment,
 };
-use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
 use mcp_config::{Level, ToolFilter};
 use mcp_transport::protocol::Tool;
 use serde_json::json;

@@ -15,8 +15,8 @@ use mcp_test_peers as peers;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_catalog::clock::SystemClock;
-use mcp_catalog::runtime::{Connector, RuntimeOptions, ServerEvents, SessionRuntime};
+use mcp_catalog::SystemClock;
+use mcp_catalog::{Connector, RuntimeOptions, ServerEvents, SessionRuntime};
 use mcp_catalog::{
     MaterializeOptions, McpConnector, ModelBlock, NamingStyle, ProviderProfile, ServerTools,
     materialize,

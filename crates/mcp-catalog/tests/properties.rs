@@ -5,12 +5,14 @@ mod support;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use mcp_catalog::naming::{is_valid_name, tool_owners};
-use mcp_catalog::schema::{ProviderProfile, for_profile, normalize, prepare, prepare_shared};
 use mcp_catalog::{
     MaterializeOptions, NamingStyle, SchemaCache, ServerFeatures, ServerTools, materialize,
     materialize_among,
 };
+use mcp_catalog::{
+    ProviderProfile, normalize_schema, prepare_schema, prepare_schema_shared, schema_for_profile,
+};
+use mcp_catalog::{is_valid_name, tool_owners};
 use mcp_config::ToolFilter;
 use mcp_transport::protocol::Tool;
 use proptest::prelude::*;
@@ -220,19 +222,19 @@ proptest! {
 
     #[test]
     fn normalising_twice_changes_nothing(schema in schema_strategy()) {
-        let once = normalize(&schema);
-        prop_assert_eq!(normalize(&once), once.clone());
+        let once = normalize_schema(&schema);
+        prop_assert_eq!(normalize_schema(&once), once.clone());
     }
 
     #[test]
     fn sharing_an_already_normal_schema_gives_what_rewriting_gives(schema in schema_strategy()) {
         for profile in ProviderProfile::ALL {
-            let shared = prepare_shared(&schema, profile).map(Cow::into_owned);
-            prop_assert_eq!(shared, for_profile(&normalize(&schema), profile));
+            let shared = prepare_schema_shared(&schema, profile).map(Cow::into_owned);
+            prop_assert_eq!(shared, schema_for_profile(&normalize_schema(&schema), profile));
         }
-        let normal = normalize(&schema);
+        let normal = normalize_schema(&schema);
         if normal.is_object()
-            && let Ok(shared) = prepare_shared(&normal, ProviderProfile::Generic)
+            && let Ok(shared) = prepare_schema_shared(&normal, ProviderProfile::Generic)
         {
             prop_assert!(matches!(shared, Cow::Borrowed(_)), "{:#} was copied", normal);
         }
@@ -241,7 +243,7 @@ proptest! {
     #[test]
     fn every_produced_schema_is_accepted_by_its_provider(schema in schema_strategy()) {
         for profile in ProviderProfile::ALL {
-            if let Ok(out) = prepare(&schema, profile) {
+            if let Ok(out) = prepare_schema(&schema, profile) {
                 let problems = support::problems_for(profile, &out);
                 prop_assert!(problems.is_empty(), "{} produced {:#} from {:#}: {:?}", profile.as_str(), out, schema, problems);
             }

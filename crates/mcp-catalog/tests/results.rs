@@ -1,8 +1,6 @@
 //! The result-conversion table of REFERENCE §3.5, block by block.
 
-use mcp_catalog::result::{
-    ModelBlock, ResultStatus, convert_block, convert_result, convert_result_owned,
-};
+use mcp_catalog::{ModelBlock, ResultStatus, convert_block, convert_result, convert_result_owned};
 use mcp_transport::protocol::CallToolResult;
 use serde_json::{Value, json};
 

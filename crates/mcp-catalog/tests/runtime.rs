@@ -11,13 +11,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_catalog::backoff::BackoffPolicy;
-use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
+use mcp_catalog::BackoffPolicy;
 use mcp_catalog::{
     CatalogError, CatalogErrorKind, CatalogUpdates, Cause, Connection, Connector, ModelBlock,
     ModelResult, ResultStatus, RuntimeManager, RuntimeOptions, ServerEvents, ServerFeatures,
     ServerSet, SessionRuntime,
 };
+use mcp_catalog::{Clock, ManualClock, SystemClock};
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::protocol::{CallToolResult, Tool};
 use mcp_transport::session::{CacheScope, Listing, RejectedTool};

@@ -3,8 +3,10 @@
 
 mod support;
 
-use mcp_catalog::schema::{ProviderProfile, for_profile, normalize, prepare, strip_optional_nulls};
 use mcp_catalog::{CatalogErrorKind, MaterializeOptions, ServerTools, materialize};
+use mcp_catalog::{
+    ProviderProfile, normalize_schema, prepare_schema, schema_for_profile, strip_optional_nulls,
+};
 use mcp_config::ToolFilter;
 use mcp_transport::protocol::Tool;
 use serde_json::{Value, json};
@@ -12,10 +14,10 @@ use serde_json::{Value, json};
 /// Normalises `input` and compares with `expect`; also checks that a
 /// second pass changes nothing.
 fn check(input: Value, expect: Value) {
-    let once = normalize(&input);
-    assert_eq!(once, expect, "normalize({input})");
+    let once = normalize_schema(&input);
+    assert_eq!(once, expect, "normalize_schema({input})");
     assert_eq!(
-        normalize(&once),
+        normalize_schema(&once),
         once,
         "normalize is idempotent for {input}"
     );
@@ -156,7 +158,7 @@ fn anthropic_flattens_top_level_combinators() {
             {"type": "object", "properties": {"v": {"type": "integer"}, "kind": {"const": "name"}}, "required": ["kind"]}
         ]
     });
-    let out = prepare(&schema, ProviderProfile::Anthropic).unwrap();
+    let out = prepare_schema(&schema, ProviderProfile::Anthropic).unwrap();
     assert_accepted(ProviderProfile::Anthropic, &out);
     assert_eq!(
         out,
@@ -180,7 +182,7 @@ fn anthropic_refuses_a_top_level_union_that_would_lose_required() {
             {"type": "object", "properties": {"name": {"type": "string"}, "kind": {"const": "name"}}, "required": ["name", "kind"]}
         ]
     });
-    let error = prepare(&schema, ProviderProfile::Anthropic).unwrap_err();
+    let error = prepare_schema(&schema, ProviderProfile::Anthropic).unwrap_err();
     assert_eq!(error.path, "/oneOf");
     assert!(
         error
@@ -200,16 +202,16 @@ fn anthropic_all_of_unions_required() {
         ],
         "$defs": {"b": {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]}}
     });
-    let out = prepare(&schema, ProviderProfile::Anthropic).unwrap();
+    let out = prepare_schema(&schema, ProviderProfile::Anthropic).unwrap();
     assert_accepted(ProviderProfile::Anthropic, &out);
     assert_eq!(out["required"], json!(["a", "b"]));
 }
 
 #[test]
 fn non_object_top_level_is_refused() {
-    let error = prepare(&json!({"type": "string"}), ProviderProfile::Anthropic).unwrap_err();
+    let error = prepare_schema(&json!({"type": "string"}), ProviderProfile::Anthropic).unwrap_err();
     assert_eq!(error.path, "/type");
-    let error = prepare(
+    let error = prepare_schema(
         &json!({"anyOf": [{"type": "string"}, {"type": "object"}]}),
         ProviderProfile::Anthropic,
     )
@@ -232,7 +234,7 @@ fn openai_strict_closes_objects_and_makes_optional_nullable() {
         },
         "required": ["q"]
     });
-    let out = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap();
+    let out = prepare_schema(&schema, ProviderProfile::OpenAiStrict).unwrap();
     assert_accepted(ProviderProfile::OpenAiStrict, &out);
     assert_eq!(
         out,
@@ -261,7 +263,7 @@ fn openai_strict_refuses_a_tuple() {
     let schema = json!({"type": "object", "properties": {
         "pair": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}
     }, "required": ["pair"]});
-    let error = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap_err();
+    let error = prepare_schema(&schema, ProviderProfile::OpenAiStrict).unwrap_err();
     assert_eq!(error.path, "/properties/pair/prefixItems");
     assert!(error.reason.contains("a tuple (prefixItems)"), "{error}");
 }
@@ -273,7 +275,7 @@ fn openai_strict_drops_object_keywords_of_a_non_object_type() {
     let schema = json!({"type": "object", "properties": {
         "from": {"anyOf": [{"$ref": "#/$defs/point"}, {"type": "null"}]}
     }, "$defs": {"point": {"type": "string", "properties": {"x": {"type": "number"}}, "required": ["x"]}}});
-    let out = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap();
+    let out = prepare_schema(&schema, ProviderProfile::OpenAiStrict).unwrap();
     assert_accepted(ProviderProfile::OpenAiStrict, &out);
     assert_eq!(out["$defs"]["point"], json!({"type": "string"}), "{out}");
 }
@@ -281,7 +283,7 @@ fn openai_strict_drops_object_keywords_of_a_non_object_type() {
 #[test]
 fn openai_strict_refuses_free_form_maps() {
     let schema = json!({"type": "object", "properties": {"env": {"type": "object", "additionalProperties": {"type": "string"}}}});
-    let error = prepare(&schema, ProviderProfile::OpenAiStrict).unwrap_err();
+    let error = prepare_schema(&schema, ProviderProfile::OpenAiStrict).unwrap_err();
     assert_eq!(error.path, "/properties/env/patternProperties");
     // the other profiles express it
     for profile in [
@@ -289,7 +291,7 @@ fn openai_strict_refuses_free_form_maps() {
         ProviderProfile::Anthropic,
         ProviderProfile::Gemini,
     ] {
-        assert_accepted(profile, &prepare(&schema, profile).unwrap());
+        assert_accepted(profile, &prepare_schema(&schema, profile).unwrap());
     }
 }
 
@@ -305,7 +307,7 @@ fn gemini_inlines_refs_and_uses_nullable() {
         },
         "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number", "exclusiveMinimum": 0}}, "additionalProperties": false}}
     });
-    let out = prepare(&schema, ProviderProfile::Gemini).unwrap();
+    let out = prepare_schema(&schema, ProviderProfile::Gemini).unwrap();
     assert_accepted(ProviderProfile::Gemini, &out);
     assert_eq!(
         out,
@@ -328,26 +330,26 @@ fn gemini_refuses_recursive_refs() {
         "properties": {"tree": {"$ref": "#/$defs/node"}},
         "$defs": {"node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}
     });
-    let error = prepare(&schema, ProviderProfile::Gemini).unwrap_err();
+    let error = prepare_schema(&schema, ProviderProfile::Gemini).unwrap_err();
     assert!(error.reason.contains("recursive #/$defs/node"), "{error}");
     // the generic profile keeps the reference
-    assert!(prepare(&schema, ProviderProfile::Generic).is_ok());
+    assert!(prepare_schema(&schema, ProviderProfile::Generic).is_ok());
 }
 
 #[test]
 fn profiles_start_from_the_normalised_schema() {
-    let normalized = normalize(
+    let normalized = normalize_schema(
         &json!({"type": "object", "properties": {"a": {"type": "string", "format": "email"}}}),
     );
     assert_eq!(
-        for_profile(&normalized, ProviderProfile::Generic).unwrap(),
+        schema_for_profile(&normalized, ProviderProfile::Generic).unwrap(),
         normalized
     );
 }
 
 #[test]
 fn strict_nulls_for_optional_properties_are_dropped() {
-    let normalized = normalize(&json!({
+    let normalized = normalize_schema(&json!({
         "type": "object",
         "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}, "maybe": {"type": ["string", "null"]}},
         "required": ["q"]

@@ -10,8 +10,8 @@ mod support;
 
 use std::net::TcpListener;
 
-use mcp_catalog::schema::{ProviderProfile, SchemaLimits, check_output_schema, prepare};
 use mcp_catalog::{Catalog, MaterializeOptions, ServerTools, materialize};
+use mcp_catalog::{ProviderProfile, SchemaLimits, check_output_schema, prepare_schema};
 use mcp_config::ToolFilter;
 use mcp_transport::protocol::{CallToolResult, Tool};
 use serde_json::{Value, json};
@@ -105,7 +105,7 @@ enum Resolves {
 /// prepared schema must also be what its provider accepts.
 fn check_reference(row: &str, schema: Value, expect: Resolves) {
     for profile in ProviderProfile::ALL {
-        let prepared = prepare(&schema, profile);
+        let prepared = prepare_schema(&schema, profile);
         match (expect, prepared) {
             (Resolves::Everywhere, Ok(out)) => {
                 let problems = support::problems_for(profile, &out);
@@ -252,7 +252,7 @@ fn composition_through_references_is_bounded() {
         max_applied_subschemas: 10,
         ..SchemaLimits::default()
     };
-    let error = mcp_catalog::schema::check_composition(&fan_out(3), &tight).unwrap_err();
+    let error = mcp_catalog::check_composition(&fan_out(3), &tight).unwrap_err();
     // d3 applies 1, d2 1 + 2 * 2 = 5, d1 1 + 2 * 6 = 13: the first over.
     assert_eq!(error.path, "/$defs/d1", "{error}");
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 use mcp_catalog::{
     CatalogError, ConnectReport, McpConnector, RuntimeOptions, ServerSet, SessionRuntime,
 };

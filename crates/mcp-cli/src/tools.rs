@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_catalog::clock::SystemClock;
+use mcp_catalog::SystemClock;
 use mcp_catalog::{
     Catalog, CatalogErrorKind, CatalogTool, MaterializeOptions, McpConnector, ModelBlock,
     NamingStyle, ProviderProfile, RuntimeOptions, ServerSet, SessionRuntime, ToolTarget,
@@ -27,7 +27,7 @@ use crate::output::{self, Outcome, errln, outln, shown, shown_lines, usage};
 use crate::{session, target, wait};
 
 /// Converted results larger than this are cut with a note.
-const MAX_RESULT_BYTES: usize = mcp_catalog::result::DEFAULT_MAX_RESULT_BYTES;
+const MAX_RESULT_BYTES: usize = mcp_catalog::DEFAULT_MAX_RESULT_BYTES;
 
 /// A runtime over the approved servers of `config`, named and normalised
 /// as asked, registered so a signal closes it. With `tool_call_timeout`,

@@ -318,7 +318,7 @@ fn call_shows_progress_and_honours_the_timeout() {
 fn call_prints_the_model_output_of_the_session_runtime() {
     use std::sync::Arc;
 
-    use mcp_catalog::clock::SystemClock;
+    use mcp_catalog::SystemClock;
     use mcp_catalog::{
         MaterializeOptions, McpConnector, NamingStyle, RuntimeOptions, SessionRuntime,
     };
