@@ -54,19 +54,14 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    let listing = ServerTools {
-        server: "srv".to_owned(),
-        tools: Arc::from(vec![Tool {
+    let listing = ServerTools::new("srv".to_owned(), Arc::from(vec![Tool {
             name: name.clone(),
             title: None,
             description: Some(HOSTILE_STRINGS[pick % HOSTILE_STRINGS.len()].to_owned()),
             input_schema: schema,
             output_schema: None,
             annotations: None,
-        }]),
-        filter: ToolFilter::default(),
-        features: ServerFeatures::default(),
-    };
+        }]));
     for (profile, style) in ProviderProfile::ALL
         .into_iter()
         .map(|p| (p, NamingStyle::Claw))
@@ -74,11 +69,7 @@ fuzz_target!(|data: &[u8]| {
     {
         let catalog = materialize(
             std::slice::from_ref(&listing),
-            &MaterializeOptions {
-                style,
-                profile,
-                ..MaterializeOptions::default()
-            },
+            &MaterializeOptions::default().with_style(style).with_profile(profile),
         );
         for tool in catalog.tools() {
             let _ = tool.validate(&arguments);

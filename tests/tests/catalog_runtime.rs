@@ -7,9 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_catalog::SystemClock;
 use mcp_catalog::{
-    CatalogErrorKind, McpConnector, ModelBlock, ResultStatus, RuntimeOptions, SessionRuntime,
+    CatalogErrorKind, McpConnector, ModelBlock, ResultStatus, ServerSet, SessionRuntime,
 };
 use mcp_config::{ServerConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::harness::{StdioHarness, entry, test_env};
@@ -38,13 +37,7 @@ fn connector() -> McpConnector {
 }
 
 fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {
-    SessionRuntime::new(
-        "session",
-        servers,
-        Arc::new(connector()),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    )
+    SessionRuntime::builder("session", ServerSet::all(servers), Arc::new(connector())).build()
 }
 
 async fn text_of(runtime: &SessionRuntime, tool: &str) -> String {

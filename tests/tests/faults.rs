@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_catalog::SystemClock;
-use mcp_catalog::{McpConnector, ModelBlock, ResultStatus, RuntimeOptions, SessionRuntime};
+use mcp_catalog::{McpConnector, ModelBlock, ResultStatus, ServerSet, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::fault_net::{FaultyHttp, HttpFault, Trigger, serve_faulty_http};
 use mcp_integration_tests::harness::{entry, test_env};
@@ -220,13 +219,12 @@ fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {
         },
         ..ConnectOptions::default()
     });
-    SessionRuntime::new(
+    SessionRuntime::builder(
         "agent-session",
-        servers,
+        ServerSet::all(servers),
         Arc::new(connector),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
     )
+    .build()
 }
 
 /// What one turn got from each server.

@@ -11,10 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_catalog::SystemClock;
 use mcp_catalog::{
-    McpConnector, ModelBlock, ModelResult, ResultStatus, RuntimeManager, RuntimeOptions,
-    SessionRuntime,
+    McpConnector, ModelBlock, ModelResult, ResultStatus, RuntimeManager, ServerSet, SessionRuntime,
 };
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::harness::{entry, test_env};
@@ -73,13 +71,8 @@ async fn concurrent_calls_over_one_session() {
         }),
         TIMEOUTS,
     );
-    let runtime = SessionRuntime::new(
-        "load",
-        vec![config],
-        connector(),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    let runtime =
+        SessionRuntime::builder("load", ServerSet::all(vec![config]), connector()).build();
     let catalog = runtime.catalog().await.unwrap();
     let echo = catalog.get("example__echo").unwrap();
     let started = Instant::now();
@@ -122,12 +115,7 @@ async fn many_sessions_times_many_servers() {
         ));
         loopbacks.push(loopback);
     }
-    let manager = RuntimeManager::new(
-        servers,
-        connector(),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    let manager = RuntimeManager::builder(ServerSet::all(servers), connector()).build();
     let started = Instant::now();
     let sessions = (0..100).map(|session| {
         let lease = manager.lease(&format!("session-{session}"));

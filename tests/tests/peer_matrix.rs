@@ -32,8 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_catalog::SystemClock;
-use mcp_catalog::{McpConnector, ModelBlock, RuntimeOptions, SessionRuntime};
+use mcp_catalog::{McpConnector, ModelBlock, ServerSet, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_integration_tests::harness::test_env;
 use mcp_transport::{ClientHandler, ConnectOptions, ErrorObject, SessionOptions};
@@ -369,13 +368,7 @@ fn runtime(row: &Row, config: ServerConfig) -> SessionRuntime {
         env: test_env(),
         ..ConnectOptions::default()
     });
-    SessionRuntime::new(
-        "peer-matrix",
-        [config],
-        Arc::new(connector),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    )
+    SessionRuntime::builder("peer-matrix", ServerSet::all([config]), Arc::new(connector)).build()
 }
 
 /// Calls `call` through the catalog and checks the text it answers with.

@@ -26,8 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_catalog::SystemClock;
-use mcp_catalog::{McpConnector, RuntimeOptions, ServerSet, SessionRuntime};
+use mcp_catalog::{McpConnector, ServerSet, SessionRuntime};
 use mcp_config::{
     LoadOptions, RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig, load,
 };
@@ -1029,13 +1028,8 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
     };
 
     let config = load(&options);
-    let runtime = SessionRuntime::for_servers(
-        "pending",
-        ServerSet::from_loaded(&config),
-        connector(),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    let runtime =
+        SessionRuntime::builder("pending", ServerSet::from_loaded(&config), connector()).build();
     let catalog = runtime.catalog().await.unwrap();
     runtime.shutdown().await;
     assert!(catalog.tools().is_empty());
@@ -1053,13 +1047,8 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
     // Trusted explicitly, the same servers run: the check above could fail.
     options.trust_project_servers = true;
     let config = load(&options);
-    let runtime = SessionRuntime::for_servers(
-        "trusted",
-        ServerSet::from_loaded(&config),
-        connector(),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    let runtime =
+        SessionRuntime::builder("trusted", ServerSet::from_loaded(&config), connector()).build();
     let catalog = runtime.catalog().await.unwrap();
     runtime.shutdown().await;
     assert!(report.exists(), "the approved servers did not run");

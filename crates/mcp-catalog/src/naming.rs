@@ -26,11 +26,14 @@ const HASH_SUFFIX_LEN: usize = 8;
 /// How materialised names are spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum NamingStyle {
     /// `server__tool`, sanitised with `-`, collisions get `-2`, `-3`, …
-    #[default]
+    /// (OpenClaw's form).
     OpenClaw,
-    /// `mcp__server__tool`, sanitised with `_` (Claude Code's form).
+    /// `mcp__server__tool`, sanitised with `_` (Claude Code's form, which
+    /// permission rules match on). The default, as in the CLI.
+    #[default]
     Claw,
 }
 
@@ -134,6 +137,7 @@ fn claw_shorten(full: &str, server: &str, tool: &str, attempt: u32) -> String {
 /// Why a name is not the plain rendering of its parts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum NameAdjustment {
     /// Cut to 64 characters.
     Shortened,

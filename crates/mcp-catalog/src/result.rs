@@ -30,6 +30,7 @@ pub enum ResultStatus {
 /// One block a model accepts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ModelBlock {
     Text {
         text: String,

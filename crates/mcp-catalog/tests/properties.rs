@@ -13,7 +13,6 @@ use mcp_catalog::{
     ProviderProfile, normalize_schema, prepare_schema, prepare_schema_shared, schema_for_profile,
 };
 use mcp_catalog::{is_valid_name, tool_owners};
-use mcp_config::ToolFilter;
 use mcp_transport::protocol::Tool;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -44,23 +43,27 @@ fn listings_strategy() -> impl Strategy<Value = Vec<ServerTools>> {
     .prop_map(|servers| {
         servers
             .into_iter()
-            .map(|(server, (tools, resources, prompts))| ServerTools {
-                server,
-                tools: tools
-                    .into_iter()
-                    .map(|name| Tool {
-                        name,
-                        title: None,
-                        description: None,
-                        input_schema: json!({"type": "object"}),
-                        output_schema: None,
-                        annotations: None,
-                        execution: None,
-                    })
-                    .collect(),
-                filter: ToolFilter::default(),
-                features: ServerFeatures { resources, prompts },
-                description_limit: None,
+            .map(|(server, (tools, resources, prompts))| {
+                ServerTools::new(
+                    server,
+                    tools
+                        .into_iter()
+                        .map(|name| Tool {
+                            name,
+                            title: None,
+                            description: None,
+                            input_schema: json!({"type": "object"}),
+                            output_schema: None,
+                            annotations: None,
+                            execution: None,
+                        })
+                        .collect::<Vec<_>>(),
+                )
+                .with_features(
+                    ServerFeatures::default()
+                        .with_resources(resources)
+                        .with_prompts(prompts),
+                )
             })
             .collect()
     })
@@ -71,14 +74,9 @@ fn style_strategy() -> impl Strategy<Value = NamingStyle> {
 }
 
 fn options(style: NamingStyle) -> MaterializeOptions {
-    MaterializeOptions {
-        style,
-        reserved_names: ["memory__status", "read", "mcp__memory__status"]
-            .into_iter()
-            .map(String::from)
-            .collect(),
-        ..MaterializeOptions::default()
-    }
+    MaterializeOptions::default()
+        .with_style(style)
+        .with_reserved_names(["memory__status", "read", "mcp__memory__status"])
 }
 
 /// Arbitrary JSON-Schema-like values, hostile ones included.
@@ -150,11 +148,13 @@ proptest! {
             let key = match style {
                 NamingStyle::OpenClaw => tool.name().to_ascii_lowercase(),
                 NamingStyle::Claw => tool.name().to_owned(),
+                other => panic!("no uniqueness rule for {other:?}"),
             };
             prop_assert!(seen.insert(key), "duplicate name {:?}", tool.name());
             let reserved = options.reserved_names.iter().any(|r| match style {
                 NamingStyle::OpenClaw => r.eq_ignore_ascii_case(tool.name()),
                 NamingStyle::Claw => r == tool.name(),
+                other => panic!("no reservation rule for {other:?}"),
             });
             prop_assert!(!reserved, "reserved name {:?} handed out", tool.name());
         }
@@ -253,13 +253,7 @@ proptest! {
 
 #[test]
 fn duplicate_server_names_do_not_depend_on_order() {
-    let a = ServerTools {
-        server: "dup".into(),
-        tools: Vec::new().into(),
-        filter: ToolFilter::default(),
-        features: ServerFeatures::default(),
-        description_limit: None,
-    };
+    let a = ServerTools::new("dup", Vec::new());
     let mut b = a.clone();
     b.features.resources = true;
     b.tools = vec![Tool {

@@ -244,6 +244,7 @@ fn a_left_out_image_note_stays_small_whatever_its_type() {
         .map(|b| match b {
             ModelBlock::Text { text } => text.len(),
             ModelBlock::Image { data, .. } => data.len(),
+            other => panic!("unexpected block {other:?}"),
         })
         .sum();
     assert!(total < 200, "{:?}", converted.content);

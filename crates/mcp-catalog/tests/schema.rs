@@ -7,7 +7,6 @@ use mcp_catalog::{CatalogErrorKind, MaterializeOptions, ServerTools, materialize
 use mcp_catalog::{
     ProviderProfile, normalize_schema, prepare_schema, schema_for_profile, strip_optional_nulls,
 };
-use mcp_config::ToolFilter;
 use mcp_transport::protocol::Tool;
 use serde_json::{Value, json};
 
@@ -360,9 +359,9 @@ fn strict_nulls_for_optional_properties_are_dropped() {
 }
 
 fn tool_with_schema(schema: Value) -> ServerTools {
-    ServerTools {
-        server: "s".into(),
-        tools: vec![Tool {
+    ServerTools::new(
+        "s",
+        vec![Tool {
             name: "t".into(),
             title: None,
             description: None,
@@ -370,12 +369,8 @@ fn tool_with_schema(schema: Value) -> ServerTools {
             output_schema: None,
             annotations: None,
             execution: None,
-        }]
-        .into(),
-        filter: ToolFilter::default(),
-        features: Default::default(),
-        description_limit: None,
-    }
+        }],
+    )
 }
 
 #[test]
@@ -418,10 +413,7 @@ fn strict_profile_arguments_lose_their_nulls_before_validation() {
         "properties": {"q": {"type": "string"}, "limit": {"type": "integer"}},
         "required": ["q"]
     }));
-    let options = MaterializeOptions {
-        profile: ProviderProfile::OpenAiStrict,
-        ..Default::default()
-    };
+    let options = MaterializeOptions::default().with_profile(ProviderProfile::OpenAiStrict);
     let catalog = materialize(&[listing], &options);
     let tool = catalog.get("s__t").unwrap();
     assert_eq!(

@@ -42,14 +42,33 @@ pub const DEFAULT_DESCRIPTION_LIMIT: usize = 1024;
 /// but a name this long is no tool's.
 pub const MAX_RAW_TOOL_NAME_BYTES: usize = 1024;
 
-/// What a server offers besides tools (from its `initialize` capabilities).
+/// What a server offers besides tools (from its `initialize` capabilities):
+/// each one gets utility tools in the catalog when
+/// [`MaterializeOptions::utility_tools`] is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[non_exhaustive]
 pub struct ServerFeatures {
+    /// The server lists and reads resources (`resources/list`,
+    /// `resources/read`).
     pub resources: bool,
+    /// The server lists and renders prompts (`prompts/list`,
+    /// `prompts/get`).
     pub prompts: bool,
 }
 
 impl ServerFeatures {
+    /// The same features, with resources offered or not.
+    pub fn with_resources(mut self, resources: bool) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// The same features, with prompts offered or not.
+    pub fn with_prompts(mut self, prompts: bool) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
     /// Reads the `resources` and `prompts` capabilities of an `initialize`
     /// answer.
     pub fn from_capabilities(capabilities: &Value) -> Self {
@@ -61,13 +80,17 @@ impl ServerFeatures {
     }
 }
 
-/// One server's answer to `tools/list`, with the settings that shape it.
+/// One server's answer to `tools/list`, with the settings that shape it:
+/// the input of [`materialize`]. Made with [`ServerTools::new`] and the
+/// `with_*` methods.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ServerTools {
     /// The configured server name.
     pub server: String,
     /// Shared, so the catalog refers to the schemas instead of copying.
     pub tools: Arc<[Tool]>,
+    /// The entry's `toolFilter`: which of the tools the model may see.
     pub filter: ToolFilter,
     /// What the server offers besides tools: a capability it announced
     /// and, in the runtime, listed at least one item of.
@@ -77,10 +100,16 @@ pub struct ServerTools {
     pub description_limit: Option<NonZeroUsize>,
 }
 
-/// Settings of materialisation, chosen by the host.
+/// Settings of materialisation, chosen by the host. Made from
+/// [`MaterializeOptions::default`] (or [`MaterializeOptions::new`], the
+/// same) and the `with_*` methods.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct MaterializeOptions {
+    /// How tool names are spelled (default [`NamingStyle::Claw`],
+    /// `mcp__server__tool`).
     pub style: NamingStyle,
+    /// Which provider's schema rules the input schemas are rewritten for.
     pub profile: ProviderProfile,
     /// Names of the host's native tools; MCP tools never take them.
     pub reserved_names: BTreeSet<String>,
@@ -108,6 +137,96 @@ impl Default for MaterializeOptions {
             schema_limits: SchemaLimits::default(),
             budget: None,
         }
+    }
+}
+
+impl ServerTools {
+    /// The listing `tools` of `server`, unfiltered, with no features
+    /// besides tools and the host's description limit.
+    pub fn new(server: impl Into<String>, tools: impl Into<Arc<[Tool]>>) -> Self {
+        ServerTools {
+            server: server.into(),
+            tools: tools.into(),
+            filter: ToolFilter::default(),
+            features: ServerFeatures::default(),
+            description_limit: None,
+        }
+    }
+
+    /// The same listing, shaped by the entry's `toolFilter`.
+    pub fn with_filter(mut self, filter: ToolFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// The same listing, from a server offering `features`.
+    pub fn with_features(mut self, features: ServerFeatures) -> Self {
+        self.features = features;
+        self
+    }
+
+    /// The same listing, with descriptions cut at `limit` characters
+    /// (the entry's `descriptionLimit`) instead of the host's limit.
+    pub fn with_description_limit(mut self, limit: Option<NonZeroUsize>) -> Self {
+        self.description_limit = limit;
+        self
+    }
+}
+
+impl MaterializeOptions {
+    /// The defaults: [`NamingStyle::Claw`], the generic profile, no
+    /// reserved names, [`DEFAULT_DESCRIPTION_LIMIT`], utility tools on,
+    /// default schema limits and no budget.
+    pub fn new() -> Self {
+        MaterializeOptions::default()
+    }
+
+    /// The same options, naming tools in `style`.
+    pub fn with_style(mut self, style: NamingStyle) -> Self {
+        self.style = style;
+        self
+    }
+
+    /// The same options, writing schemas for `profile`.
+    pub fn with_profile(mut self, profile: ProviderProfile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// The same options, keeping `names` (the host's native tools) away
+    /// from MCP tools.
+    pub fn with_reserved_names<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.reserved_names = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same options, cutting descriptions at `limit` characters.
+    pub fn with_description_limit(mut self, limit: usize) -> Self {
+        self.description_limit = limit;
+        self
+    }
+
+    /// The same options, with or without utility tools for resources and
+    /// prompts.
+    pub fn with_utility_tools(mut self, utility_tools: bool) -> Self {
+        self.utility_tools = utility_tools;
+        self
+    }
+
+    /// The same options, capping input schemas at `limits`.
+    pub fn with_schema_limits(mut self, limits: SchemaLimits) -> Self {
+        self.schema_limits = limits;
+        self
+    }
+
+    /// The same options, deferring tools past `budget` (`None` loads
+    /// every tool).
+    pub fn with_budget(mut self, budget: impl Into<Option<ToolBudget>>) -> Self {
+        self.budget = budget.into();
+        self
     }
 }
 

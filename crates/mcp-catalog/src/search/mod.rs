@@ -99,19 +99,22 @@ impl ToolBudget {
     }
 
     /// The same budget with `names` always loaded.
-    pub fn pinned<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+    pub fn with_pinned<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.pinned = names.into_iter().map(Into::into).collect();
         self
     }
 
     /// The same budget with `names` (most recent first) loaded next.
-    pub fn recently_used<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+    pub fn with_recently_used<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
         self.recently_used = names.into_iter().map(Into::into).collect();
         self
     }
 
     /// The same budget with `search` as Anthropic's tool-search tool.
-    pub fn anthropic_search(mut self, search: AnthropicToolSearch) -> Self {
+    pub fn with_anthropic_search(mut self, search: AnthropicToolSearch) -> Self {
         self.anthropic_search = search;
         self
     }

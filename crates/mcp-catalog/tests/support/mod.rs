@@ -141,5 +141,6 @@ pub(crate) fn problems_for(profile: mcp_catalog::ProviderProfile, schema: &Value
         ProviderProfile::Anthropic => anthropic_problems(schema),
         ProviderProfile::OpenAiStrict => openai_strict_problems(schema),
         ProviderProfile::Gemini => gemini_problems(schema),
+        other => panic!("no check for the {other:?} profile"),
     }
 }
