@@ -71,7 +71,7 @@ fn filtered_count_is_reported() {
         include: vec!["read_*".into(), "write_*".into()],
         exclude: vec!["*_b".into()],
     });
-    let catalog = materialize(&[listing], &MaterializeOptions::default());
+    let catalog = materialize(&[listing], &openclaw());
     let names: Vec<&str> = catalog.tools().iter().map(|t| t.name()).collect();
     assert_eq!(names, ["fs__read_a", "fs__write_a"]);
     assert_eq!(catalog.filtered().get("fs"), Some(&2));
@@ -103,7 +103,7 @@ fn a_rebuild_reuses_the_schemas_of_unchanged_servers() {
     let a = listing("a", "t");
     let b = listing("b", "t");
     let mut cache = SchemaCache::default();
-    let options = MaterializeOptions::default();
+    let options = openclaw();
     let first = materialize_cached(&[a.clone(), b.clone()], &options, &mut cache);
     let changed_b = listing("b", "t");
     let second = materialize_cached(&[a.clone(), changed_b], &options, &mut cache);
@@ -125,4 +125,10 @@ fn a_rebuild_reuses_the_schemas_of_unchanged_servers() {
         serde_json::to_string(&second).unwrap(),
         serde_json::to_string(&materialize(&[a, b], &options)).unwrap()
     );
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> MaterializeOptions {
+    MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

@@ -54,7 +54,7 @@ fn listing(server: &str, tools: Vec<Tool>) -> ServerTools {
 }
 
 fn options(profile: ProviderProfile) -> MaterializeOptions {
-    MaterializeOptions::default().with_profile(profile)
+    openclaw().with_profile(profile)
 }
 
 fn dispose_listing(mut listing: ServerTools) {
@@ -1253,7 +1253,7 @@ fn colliding_server_prefixes_are_errors_in_both_styles() {
         listing("my.server", vec![tool("t", plain())]),
         listing("my server", vec![tool("t", plain())]),
     ];
-    let catalog = materialize(&listings, &MaterializeOptions::default());
+    let catalog = materialize(&listings, &openclaw());
     assert_eq!(
         catalog.tools().iter().map(|t| t.name()).collect::<Vec<_>>(),
         ["my-server-2__t", "my-server__t"]
@@ -1344,4 +1344,10 @@ fn non_object_schemas_holding_references_do_not_panic() {
             let _ = mcp_catalog::prepare_schema(&schema, profile);
         }
     }
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> MaterializeOptions {
+    MaterializeOptions::default().with_style(NamingStyle::OpenClaw)
 }

@@ -322,6 +322,7 @@ fn runtime(
         Arc::new(FakeHandle(Arc::clone(fake))),
     )
     .with_clock(clock)
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
     .build()
 }
 
@@ -367,7 +368,9 @@ async fn the_connect_limit_bounds_concurrency() {
     for server in ["a", "b", "c", "d"] {
         fake.script(server, |s| s.connect_delay = Duration::from_millis(100));
     }
-    let options = RuntimeOptions::default().with_max_concurrent_connects(2);
+    let options = RuntimeOptions::default()
+        .with_materialize(openclaw())
+        .with_max_concurrent_connects(2);
     let runtime = SessionRuntime::builder(
         "s",
         ServerSet::all(["a", "b", "c", "d"].map(config)),
@@ -878,6 +881,7 @@ async fn only_public_listings_are_shared_between_sessions() {
         Arc::new(FakeHandle(Arc::clone(&fake))),
     )
     .with_clock(clock.clone())
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
     .build();
     let names = ["public", "private", "silent", "public_no_ttl"];
     let expect =
@@ -1003,6 +1007,7 @@ async fn idle_runtimes_are_evicted_after_the_ttl_unless_in_use() {
         Arc::new(FakeHandle(Arc::clone(&fake))),
     )
     .with_clock(clock.clone())
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
     .build();
     {
         let lease = manager.lease("idle");
@@ -1037,7 +1042,9 @@ async fn idle_runtimes_are_evicted_after_the_ttl_unless_in_use() {
 async fn a_zero_ttl_never_evicts() {
     let clock = Arc::new(ManualClock::new());
     let fake = FakeConnector::with(&[("a", &["t"])]);
-    let options = RuntimeOptions::default().with_idle_ttl(Duration::ZERO);
+    let options = RuntimeOptions::default()
+        .with_materialize(openclaw())
+        .with_idle_ttl(Duration::ZERO);
     let manager = RuntimeManager::builder(
         ServerSet::all(vec![config("a")]),
         Arc::new(FakeHandle(Arc::clone(&fake))),
@@ -1057,6 +1064,7 @@ async fn shutdown_closes_every_session() {
         ServerSet::all(vec![config("a"), config("b")]),
         Arc::new(FakeHandle(Arc::clone(&fake))),
     )
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
     .build();
     let one = manager.lease("one");
     one.catalog().await.unwrap();
@@ -1085,8 +1093,18 @@ fn backoff_defaults_match_the_reference() {
         (policy.threshold, policy.pause),
         (3, Duration::from_secs(60))
     );
-    assert_eq!(RuntimeOptions::default().idle_ttl, Duration::from_secs(600));
-    assert!(RuntimeOptions::default().max_concurrent_connects >= 20);
+    assert_eq!(
+        RuntimeOptions::default()
+            .with_materialize(openclaw())
+            .idle_ttl,
+        Duration::from_secs(600)
+    );
+    assert!(
+        RuntimeOptions::default()
+            .with_materialize(openclaw())
+            .max_concurrent_connects
+            >= 20
+    );
 }
 
 /// A home and project on disk: the user has `shadowed` and approves
@@ -1136,8 +1154,9 @@ async fn only_approved_servers_start_and_held_back_ones_are_diagnostics() {
     let set = ServerSet::from_loaded(&config);
     let runnable: Vec<&str> = set.runnable().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(runnable, ["approved", "user"]);
-    let runtime =
-        SessionRuntime::builder("s1", set, Arc::new(FakeHandle(Arc::clone(&fake)))).build();
+    let runtime = SessionRuntime::builder("s1", set, Arc::new(FakeHandle(Arc::clone(&fake))))
+        .with_options(RuntimeOptions::default().with_materialize(openclaw()))
+        .build();
     let catalog = runtime.catalog().await.unwrap();
     assert_eq!(names(&catalog), ["approved__t", "user__t"]);
     for held in ["pending", "denied", "shadowed"] {
@@ -1173,6 +1192,7 @@ async fn an_approval_given_later_starts_the_server_in_every_session() {
         ServerSet::from_loaded(&config),
         Arc::new(FakeHandle(Arc::clone(&fake))),
     )
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
     .build();
     let lease = manager.lease("s");
     assert_eq!(
@@ -1484,4 +1504,10 @@ async fn shutdown_ends_every_subscription() {
 
 fn runtime_of_one(fake: &Arc<FakeConnector>) -> SessionRuntime {
     runtime(fake, vec![config("a")], Arc::new(SystemClock))
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

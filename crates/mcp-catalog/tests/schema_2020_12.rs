@@ -58,7 +58,7 @@ fn listing(tools: Vec<(&str, Value, Option<Value>)>) -> ServerTools {
 }
 
 fn catalog_of(tools: Vec<(&str, Value, Option<Value>)>, profile: ProviderProfile) -> Catalog {
-    let options = MaterializeOptions::default().with_profile(profile);
+    let options = openclaw().with_profile(profile);
     materialize(&[listing(tools)], &options)
 }
 
@@ -432,4 +432,10 @@ fn an_output_schema_that_cannot_be_checked_leaves_the_tool_out() {
         )
         .is_ok()
     );
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> MaterializeOptions {
+    MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

@@ -337,7 +337,13 @@ impl Connection for Service {
 }
 
 fn runtime(profile: ProviderProfile, budget: ToolBudget) -> SessionRuntime {
-    runtime_capped(profile, budget, RuntimeOptions::default().max_result_bytes)
+    runtime_capped(
+        profile,
+        budget,
+        RuntimeOptions::default()
+            .with_materialize(openclaw())
+            .max_result_bytes,
+    )
 }
 
 /// [`runtime`] with results capped at `max_result_bytes`.
@@ -358,11 +364,7 @@ fn runtime_capped(
         description_limit: None,
     });
     let options = RuntimeOptions::default()
-        .with_materialize(
-            MaterializeOptions::default()
-                .with_profile(profile)
-                .with_budget(Some(budget)),
-        )
+        .with_materialize(openclaw().with_profile(profile).with_budget(Some(budget)))
         .with_max_result_bytes(max_result_bytes);
     SessionRuntime::builder("s1", ServerSet::all(servers), Arc::new(Fleet))
         .with_options(options)
@@ -586,4 +588,10 @@ async fn a_search_answer_keeps_whole_definitions_within_the_result_cap() {
     assert_eq!(some, all[..some.len()]);
     // only what the model was shown is loaded
     assert_eq!(tight.loaded_tools().len(), some.len());
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> MaterializeOptions {
+    MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

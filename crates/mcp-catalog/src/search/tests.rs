@@ -49,7 +49,7 @@ fn build(servers: &[ServerTools], profile: ProviderProfile, budget: Option<ToolB
     let options = MaterializeOptions {
         profile,
         budget,
-        ..MaterializeOptions::default()
+        ..openclaw()
     };
     materialize(servers, &options)
 }
@@ -291,4 +291,10 @@ fn the_deferred_set_does_not_depend_on_the_order_servers_answer_in() {
             "{profile:?}"
         );
     }
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> MaterializeOptions {
+    MaterializeOptions::default().with_style(crate::NamingStyle::OpenClaw)
 }
