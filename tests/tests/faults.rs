@@ -224,6 +224,7 @@ fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {
         ServerSet::all(servers),
         Arc::new(connector),
     )
+    .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
     .build()
 }
 
@@ -485,4 +486,10 @@ faults! {
     dropped_websocket => dropped(NetKind::Ws);
     dropped_sse_stream => dropped(NetKind::Sse);
     dropped_http_server => dropped(NetKind::Http);
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

@@ -71,8 +71,9 @@ async fn concurrent_calls_over_one_session() {
         }),
         TIMEOUTS,
     );
-    let runtime =
-        SessionRuntime::builder("load", ServerSet::all(vec![config]), connector()).build();
+    let runtime = SessionRuntime::builder("load", ServerSet::all(vec![config]), connector())
+        .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+        .build();
     let catalog = runtime.catalog().await.unwrap();
     let echo = catalog.get("example__echo").unwrap();
     let started = Instant::now();
@@ -115,7 +116,9 @@ async fn many_sessions_times_many_servers() {
         ));
         loopbacks.push(loopback);
     }
-    let manager = RuntimeManager::builder(ServerSet::all(servers), connector()).build();
+    let manager = RuntimeManager::builder(ServerSet::all(servers), connector())
+        .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+        .build();
     let started = Instant::now();
     let sessions = (0..100).map(|session| {
         let lease = manager.lease(&format!("session-{session}"));
@@ -163,4 +166,10 @@ async fn load() {
         peak / MIB,
         PEAK_CEILING / MIB
     );
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

@@ -1028,8 +1028,9 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
     };
 
     let config = load(&options);
-    let runtime =
-        SessionRuntime::builder("pending", ServerSet::from_loaded(&config), connector()).build();
+    let runtime = SessionRuntime::builder("pending", ServerSet::from_loaded(&config), connector())
+        .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+        .build();
     let catalog = runtime.catalog().await.unwrap();
     runtime.shutdown().await;
     assert!(catalog.tools().is_empty());
@@ -1047,8 +1048,9 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
     // Trusted explicitly, the same servers run: the check above could fail.
     options.trust_project_servers = true;
     let config = load(&options);
-    let runtime =
-        SessionRuntime::builder("trusted", ServerSet::from_loaded(&config), connector()).build();
+    let runtime = SessionRuntime::builder("trusted", ServerSet::from_loaded(&config), connector())
+        .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+        .build();
     let catalog = runtime.catalog().await.unwrap();
     runtime.shutdown().await;
     assert!(report.exists(), "the approved servers did not run");
@@ -1132,4 +1134,10 @@ async fn oauth_requests_never_follow_a_redirect_to_another_origin() {
         "an oauth request reached another origin: {:?}",
         elsewhere.seen()
     );
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }
