@@ -142,9 +142,15 @@ pub enum NameAdjustment {
     /// Cut to 64 characters.
     Shortened,
     /// Renamed because it collided with a reserved (native) name.
-    ReservedCollision { wanted: String },
+    ReservedCollision {
+        /// The name the tool would have had.
+        wanted: String,
+    },
     /// Renamed because another tool already had that name.
-    Collision { wanted: String },
+    Collision {
+        /// The name the tool would have had.
+        wanted: String,
+    },
 }
 
 /// The outcome of naming one server.
@@ -157,13 +163,20 @@ pub enum ServerPrefix {
     /// got a numbered prefix. Its tool names then depend on which other
     /// servers exist, which the caller must report.
     Renamed {
+        /// The numbered prefix it got.
         prefix: String,
         /// The prefix the server would have had.
         wanted: String,
+        /// The server that holds the wanted prefix.
         taken_by: String,
     },
     /// `claw` style: another server already uses this prefix.
-    Conflict { prefix: String, taken_by: String },
+    Conflict {
+        /// The prefix both servers map to.
+        prefix: String,
+        /// The server that got it first.
+        taken_by: String,
+    },
 }
 
 /// Allocates unique names in a fixed order. Feed servers sorted by raw

@@ -234,11 +234,14 @@ impl MaterializeOptions {
 /// tool, a server that failed, a filter at work. Never silent.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct CatalogDiagnostic {
+    /// The configured name of the server concerned.
     pub server: String,
     /// The raw tool name, when the diagnostic is about one tool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// How much it matters: an error left something out.
     pub level: Level,
+    /// What happened, in one lowercase line.
     pub message: String,
 }
 
@@ -294,16 +297,21 @@ pub struct Catalog {
 pub struct CatalogCounts {
     /// Servers whose tools were listed.
     pub servers: usize,
+    /// Tools in the catalog, deferred ones included.
     pub tools: usize,
     /// Tools `toolFilter` hid.
     pub filtered: usize,
+    /// Tool descriptions cut to the description limit.
     pub descriptions_cut: usize,
     /// Servers that failed to connect or list.
     pub unavailable: usize,
     /// Servers held back from starting (awaiting approval or denied).
     pub withheld: usize,
+    /// Diagnostics at error level (something was left out).
     pub errors: usize,
+    /// Diagnostics at warning level.
     pub warnings: usize,
+    /// Diagnostics at info level.
     pub infos: usize,
 }
 
@@ -540,15 +548,20 @@ impl Serialize for Catalog {
 /// [`Catalog`] with its diagnostics, for reports and snapshots.
 #[derive(Debug, Serialize)]
 pub struct CatalogReport<'a> {
+    /// The naming style of the tool names.
     pub style: NamingStyle,
+    /// The provider profile the schemas were written for.
     pub profile: ProviderProfile,
+    /// The tools in name order, as the model sees them.
     pub tools: &'a [CatalogTool],
     /// Name → (server, raw tool).
     pub origins: BTreeMap<&'a str, &'a ToolOrigin>,
+    /// Tools `toolFilter` hid, per server.
     pub filtered: &'a BTreeMap<String, usize>,
     /// Descriptions cut, per server; left out when none was.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub cut: &'a BTreeMap<String, usize>,
+    /// Every diagnostic, in [`Catalog::diagnostics`] order.
     pub diagnostics: &'a [CatalogDiagnostic],
     /// Tools a budget deferred; left out when none was.
     #[serde(skip_serializing_if = "Vec::is_empty")]

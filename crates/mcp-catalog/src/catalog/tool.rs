@@ -26,9 +26,13 @@ pub const MAX_ARGUMENT_DEPTH: usize = schema::MAX_JSON_DEPTH;
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum UtilityTool {
+    /// Lists the server's resources and resource templates.
     ResourcesList,
+    /// Reads one resource by uri.
     ResourcesRead,
+    /// Lists the server's prompts.
     PromptsList,
+    /// Renders one prompt with its arguments.
     PromptsGet,
 }
 
@@ -132,6 +136,8 @@ impl UtilityTool {
 /// way (see [`CatalogTool::prepare_call`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedArguments {
+    /// The arguments to send: the model's, with the `null`s of optional
+    /// parameters the strict profile made nullable taken out.
     pub arguments: Value,
     /// One line per top-level argument the server's schema does not
     /// describe (the server may ignore it).

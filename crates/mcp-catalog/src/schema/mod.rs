@@ -115,6 +115,7 @@ impl ProviderProfile {
 pub struct SchemaError {
     /// JSON pointer into the normalised schema.
     pub path: String,
+    /// Why the schema cannot be expressed there.
     pub reason: String,
 }
 

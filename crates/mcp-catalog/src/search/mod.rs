@@ -124,6 +124,7 @@ impl ToolBudget {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct BudgetReport {
+    /// The budget the catalog was built under.
     pub budget_tokens: usize,
     /// What the serialised list costs: loaded definitions plus the search
     /// tool. Over the budget only when the pinned and requested tools, or
@@ -131,7 +132,9 @@ pub struct BudgetReport {
     pub loaded_tokens: usize,
     /// What every definition would cost, none deferred.
     pub total_tokens: usize,
+    /// Tools whose definitions are sent.
     pub loaded: usize,
+    /// Tools past the budget, found through search.
     pub deferred: usize,
 }
 
