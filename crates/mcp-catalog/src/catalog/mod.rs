@@ -122,7 +122,7 @@ pub struct MaterializeOptions {
     /// Caps on each tool's input schema; a tool over one is left out.
     pub schema_limits: SchemaLimits,
     /// The host's budget for tool definitions; `None` (the default)
-    /// loads every tool. See [`crate::search`].
+    /// loads every tool. See [`ToolBudget`].
     pub budget: Option<ToolBudget>,
 }
 
