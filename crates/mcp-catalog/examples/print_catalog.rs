@@ -102,9 +102,10 @@ async fn main() -> ExitCode {
         .with_idle_ttl(loaded.session_idle_ttl);
     // Stdio children draw their allow-listed variables from this
     // process's environment, as a host's own would.
-    let mut connect = ConnectOptions::default();
-    connect.env = std::env::vars().collect();
-    let connector = Arc::new(McpConnector::new(connect));
+    let connector = Arc::new(McpConnector::new(ConnectOptions {
+        env: std::env::vars().collect(),
+        ..ConnectOptions::default()
+    }));
     let runtime = SessionRuntime::builder("print-catalog", servers, connector)
         .with_options(options)
         .build();
