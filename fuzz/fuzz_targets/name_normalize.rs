@@ -17,7 +17,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use libfuzzer_sys::fuzz_target;
-use mcp_catalog::naming::{MAX_NAME_LEN, is_valid_name};
+use mcp_catalog::{MAX_NAME_LEN, is_valid_name};
 use mcp_catalog::{
     MaterializeOptions, NamingStyle, ServerFeatures, ServerTools, ToolTarget, materialize,
 };
@@ -85,12 +85,7 @@ fn server_tools(listing: &Listing) -> ServerTools {
             annotations: None,
         })
         .collect();
-    ServerTools {
-        server: listing.server.clone(),
-        tools: tools.into(),
-        filter: ToolFilter::default(),
-        features: listing.features,
-    }
+    ServerTools::new(listing.server.clone(), tools).with_features(listing.features)
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -101,11 +96,7 @@ fuzz_target!(|data: &[u8]| {
     reversed.reverse();
 
     for style in [NamingStyle::OpenClaw, NamingStyle::Claw] {
-        let options = MaterializeOptions {
-            style,
-            reserved_names: reserved.clone(),
-            ..MaterializeOptions::default()
-        };
+        let options = MaterializeOptions::default().with_style(style).with_reserved_names(reserved.clone());
         let catalog = materialize(&servers, &options);
         let key = |name: &str| match style {
             NamingStyle::OpenClaw => name.to_ascii_lowercase(),

@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_catalog::schema::{normalize, prepare, strip_optional_nulls};
+use mcp_catalog::{normalize_schema, prepare_schema, strip_optional_nulls};
 use mcp_catalog::{
     MaterializeOptions, NamingStyle, ProviderProfile, ServerFeatures, ServerTools, materialize,
 };
@@ -47,26 +47,21 @@ fuzz_target!(|data: &[u8]| {
     let arguments_doc = document(&mut input, &ARGUMENTS);
     let arguments = arguments_doc.to_value();
 
-    let normal = normalize(&schema);
+    let normal = normalize_schema(&schema);
     for profile in ProviderProfile::ALL {
-        if let Ok(prepared) = prepare(&schema, profile) {
+        if let Ok(prepared) = prepare_schema(&schema, profile) {
             drop_value(prepared);
         }
     }
 
-    let listing = ServerTools {
-        server: "srv".to_owned(),
-        tools: Arc::from(vec![Tool {
+    let listing = ServerTools::new("srv".to_owned(), Arc::from(vec![Tool {
             name: name.clone(),
             title: None,
             description: Some(HOSTILE_STRINGS[pick % HOSTILE_STRINGS.len()].to_owned()),
             input_schema: schema,
             output_schema: None,
             annotations: None,
-        }]),
-        filter: ToolFilter::default(),
-        features: ServerFeatures::default(),
-    };
+        }]));
     for (profile, style) in ProviderProfile::ALL
         .into_iter()
         .map(|p| (p, NamingStyle::Claw))
@@ -74,11 +69,7 @@ fuzz_target!(|data: &[u8]| {
     {
         let catalog = materialize(
             std::slice::from_ref(&listing),
-            &MaterializeOptions {
-                style,
-                profile,
-                ..MaterializeOptions::default()
-            },
+            &MaterializeOptions::default().with_style(style).with_profile(profile),
         );
         for tool in catalog.tools() {
             let _ = tool.validate(&arguments);

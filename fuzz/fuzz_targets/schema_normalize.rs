@@ -11,7 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_catalog::ProviderProfile;
-use mcp_catalog::schema::{for_profile, normalize, prepare, strip_optional_nulls};
+use mcp_catalog::{schema_for_profile, normalize_schema, prepare_schema, strip_optional_nulls};
 use serde_json::Value;
 
 #[path = "../../crates/mcp-catalog/tests/support/mod.rs"]
@@ -21,17 +21,17 @@ fuzz_target!(|data: &[u8]| {
     let Ok(schema) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    let once = normalize(&schema);
-    let twice = normalize(&once);
+    let once = normalize_schema(&schema);
+    let twice = normalize_schema(&once);
     assert_eq!(once, twice, "normalising twice differs from once");
 
     for profile in ProviderProfile::ALL {
-        let prepared = prepare(&schema, profile);
-        let slow = for_profile(&once, profile);
+        let prepared = prepare_schema(&schema, profile);
+        let slow = schema_for_profile(&once, profile);
         assert_eq!(
             prepared,
             slow,
-            "prepare and for_profile(normalize) disagree for {}",
+            "prepare and schema_for_profile(normalize) disagree for {}",
             profile.as_str()
         );
         let Ok(out) = prepared else { continue };

@@ -7,9 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
-    CatalogErrorKind, McpConnector, ModelBlock, ResultStatus, RuntimeOptions, SessionRuntime,
+    CatalogErrorKind, McpConnector, ModelBlock, ResultStatus, ServerSet, SessionRuntime,
 };
 use mcp_config::{ServerConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::harness::{StdioHarness, entry, test_env};
@@ -38,13 +37,9 @@ fn connector() -> McpConnector {
 }
 
 fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {
-    SessionRuntime::new(
-        "session",
-        servers,
-        Arc::new(connector()),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    )
+    SessionRuntime::builder("session", ServerSet::all(servers), Arc::new(connector()))
+        .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+        .build()
 }
 
 async fn text_of(runtime: &SessionRuntime, tool: &str) -> String {
@@ -303,4 +298,10 @@ async fn dropping_a_runtime_without_shutdown_ends_its_children() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(!alive(&pid), "the child outlived its runtime");
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

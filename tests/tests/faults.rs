@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_catalog::clock::SystemClock;
-use mcp_catalog::{McpConnector, ModelBlock, ResultStatus, RuntimeOptions, SessionRuntime};
+use mcp_catalog::{McpConnector, ModelBlock, ResultStatus, ServerSet, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::fault_net::{FaultyHttp, HttpFault, Trigger, serve_faulty_http};
 use mcp_integration_tests::harness::{entry, test_env};
@@ -218,13 +217,13 @@ fn runtime(servers: Vec<ServerConfig>) -> SessionRuntime {
                 .with_sigterm_grace(Duration::from_millis(500)),
         ),
     );
-    SessionRuntime::new(
+    SessionRuntime::builder(
         "agent-session",
-        servers,
+        ServerSet::all(servers),
         Arc::new(connector),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
     )
+    .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+    .build()
 }
 
 /// What one turn got from each server.
@@ -485,4 +484,10 @@ faults! {
     dropped_websocket => dropped(NetKind::Ws);
     dropped_sse_stream => dropped(NetKind::Sse);
     dropped_http_server => dropped(NetKind::Http);
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

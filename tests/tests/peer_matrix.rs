@@ -32,8 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_catalog::clock::SystemClock;
-use mcp_catalog::{McpConnector, ModelBlock, RuntimeOptions, SessionRuntime};
+use mcp_catalog::{McpConnector, ModelBlock, ServerSet, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_integration_tests::harness::test_env;
 use mcp_transport::{ClientHandler, ConnectOptions, ErrorObject, SessionOptions};
@@ -367,13 +366,9 @@ fn runtime(row: &Row, config: ServerConfig) -> SessionRuntime {
             .with_session(session)
             .with_env(test_env()),
     );
-    SessionRuntime::new(
-        "peer-matrix",
-        [config],
-        Arc::new(connector),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    )
+    SessionRuntime::builder("peer-matrix", ServerSet::all([config]), Arc::new(connector))
+        .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+        .build()
 }
 
 /// Calls `call` through the catalog and checks the text it answers with.
@@ -555,4 +550,10 @@ fn every_peer_has_a_row_at_both_revisions_over_each_transport() {
             }
         }
     }
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

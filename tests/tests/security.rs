@@ -26,8 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_catalog::clock::SystemClock;
-use mcp_catalog::{McpConnector, RuntimeOptions, ServerSet, SessionRuntime};
+use mcp_catalog::{McpConnector, ServerSet, SessionRuntime};
 use mcp_config::{
     LoadOptions, RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig, load,
 };
@@ -1013,13 +1012,9 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
     };
 
     let config = load(&options);
-    let runtime = SessionRuntime::for_servers(
-        "pending",
-        ServerSet::from_loaded(&config),
-        connector(),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    let runtime = SessionRuntime::builder("pending", ServerSet::from_loaded(&config), connector())
+        .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+        .build();
     let catalog = runtime.catalog().await.unwrap();
     runtime.shutdown().await;
     assert!(catalog.tools().is_empty());
@@ -1037,13 +1032,9 @@ async fn project_servers_and_their_helpers_run_only_once_approved() {
     // Trusted explicitly, the same servers run: the check above could fail.
     options.trust_project_servers = true;
     let config = load(&options);
-    let runtime = SessionRuntime::for_servers(
-        "trusted",
-        ServerSet::from_loaded(&config),
-        connector(),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    let runtime = SessionRuntime::builder("trusted", ServerSet::from_loaded(&config), connector())
+        .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
+        .build();
     let catalog = runtime.catalog().await.unwrap();
     runtime.shutdown().await;
     assert!(report.exists(), "the approved servers did not run");
@@ -1127,4 +1118,10 @@ async fn oauth_requests_never_follow_a_redirect_to_another_origin() {
         "an oauth request reached another origin: {:?}",
         elsewhere.seen()
     );
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

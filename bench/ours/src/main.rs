@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use mcp_catalog::{McpConnector, SessionRuntime};
+use mcp_catalog::{McpConnector, ServerSet, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::{ClientSession, ConnectOptions};
 use serde_json::{Value, json};
@@ -196,11 +196,12 @@ async fn ours(invocation: &Invocation) -> Result<Value> {
             let servers: Vec<ServerConfig> = (0..n)
                 .map(|index| server_config(format!("s{index:02}"), target))
                 .collect();
-            let runtime = SessionRuntime::with_defaults(
+            let runtime = SessionRuntime::builder(
                 "bench",
-                servers,
+                ServerSet::all(servers),
                 Arc::new(McpConnector::new(ConnectOptions::default())),
-            );
+            )
+            .build();
             let started = Instant::now();
             let catalog = runtime.catalog().await.context("building the catalog")?;
             let wall = started.elapsed();

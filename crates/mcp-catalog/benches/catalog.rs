@@ -15,13 +15,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_catalog::McpConnector;
-use mcp_catalog::clock::SystemClock;
-use mcp_catalog::result::{convert_result_owned, dispose_result};
 use mcp_catalog::{
-    CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, RuntimeOptions,
-    SchemaCache, ServerEvents, ServerFeatures, ServerTools, SessionRuntime, convert_result,
+    CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, SchemaCache,
+    ServerEvents, ServerFeatures, ServerSet, ServerTools, SessionRuntime, convert_result,
     materialize, materialize_cached,
 };
+use mcp_catalog::{convert_result_owned, dispose_result};
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::ConnectOptions;
 use mcp_transport::{CallToolResult, Tool};
@@ -79,24 +78,23 @@ fn listings_of(
     schema: fn(usize) -> Value,
 ) -> Vec<ServerTools> {
     (0..servers)
-        .map(|s| ServerTools {
-            server: format!("server-{s:03}"),
-            tools: (0..tools_per_server)
-                .map(|t| Tool {
-                    name: format!("tool_{t:03}"),
-                    title: None,
-                    description: Some(format!(
-                        "  Does thing {t} on server {s}; returns a list of results.  "
-                    )),
-                    input_schema: schema(t),
-                    output_schema: None,
-                    annotations: None,
-                    execution: None,
-                })
-                .collect(),
-            filter: ToolFilter::default(),
-            features: ServerFeatures::default(),
-            description_limit: None,
+        .map(|s| {
+            ServerTools::new(
+                format!("server-{s:03}"),
+                (0..tools_per_server)
+                    .map(|t| Tool {
+                        name: format!("tool_{t:03}"),
+                        title: None,
+                        description: Some(format!(
+                            "  Does thing {t} on server {s}; returns a list of results.  "
+                        )),
+                        input_schema: schema(t),
+                        output_schema: None,
+                        annotations: None,
+                        execution: None,
+                    })
+                    .collect::<Vec<_>>(),
+            )
         })
         .collect()
 }
@@ -115,10 +113,7 @@ fn materialise_10k(c: &mut Criterion) {
         b.iter_with_large_drop(|| schemas.iter().map(|s| (*s).clone()).collect::<Vec<Value>>())
     });
     for profile in ProviderProfile::ALL {
-        let options = MaterializeOptions {
-            profile,
-            ..MaterializeOptions::default()
-        };
+        let options = MaterializeOptions::default().with_profile(profile);
         // The old catalog is freed when the last holder lets go of it,
         // outside the build: leave deallocation out of the timing.
         group.bench_function(profile.as_str(), |b| {
@@ -157,10 +152,7 @@ fn materialise_10k(c: &mut Criterion) {
 /// model's.
 fn call_path(c: &mut Criterion) {
     let mut group = c.benchmark_group("call_path");
-    let options = MaterializeOptions {
-        profile: ProviderProfile::OpenAiStrict,
-        ..MaterializeOptions::default()
-    };
+    let options = MaterializeOptions::default().with_profile(ProviderProfile::OpenAiStrict);
     let catalog = materialize(&listings(1, 1), &options);
     let tool = catalog.tools()[0].clone();
     let arguments = json!({
@@ -289,16 +281,15 @@ fn config(name: String) -> ServerConfig {
 
 fn warm_fetch(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
-    let runtime = SessionRuntime::new(
+    let runtime = SessionRuntime::builder(
         "bench",
-        (0..10).map(|i| config(format!("server-{i}"))),
+        ServerSet::all((0..10).map(|i| config(format!("server-{i}")))),
         Arc::new(BenchConnector {
             tools_per_server: 100,
             init_delay: Duration::ZERO,
         }),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    )
+    .build();
     let catalog = rt.block_on(runtime.catalog()).expect("catalog");
     assert_eq!(catalog.tools().len(), 1000);
     c.bench_function("warm_catalog_fetch_1000_tools", |b| {
@@ -315,16 +306,15 @@ fn cold_in_memory(c: &mut Criterion) {
         group.bench_function(format!("{servers}_servers"), |b| {
             b.to_async(&rt).iter_batched(
                 || {
-                    SessionRuntime::new(
+                    SessionRuntime::builder(
                         "bench",
-                        (0..servers).map(|i| config(format!("server-{i}"))),
+                        ServerSet::all((0..servers).map(|i| config(format!("server-{i}")))),
                         Arc::new(BenchConnector {
                             tools_per_server: 20,
                             init_delay: Duration::from_millis(300),
                         }),
-                        Arc::new(SystemClock),
-                        RuntimeOptions::default(),
                     )
+                    .build()
                 },
                 |runtime| async move { runtime.catalog().await.expect("catalog") },
                 BatchSize::PerIteration,
@@ -383,13 +373,12 @@ fn cold_stdio(c: &mut Criterion) {
         group.bench_function(format!("{servers}_servers"), |b| {
             b.to_async(&rt).iter_batched(
                 || {
-                    SessionRuntime::new(
+                    SessionRuntime::builder(
                         "bench",
-                        entries.clone(),
+                        ServerSet::all(entries.clone()),
                         Arc::clone(&connector) as Arc<dyn Connector>,
-                        Arc::new(SystemClock),
-                        RuntimeOptions::default(),
                     )
+                    .build()
                 },
                 // Shutting the children down happens after the timing,
                 // when criterion drops the runtime.

@@ -1,10 +1,15 @@
-//! Loads the MCP servers a user has configured, connects to every runnable
+//! Loads the MCP servers a user has configured, connects to every approved
 //! one and prints the materialised catalog as JSON.
+//!
+//! Project servers (`.mcp.json`) start only once the user approved them:
+//! the servers go through [`ServerSet::from_loaded`], and each one held
+//! back (awaiting approval or denied) is reported on stderr before any
+//! server starts, and again in the catalog's diagnostics.
 //!
 //! ```text
 //! cargo run -p mcp-catalog --example print_catalog -- \
 //!     [--project DIR] [--home DIR] [--openclaw-home DIR] \
-//!     [--style openclaw|claw] [--profile generic|anthropic|openai-strict|gemini] \
+//!     [--style claw|openclaw] [--profile generic|anthropic|openai-strict|gemini] \
 //!     [--report]
 //! ```
 //!
@@ -17,9 +22,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
-    MaterializeOptions, McpConnector, NamingStyle, ProviderProfile, RuntimeOptions, SessionRuntime,
+    MaterializeOptions, McpConnector, NamingStyle, ProviderProfile, RuntimeOptions, ServerSet,
+    SessionRuntime,
 };
 use mcp_config::{LoadOptions, load};
 use mcp_transport::ConnectOptions;
@@ -40,7 +45,7 @@ fn parse_args() -> Result<Args, String> {
             env,
             ..LoadOptions::default()
         },
-        style: NamingStyle::OpenClaw,
+        style: NamingStyle::default(),
         profile: ProviderProfile::Generic,
         report: false,
     };
@@ -82,27 +87,27 @@ async fn main() -> ExitCode {
     for diagnostic in &loaded.diagnostics {
         eprintln!("config {:?}: {}", diagnostic.level, diagnostic.message);
     }
-    let servers: Vec<_> = loaded.runnable().map(|s| s.config.clone()).collect();
-    let options = RuntimeOptions {
-        materialize: MaterializeOptions {
-            style: args.style,
-            profile: args.profile,
-            ..MaterializeOptions::default()
-        },
-        idle_ttl: loaded.session_idle_ttl,
-        ..RuntimeOptions::default()
-    };
-    let runtime = SessionRuntime::new(
-        "print-catalog",
-        servers,
-        // Stdio children draw their allow-listed variables from this
-        // process's environment, as a host's own would.
-        Arc::new(McpConnector::new(
-            ConnectOptions::default().with_env(std::env::vars().collect()),
-        )),
-        Arc::new(SystemClock),
-        options,
-    );
+    // The approval path: unapproved project servers never reach the
+    // connector.
+    let servers = ServerSet::from_loaded(&loaded);
+    for pending in servers.withheld() {
+        eprintln!("not started {}: {}", pending.server, pending.message);
+    }
+    let options = RuntimeOptions::default()
+        .with_materialize(
+            MaterializeOptions::default()
+                .with_style(args.style)
+                .with_profile(args.profile),
+        )
+        .with_idle_ttl(loaded.session_idle_ttl);
+    // Stdio children draw their allow-listed variables from this
+    // process's environment, as a host's own would.
+    let connector = Arc::new(McpConnector::new(
+        ConnectOptions::default().with_env(std::env::vars().collect()),
+    ));
+    let runtime = SessionRuntime::builder("print-catalog", servers, connector)
+        .with_options(options)
+        .build();
     let result = runtime.catalog().await;
     let code = match result {
         Ok(catalog) => {

@@ -5,7 +5,10 @@
 use std::time::{Duration, Instant};
 
 /// When a server is paused and for how long.
+/// Made from [`BackoffPolicy::default`] (3 failures, 60 s) and the
+/// `with_*` methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BackoffPolicy {
     /// Consecutive failures that pause a server.
     pub threshold: u32,
@@ -19,6 +22,21 @@ impl Default for BackoffPolicy {
             threshold: 3,
             pause: Duration::from_secs(60),
         }
+    }
+}
+
+impl BackoffPolicy {
+    /// The same policy, pausing after `threshold` consecutive failures
+    /// (zero never pauses).
+    pub fn with_threshold(mut self, threshold: u32) -> Self {
+        self.threshold = threshold;
+        self
+    }
+
+    /// The same policy, with pauses lasting `pause`.
+    pub fn with_pause(mut self, pause: Duration) -> Self {
+        self.pause = pause;
+        self
     }
 }
 

@@ -28,37 +28,59 @@ pub struct CatalogError {
 #[non_exhaustive]
 pub enum CatalogErrorKind {
     /// A server marked `required` failed, which fails the whole catalog.
-    RequiredServerFailed { cause: Box<CatalogError> },
+    RequiredServerFailed {
+        /// The failure of the required server.
+        cause: Box<CatalogError>,
+    },
     /// Connecting to the server failed or timed out.
-    Connect { cause: Cause },
+    Connect {
+        /// What failed: the transport, a timeout, a changed entry.
+        cause: Cause,
+    },
     /// A request to the connected server failed or timed out.
-    Request { operation: String, cause: Cause },
+    Request {
+        /// The method that failed (`tools/list`, `tools/call`, …).
+        operation: String,
+        /// What failed: the transport, a timeout, a malformed result.
+        cause: Cause,
+    },
     /// The server is paused after consecutive failures.
     Paused {
+        /// Consecutive failures that paused it.
         failures: u32,
         /// Wall-clock time of the next try, RFC 3339 UTC.
         retry_at: String,
+        /// How long until the next try.
         retry_in: Duration,
     },
     /// No tool of that name is in the catalog.
-    UnknownTool { name: String },
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+    },
     /// The arguments do not match the tool's input schema.
     InvalidArguments {
+        /// The catalog name of the tool.
         tool: String,
         /// JSON pointer of the failing value (`/` for the whole object).
         path: String,
+        /// What the schema expected there.
         message: String,
     },
     /// The server is not configured (or was removed) in this session.
     UnknownServer,
     /// The runtime was shut down.
-    ShutDown { session: String },
+    ShutDown {
+        /// The session id of the runtime.
+        session: String,
+    },
     /// A skill (SEP-2640) of the server cannot be used: a file failed
     /// verification against the skill's entry, or the entry does not
     /// allow the read.
     Skill {
         /// The skill's `SKILL.md` uri.
         skill: String,
+        /// What is wrong with the file or the read.
         problem: String,
     },
 }
@@ -371,5 +393,35 @@ mod tests {
         );
         assert!(!slow.is_fatal());
         assert!(slow.source().is_none());
+    }
+
+    #[test]
+    fn a_transport_failure_is_the_source_with_its_kind() {
+        use mcp_transport::TransportErrorKind;
+
+        let broken = TransportError::io("a", "broken pipe");
+        let message = broken.kind().to_string();
+        let error = CatalogError::request("a", "tools/call", broken);
+        // The message is unchanged: the transport's kind, after the step.
+        assert_eq!(
+            error.to_string(),
+            format!("server \"a\": tools/call failed: {message}")
+        );
+        // A caller reaches the transport's error through `source()` ...
+        let source = error
+            .source()
+            .and_then(|source| source.downcast_ref::<TransportError>())
+            .expect("the transport error is the source");
+        assert!(matches!(source.kind(), TransportErrorKind::Io { .. }));
+        // ... or directly, also through a required server's failure.
+        let required = CatalogError::required_server_failed(error);
+        assert!(matches!(
+            required.transport_error().map(TransportError::kind),
+            Some(TransportErrorKind::Io { message }) if message == "broken pipe"
+        ));
+        assert_eq!(
+            required.transport_error().map(TransportError::server),
+            Some("a")
+        );
     }
 }

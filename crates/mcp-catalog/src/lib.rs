@@ -11,14 +11,19 @@
 //!
 //! - **Materialisation is pure.** [`materialize`] takes every server's
 //!   listing and returns a [`Catalog`]; the same set of listings gives the
-//!   same bytes whatever order they arrive in. Names ([`naming`]), filters
-//!   ([`filter`]), schemas per provider ([`schema`]) and result conversion
-//!   ([`result`]) are plain functions with no I/O.
+//!   same bytes whatever order they arrive in. Names ([`NamingStyle`],
+//!   [`NameAllocator`]), filters ([`filter`]), schemas per provider
+//!   ([`ProviderProfile`], [`prepare_schema`]) and result conversion
+//!   ([`convert_result`]) are plain functions with no I/O.
 //! - **The runtime does the I/O.** A [`SessionRuntime`] connects through a
 //!   [`Connector`] ([`McpConnector`] in production, a scripted fake in
-//!   tests) and keeps time through a [`clock::Clock`], so eviction and
+//!   tests) and keeps time through a [`Clock`], so eviction and
 //!   backoff are tested without waiting. A warm fetch is one lock and an
 //!   `Arc` clone.
+//!
+//! Every item has one path, at the crate root, except the helpers of two
+//! small namespaces: [`filter`] (`toolFilter` patterns) and [`deep`]
+//! (JSON of any depth without recursion).
 //!
 //! Only approved servers start: [`ServerSet::from_loaded`] keeps project
 //! servers that await approval or are denied away from the connector and
@@ -29,7 +34,7 @@
 //! arguments against the server's own schema and sends the call over the
 //! already-open session.
 //!
-//! Large catalogs stay within a host-set token budget ([`search`]): each
+//! Large catalogs stay within a host-set token budget: each
 //! tool's definition has an estimated cost ([`CatalogTool::estimated_tokens`]),
 //! a [`ToolBudget`] defers what does not fit (pinned and recently used
 //! tools first), and the model finds deferred tools through Anthropic's
@@ -47,8 +52,92 @@
 //! listing beside the tools: [`list_skills`] reads none of their files,
 //! [`load_skill`] reads and verifies a `SKILL.md` on demand, and a loaded
 //! skill's supporting files are read and verified only after it passed.
+//!
+//! Tool names default to [`NamingStyle::Claw`] (`mcp__server__tool`, as
+//! the CLI and Claude Code spell them); [`NamingStyle::OpenClaw`]
+//! (`server__tool`) is one [`MaterializeOptions::with_style`] away.
+//!
+//! # Example
+//!
+//! A host loads the configuration from directories it names (never the
+//! process's own home or working directory), lets only approved servers
+//! start, and asks for the catalog it sends to Anthropic's Messages API.
+//! Here the only server is a project server nobody approved yet, so
+//! nothing is spawned and the catalog says why it is empty:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use mcp_catalog::{
+//!     MaterializeOptions, McpConnector, ProviderProfile, RuntimeOptions, ServerSet,
+//!     SessionRuntime,
+//! };
+//! use mcp_config::{LoadOptions, load};
+//! use mcp_transport::ConnectOptions;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let home = tempfile::tempdir()?;
+//! let project = tempfile::tempdir()?;
+//! std::fs::write(
+//!     project.path().join(".mcp.json"),
+//!     r#"{"mcpServers": {"files": {"command": "files-server", "args": ["--root", "."]}}}"#,
+//! )?;
+//!
+//! let mut options = LoadOptions::default();
+//! options.home = Some(home.path().to_owned());
+//! options.project = Some(project.path().to_owned());
+//! let loaded = load(&options);
+//!
+//! // The approval path: `files` awaits the user's approval, so it is held
+//! // back from the connector and reported instead.
+//! let servers = ServerSet::from_loaded(&loaded);
+//! assert!(servers.runnable().is_empty());
+//! assert_eq!(servers.withheld()[0].server, "files");
+//!
+//! let runtime = SessionRuntime::builder(
+//!     "session-1",
+//!     servers,
+//!     Arc::new(McpConnector::new(ConnectOptions::default())),
+//! )
+//! .with_options(RuntimeOptions::new().with_materialize(
+//!     MaterializeOptions::new().with_profile(ProviderProfile::Anthropic),
+//! ))
+//! .build();
+//!
+//! let catalog = runtime.catalog().await?;
+//! // Serialised, the catalog is the request's `tools` array.
+//! assert_eq!(serde_json::to_value(catalog.as_ref())?, serde_json::json!([]));
+//! assert_eq!(catalog.counts().withheld, 1);
+//! for diagnostic in catalog.diagnostics() {
+//!     println!("{}: {}", diagnostic.server, diagnostic.message);
+//! }
+//! runtime.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! With an approved (or user-scope) server the same runtime connects on
+//! the first [`SessionRuntime::catalog`], and a model's tool call goes
+//! back to it by the catalog name:
+//!
+//! ```no_run
+//! # use mcp_catalog::SessionRuntime;
+//! # async fn turn(runtime: &SessionRuntime) -> Result<(), mcp_catalog::CatalogError> {
+//! let catalog = runtime.catalog().await?;
+//! let tool = catalog.get("mcp__files__read").expect("listed by the server");
+//! let result = runtime
+//!     .call(tool.name(), serde_json::json!({"path": "README.md"}))
+//!     .await?;
+//! // The `tool_result` block of the next user message.
+//! let block = result.to_anthropic("toolu_01");
+//! # let _ = block;
+//! # Ok(())
+//! # }
+//! ```
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 /// Whether this build validates tool arguments and structured results
 /// against their JSON Schemas (the `validation` feature, on by default).
@@ -57,38 +146,64 @@
 /// [`CatalogTool::check_output`] checks nothing; the server validates.
 pub const FULL_VALIDATION: bool = cfg!(feature = "validation");
 
-pub mod backoff;
-pub mod catalog;
-pub mod clock;
+mod backoff;
+mod catalog;
+mod clock;
 pub mod deep;
-pub mod error;
+mod error;
 pub mod filter;
-pub mod mcp_connector;
-pub mod naming;
-pub mod result;
-pub mod runtime;
-pub mod schema;
-pub mod search;
-pub mod servers;
-pub mod skills;
+mod mcp_connector;
+mod naming;
+mod result;
+mod runtime;
+mod schema;
+mod search;
+mod servers;
+mod skills;
 
+pub use backoff::BackoffPolicy;
 pub use catalog::{
-    Catalog, CatalogCounts, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions,
-    SchemaCache, ServerFeatures, ServerTools, ToolOrigin, ToolTarget, UtilityTool, defuse_listing,
-    materialize, materialize_among, materialize_cached,
+    Catalog, CatalogCounts, CatalogDiagnostic, CatalogReport, CatalogTool,
+    DEFAULT_DESCRIPTION_LIMIT, MAX_ARGUMENT_DEPTH, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
+    PreparedArguments, SchemaCache, ServerFeatures, ServerTools, ToolOrigin, ToolTarget,
+    UtilityTool, defuse_listing, describe as describe_tool, materialize, materialize_among,
+    materialize_cached,
 };
+pub use clock::{Clock, ManualClock, SystemClock, rfc3339};
 pub use error::{CatalogError, CatalogErrorKind, Cause};
 pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};
-pub use naming::NamingStyle;
-pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result, convert_result_owned};
-pub use runtime::{
-    CatalogUpdates, ConnectReport, Connection, Connector, RuntimeLease, RuntimeManager,
-    RuntimeOptions, ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, ToolCallOutput,
+pub use naming::{
+    MAX_NAME_LEN, MAX_OPENCLAW_SERVER_LEN, NameAdjustment, NameAllocator, NamingStyle,
+    ServerPrefix, is_valid_name, normalize_name_for_mcp, normalize_server_name_for_mcp,
+    openclaw_fragment, tool_owners,
 };
-pub use schema::{ProviderProfile, SchemaLimits};
-pub use search::{AnthropicToolSearch, BudgetReport, SEARCH_TOOLS_NAME, ToolBudget};
+pub use result::{
+    DEFAULT_MAX_RESULT_BYTES, ModelBlock, ModelResult, ResultStatus, convert_block, convert_result,
+    convert_result_owned, dispose_result,
+};
+pub use runtime::{
+    CatalogUpdates, ConnectReport, Connection, Connector, DEFAULT_MAX_CONCURRENT_CONNECTS,
+    MAX_LISTED_ITEMS, RuntimeLease, RuntimeManager, RuntimeManagerBuilder, RuntimeOptions,
+    ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, SessionRuntimeBuilder,
+    ToolCallOutput,
+};
+// The schema functions keep their short names inside the crate, where
+// `schema::normalize` reads well; at the root they say what they work on.
+pub use schema::{
+    GEMINI_KEYWORDS, MAX_DEPTH as MAX_SCHEMA_DEPTH, MAX_JSON_DEPTH, OPENAI_KEYWORDS,
+    ProviderProfile, SchemaError, SchemaLimits, UnknownArguments, check_composition,
+    check_limits as check_schema_limits, check_output_schema, check_ref_cycles,
+    for_profile as schema_for_profile, normalize as normalize_schema, prepare as prepare_schema,
+    prepare_shared as prepare_schema_shared, prepare_shared_with as prepare_schema_shared_with,
+    strip_optional_nulls, unknown_arguments,
+};
+pub use search::{
+    AnthropicToolSearch, BudgetReport, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS_NAME,
+    ToolBudget, estimate_tokens,
+};
 pub use servers::ServerSet;
 pub use skills::{
-    LoadedSkill, SessionSkills, Skill, SkillFile, SkillFiles, SkillListing, SkillSource,
-    list_skills, load_skill,
+    LoadedSkill, MAX_SKILL_FILE_BYTES, MAX_SKILL_PAGES, SKILLS_EXTENSION, SessionSkills, Skill,
+    SkillFile, SkillFileContent, SkillFiles, SkillListing, SkillSource, advertises_skills,
+    digest_of as skill_digest, list_skills, load_skill,
 };

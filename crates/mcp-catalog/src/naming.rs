@@ -26,11 +26,14 @@ const HASH_SUFFIX_LEN: usize = 8;
 /// How materialised names are spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum NamingStyle {
     /// `server__tool`, sanitised with `-`, collisions get `-2`, `-3`, …
-    #[default]
+    /// (OpenClaw's form).
     OpenClaw,
-    /// `mcp__server__tool`, sanitised with `_` (Claude Code's form).
+    /// `mcp__server__tool`, sanitised with `_` (Claude Code's form, which
+    /// permission rules match on). The default, as in the CLI.
+    #[default]
     Claw,
 }
 
@@ -134,13 +137,20 @@ fn claw_shorten(full: &str, server: &str, tool: &str, attempt: u32) -> String {
 /// Why a name is not the plain rendering of its parts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum NameAdjustment {
     /// Cut to 64 characters.
     Shortened,
     /// Renamed because it collided with a reserved (native) name.
-    ReservedCollision { wanted: String },
+    ReservedCollision {
+        /// The name the tool would have had.
+        wanted: String,
+    },
     /// Renamed because another tool already had that name.
-    Collision { wanted: String },
+    Collision {
+        /// The name the tool would have had.
+        wanted: String,
+    },
 }
 
 /// The outcome of naming one server.
@@ -153,13 +163,20 @@ pub enum ServerPrefix {
     /// got a numbered prefix. Its tool names then depend on which other
     /// servers exist, which the caller must report.
     Renamed {
+        /// The numbered prefix it got.
         prefix: String,
         /// The prefix the server would have had.
         wanted: String,
+        /// The server that holds the wanted prefix.
         taken_by: String,
     },
     /// `claw` style: another server already uses this prefix.
-    Conflict { prefix: String, taken_by: String },
+    Conflict {
+        /// The prefix both servers map to.
+        prefix: String,
+        /// The server that got it first.
+        taken_by: String,
+    },
 }
 
 /// Allocates unique names in a fixed order. Feed servers sorted by raw

@@ -22,6 +22,7 @@ pub const DEFAULT_MAX_RESULT_BYTES: usize = 100_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResultStatus {
+    /// The tool ran and answered.
     Ok,
     /// The tool ran and reported a failure (`isError: true`).
     Error,
@@ -30,13 +31,19 @@ pub enum ResultStatus {
 /// One block a model accepts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ModelBlock {
+    /// Text, from a text block or a resource or structured content the
+    /// model gets as text.
     Text {
+        /// The text.
         text: String,
     },
+    /// An image the provider accepts inline.
     Image {
         /// Base64 data as the server sent it.
         data: String,
+        /// The image's media type (`image/png`, …).
         #[serde(rename = "mimeType")]
         mime_type: String,
     },
@@ -58,7 +65,9 @@ impl ModelBlock {
 /// A converted tool result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ModelResult {
+    /// Whether the tool reported an error (`isError`).
     pub status: ResultStatus,
+    /// The content blocks a model is given, in the server's order.
     pub content: Vec<ModelBlock>,
     /// Whether the size cap cut the result.
     pub truncated: bool,

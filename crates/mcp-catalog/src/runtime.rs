@@ -44,6 +44,8 @@ pub use connection::{
     ConnectReport, Connection, Connector, ServerCounts, ServerEvents, ServerIdentity,
     ToolCallOutput,
 };
-pub use manager::{RuntimeLease, RuntimeManager};
-pub use session::{DEFAULT_MAX_CONCURRENT_CONNECTS, RuntimeOptions, SessionRuntime};
+pub use manager::{RuntimeLease, RuntimeManager, RuntimeManagerBuilder};
+pub use session::{
+    DEFAULT_MAX_CONCURRENT_CONNECTS, RuntimeOptions, SessionRuntime, SessionRuntimeBuilder,
+};
 pub use subscribe::CatalogUpdates;

@@ -39,7 +39,7 @@ impl ServerSet {
     /// [`ServerSet::from_scoped`], with the notes on held-back servers
     /// ending in the host's own way to approve one: `approve_step(name)`
     /// is an imperative such as "run `my-host approve NAME`", and the note
-    /// says "…; <step> to start it". Without a hint the notes name the
+    /// says "…; `<step>` to start it". Without a hint the notes name the
     /// settings keys, which every host reads.
     pub fn from_scoped_with_hint<'a>(
         servers: impl IntoIterator<Item = &'a ScopedServer>,

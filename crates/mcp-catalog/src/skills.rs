@@ -98,6 +98,7 @@ impl SkillSource for SessionSkills<'_> {
 /// One file of a skill as its entry lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkillFile {
+    /// The file's uri, under the skill's directory.
     pub uri: String,
     /// `sha256:` and 64 lowercase hex digits, over the file's raw bytes.
     pub digest: String,
@@ -129,6 +130,7 @@ pub struct Skill {
     pub description: String,
     /// The entry's whole front matter, which `SKILL.md` must repeat.
     pub frontmatter: Map<String, Value>,
+    /// The files the skill is made of.
     pub files: SkillFiles,
 }
 
@@ -153,6 +155,7 @@ impl Skill {
 /// A server's skills, listed without reading any of their files.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SkillListing {
+    /// The server that listed the skills.
     pub server: String,
     /// In the server's order.
     pub skills: Vec<Skill>,
@@ -330,6 +333,7 @@ pub fn digest_of(bytes: &[u8]) -> String {
 /// A skill whose `SKILL.md` passed verification.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedSkill {
+    /// The skill's entry in the listing.
     pub skill: Skill,
     /// The verified `SKILL.md`, front matter included.
     pub text: String,
@@ -338,6 +342,7 @@ pub struct LoadedSkill {
 /// A verified file of a loaded skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillFileContent {
+    /// The file's uri.
     pub uri: String,
     /// The raw bytes the digest covers.
     pub bytes: Vec<u8>,
@@ -480,7 +485,7 @@ async fn read_verified(
 /// such as `metadata`). YAML beyond that (lists, block or flow
 /// collections, block scalars, anchors) is refused rather than guessed:
 /// front matter that cannot be read cannot be verified.
-pub fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
     if lines.next() != Some("---") {

@@ -55,7 +55,7 @@ fn overlapping_prefix_and_suffix_do_not_double_count() {
 
 #[test]
 fn filtered_count_is_reported() {
-    let tools = ["read_a", "read_b", "write_a", "delete_a"]
+    let tools: Vec<Tool> = ["read_a", "read_b", "write_a", "delete_a"]
         .into_iter()
         .map(|name| Tool {
             name: name.into(),
@@ -67,17 +67,11 @@ fn filtered_count_is_reported() {
             execution: None,
         })
         .collect();
-    let listing = ServerTools {
-        server: "fs".into(),
-        tools,
-        filter: ToolFilter {
-            include: vec!["read_*".into(), "write_*".into()],
-            exclude: vec!["*_b".into()],
-        },
-        features: Default::default(),
-        description_limit: None,
-    };
-    let catalog = materialize(&[listing], &MaterializeOptions::default());
+    let listing = ServerTools::new("fs", tools).with_filter(ToolFilter {
+        include: vec!["read_*".into(), "write_*".into()],
+        exclude: vec!["*_b".into()],
+    });
+    let catalog = materialize(&[listing], &openclaw());
     let names: Vec<&str> = catalog.tools().iter().map(|t| t.name()).collect();
     assert_eq!(names, ["fs__read_a", "fs__write_a"]);
     assert_eq!(catalog.filtered().get("fs"), Some(&2));
@@ -93,27 +87,23 @@ fn filtered_count_is_reported() {
 fn a_rebuild_reuses_the_schemas_of_unchanged_servers() {
     use mcp_catalog::{SchemaCache, materialize_cached};
     let listing = |server: &str, tool: &str| {
-        ServerTools {
-        server: server.into(),
-        tools: vec![Tool {
-            name: tool.into(),
-            title: None,
-            description: None,
-            input_schema: json!({"type": "object", "properties": {"a": {"type": "string", "format": "uri"}}}),
-            output_schema: None,
-            annotations: None,
-            execution: None,
-        }]
-        .into(),
-        filter: ToolFilter::default(),
-        features: Default::default(),
-        description_limit: None,
-    }
+        ServerTools::new(
+            server,
+            vec![Tool {
+                name: tool.into(),
+                title: None,
+                description: None,
+                input_schema: json!({"type": "object", "properties": {"a": {"type": "string", "format": "uri"}}}),
+                output_schema: None,
+                annotations: None,
+                execution: None,
+            }],
+        )
     };
     let a = listing("a", "t");
     let b = listing("b", "t");
     let mut cache = SchemaCache::default();
-    let options = MaterializeOptions::default();
+    let options = openclaw();
     let first = materialize_cached(&[a.clone(), b.clone()], &options, &mut cache);
     let changed_b = listing("b", "t");
     let second = materialize_cached(&[a.clone(), changed_b], &options, &mut cache);
@@ -135,4 +125,10 @@ fn a_rebuild_reuses_the_schemas_of_unchanged_servers() {
         serde_json::to_string(&second).unwrap(),
         serde_json::to_string(&materialize(&[a, b], &options)).unwrap()
     );
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> MaterializeOptions {
+    MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

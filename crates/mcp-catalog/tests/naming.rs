@@ -1,11 +1,11 @@
 //! Every naming vector of REFERENCE §3.2, through one `check` helper.
 
-use mcp_catalog::naming::{
+use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
+use mcp_catalog::{
     NameAllocator, NamingStyle, ServerPrefix, is_valid_name, normalize_name_for_mcp,
     normalize_server_name_for_mcp, openclaw_fragment,
 };
-use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
-use mcp_config::{Level, ToolFilter};
+use mcp_config::Level;
 use mcp_transport::Tool;
 use serde_json::json;
 
@@ -22,13 +22,10 @@ fn tool(name: &str) -> Tool {
 }
 
 fn server(name: &str, tools: &[&str]) -> ServerTools {
-    ServerTools {
-        server: name.to_owned(),
-        tools: tools.iter().map(|t| tool(t)).collect(),
-        filter: ToolFilter::default(),
-        features: Default::default(),
-        description_limit: None,
-    }
+    ServerTools::new(
+        name.to_owned(),
+        tools.iter().map(|t| tool(t)).collect::<Vec<_>>(),
+    )
 }
 
 /// Materialises `servers` in `style` with `reserved` native names and
@@ -40,11 +37,9 @@ fn check(
     expect: &[(&str, &str, &str)],
 ) {
     let listings: Vec<ServerTools> = servers.iter().map(|(s, t)| server(s, t)).collect();
-    let options = MaterializeOptions {
-        style,
-        reserved_names: reserved.iter().map(|s| s.to_string()).collect(),
-        ..MaterializeOptions::default()
-    };
+    let options = MaterializeOptions::default()
+        .with_style(style)
+        .with_reserved_names(reserved.iter().copied());
     let catalog = materialize(&listings, &options);
     for (server, raw, name) in expect {
         let found = catalog
@@ -233,10 +228,7 @@ fn claw_full_names() {
 fn claw_long_name_gets_stable_hash_suffix() {
     let long_tool = "x".repeat(200);
     let listings = vec![server("srv", &[long_tool.as_str()])];
-    let options = MaterializeOptions {
-        style: NamingStyle::Claw,
-        ..MaterializeOptions::default()
-    };
+    let options = MaterializeOptions::default().with_style(NamingStyle::Claw);
     let first = materialize(&listings, &options);
     let second = materialize(&listings, &options);
     let name = first.tools()[0].name();
@@ -254,10 +246,7 @@ fn claw_long_name_gets_stable_hash_suffix() {
 #[test]
 fn claw_prefix_collision_is_an_error_not_an_overwrite() {
     let listings = vec![server("my.server", &["a"]), server("my server", &["b"])];
-    let options = MaterializeOptions {
-        style: NamingStyle::Claw,
-        ..MaterializeOptions::default()
-    };
+    let options = MaterializeOptions::default().with_style(NamingStyle::Claw);
     let catalog = materialize(&listings, &options);
     // "my server" sorts first and keeps the prefix
     let names: Vec<&str> = catalog.tools().iter().map(|t| t.name()).collect();
@@ -274,10 +263,7 @@ fn claw_prefix_collision_is_an_error_not_an_overwrite() {
 #[test]
 fn claw_tool_collision_within_a_server_is_renamed_and_reported() {
     let listings = vec![server("s", &["a b", "a_b"])];
-    let options = MaterializeOptions {
-        style: NamingStyle::Claw,
-        ..MaterializeOptions::default()
-    };
+    let options = MaterializeOptions::default().with_style(NamingStyle::Claw);
     let catalog = materialize(&listings, &options);
     let names: Vec<&str> = catalog.tools().iter().map(|t| t.name()).collect();
     assert_eq!(names.len(), 2);

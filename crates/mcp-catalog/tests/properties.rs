@@ -5,13 +5,14 @@ mod support;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use mcp_catalog::naming::{is_valid_name, tool_owners};
-use mcp_catalog::schema::{ProviderProfile, for_profile, normalize, prepare, prepare_shared};
 use mcp_catalog::{
     MaterializeOptions, NamingStyle, SchemaCache, ServerFeatures, ServerTools, materialize,
     materialize_among,
 };
-use mcp_config::ToolFilter;
+use mcp_catalog::{
+    ProviderProfile, normalize_schema, prepare_schema, prepare_schema_shared, schema_for_profile,
+};
+use mcp_catalog::{is_valid_name, tool_owners};
 use mcp_transport::Tool;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -42,23 +43,27 @@ fn listings_strategy() -> impl Strategy<Value = Vec<ServerTools>> {
     .prop_map(|servers| {
         servers
             .into_iter()
-            .map(|(server, (tools, resources, prompts))| ServerTools {
-                server,
-                tools: tools
-                    .into_iter()
-                    .map(|name| Tool {
-                        name,
-                        title: None,
-                        description: None,
-                        input_schema: json!({"type": "object"}),
-                        output_schema: None,
-                        annotations: None,
-                        execution: None,
-                    })
-                    .collect(),
-                filter: ToolFilter::default(),
-                features: ServerFeatures { resources, prompts },
-                description_limit: None,
+            .map(|(server, (tools, resources, prompts))| {
+                ServerTools::new(
+                    server,
+                    tools
+                        .into_iter()
+                        .map(|name| Tool {
+                            name,
+                            title: None,
+                            description: None,
+                            input_schema: json!({"type": "object"}),
+                            output_schema: None,
+                            annotations: None,
+                            execution: None,
+                        })
+                        .collect::<Vec<_>>(),
+                )
+                .with_features(
+                    ServerFeatures::default()
+                        .with_resources(resources)
+                        .with_prompts(prompts),
+                )
             })
             .collect()
     })
@@ -69,14 +74,9 @@ fn style_strategy() -> impl Strategy<Value = NamingStyle> {
 }
 
 fn options(style: NamingStyle) -> MaterializeOptions {
-    MaterializeOptions {
-        style,
-        reserved_names: ["memory__status", "read", "mcp__memory__status"]
-            .into_iter()
-            .map(String::from)
-            .collect(),
-        ..MaterializeOptions::default()
-    }
+    MaterializeOptions::default()
+        .with_style(style)
+        .with_reserved_names(["memory__status", "read", "mcp__memory__status"])
 }
 
 /// Arbitrary JSON-Schema-like values, hostile ones included.
@@ -148,11 +148,13 @@ proptest! {
             let key = match style {
                 NamingStyle::OpenClaw => tool.name().to_ascii_lowercase(),
                 NamingStyle::Claw => tool.name().to_owned(),
+                other => panic!("no uniqueness rule for {other:?}"),
             };
             prop_assert!(seen.insert(key), "duplicate name {:?}", tool.name());
             let reserved = options.reserved_names.iter().any(|r| match style {
                 NamingStyle::OpenClaw => r.eq_ignore_ascii_case(tool.name()),
                 NamingStyle::Claw => r == tool.name(),
+                other => panic!("no reservation rule for {other:?}"),
             });
             prop_assert!(!reserved, "reserved name {:?} handed out", tool.name());
         }
@@ -220,19 +222,19 @@ proptest! {
 
     #[test]
     fn normalising_twice_changes_nothing(schema in schema_strategy()) {
-        let once = normalize(&schema);
-        prop_assert_eq!(normalize(&once), once.clone());
+        let once = normalize_schema(&schema);
+        prop_assert_eq!(normalize_schema(&once), once.clone());
     }
 
     #[test]
     fn sharing_an_already_normal_schema_gives_what_rewriting_gives(schema in schema_strategy()) {
         for profile in ProviderProfile::ALL {
-            let shared = prepare_shared(&schema, profile).map(Cow::into_owned);
-            prop_assert_eq!(shared, for_profile(&normalize(&schema), profile));
+            let shared = prepare_schema_shared(&schema, profile).map(Cow::into_owned);
+            prop_assert_eq!(shared, schema_for_profile(&normalize_schema(&schema), profile));
         }
-        let normal = normalize(&schema);
+        let normal = normalize_schema(&schema);
         if normal.is_object()
-            && let Ok(shared) = prepare_shared(&normal, ProviderProfile::Generic)
+            && let Ok(shared) = prepare_schema_shared(&normal, ProviderProfile::Generic)
         {
             prop_assert!(matches!(shared, Cow::Borrowed(_)), "{:#} was copied", normal);
         }
@@ -241,7 +243,7 @@ proptest! {
     #[test]
     fn every_produced_schema_is_accepted_by_its_provider(schema in schema_strategy()) {
         for profile in ProviderProfile::ALL {
-            if let Ok(out) = prepare(&schema, profile) {
+            if let Ok(out) = prepare_schema(&schema, profile) {
                 let problems = support::problems_for(profile, &out);
                 prop_assert!(problems.is_empty(), "{} produced {:#} from {:#}: {:?}", profile.as_str(), out, schema, problems);
             }
@@ -251,13 +253,7 @@ proptest! {
 
 #[test]
 fn duplicate_server_names_do_not_depend_on_order() {
-    let a = ServerTools {
-        server: "dup".into(),
-        tools: Vec::new().into(),
-        filter: ToolFilter::default(),
-        features: ServerFeatures::default(),
-        description_limit: None,
-    };
+    let a = ServerTools::new("dup", Vec::new());
     let mut b = a.clone();
     b.features.resources = true;
     b.tools = vec![Tool {

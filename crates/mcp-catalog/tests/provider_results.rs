@@ -4,7 +4,7 @@
 
 #![allow(clippy::expect_used)]
 
-use mcp_catalog::result::{DEFAULT_MAX_RESULT_BYTES, convert_result};
+use mcp_catalog::{DEFAULT_MAX_RESULT_BYTES, convert_result};
 use mcp_transport::CallToolResult;
 use serde_json::{Value, json};
 

@@ -1,8 +1,6 @@
 //! The result-conversion table of REFERENCE §3.5, block by block.
 
-use mcp_catalog::result::{
-    ModelBlock, ResultStatus, convert_block, convert_result, convert_result_owned,
-};
+use mcp_catalog::{ModelBlock, ResultStatus, convert_block, convert_result, convert_result_owned};
 use mcp_transport::CallToolResult;
 use serde_json::{Value, json};
 
@@ -246,6 +244,7 @@ fn a_left_out_image_note_stays_small_whatever_its_type() {
         .map(|b| match b {
             ModelBlock::Text { text } => text.len(),
             ModelBlock::Image { data, .. } => data.len(),
+            other => panic!("unexpected block {other:?}"),
         })
         .sum();
     assert!(total < 200, "{:?}", converted.content);

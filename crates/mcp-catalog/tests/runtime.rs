@@ -11,13 +11,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_catalog::backoff::BackoffPolicy;
-use mcp_catalog::clock::{Clock, ManualClock, SystemClock};
+use mcp_catalog::BackoffPolicy;
 use mcp_catalog::{
     CatalogError, CatalogErrorKind, CatalogUpdates, Cause, Connection, Connector, ModelBlock,
     ModelResult, ResultStatus, RuntimeManager, RuntimeOptions, ServerEvents, ServerFeatures,
     ServerSet, SessionRuntime,
 };
+use mcp_catalog::{Clock, ManualClock, SystemClock};
 use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::{CacheScope, Listing, RejectedTool};
 use mcp_transport::{CallToolResult, Tool};
@@ -316,13 +316,14 @@ fn runtime(
     servers: Vec<ServerConfig>,
     clock: Arc<dyn Clock>,
 ) -> SessionRuntime {
-    SessionRuntime::new(
+    SessionRuntime::builder(
         "s1",
-        servers,
+        ServerSet::all(servers),
         Arc::new(FakeHandle(Arc::clone(fake))),
-        clock,
-        RuntimeOptions::default(),
     )
+    .with_clock(clock)
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
+    .build()
 }
 
 fn names(catalog: &mcp_catalog::Catalog) -> Vec<&str> {
@@ -367,17 +368,16 @@ async fn the_connect_limit_bounds_concurrency() {
     for server in ["a", "b", "c", "d"] {
         fake.script(server, |s| s.connect_delay = Duration::from_millis(100));
     }
-    let options = RuntimeOptions {
-        max_concurrent_connects: 2,
-        ..RuntimeOptions::default()
-    };
-    let runtime = SessionRuntime::new(
+    let options = RuntimeOptions::default()
+        .with_materialize(openclaw())
+        .with_max_concurrent_connects(2);
+    let runtime = SessionRuntime::builder(
         "s",
-        ["a", "b", "c", "d"].map(config),
+        ServerSet::all(["a", "b", "c", "d"].map(config)),
         Arc::new(FakeHandle(Arc::clone(&fake))),
-        Arc::new(SystemClock),
-        options,
-    );
+    )
+    .with_options(options)
+    .build();
     let start = tokio::time::Instant::now();
     runtime.catalog().await.unwrap();
     let took = start.elapsed();
@@ -876,12 +876,13 @@ async fn only_public_listings_are_shared_between_sessions() {
     fake.script("public_no_ttl", |s| {
         s.caching = Some((None, CacheScope::Public))
     });
-    let manager = RuntimeManager::new(
-        servers.iter().map(|(name, _)| config(name)).collect(),
+    let manager = RuntimeManager::builder(
+        ServerSet::all(servers.iter().map(|(name, _)| config(name))),
         Arc::new(FakeHandle(Arc::clone(&fake))),
-        clock.clone(),
-        RuntimeOptions::default(),
-    );
+    )
+    .with_clock(clock.clone())
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
+    .build();
     let names = ["public", "private", "silent", "public_no_ttl"];
     let expect =
         |counts: [usize; 4]| -> Vec<(&str, usize)> { names.iter().copied().zip(counts).collect() };
@@ -917,10 +918,9 @@ async fn only_public_listings_are_shared_between_sessions() {
 async fn utility_tools_reach_resources_and_prompts() {
     let fake = FakeConnector::with(&[("docs", &[])]);
     fake.script("docs", |s| {
-        s.features = ServerFeatures {
-            resources: true,
-            prompts: true,
-        };
+        s.features = ServerFeatures::default()
+            .with_resources(true)
+            .with_prompts(true);
         s.resources = vec![json!({"uri": "test://a", "name": "a"})];
         s.prompts = vec![json!({"name": "greet"})];
     });
@@ -1002,12 +1002,13 @@ async fn a_changed_entry_reconnects_only_that_server() {
 async fn idle_runtimes_are_evicted_after_the_ttl_unless_in_use() {
     let clock = Arc::new(ManualClock::new());
     let fake = FakeConnector::with(&[("a", &["t"])]);
-    let manager = RuntimeManager::new(
-        vec![config("a")],
+    let manager = RuntimeManager::builder(
+        ServerSet::all(vec![config("a")]),
         Arc::new(FakeHandle(Arc::clone(&fake))),
-        clock.clone(),
-        RuntimeOptions::default(),
-    );
+    )
+    .with_clock(clock.clone())
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
+    .build();
     {
         let lease = manager.lease("idle");
         lease.catalog().await.unwrap();
@@ -1041,16 +1042,16 @@ async fn idle_runtimes_are_evicted_after_the_ttl_unless_in_use() {
 async fn a_zero_ttl_never_evicts() {
     let clock = Arc::new(ManualClock::new());
     let fake = FakeConnector::with(&[("a", &["t"])]);
-    let options = RuntimeOptions {
-        idle_ttl: Duration::ZERO,
-        ..RuntimeOptions::default()
-    };
-    let manager = RuntimeManager::new(
-        vec![config("a")],
+    let options = RuntimeOptions::default()
+        .with_materialize(openclaw())
+        .with_idle_ttl(Duration::ZERO);
+    let manager = RuntimeManager::builder(
+        ServerSet::all(vec![config("a")]),
         Arc::new(FakeHandle(Arc::clone(&fake))),
-        clock.clone(),
-        options,
-    );
+    )
+    .with_clock(clock.clone())
+    .with_options(options)
+    .build();
     manager.lease("s").catalog().await.unwrap();
     clock.advance(Duration::from_secs(365 * 24 * 3600));
     assert!(manager.evict_idle().await.is_empty());
@@ -1059,12 +1060,12 @@ async fn a_zero_ttl_never_evicts() {
 #[tokio::test(start_paused = true)]
 async fn shutdown_closes_every_session() {
     let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"])]);
-    let manager = RuntimeManager::new(
-        vec![config("a"), config("b")],
+    let manager = RuntimeManager::builder(
+        ServerSet::all(vec![config("a"), config("b")]),
         Arc::new(FakeHandle(Arc::clone(&fake))),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    )
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
+    .build();
     let one = manager.lease("one");
     one.catalog().await.unwrap();
     manager.lease("two").catalog().await.unwrap();
@@ -1092,8 +1093,18 @@ fn backoff_defaults_match_the_reference() {
         (policy.threshold, policy.pause),
         (3, Duration::from_secs(60))
     );
-    assert_eq!(RuntimeOptions::default().idle_ttl, Duration::from_secs(600));
-    assert!(RuntimeOptions::default().max_concurrent_connects >= 20);
+    assert_eq!(
+        RuntimeOptions::default()
+            .with_materialize(openclaw())
+            .idle_ttl,
+        Duration::from_secs(600)
+    );
+    assert!(
+        RuntimeOptions::default()
+            .with_materialize(openclaw())
+            .max_concurrent_connects
+            >= 20
+    );
 }
 
 /// A home and project on disk: the user has `shadowed` and approves
@@ -1143,13 +1154,9 @@ async fn only_approved_servers_start_and_held_back_ones_are_diagnostics() {
     let set = ServerSet::from_loaded(&config);
     let runnable: Vec<&str> = set.runnable().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(runnable, ["approved", "user"]);
-    let runtime = SessionRuntime::for_servers(
-        "s1",
-        set,
-        Arc::new(FakeHandle(Arc::clone(&fake))),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    let runtime = SessionRuntime::builder("s1", set, Arc::new(FakeHandle(Arc::clone(&fake))))
+        .with_options(RuntimeOptions::default().with_materialize(openclaw()))
+        .build();
     let catalog = runtime.catalog().await.unwrap();
     assert_eq!(names(&catalog), ["approved__t", "user__t"]);
     for held in ["pending", "denied", "shadowed"] {
@@ -1181,12 +1188,12 @@ async fn only_approved_servers_start_and_held_back_ones_are_diagnostics() {
 async fn an_approval_given_later_starts_the_server_in_every_session() {
     let (_dir, config) = approval_tree();
     let fake = FakeConnector::with(&[("approved", &["t"]), ("pending", &["t"]), ("user", &["t"])]);
-    let manager = RuntimeManager::for_servers(
+    let manager = RuntimeManager::builder(
         ServerSet::from_loaded(&config),
         Arc::new(FakeHandle(Arc::clone(&fake))),
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    );
+    )
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
+    .build();
     let lease = manager.lease("s");
     assert_eq!(
         names(&lease.catalog().await.unwrap()),
@@ -1251,10 +1258,9 @@ fn check_offered(
                 .collect()
         };
         fake.script("s", |s| {
-            s.features = ServerFeatures {
-                resources: announced.0,
-                prompts: announced.1,
-            };
+            s.features = ServerFeatures::default()
+                .with_resources(announced.0)
+                .with_prompts(announced.1);
             s.resources = items(listed.0, "r");
             s.templates = items(listed.1, "t");
             s.prompts = items(listed.2, "p");
@@ -1337,10 +1343,9 @@ fn utility_tools_only_for_servers_that_list_something() {
 async fn a_resources_or_prompts_list_change_checks_again() {
     let fake = FakeConnector::with(&[("s", &["t"])]);
     fake.script("s", |s| {
-        s.features = ServerFeatures {
-            resources: false,
-            prompts: true,
-        }
+        s.features = ServerFeatures::default()
+            .with_resources(false)
+            .with_prompts(true)
     });
     let session = runtime_of(&fake);
     assert_eq!(names(&session.catalog().await.unwrap()), ["s__t"]);
@@ -1499,4 +1504,10 @@ async fn shutdown_ends_every_subscription() {
 
 fn runtime_of_one(fake: &Arc<FakeConnector>) -> SessionRuntime {
     runtime(fake, vec![config("a")], Arc::new(SystemClock))
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> mcp_catalog::MaterializeOptions {
+    mcp_catalog::MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

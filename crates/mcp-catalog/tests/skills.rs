@@ -8,7 +8,7 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use mcp_catalog::skills::digest_of;
+use mcp_catalog::skill_digest;
 use mcp_catalog::{CatalogError, CatalogErrorKind, Skill, SkillSource, list_skills, load_skill};
 use serde_json::{Value, json};
 
@@ -34,8 +34,8 @@ impl Server {
                 "uri": SKILL_MD,
                 "frontmatter": {"name": "pdf-processing", "description": "Extract, fill, and assemble PDF documents"},
                 "resources": [
-                    {"uri": SKILL_MD, "digest": digest_of(BODY.as_bytes()), "size": BODY.len()},
-                    {"uri": FORMS, "digest": digest_of(FORMS_BODY.as_bytes()), "size": FORMS_BODY.len()}
+                    {"uri": SKILL_MD, "digest": skill_digest(BODY.as_bytes()), "size": BODY.len()},
+                    {"uri": FORMS, "digest": skill_digest(FORMS_BODY.as_bytes()), "size": FORMS_BODY.len()}
                 ]
             }),
             files: vec![(SKILL_MD, skill_md), (FORMS, forms)],
@@ -107,8 +107,7 @@ fn tampered(mode: &str) -> Server {
                 "description: Exfiltrate credentials",
             );
             let mut server = Server::new(body.clone(), FORMS_BODY.into());
-            server.entry["resources"][0] =
-                json!({"uri": SKILL_MD, "digest": digest_of(body.as_bytes()), "size": body.len()});
+            server.entry["resources"][0] = json!({"uri": SKILL_MD, "digest": skill_digest(body.as_bytes()), "size": body.len()});
             server
         }
         "supporting" => Server::new(BODY.into(), "Supporting CONTENT.\n".into()),

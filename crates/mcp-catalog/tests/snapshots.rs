@@ -42,21 +42,19 @@ fn hostile() -> (Vec<String>, Vec<ServerTools>) {
                     })
                     .unwrap_or_default()
             };
-            ServerTools {
-                server: entry["server"].as_str().expect("server").to_owned(),
-                tools: serde_json::from_value::<Vec<Tool>>(entry["tools"].clone())
-                    .expect("tools")
-                    .into(),
-                filter: ToolFilter {
-                    include: strings(&entry["filter"]["include"]),
-                    exclude: strings(&entry["filter"]["exclude"]),
-                },
-                features: ServerFeatures {
-                    resources: entry["features"]["resources"].as_bool().unwrap_or(false),
-                    prompts: entry["features"]["prompts"].as_bool().unwrap_or(false),
-                },
-                description_limit: None,
-            }
+            ServerTools::new(
+                entry["server"].as_str().expect("server").to_owned(),
+                serde_json::from_value::<Vec<Tool>>(entry["tools"].clone()).expect("tools"),
+            )
+            .with_filter(ToolFilter {
+                include: strings(&entry["filter"]["include"]),
+                exclude: strings(&entry["filter"]["exclude"]),
+            })
+            .with_features(
+                ServerFeatures::default()
+                    .with_resources(entry["features"]["resources"].as_bool().unwrap_or(false))
+                    .with_prompts(entry["features"]["prompts"].as_bool().unwrap_or(false)),
+            )
         })
         .collect();
     (reserved, servers)
@@ -64,22 +62,16 @@ fn hostile() -> (Vec<String>, Vec<ServerTools>) {
 
 fn check(style: NamingStyle, profile: ProviderProfile) {
     let (reserved, servers) = hostile();
-    let options = MaterializeOptions {
-        style,
-        profile,
-        reserved_names: reserved.into_iter().collect(),
-        description_limit: 200,
-        ..MaterializeOptions::default()
-    };
+    let options = MaterializeOptions::default()
+        .with_style(style)
+        .with_profile(profile)
+        .with_reserved_names(reserved)
+        .with_description_limit(200);
     let catalog = materialize(&servers, &options);
     for tool in catalog.tools() {
         let problems = support::problems_for(profile, tool.input_schema());
         assert!(problems.is_empty(), "{}: {problems:?}", tool.name());
-        assert!(
-            mcp_catalog::naming::is_valid_name(tool.name()),
-            "{}",
-            tool.name()
-        );
+        assert!(mcp_catalog::is_valid_name(tool.name()), "{}", tool.name());
     }
     let name = format!("hostile_{}_{}", style.as_str(), profile.as_str());
     insta::assert_json_snapshot!(name, catalog.report());
@@ -113,10 +105,7 @@ fn hostile_claw_anthropic() {
 #[test]
 fn the_host_payload_is_the_tool_list() {
     let (_, servers) = hostile();
-    let options = MaterializeOptions {
-        profile: ProviderProfile::OpenAiStrict,
-        ..MaterializeOptions::default()
-    };
+    let options = MaterializeOptions::default().with_profile(ProviderProfile::OpenAiStrict);
     let catalog = materialize(&servers, &options);
     let payload = serde_json::to_value(&catalog).unwrap();
     let first = &payload[0];

@@ -12,12 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_catalog::clock::SystemClock;
-use mcp_catalog::search::estimate_tokens;
+use mcp_catalog::estimate_tokens;
 use mcp_catalog::{
     Catalog, CatalogError, Connection, Connector, MaterializeOptions, ModelBlock, ProviderProfile,
-    ResultStatus, RuntimeOptions, SEARCH_TOOLS_NAME, ServerEvents, ServerFeatures, SessionRuntime,
-    ToolBudget,
+    ResultStatus, RuntimeOptions, SEARCH_TOOLS_NAME, ServerEvents, ServerFeatures, ServerSet,
+    SessionRuntime, ToolBudget,
 };
 use mcp_config::{ServerConfig, Timeouts, ToolFilter, TransportConfig};
 use mcp_transport::{CallToolResult, Tool};
@@ -338,7 +337,13 @@ impl Connection for Service {
 }
 
 fn runtime(profile: ProviderProfile, budget: ToolBudget) -> SessionRuntime {
-    runtime_capped(profile, budget, RuntimeOptions::default().max_result_bytes)
+    runtime_capped(
+        profile,
+        budget,
+        RuntimeOptions::default()
+            .with_materialize(openclaw())
+            .max_result_bytes,
+    )
 }
 
 /// [`runtime`] with results capped at `max_result_bytes`.
@@ -358,22 +363,12 @@ fn runtime_capped(
         timeouts: Timeouts::default(),
         description_limit: None,
     });
-    let options = RuntimeOptions {
-        materialize: MaterializeOptions {
-            profile,
-            budget: Some(budget),
-            ..MaterializeOptions::default()
-        },
-        max_result_bytes,
-        ..RuntimeOptions::default()
-    };
-    SessionRuntime::new(
-        "s1",
-        servers,
-        Arc::new(Fleet),
-        Arc::new(SystemClock),
-        options,
-    )
+    let options = RuntimeOptions::default()
+        .with_materialize(openclaw().with_profile(profile).with_budget(Some(budget)))
+        .with_max_result_bytes(max_result_bytes);
+    SessionRuntime::builder("s1", ServerSet::all(servers), Arc::new(Fleet))
+        .with_options(options)
+        .build()
 }
 
 /// The list a host sends, as JSON.
@@ -539,8 +534,8 @@ async fn pinned_and_recently_used_tools_stay_loaded_and_the_host_can_change_them
     let pinned = "zendesk__delete_brand";
     let recent = ["shopify__get_order", "stripe__list_refunds"];
     let budget = ToolBudget::new(BUDGET)
-        .pinned([pinned])
-        .recently_used(recent);
+        .with_pinned([pinned])
+        .with_recently_used(recent);
     let runtime = runtime(ProviderProfile::Generic, budget);
     let catalog = runtime.catalog().await.unwrap();
     check_budget_holds(&catalog, ProviderProfile::Generic);
@@ -593,4 +588,10 @@ async fn a_search_answer_keeps_whole_definitions_within_the_result_cap() {
     assert_eq!(some, all[..some.len()]);
     // only what the model was shown is loaded
     assert_eq!(tight.loaded_tools().len(), some.len());
+}
+
+/// These tests predate the `claw` default and are about other things
+/// than naming: they keep the `server__tool` names they were written for.
+fn openclaw() -> MaterializeOptions {
+    MaterializeOptions::default().with_style(mcp_catalog::NamingStyle::OpenClaw)
 }

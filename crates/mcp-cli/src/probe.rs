@@ -16,10 +16,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use mcp_catalog::clock::SystemClock;
-use mcp_catalog::{
-    CatalogError, ConnectReport, McpConnector, RuntimeOptions, ServerSet, SessionRuntime,
-};
+use mcp_catalog::{CatalogError, ConnectReport, McpConnector, ServerSet, SessionRuntime};
 use mcp_config::{LoadedConfig, ScopedServer};
 use serde::Serialize;
 
@@ -124,13 +121,8 @@ async fn probe_all(
             config
         });
     let connector = Arc::new(McpConnector::new(session::connect_options(context)));
-    let session_runtime = open.runtime(SessionRuntime::for_servers(
-        "mcp-cli",
-        ServerSet::all(runnable),
-        connector,
-        Arc::new(SystemClock),
-        RuntimeOptions::default(),
-    ));
+    let session_runtime = open
+        .runtime(SessionRuntime::builder("mcp-cli", ServerSet::all(runnable), connector).build());
     let mut display = Display::new(context, servers);
     let mut reports: Vec<Option<ProbeReport>> = vec![None; servers.len()];
     let mut pending = FuturesUnordered::new();

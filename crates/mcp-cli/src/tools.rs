@@ -10,7 +10,6 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_catalog::clock::SystemClock;
 use mcp_catalog::{
     Catalog, CatalogErrorKind, CatalogTool, MaterializeOptions, McpConnector, ModelBlock,
     NamingStyle, ProviderProfile, RuntimeOptions, ServerSet, SessionRuntime, ToolTarget,
@@ -27,7 +26,7 @@ use crate::output::{self, Outcome, errln, outln, shown, shown_lines, usage};
 use crate::{session, target, wait};
 
 /// Converted results larger than this are cut with a note.
-const MAX_RESULT_BYTES: usize = mcp_catalog::result::DEFAULT_MAX_RESULT_BYTES;
+const MAX_RESULT_BYTES: usize = mcp_catalog::DEFAULT_MAX_RESULT_BYTES;
 
 /// A runtime over the approved servers of `config`, named and normalised
 /// as asked, registered so a signal closes it. With `tool_call_timeout`,
@@ -48,22 +47,18 @@ pub(crate) fn open_runtime(
     // Only approved servers start; the others are listed in the diagnostics.
     let servers = ServerSet::from_loaded_with_hint(&config, &crate::approve::approve_step);
     let connector = Arc::new(McpConnector::new(session::connect_options(context)));
-    let options = RuntimeOptions {
-        materialize: MaterializeOptions {
-            style: naming_style(naming),
-            profile: provider_profile(provider),
-            ..MaterializeOptions::default()
-        },
-        max_result_bytes: MAX_RESULT_BYTES,
-        ..RuntimeOptions::default()
-    };
-    open.runtime(SessionRuntime::for_servers(
-        "mcp-cli",
-        servers,
-        connector,
-        Arc::new(SystemClock),
-        options,
-    ))
+    let options = RuntimeOptions::default()
+        .with_materialize(
+            MaterializeOptions::default()
+                .with_style(naming_style(naming))
+                .with_profile(provider_profile(provider)),
+        )
+        .with_max_result_bytes(MAX_RESULT_BYTES);
+    open.runtime(
+        SessionRuntime::builder("mcp-cli", servers, connector)
+            .with_options(options)
+            .build(),
+    )
 }
 
 fn naming_style(naming: NamingArg) -> NamingStyle {
@@ -122,15 +117,12 @@ pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outco
 
 fn print_tool(tool: &CatalogTool) {
     let origin = tool.origin();
-    let raw = match &origin.target {
-        ToolTarget::Tool { name } => name.clone(),
-        ToolTarget::Utility { utility } => utility.raw_name().to_owned(),
-    };
+    let raw = origin.target.raw_name();
     outln!(
         "{}  ({} / {})",
         shown(tool.name()),
         shown(&origin.server),
-        shown(&raw)
+        shown(raw)
     );
     let description = shown_lines(tool.description());
     for line in description.lines().filter(|line| !line.trim().is_empty()) {
@@ -338,6 +330,11 @@ fn print_blocks(blocks: &[ModelBlock]) {
                     data.len()
                 );
             }
+            // A block kind added later: shown by its JSON, escaped.
+            other => outln!(
+                "{}",
+                shown_lines(&serde_json::to_string(other).unwrap_or_default())
+            ),
         }
     }
 }

@@ -318,9 +318,8 @@ fn call_shows_progress_and_honours_the_timeout() {
 fn call_prints_the_model_output_of_the_session_runtime() {
     use std::sync::Arc;
 
-    use mcp_catalog::clock::SystemClock;
     use mcp_catalog::{
-        MaterializeOptions, McpConnector, NamingStyle, RuntimeOptions, SessionRuntime,
+        MaterializeOptions, McpConnector, NamingStyle, RuntimeOptions, ServerSet, SessionRuntime,
     };
     use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
     use serde_json::json;
@@ -358,20 +357,15 @@ fn call_prints_the_model_output_of_the_session_runtime() {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let expected: Vec<String> = runtime.block_on(async {
         // The CLI's defaults: `claw` names, the generic profile.
-        let options = RuntimeOptions {
-            materialize: MaterializeOptions {
-                style: NamingStyle::Claw,
-                ..MaterializeOptions::default()
-            },
-            ..RuntimeOptions::default()
-        };
-        let session_runtime = SessionRuntime::new(
+        let options = RuntimeOptions::default()
+            .with_materialize(MaterializeOptions::default().with_style(NamingStyle::Claw));
+        let session_runtime = SessionRuntime::builder(
             "test",
-            [server],
+            ServerSet::all([server]),
             Arc::new(McpConnector::default()),
-            Arc::new(SystemClock),
-            options,
-        );
+        )
+        .with_options(options)
+        .build();
         let mut outputs = Vec::new();
         for (tool, arguments) in &calls {
             let output = session_runtime

@@ -271,7 +271,7 @@ fn prompt_arguments(arguments: &[Value]) -> Value {
 /// and read its supporting files, each verified, only if its `SKILL.md`
 /// verified.
 async fn use_skills(session: &ClientSession, use_one: bool) -> Result<(), String> {
-    use mcp_catalog::skills::{SkillFiles, advertises_skills};
+    use mcp_catalog::{SkillFiles, advertises_skills};
     if !advertises_skills(session.server_capabilities()) {
         return Err("the server does not offer the skills extension".into());
     }

@@ -682,7 +682,7 @@ mod tests {
     fn the_server_limit_wins_over_the_host_limit() {
         let options = MaterializeOptions {
             description_limit: 200,
-            ..MaterializeOptions::default()
+            ..openclaw()
         };
         let catalog = materialize(
             &[
@@ -736,7 +736,7 @@ mod tests {
             ..server.tools[0].clone()
         }]
         .into();
-        let catalog = materialize(&[server], &MaterializeOptions::default());
+        let catalog = materialize(&[server], &openclaw());
         let tool = &catalog.tools()[0];
         let got = tool
             .prepare_call(arguments.clone())
@@ -799,5 +799,11 @@ mod tests {
         check(ProviderProfile::Anthropic, "object");
         check(ProviderProfile::OpenAiStrict, "array");
         check(ProviderProfile::Gemini, "array");
+    }
+
+    /// These tests predate the `claw` default and are about other things
+    /// than naming: they keep the `server__tool` names they were written for.
+    fn openclaw() -> MaterializeOptions {
+        MaterializeOptions::default().with_style(crate::NamingStyle::OpenClaw)
     }
 }

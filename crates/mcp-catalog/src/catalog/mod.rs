@@ -42,14 +42,33 @@ pub const DEFAULT_DESCRIPTION_LIMIT: usize = 1024;
 /// but a name this long is no tool's.
 pub const MAX_RAW_TOOL_NAME_BYTES: usize = 1024;
 
-/// What a server offers besides tools (from its `initialize` capabilities).
+/// What a server offers besides tools (from its `initialize` capabilities):
+/// each one gets utility tools in the catalog when
+/// [`MaterializeOptions::utility_tools`] is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[non_exhaustive]
 pub struct ServerFeatures {
+    /// The server lists and reads resources (`resources/list`,
+    /// `resources/read`).
     pub resources: bool,
+    /// The server lists and renders prompts (`prompts/list`,
+    /// `prompts/get`).
     pub prompts: bool,
 }
 
 impl ServerFeatures {
+    /// The same features, with resources offered or not.
+    pub fn with_resources(mut self, resources: bool) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// The same features, with prompts offered or not.
+    pub fn with_prompts(mut self, prompts: bool) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
     /// Reads the `resources` and `prompts` capabilities of an `initialize`
     /// answer.
     pub fn from_capabilities(capabilities: &Value) -> Self {
@@ -61,13 +80,17 @@ impl ServerFeatures {
     }
 }
 
-/// One server's answer to `tools/list`, with the settings that shape it.
+/// One server's answer to `tools/list`, with the settings that shape it:
+/// the input of [`materialize`]. Made with [`ServerTools::new`] and the
+/// `with_*` methods.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ServerTools {
     /// The configured server name.
     pub server: String,
     /// Shared, so the catalog refers to the schemas instead of copying.
     pub tools: Arc<[Tool]>,
+    /// The entry's `toolFilter`: which of the tools the model may see.
     pub filter: ToolFilter,
     /// What the server offers besides tools: a capability it announced
     /// and, in the runtime, listed at least one item of.
@@ -77,10 +100,16 @@ pub struct ServerTools {
     pub description_limit: Option<NonZeroUsize>,
 }
 
-/// Settings of materialisation, chosen by the host.
+/// Settings of materialisation, chosen by the host. Made from
+/// [`MaterializeOptions::default`] (or [`MaterializeOptions::new`], the
+/// same) and the `with_*` methods.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct MaterializeOptions {
+    /// How tool names are spelled (default [`NamingStyle::Claw`],
+    /// `mcp__server__tool`).
     pub style: NamingStyle,
+    /// Which provider's schema rules the input schemas are rewritten for.
     pub profile: ProviderProfile,
     /// Names of the host's native tools; MCP tools never take them.
     pub reserved_names: BTreeSet<String>,
@@ -93,7 +122,7 @@ pub struct MaterializeOptions {
     /// Caps on each tool's input schema; a tool over one is left out.
     pub schema_limits: SchemaLimits,
     /// The host's budget for tool definitions; `None` (the default)
-    /// loads every tool. See [`crate::search`].
+    /// loads every tool. See [`ToolBudget`].
     pub budget: Option<ToolBudget>,
 }
 
@@ -111,15 +140,108 @@ impl Default for MaterializeOptions {
     }
 }
 
+impl ServerTools {
+    /// The listing `tools` of `server`, unfiltered, with no features
+    /// besides tools and the host's description limit.
+    pub fn new(server: impl Into<String>, tools: impl Into<Arc<[Tool]>>) -> Self {
+        ServerTools {
+            server: server.into(),
+            tools: tools.into(),
+            filter: ToolFilter::default(),
+            features: ServerFeatures::default(),
+            description_limit: None,
+        }
+    }
+
+    /// The same listing, shaped by the entry's `toolFilter`.
+    pub fn with_filter(mut self, filter: ToolFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// The same listing, from a server offering `features`.
+    pub fn with_features(mut self, features: ServerFeatures) -> Self {
+        self.features = features;
+        self
+    }
+
+    /// The same listing, with descriptions cut at `limit` characters
+    /// (the entry's `descriptionLimit`) instead of the host's limit.
+    pub fn with_description_limit(mut self, limit: Option<NonZeroUsize>) -> Self {
+        self.description_limit = limit;
+        self
+    }
+}
+
+impl MaterializeOptions {
+    /// The defaults: [`NamingStyle::Claw`], the generic profile, no
+    /// reserved names, [`DEFAULT_DESCRIPTION_LIMIT`], utility tools on,
+    /// default schema limits and no budget.
+    pub fn new() -> Self {
+        MaterializeOptions::default()
+    }
+
+    /// The same options, naming tools in `style`.
+    pub fn with_style(mut self, style: NamingStyle) -> Self {
+        self.style = style;
+        self
+    }
+
+    /// The same options, writing schemas for `profile`.
+    pub fn with_profile(mut self, profile: ProviderProfile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// The same options, keeping `names` (the host's native tools) away
+    /// from MCP tools.
+    pub fn with_reserved_names<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.reserved_names = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same options, cutting descriptions at `limit` characters.
+    pub fn with_description_limit(mut self, limit: usize) -> Self {
+        self.description_limit = limit;
+        self
+    }
+
+    /// The same options, with or without utility tools for resources and
+    /// prompts.
+    pub fn with_utility_tools(mut self, utility_tools: bool) -> Self {
+        self.utility_tools = utility_tools;
+        self
+    }
+
+    /// The same options, capping input schemas at `limits`.
+    pub fn with_schema_limits(mut self, limits: SchemaLimits) -> Self {
+        self.schema_limits = limits;
+        self
+    }
+
+    /// The same options, deferring tools past `budget` (`None` loads
+    /// every tool).
+    pub fn with_budget(mut self, budget: impl Into<Option<ToolBudget>>) -> Self {
+        self.budget = budget.into();
+        self
+    }
+}
+
 /// Something a host should know about the catalog: a renamed or left-out
 /// tool, a server that failed, a filter at work. Never silent.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct CatalogDiagnostic {
+    /// The configured name of the server concerned.
     pub server: String,
     /// The raw tool name, when the diagnostic is about one tool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// How much it matters: an error left something out.
     pub level: Level,
+    /// What happened, in one lowercase line.
     pub message: String,
 }
 
@@ -175,16 +297,21 @@ pub struct Catalog {
 pub struct CatalogCounts {
     /// Servers whose tools were listed.
     pub servers: usize,
+    /// Tools in the catalog, deferred ones included.
     pub tools: usize,
     /// Tools `toolFilter` hid.
     pub filtered: usize,
+    /// Tool descriptions cut to the description limit.
     pub descriptions_cut: usize,
     /// Servers that failed to connect or list.
     pub unavailable: usize,
     /// Servers held back from starting (awaiting approval or denied).
     pub withheld: usize,
+    /// Diagnostics at error level (something was left out).
     pub errors: usize,
+    /// Diagnostics at warning level.
     pub warnings: usize,
+    /// Diagnostics at info level.
     pub infos: usize,
 }
 
@@ -421,15 +548,20 @@ impl Serialize for Catalog {
 /// [`Catalog`] with its diagnostics, for reports and snapshots.
 #[derive(Debug, Serialize)]
 pub struct CatalogReport<'a> {
+    /// The naming style of the tool names.
     pub style: NamingStyle,
+    /// The provider profile the schemas were written for.
     pub profile: ProviderProfile,
+    /// The tools in name order, as the model sees them.
     pub tools: &'a [CatalogTool],
     /// Name → (server, raw tool).
     pub origins: BTreeMap<&'a str, &'a ToolOrigin>,
+    /// Tools `toolFilter` hid, per server.
     pub filtered: &'a BTreeMap<String, usize>,
     /// Descriptions cut, per server; left out when none was.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub cut: &'a BTreeMap<String, usize>,
+    /// Every diagnostic, in [`Catalog::diagnostics`] order.
     pub diagnostics: &'a [CatalogDiagnostic],
     /// Tools a budget deferred; left out when none was.
     #[serde(skip_serializing_if = "Vec::is_empty")]

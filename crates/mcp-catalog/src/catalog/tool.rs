@@ -24,10 +24,15 @@ pub const MAX_ARGUMENT_DEPTH: usize = schema::MAX_JSON_DEPTH;
 /// The utility tools a server with resources or prompts gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum UtilityTool {
+    /// Lists the server's resources and resource templates.
     ResourcesList,
+    /// Reads one resource by uri.
     ResourcesRead,
+    /// Lists the server's prompts.
     PromptsList,
+    /// Renders one prompt with its arguments.
     PromptsGet,
 }
 
@@ -131,6 +136,8 @@ impl UtilityTool {
 /// way (see [`CatalogTool::prepare_call`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedArguments {
+    /// The arguments to send: the model's, with the `null`s of optional
+    /// parameters the strict profile made nullable taken out.
     pub arguments: Value,
     /// One line per top-level argument the server's schema does not
     /// describe (the server may ignore it).
@@ -140,17 +147,37 @@ pub struct PreparedArguments {
 /// What a materialised tool calls.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ToolTarget {
     /// A server tool, by its raw name.
-    Tool { name: String },
+    Tool {
+        /// The name the server listed the tool under.
+        name: String,
+    },
     /// A resources or prompts utility.
-    Utility { utility: UtilityTool },
+    Utility {
+        /// Which utility.
+        utility: UtilityTool,
+    },
+}
+
+impl ToolTarget {
+    /// The name on the server's side: the raw tool name, or the
+    /// utility's fixed name ([`UtilityTool::raw_name`]).
+    pub fn raw_name(&self) -> &str {
+        match self {
+            ToolTarget::Tool { name } => name,
+            ToolTarget::Utility { utility } => utility.raw_name(),
+        }
+    }
 }
 
 /// Where a materialised tool leads: the server and what to call there.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct ToolOrigin {
+    /// The configured name of the server the tool belongs to.
     pub server: String,
+    /// What the tool calls on that server.
     pub target: ToolTarget,
 }
 

@@ -156,13 +156,16 @@ where
 pub struct ServerIdentity {
     /// The protocol version both sides agreed on.
     pub protocol_version: String,
+    /// The server's `serverInfo.name`.
     pub name: String,
+    /// The server's `serverInfo.version`.
     pub version: String,
 }
 
 /// What connecting to one server found (see [`crate::SessionRuntime::probe`]).
 #[derive(Debug, Clone)]
 pub struct ConnectReport {
+    /// The configured name of the server.
     pub server: String,
     /// From the start of the attempt until the connection was open (or
     /// the attempt failed).
@@ -178,8 +181,11 @@ pub struct ConnectReport {
 /// How many tools, resources and prompts a server lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ServerCounts {
+    /// Tools in `tools/list`.
     pub tools: usize,
+    /// Resources in `resources/list` (zero without the capability).
     pub resources: usize,
+    /// Prompts in `prompts/list` (zero without the capability).
     pub prompts: usize,
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mcp_config::ServerConfig;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, SystemClock};
 use crate::servers::ServerSet;
 
 use super::connection::Connector;
@@ -37,6 +37,54 @@ pub struct RuntimeManager {
 impl fmt::Debug for RuntimeManager {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RuntimeManager").finish_non_exhaustive()
+    }
+}
+
+/// How a [`RuntimeManager`] is made ([`RuntimeManager::builder`]): the
+/// servers and the connector are required, the clock and the runtime
+/// options optional. Building starts no runtime.
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct RuntimeManagerBuilder {
+    servers: ServerSet,
+    connector: Arc<dyn Connector>,
+    clock: Arc<dyn Clock>,
+    options: RuntimeOptions,
+}
+
+impl fmt::Debug for RuntimeManagerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RuntimeManagerBuilder")
+            .field("servers", &self.servers)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuntimeManagerBuilder {
+    /// Keeps time through `clock` for every runtime of the manager.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Gives every runtime of the manager `options`.
+    pub fn with_options(mut self, options: RuntimeOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The manager, with no runtime yet.
+    pub fn build(self) -> RuntimeManager {
+        RuntimeManager {
+            shared: Arc::new(ManagerShared {
+                connector: self.connector,
+                clock: self.clock,
+                options: self.options,
+                servers: Mutex::new(self.servers),
+                runtimes: Mutex::new(HashMap::new()),
+                listings: Arc::default(),
+            }),
+        }
     }
 }
 
@@ -67,34 +115,16 @@ impl Drop for RuntimeLease {
 }
 
 impl RuntimeManager {
-    /// A manager whose sessions all use `servers` (every one may start;
-    /// see [`RuntimeManager::for_servers`]).
-    pub fn new(
-        servers: Vec<ServerConfig>,
-        connector: Arc<dyn Connector>,
-        clock: Arc<dyn Clock>,
-        options: RuntimeOptions,
-    ) -> Self {
-        RuntimeManager::for_servers(ServerSet::all(servers), connector, clock, options)
-    }
-
-    /// A manager whose sessions all use the runnable servers of `servers`
-    /// and report the held-back ones in their catalogs' diagnostics.
-    pub fn for_servers(
-        servers: ServerSet,
-        connector: Arc<dyn Connector>,
-        clock: Arc<dyn Clock>,
-        options: RuntimeOptions,
-    ) -> Self {
-        RuntimeManager {
-            shared: Arc::new(ManagerShared {
-                connector,
-                clock,
-                options,
-                servers: Mutex::new(servers),
-                runtimes: Mutex::new(HashMap::new()),
-                listings: Arc::default(),
-            }),
+    /// Starts making a manager whose sessions all use the runnable
+    /// servers of `servers` (held-back ones are reported in their
+    /// catalogs' diagnostics), connecting through `connector`. Clock and
+    /// options default as for [`SessionRuntime::builder`].
+    pub fn builder(servers: ServerSet, connector: Arc<dyn Connector>) -> RuntimeManagerBuilder {
+        RuntimeManagerBuilder {
+            servers,
+            connector,
+            clock: Arc::new(SystemClock),
+            options: RuntimeOptions::default(),
         }
     }
 

@@ -36,14 +36,35 @@ use super::utility::{UtilityCall, parse_call_result, within};
 
 /// Default number of servers one build connects at the same time.
 pub const DEFAULT_MAX_CONCURRENT_CONNECTS: usize = 32;
-/// Settings of a runtime.
+/// Settings of a runtime, chosen by the host: how the catalog is
+/// materialised, how many servers connect at once, when an unused runtime
+/// is evicted, how failing servers back off and how large a converted
+/// result may be.
+///
+/// Built from [`RuntimeOptions::default`] (or [`RuntimeOptions::new`],
+/// the same) and the `with_*` methods, so new settings can be added
+/// without breaking hosts:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_catalog::{MaterializeOptions, NamingStyle, RuntimeOptions};
+///
+/// let options = RuntimeOptions::new()
+///     .with_materialize(MaterializeOptions::new().with_style(NamingStyle::OpenClaw))
+///     .with_idle_ttl(Duration::from_secs(300));
+/// assert_eq!(options.materialize.style, NamingStyle::OpenClaw);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RuntimeOptions {
+    /// How every catalog of this runtime is materialised (naming,
+    /// provider profile, reserved names, budget).
     pub materialize: MaterializeOptions,
     /// Servers one build connects at the same time.
     pub max_concurrent_connects: usize,
     /// A runtime unused this long is evicted; zero never evicts.
     pub idle_ttl: Duration,
+    /// When a failing server is paused, and for how long.
     pub backoff: BackoffPolicy,
     /// Cap on one converted tool result.
     pub max_result_bytes: usize,
@@ -58,6 +79,99 @@ impl Default for RuntimeOptions {
             backoff: BackoffPolicy::default(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
         }
+    }
+}
+
+impl RuntimeOptions {
+    /// The defaults: default materialisation, up to
+    /// [`DEFAULT_MAX_CONCURRENT_CONNECTS`] connects at once, the
+    /// configuration's default idle TTL, the default backoff and
+    /// [`DEFAULT_MAX_RESULT_BYTES`](crate::DEFAULT_MAX_RESULT_BYTES).
+    pub fn new() -> Self {
+        RuntimeOptions::default()
+    }
+
+    /// The same options, materialising with `materialize`.
+    pub fn with_materialize(mut self, materialize: MaterializeOptions) -> Self {
+        self.materialize = materialize;
+        self
+    }
+
+    /// The same options, connecting at most `limit` servers at once
+    /// (zero counts as one).
+    pub fn with_max_concurrent_connects(mut self, limit: usize) -> Self {
+        self.max_concurrent_connects = limit;
+        self
+    }
+
+    /// The same options, evicting a runtime unused for `ttl` (zero never
+    /// evicts).
+    pub fn with_idle_ttl(mut self, ttl: Duration) -> Self {
+        self.idle_ttl = ttl;
+        self
+    }
+
+    /// The same options, pausing failing servers by `backoff`.
+    pub fn with_backoff(mut self, backoff: BackoffPolicy) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// The same options, cutting one converted result at `max_bytes`.
+    pub fn with_max_result_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_result_bytes = max_bytes;
+        self
+    }
+}
+
+/// How a [`SessionRuntime`] is made: the session id, the servers and the
+/// connector are required ([`SessionRuntime::builder`]); the clock
+/// (default [`SystemClock`]) and the options (default
+/// [`RuntimeOptions::default`]) are optional. Building connects nothing.
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct SessionRuntimeBuilder {
+    session_id: String,
+    servers: ServerSet,
+    connector: Arc<dyn Connector>,
+    clock: Arc<dyn Clock>,
+    options: RuntimeOptions,
+}
+
+impl fmt::Debug for SessionRuntimeBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionRuntimeBuilder")
+            .field("session_id", &self.session_id)
+            .field("servers", &self.servers)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionRuntimeBuilder {
+    /// Keeps time through `clock` (a [`crate::ManualClock`] in tests, so
+    /// eviction and backoff run without waiting).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Uses `options` instead of the defaults.
+    pub fn with_options(mut self, options: RuntimeOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The runtime. Connects nothing yet: the first
+    /// [`SessionRuntime::catalog`] does.
+    pub fn build(self) -> SessionRuntime {
+        SessionRuntime::sharing(
+            self.session_id,
+            self.servers,
+            self.connector,
+            self.clock,
+            self.options,
+            Arc::default(),
+        )
     }
 }
 
@@ -183,48 +297,30 @@ pub(super) enum ServerOutcome {
 }
 
 impl SessionRuntime {
-    /// A runtime over `servers` (disabled ones are ignored). Connects
-    /// nothing yet. Every server given may start: a host holding a
-    /// loaded configuration uses [`SessionRuntime::for_servers`] with
-    /// [`ServerSet::from_loaded`], which keeps unapproved project servers
-    /// out.
-    pub fn new(
-        session_id: impl Into<String>,
-        servers: impl IntoIterator<Item = ServerConfig>,
-        connector: Arc<dyn Connector>,
-        clock: Arc<dyn Clock>,
-        options: RuntimeOptions,
-    ) -> Self {
-        SessionRuntime::for_servers(
-            session_id,
-            ServerSet::all(servers),
-            connector,
-            clock,
-            options,
-        )
-    }
-
-    /// A runtime over the runnable servers of `servers`; the servers it
-    /// holds back appear in every catalog's diagnostics. Connects nothing
-    /// yet.
-    pub fn for_servers(
+    /// Starts making a runtime for the session `session_id` over the
+    /// runnable servers of `servers` (disabled ones are ignored; the ones
+    /// it holds back appear in every catalog's diagnostics), connecting
+    /// through `connector`.
+    ///
+    /// A host holding a loaded configuration passes
+    /// [`ServerSet::from_loaded`], which keeps project servers awaiting
+    /// approval (or denied) from starting; [`ServerSet::all`] starts every
+    /// server given.
+    pub fn builder(
         session_id: impl Into<String>,
         servers: ServerSet,
         connector: Arc<dyn Connector>,
-        clock: Arc<dyn Clock>,
-        options: RuntimeOptions,
-    ) -> Self {
-        SessionRuntime::sharing(
-            session_id,
+    ) -> SessionRuntimeBuilder {
+        SessionRuntimeBuilder {
+            session_id: session_id.into(),
             servers,
             connector,
-            clock,
-            options,
-            Arc::default(),
-        )
+            clock: Arc::new(SystemClock),
+            options: RuntimeOptions::default(),
+        }
     }
 
-    /// [`SessionRuntime::for_servers`], sharing public listings through
+    /// A runtime over `servers`, sharing public listings through
     /// `listings`.
     pub(super) fn sharing(
         session_id: impl Into<String>,
@@ -269,21 +365,6 @@ impl SessionRuntime {
                 listings,
             }),
         }
-    }
-
-    /// A runtime on the system clock with default options.
-    pub fn with_defaults(
-        session_id: impl Into<String>,
-        servers: impl IntoIterator<Item = ServerConfig>,
-        connector: Arc<dyn Connector>,
-    ) -> Self {
-        SessionRuntime::new(
-            session_id,
-            servers,
-            connector,
-            Arc::new(SystemClock),
-            RuntimeOptions::default(),
-        )
     }
 
     /// The session this runtime belongs to.

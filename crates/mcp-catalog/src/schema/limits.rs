@@ -18,7 +18,10 @@ pub const MAX_JSON_DEPTH: usize = 128;
 
 /// Caps on one tool's input schema, checked (without recursion) before
 /// anything else reads it. A schema over a cap leaves its tool out.
+///
+/// Made from [`SchemaLimits::default`] and the `with_*` methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct SchemaLimits {
     /// Approximate size as JSON text.
     pub max_bytes: usize,
@@ -48,6 +51,38 @@ impl Default for SchemaLimits {
             // makes one validation slow.
             max_applied_subschemas: 10_000,
         }
+    }
+}
+
+impl SchemaLimits {
+    /// The same limits, with at most `max_bytes` of JSON text.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// The same limits, with at most `max_nodes` JSON values.
+    pub fn with_max_nodes(mut self, max_nodes: usize) -> Self {
+        self.max_nodes = max_nodes;
+        self
+    }
+
+    /// The same limits, with at most `max_properties` property entries.
+    pub fn with_max_properties(mut self, max_properties: usize) -> Self {
+        self.max_properties = max_properties;
+        self
+    }
+
+    /// The same limits, with at most `max_depth` levels of nesting.
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// The same limits, with at most `max` subschemas applied to one value.
+    pub fn with_max_applied_subschemas(mut self, max: usize) -> Self {
+        self.max_applied_subschemas = max;
+        self
     }
 }
 

@@ -60,6 +60,7 @@ use self::openai::{definitions, openai_limits, openai_strict};
 /// The schema dialect a provider accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ProviderProfile {
     /// The normalised schema, for providers and validators that take JSON
     /// Schema as is.
@@ -114,6 +115,7 @@ impl ProviderProfile {
 pub struct SchemaError {
     /// JSON pointer into the normalised schema.
     pub path: String,
+    /// Why the schema cannot be expressed there.
     pub reason: String,
 }
 

@@ -99,19 +99,22 @@ impl ToolBudget {
     }
 
     /// The same budget with `names` always loaded.
-    pub fn pinned<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+    pub fn with_pinned<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.pinned = names.into_iter().map(Into::into).collect();
         self
     }
 
     /// The same budget with `names` (most recent first) loaded next.
-    pub fn recently_used<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+    pub fn with_recently_used<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
         self.recently_used = names.into_iter().map(Into::into).collect();
         self
     }
 
     /// The same budget with `search` as Anthropic's tool-search tool.
-    pub fn anthropic_search(mut self, search: AnthropicToolSearch) -> Self {
+    pub fn with_anthropic_search(mut self, search: AnthropicToolSearch) -> Self {
         self.anthropic_search = search;
         self
     }
@@ -121,6 +124,7 @@ impl ToolBudget {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct BudgetReport {
+    /// The budget the catalog was built under.
     pub budget_tokens: usize,
     /// What the serialised list costs: loaded definitions plus the search
     /// tool. Over the budget only when the pinned and requested tools, or
@@ -128,7 +132,9 @@ pub struct BudgetReport {
     pub loaded_tokens: usize,
     /// What every definition would cost, none deferred.
     pub total_tokens: usize,
+    /// Tools whose definitions are sent.
     pub loaded: usize,
+    /// Tools past the budget, found through search.
     pub deferred: usize,
 }
 

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use mcp_catalog::schema::{GEMINI_KEYWORDS, OPENAI_KEYWORDS};
+use mcp_catalog::{GEMINI_KEYWORDS, OPENAI_KEYWORDS};
 use serde_json::Value;
 
 /// Anthropic: the top level is an object schema without combinators.
@@ -141,5 +141,6 @@ pub(crate) fn problems_for(profile: mcp_catalog::ProviderProfile, schema: &Value
         ProviderProfile::Anthropic => anthropic_problems(schema),
         ProviderProfile::OpenAiStrict => openai_strict_problems(schema),
         ProviderProfile::Gemini => gemini_problems(schema),
+        other => panic!("no check for the {other:?} profile"),
     }
 }
