@@ -21,7 +21,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use mcp_config::check::diagnostic_line;
+use mcp_config::diagnostic_line;
 use mcp_config::edit::{self, ServersLocation};
 use mcp_config::import::{
     FoundFile, Host, ImportContext, ImportDirs, Imported, InputPrompt, Reach, fill_inputs,

@@ -2,7 +2,7 @@
 //! `check-config`. Loading, merging and checking are `mcp_config`'s; this
 //! module lays the answer out.
 
-use mcp_config::check::diagnostic_line;
+use mcp_config::diagnostic_line;
 use mcp_config::{
     Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, TransportConfig, config_hash,
     load, redact_url, redacted_signature, signature,

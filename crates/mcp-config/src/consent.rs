@@ -43,15 +43,15 @@ use crate::types::{McpOAuthConfig, ServerConfig, TransportConfig};
 
 /// The key of a project's entry in `<home>/.claude.json` that says the user
 /// trusts the project.
-pub const TRUST_KEY: &str = "hasTrustDialogAccepted";
+pub(crate) const TRUST_KEY: &str = "hasTrustDialogAccepted";
 
 /// The settings key that keeps an [`ApprovalRecord`] per approved name,
 /// next to `enabledMcpjsonServers`.
-pub const RECORDS_KEY: &str = "enabledMcpjsonServerSignatures";
+pub(crate) const RECORDS_KEY: &str = "enabledMcpjsonServerSignatures";
 
 /// The parts of a server an approval records, in the order messages name
 /// them.
-pub const RECORDED_PARTS: &[&str] = &[
+pub(crate) const RECORDED_PARTS: &[&str] = &[
     "kind",
     "command",
     "args",
@@ -224,7 +224,7 @@ fn oauth_credentials(oauth: &McpOAuthConfig) -> Value {
 
 /// Whether the object of one project in `<home>/.claude.json` says the
 /// user trusts it: only a literal `true` does.
-pub fn trusted_in(project_entry: &Value) -> bool {
+pub(crate) fn trusted_in(project_entry: &Value) -> bool {
     project_entry.get(TRUST_KEY).and_then(Value::as_bool) == Some(true)
 }
 

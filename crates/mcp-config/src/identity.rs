@@ -27,7 +27,7 @@ pub fn signature(config: &ServerConfig) -> Option<String> {
 }
 
 /// [`signature`] of a transport alone.
-pub fn transport_signature(transport: &TransportConfig) -> Option<String> {
+pub(crate) fn transport_signature(transport: &TransportConfig) -> Option<String> {
     match transport {
         TransportConfig::Stdio(s) => {
             let parts: Vec<String> = std::iter::once(&s.command)
@@ -236,7 +236,7 @@ fn redacted_url_signature(url: &str, written: Option<&str>) -> String {
 }
 
 /// FNV-1a 64 of `bytes`.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         hash ^= u64::from(*b);
@@ -246,7 +246,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 }
 
 /// FNV-1a 64 of `text` as 16 lowercase hex digits.
-pub fn fnv1a64_hex(text: &str) -> String {
+pub(crate) fn fnv1a64_hex(text: &str) -> String {
     format!("{:016x}", fnv1a64(text.as_bytes()))
 }
 
@@ -259,7 +259,7 @@ pub fn fnv1a64_hex(text: &str) -> String {
 ///
 /// A literal `oauth.clientSecret` serializes as `***`; here it is replaced
 /// by a digest of its value, so a changed secret still reconnects.
-pub fn canonical_rendering(config: &ServerConfig) -> String {
+pub(crate) fn canonical_rendering(config: &ServerConfig) -> String {
     let mut value = json!({
         "transport": config.transport,
         "required": config.required,

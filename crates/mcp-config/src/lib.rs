@@ -33,31 +33,33 @@
 
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]
+// Every public item says what it is for; `cargo doc` is part of CI.
+#![warn(missing_docs)]
 
-pub mod check;
-pub mod consent;
+mod check;
+mod consent;
 pub mod edit;
-pub mod entry;
-pub mod env_safety;
+mod entry;
+mod env_safety;
 mod error;
-pub mod expand;
-pub mod identity;
+mod expand;
+mod identity;
 pub mod import;
 pub mod json;
-pub mod load;
-pub mod merge;
-pub mod name;
-pub mod parse;
-pub mod plugin;
-pub mod sources;
-pub mod types;
+mod load;
+mod merge;
+mod name;
+mod parse;
+mod plugin;
+mod sources;
+mod types;
 
-pub use check::CheckReport;
+pub use check::{CheckReport, diagnostic_line};
 pub use consent::ApprovalRecord;
 pub use entry::EntryOutcome;
 pub use env_safety::{
-    child_env, inherited_env_names, is_dangerous_env_key, is_env_name, is_inherited_env_name,
-    is_passthrough_name,
+    DANGEROUS_ENV_NAMES, DANGEROUS_ENV_PREFIXES, child_env, inherited_env_names,
+    is_dangerous_env_key, is_env_name, is_inherited_env_name, is_passthrough_name,
 };
 pub use error::{EditError, EditErrorKind};
 pub use identity::{config_hash, redact_url, redacted_signature, signature, unwrap_ccr_proxy_url};

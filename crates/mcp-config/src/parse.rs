@@ -177,7 +177,7 @@ pub(crate) fn settings_without(value: &Value, pointer: &str) -> Value {
 
 /// Parses every entry of the server map at `pointer` in `doc`. A missing
 /// map is no entries; a map of the wrong type is an error.
-pub fn parse_servers(
+pub(crate) fn parse_servers(
     doc: &Document,
     pointer: &str,
     env: ParseEnv<'_>,

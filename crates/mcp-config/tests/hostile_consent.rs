@@ -961,7 +961,7 @@ fn user_location(world: &World) -> ServersLocation {
     }
 }
 
-fn add(location: ServersLocation, name: &str) -> Result<(), edit::EditError> {
+fn add(location: ServersLocation, name: &str) -> Result<(), mcp_config::EditError> {
     edit::edit(location, |doc| {
         let entry = edit::validate_entry(name, json!({"command": "x"}), &Default::default())?;
         doc.upsert(name, entry).map(drop)

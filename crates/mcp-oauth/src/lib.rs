@@ -70,36 +70,52 @@
 
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]
+// Every public item says what it is for; `cargo doc` is part of CI.
+#![warn(missing_docs)]
 
-pub mod assertion;
+mod assertion;
 mod body;
-pub mod dpop;
+mod dpop;
 mod error;
-pub mod metadata;
-pub mod oauth;
-pub mod pkce;
-pub mod process;
-pub mod provider;
-pub mod redirect;
-pub mod secret;
-pub mod store;
-pub mod token;
-pub mod user_agent;
+mod metadata;
+mod oauth;
+mod pkce;
+mod process;
+mod provider;
+mod redirect;
+mod secret;
+mod store;
+mod token;
+mod user_agent;
 
-pub use assertion::{CommandAssertion, EnvAssertion, EnvLookup};
+pub use assertion::{
+    CommandAssertion, DEFAULT_ASSERTION_TIMEOUT, EnvAssertion, EnvLookup, MAX_ASSERTION_BYTES,
+};
 pub use dpop::{DpopKey, DpopMode};
+pub use error::{AuthError, AuthErrorKind};
 pub use oauth::{
     AssertionSource, ClientSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS,
     OAuthConfigExt, OAuthProvider, OAuthSettings, PrivateKey, Revocation, SignIn, SignOut,
     dpop_mode, settings_from_config, settings_from_config_live,
 };
+pub use pkce::{Pkce, s256_challenge};
 pub use provider::{
-    AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, Credentials,
-    RequestTarget, authorization_fingerprint,
+    AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget,
+    authorization_fingerprint,
 };
+pub use redirect::{MAX_REDIRECTS, same_origin_only};
 pub use secret::Secret;
 pub use store::{
     ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore, StoreKey,
-    StoredCredentials, TokenSet,
+    StoreLock, StoredCredentials, TokenSet,
+};
+pub use token::{
+    ClientAuth, TokenEndpointError, TokenResponse, TokenResult, now_secs, request_token,
 };
 pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, InteractivePrompt};
+
+// The process-group guard is shared with the transport crate's
+// `headersHelper` runner, so both kill a helper's grandchildren the same
+// way; it is plumbing, not part of the authorization API.
+#[doc(hidden)]
+pub use process::GroupGuard;

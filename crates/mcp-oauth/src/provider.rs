@@ -5,7 +5,7 @@
 
 use async_trait::async_trait;
 
-pub use crate::error::{AuthError, AuthErrorKind};
+use crate::error::AuthError;
 
 /// What the server said when it refused a request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -85,7 +85,7 @@ impl ClientAuth {
 }
 
 /// The name RFC 8414 uses for a method.
-pub fn method_name(auth: &ClientAuth) -> &'static str {
+pub(crate) fn method_name(auth: &ClientAuth) -> &'static str {
     match auth {
         ClientAuth::None { .. } | ClientAuth::Anonymous => "none",
         ClientAuth::Basic { .. } => "client_secret_basic",
@@ -203,7 +203,7 @@ pub async fn request_token(
 /// given. The server's `DPoP-Nonce` is kept from every answer, and a
 /// `use_dpop_nonce` refusal carrying a usable nonce is retried once with it
 /// (section 8).
-pub async fn request_token_with(
+pub(crate) async fn request_token_with(
     http: &reqwest::Client,
     server: &str,
     token_endpoint: &str,
@@ -281,7 +281,7 @@ async fn token_attempt(
 /// Posts `params` to an endpoint of the authorization server other than
 /// the token endpoint (revocation) with the same client authentication;
 /// the inner error is the server's refusal.
-pub async fn post_form(
+pub(crate) async fn post_form(
     http: &reqwest::Client,
     server: &str,
     endpoint: &str,
@@ -386,7 +386,7 @@ struct AssertionClaims<'a> {
 
 /// A short-lived signed client assertion (RFC 7523): `iss` = `sub` =
 /// client id, `aud` = the authorization server, five minutes of validity.
-pub fn client_assertion(
+pub(crate) fn client_assertion(
     server: &str,
     client_id: &str,
     private_key_pem: &Secret,

@@ -77,7 +77,7 @@ impl AuthorizationPrompt for HeadlessPrompt {
 }
 
 /// The host's way of showing the URL; an `Err` message fails the login.
-pub type ShowUrl = dyn Fn(&Url) -> Result<(), String> + Send + Sync;
+pub(crate) type ShowUrl = dyn Fn(&Url) -> Result<(), String> + Send + Sync;
 
 /// Shows the authorization URL through a host callback (open a browser,
 /// print it) and, for `--no-browser`, reads the redirect URL the user pastes
@@ -145,7 +145,7 @@ impl AuthorizationPrompt for InteractivePrompt {
 
 /// Reads a pasted redirect: the full URL the browser showed, or just its
 /// query (`code=…&state=…`, with or without the `?`).
-pub fn parse_pasted_redirect(text: &str) -> Result<Url, AuthError> {
+pub(crate) fn parse_pasted_redirect(text: &str) -> Result<Url, AuthError> {
     let text = text.trim();
     let fail = || {
         AuthError::failed(
@@ -329,7 +329,7 @@ fn html_escape(text: &str) -> String {
 /// and, for RFC 9207, the issuer recorded from the authorization server's
 /// validated metadata before the user was sent there.
 #[derive(Debug, Clone, Copy)]
-pub struct ExpectedResponse<'a> {
+pub(crate) struct ExpectedResponse<'a> {
     /// The `state` sent with the request.
     pub state: &'a str,
     /// The recorded issuer; `None` when no metadata document vouched for
@@ -343,7 +343,8 @@ pub struct ExpectedResponse<'a> {
 
 impl<'a> ExpectedResponse<'a> {
     /// A response checked on `state` alone.
-    pub fn state_only(state: &'a str) -> Self {
+    #[cfg(test)]
+    pub(crate) fn state_only(state: &'a str) -> Self {
         Self {
             state,
             issuer: None,
@@ -360,7 +361,7 @@ const QUOTED_MAX: usize = 200;
 /// URL normalisation), so a mixed-up response's `error` is never acted on
 /// or shown; then `state`, then any `error`. Messages never include the
 /// code.
-pub fn code_from_redirect(
+pub(crate) fn code_from_redirect(
     server: &str,
     redirect: &Url,
     expected: &ExpectedResponse<'_>,

@@ -41,9 +41,7 @@ use serde_json::Value;
 
 use crate::types::Scope;
 
-pub use crate::error::{EditError, EditErrorKind};
-/// The longest server name [`validate_name`] accepts.
-pub use crate::name::MAX_NAME_LEN;
+use crate::error::EditError;
 pub use document::{ConfigDocument, ProjectChoice, tombstone};
 pub use location::{EditDirs, ServersLocation};
 pub use validate::{ValidEntry, validate_entry, validate_name};
