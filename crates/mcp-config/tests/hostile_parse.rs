@@ -1094,8 +1094,8 @@ fn the_edit_path_survives_the_same_files_and_never_drops_a_repeated_key() {
 
 mod soup {
     use mcp_config::json::{Document, MAX_JSON_DEPTH};
-    use mcp_config::{ParseEnv, parse_file};
     use mcp_config::{Level, Scope};
+    use mcp_config::{ParseEnv, parse_file};
     use proptest::prelude::*;
 
     /// Text built from the pieces the scan before parsing must tell apart:
