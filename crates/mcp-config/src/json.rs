@@ -21,7 +21,7 @@
 //!   the parser and maps offsets back); a lone surrogate reads as U+FFFD.
 //! - **Findings.** A key repeated in one object and a lone surrogate are
 //!   recorded as [`Finding`]s with their positions; the caller decides the
-//!   level (see [`crate::parse`]).
+//!   level (see [`parse_file`](crate::parse_file)).
 //!
 //! [`escape_text`] is how a message quotes text from a file that may hold
 //! control or invisible characters.

@@ -55,7 +55,7 @@ mod sources;
 mod types;
 
 pub use check::{CheckReport, diagnostic_line};
-pub use consent::ApprovalRecord;
+pub use consent::{ApprovalRecord, RECORDED_PARTS};
 pub use entry::EntryOutcome;
 pub use env_safety::{
     DANGEROUS_ENV_NAMES, DANGEROUS_ENV_PREFIXES, child_env, inherited_env_names,

@@ -19,11 +19,17 @@ pub const DEFAULT_SESSION_IDLE_TTL: Duration = Duration::from_millis(600_000);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TransportKind {
+    /// A child process speaking JSON-RPC over stdin and stdout.
     Stdio,
+    /// The legacy HTTP+SSE transport (2024-11-05).
     Sse,
+    /// Streamable HTTP, the current specification's transport.
     Http,
+    /// A WebSocket connection.
     Ws,
+    /// A server the host runs in its own process.
     Sdk,
+    /// A server hosted by claude.ai, reached through its proxy.
     #[serde(rename = "claudeai-proxy")]
     ClaudeAiProxy,
 }
@@ -54,6 +60,7 @@ impl std::fmt::Display for TransportKind {
 pub struct StdioConfig {
     /// Program to run (never through a shell).
     pub command: String,
+    /// Arguments, passed as they are (no shell splitting or globbing).
     pub args: Vec<String>,
     /// The entry's own environment, already checked by the env safety rules:
     /// refused keys never appear here.
@@ -77,12 +84,19 @@ pub struct StdioConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpOAuthConfig {
+    /// A pre-registered client id (`clientId`); without one the client registers
+    /// or uses a metadata document.
     pub client_id: Option<String>,
+    /// The fixed loopback port of the redirect (`callbackPort`), for servers that
+    /// registered an exact redirect uri; `None` takes a free port.
     pub callback_port: Option<u16>,
+    /// Where the authorization server's metadata is, when discovery from the
+    /// server cannot find it (`authServerMetadataUrl`).
     pub auth_server_metadata_url: Option<String>,
     /// Enterprise cross-app access grant (`grant: cross_app_access` sets it
     /// too, so the two spellings mean one thing).
     pub xaa: bool,
+    /// Scopes to ask for; empty asks for what the server advertises.
     pub scopes: Vec<String>,
     /// The grant as written (`grant`); see [`McpOAuthConfig::grant`].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -194,7 +208,7 @@ impl std::fmt::Display for OAuthGrantKind {
 
 /// A secret written into a config file. `Debug` and `Serialize` show `***`
 /// (the config hash mixes in a digest of the value instead, see
-/// [`crate::identity::canonical_rendering`]); only [`ConfigSecret::expose`]
+/// [`config_hash`](crate::config_hash)); only [`ConfigSecret::expose`]
 /// reads it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ConfigSecret(String);
@@ -228,7 +242,10 @@ impl Serialize for ConfigSecret {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CredentialSource {
     /// The value of an environment variable, read each time it is needed.
-    Env { name: String },
+    Env {
+        /// The variable's name.
+        name: String,
+    },
     /// The trimmed stdout of a program run without a shell.
     Command {
         /// Program and arguments.
@@ -278,6 +295,8 @@ pub struct IdpConfig {
 #[derive(Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RemoteConfig {
+    /// The endpoint (`http(s)://` or, for WebSocket, `ws(s)://`), after `${VAR}`
+    /// expansion.
     pub url: String,
     /// Static headers; values are secrets and must never be logged.
     pub headers: BTreeMap<String, String>,
@@ -324,7 +343,9 @@ impl std::fmt::Debug for RemoteConfig {
 /// A server hosted by claude.ai and reached through its proxy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProxyConfig {
+    /// The proxy's url.
     pub url: String,
+    /// The hosted server's id, sent to the proxy with every request.
     pub id: String,
 }
 
@@ -332,19 +353,26 @@ pub struct ProxyConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum TransportConfig {
+    /// A child process ([`TransportKind::Stdio`]).
     Stdio(StdioConfig),
+    /// Legacy HTTP+SSE ([`TransportKind::Sse`]).
     Sse(RemoteConfig),
+    /// Streamable HTTP ([`TransportKind::Http`]).
     Http(RemoteConfig),
+    /// WebSocket ([`TransportKind::Ws`]).
     Ws(RemoteConfig),
     /// An in-process server the host registers under `name`.
     Sdk {
+        /// The name the host registers the server under.
         name: String,
     },
+    /// A claude.ai-hosted server ([`TransportKind::ClaudeAiProxy`]).
     #[serde(rename = "claudeai-proxy")]
     ClaudeAiProxy(ProxyConfig),
 }
 
 impl TransportConfig {
+    /// The kind of this transport, as reports name it.
     pub fn kind(&self) -> TransportKind {
         match self {
             TransportConfig::Stdio(_) => TransportKind::Stdio,
@@ -360,7 +388,9 @@ impl TransportConfig {
 /// `toolFilter`: patterns over raw tool names; `*` is the only wildcard.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ToolFilter {
+    /// Tools to keep; empty keeps every tool.
     pub include: Vec<String>,
+    /// Tools to drop: a match hides the tool even when `include` names it.
     pub exclude: Vec<String>,
 }
 
@@ -368,10 +398,13 @@ pub struct ToolFilter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeouts {
+    /// Time to establish the connection and finish `initialize`.
     #[serde(with = "duration_ms")]
     pub connect: Duration,
+    /// Time for one ordinary request (listing, reading, pinging).
     #[serde(with = "duration_ms")]
     pub request: Duration,
+    /// Time for one `tools/call`.
     #[serde(with = "duration_ms")]
     pub tool_call: Duration,
 }
@@ -398,12 +431,18 @@ mod duration_ms {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerConfig {
+    /// The server's name: the key of its entry, unique in a merged config.
     pub name: String,
+    /// How to reach the server.
     pub transport: TransportConfig,
+    /// `enabled`: a disabled entry is kept (it tombstones lower layers) but never
+    /// started.
     pub enabled: bool,
     /// A required server that fails fails the whole catalog.
     pub required: bool,
+    /// `toolFilter`: which of the server's tools a catalog offers.
     pub tool_filter: ToolFilter,
+    /// Connect, request and tool-call timeouts.
     pub timeouts: Timeouts,
     /// `descriptionLimit`: tool descriptions longer than this many
     /// characters are cut; `None` leaves the host's limit.
@@ -415,15 +454,23 @@ pub struct ServerConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
+    /// A plugin bundle's MCP files.
     Plugin,
+    /// OpenClaw's `openclaw.json` (`mcp.servers`).
     #[serde(rename = "openclaw")]
     OpenClaw,
+    /// The user's own files (`~/.claude.json`, `~/.claude/settings.json`).
     User,
+    /// Files checked into the project (`.mcp.json`, `.claude/settings.json`):
+    /// its servers need the user's approval.
     Project,
+    /// The user's settings for one project (`.claude/settings.local.json`, the
+    /// project's entry in `~/.claude.json`).
     Local,
 }
 
 impl Scope {
+    /// The lowercase name used in reports and `--scope` arguments.
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::Plugin => "plugin",
@@ -445,13 +492,16 @@ impl std::fmt::Display for Scope {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Approval {
+    /// The server may start.
     Approved,
+    /// The server waits for the user's approval; it is not started.
     Pending,
+    /// The user refused the server; it is not started.
     Denied,
 }
 
 /// Why a server has its [`Approval`] (REFERENCE §1.7, see
-/// [`crate::consent`]).
+/// [`ApprovalRecord`](crate::ApprovalRecord)).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "basis")]
 pub enum ApprovalBasis {
@@ -470,7 +520,11 @@ pub enum ApprovalBasis {
     /// Awaiting approval: never approved.
     NotApproved,
     /// Awaiting approval again: approved once, changed since in `fields`.
-    Changed { fields: Vec<String> },
+    Changed {
+        /// The recorded parts that differ now (see
+        /// [`ApprovalRecord::changed`](crate::ApprovalRecord::changed)).
+        fields: Vec<String>,
+    },
     /// Named in `disabledMcpjsonServers`.
     Denied,
 }
@@ -478,12 +532,15 @@ pub enum ApprovalBasis {
 /// A merged server: its config plus where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ScopedServer {
+    /// The merged entry.
     pub config: ServerConfig,
+    /// The layer the winning entry came from.
     pub scope: Scope,
     /// The file the winning entry was read from.
     pub source: PathBuf,
     /// The plugin that contributed it, for plugin-scope servers.
     pub plugin: Option<String>,
+    /// Whether it may start.
     pub approval: Approval,
     /// Why the server has that approval.
     #[serde(rename = "approvalBasis")]
@@ -494,22 +551,30 @@ pub struct ScopedServer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// Worth knowing; nothing is wrong (an inferred type, a dedupe).
     Info,
+    /// Loaded, but probably not as meant (an unknown key, an unset variable).
     Warning,
+    /// Not loaded: the entry or file is dropped.
     Error,
 }
 
 /// One problem found while loading, with its position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
+    /// How serious it is.
     pub level: Level,
+    /// Lowercase description; quotes file text escaped, never a secret value.
     pub message: String,
+    /// The file it concerns, when there is one.
     pub file: Option<PathBuf>,
     /// 1-based line, when the position is known.
     pub line: Option<u32>,
     /// 1-based column, when the position is known.
     pub column: Option<u32>,
+    /// The server entry it concerns, when there is one.
     pub server: Option<String>,
+    /// The field of the entry it concerns (`args`, `env.TOKEN`), when there is one.
     pub field: Option<String>,
 }
 

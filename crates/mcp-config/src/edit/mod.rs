@@ -28,7 +28,7 @@
 //! [`validate_name`] and [`validate_entry`].
 //!
 //! The module is split along its seams: `location` says which file and
-//! keys a scope's entries live at (from [`crate::sources`]), `document`
+//! keys a scope's entries live at (from the crate's one table of sources), `document`
 //! reads, changes and writes one file faithfully, `lock` keeps concurrent
 //! edits apart, and `validate` decides what may be written.
 
