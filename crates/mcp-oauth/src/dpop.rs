@@ -43,7 +43,12 @@ pub enum DpopMode {
     Never,
 }
 
-/// A DPoP proof key: an ES256 key pair. `Debug` shows its thumbprint only.
+/// A DPoP proof key (RFC 9449): an ES256 (P-256) key pair. `Debug` shows
+/// its thumbprint only.
+///
+/// A server's key is generated once and kept with its credentials as
+/// PKCS#8, because tokens bound to it are useless with any other key: a
+/// refresh, and a later process, must sign with the same one.
 #[derive(Clone)]
 pub struct DpopKey {
     pkcs8: Secret,

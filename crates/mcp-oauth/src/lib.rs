@@ -12,23 +12,26 @@
 //!
 //! [`OAuthProvider`] is the one implementation of the seam. It does nothing
 //! until a server refuses a request: the 401's `WWW-Authenticate` names the
-//! protected-resource metadata ([`metadata`]), which names the authorization
-//! server, whose metadata (its `issuer` checked against the one looked up)
-//! says how to register ([`oauth`]: configured client, client ID metadata
-//! document, a registration made with that same issuer, or a new dynamic
-//! registration) and which client authentication to use ([`token`]). The
-//! grant is chosen by the host ([`Grant`]): authorization code + PKCE
-//! through an [`AuthorizationPrompt`] and the [`CallbackListener`] (whose
-//! response is checked for `state` and the RFC 9207 `iss`), client
-//! credentials, workload identity (a JWT bearer assertion) or enterprise
-//! cross-app access; [`settings_from_config`] builds the settings from a
-//! server's `oauth` block. Tokens go to a [`CredentialStore`]; a refresh
-//! takes the store's lock and re-reads it first, so processes sharing a
-//! file store never spend a rotating refresh token twice, and it falls due
-//! no earlier than a quarter of the token's lifetime before expiry. Tokens
-//! may be DPoP-bound ([`dpop`]): the proof key is kept with them, and every
-//! token and resource request then carries a fresh proof. A logout revokes
-//! (RFC 7009) where the server offers it.
+//! protected-resource metadata (RFC 9728), which names the authorization
+//! server, whose metadata (RFC 8414, its `issuer` checked against the one
+//! looked up) says how to register ([`ClientSource`]: configured client,
+//! client ID metadata document, a registration made with that same issuer,
+//! or a new dynamic registration) and which client authentication to use
+//! ([`ClientAuth`]). The grant is chosen by the host ([`Grant`]):
+//! authorization code + PKCE ([`Pkce`]) through an [`AuthorizationPrompt`]
+//! and the [`CallbackListener`] (whose response is checked for `state` and
+//! the RFC 9207 `iss`), client credentials, workload identity (a JWT bearer
+//! assertion) or enterprise cross-app access; [`settings_from_config`]
+//! builds the settings from a server's `oauth` block. Tokens go to a
+//! [`CredentialStore`]; a refresh takes the store's lock and re-reads it
+//! first, so processes sharing a file store never spend a rotating refresh
+//! token twice, and it falls due no earlier than a quarter of the token's
+//! lifetime before expiry. Tokens may be DPoP-bound ([`DpopKey`],
+//! [`DpopMode`]): the proof key is kept with them, and every token and
+//! resource request then carries a fresh proof. A logout revokes (RFC 7009)
+//! where the server offers it.
+//!
+//! Every item has one path, at the crate root.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -67,6 +70,46 @@
 //! names as an assertion source, without a shell; every secret is a
 //! [`Secret`], whose `Debug` is `***` and which has no `Display`, so no log
 //! line or error message can carry one.
+//!
+//! # Example
+//!
+//! The pieces of a sign-in that need no network: a PKCE pair for the
+//! authorization request, and tokens kept in a file store in a directory
+//! the host chooses, where a later process finds them:
+//!
+//! ```
+//! use mcp_oauth::{
+//!     CredentialStore, FileCredentialStore, Pkce, Secret, StoreKey, StoredCredentials,
+//!     TokenSet, now_secs, s256_challenge,
+//! };
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // The challenge goes in the authorization url, the verifier only in the
+//! // token request.
+//! let pkce = Pkce::generate();
+//! assert_eq!(pkce.challenge, s256_challenge(pkce.verifier.expose()));
+//!
+//! let dir = tempfile::tempdir()?;
+//! let store = FileCredentialStore::new(dir.path().join("credentials"));
+//! let key = StoreKey::new("billing", "https://billing.example/mcp");
+//! let mut credentials = StoredCredentials::default();
+//! credentials.tokens = Some(TokenSet {
+//!     access_token: Secret::new("at-1"),
+//!     refresh_token: Some(Secret::new("rt-1")),
+//!     expires_at: Some(now_secs() + 3600),
+//!     scope: None,
+//!     lifetime: Some(3600),
+//! });
+//! store.save(&key, &credentials)?;
+//!
+//! let loaded = store.load(&key)?.expect("saved above");
+//! let tokens = loaded.tokens.expect("saved with tokens");
+//! assert!(!tokens.expired(now_secs()));
+//! // A secret's `Debug` never shows it.
+//! assert_eq!(format!("{:?}", tokens.access_token), "***");
+//! # Ok(())
+//! # }
+//! ```
 
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]
