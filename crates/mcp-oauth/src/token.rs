@@ -14,6 +14,7 @@ use crate::{AuthError, Secret};
 
 /// How the client proves who it is at the token endpoint.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ClientAuth {
     /// No client authentication and no `client_id`: the grant itself
     /// identifies the caller (a workload identity assertion).
