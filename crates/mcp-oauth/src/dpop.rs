@@ -89,6 +89,7 @@ impl DpopKey {
                     server.to_owned(),
                     format!("the DPoP key is not a P-256 PKCS#8 key: {e}"),
                 )
+                .with_source(e)
             })?;
         Ok(Self {
             pkcs8: Secret::new(URL_SAFE_NO_PAD.encode(der)),

@@ -272,7 +272,7 @@ pub(crate) fn check_metadata_override(server: &str, raw: &str) -> Result<Url, Au
     let bad = |message: String| {
         AuthError::config(server.to_owned(), "oauth.authServerMetadataUrl", message)
     };
-    let url = Url::parse(raw).map_err(|e| bad(format!("not a url: {e}")))?;
+    let url = Url::parse(raw).map_err(|e| bad(format!("not a url: {e}")).with_source(e))?;
     match url.scheme() {
         "https" => Ok(url),
         "http" if is_loopback(&url) => Ok(url),

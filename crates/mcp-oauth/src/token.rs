@@ -233,7 +233,9 @@ pub(crate) async fn request_token_with(
         }
         return serde_json::from_slice::<TokenResponse>(&body)
             .map(Ok)
-            .map_err(|e| http_error(format!("token response is not valid json: {e}")));
+            .map_err(|e| {
+                http_error(format!("token response is not valid json: {e}")).with_source(e)
+            });
     }
 }
 
@@ -275,7 +277,7 @@ async fn token_attempt(
         .map(str::to_owned);
     let body = crate::body::read_capped(response)
         .await
-        .map_err(|e| http_error(e.to_string()))?;
+        .map_err(|e| http_error(e.to_string()).with_source(e))?;
     Ok((status, nonce, body))
 }
 
@@ -407,7 +409,7 @@ pub(crate) fn client_assertion(
         jti: crate::pkce::random_urlsafe(16),
     };
     jsonwebtoken::encode(&Header::new(alg), &claims, &key)
-        .map_err(|e| bad(format!("cannot sign the client assertion: {e}")))
+        .map_err(|e| bad(format!("cannot sign the client assertion: {e}")).with_source(e))
 }
 
 /// Seconds since the Unix epoch.

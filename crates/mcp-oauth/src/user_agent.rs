@@ -41,6 +41,7 @@ impl HeadlessPrompt {
             .build()
             .map_err(|e| {
                 AuthError::failed("headless prompt", format!("cannot build http client: {e}"))
+                    .with_source(e)
             })?;
         Ok(Self { http })
     }
@@ -57,7 +58,10 @@ impl AuthorizationPrompt for HeadlessPrompt {
             .get(authorization_url.clone())
             .send()
             .await
-            .map_err(|e| fail(e.without_url().to_string()))?;
+            .map_err(|e| {
+                let e = e.without_url();
+                fail(e.to_string()).with_source(e)
+            })?;
         if !response.status().is_redirection() {
             return Err(fail(format!(
                 "expected a redirect, got status {}",
@@ -71,7 +75,7 @@ impl AuthorizationPrompt for HeadlessPrompt {
             .ok_or_else(|| fail("redirect without a Location header".into()))?;
         let url = authorization_url
             .join(location)
-            .map_err(|e| fail(format!("Location is not a url: {e}")))?;
+            .map_err(|e| fail(format!("Location is not a url: {e}")).with_source(e))?;
         Ok(Some(url))
     }
 }
@@ -206,7 +210,9 @@ impl CallbackListener {
             .with_source(e)
         })?;
         let redirect_uri = Url::parse(&format!("http://127.0.0.1:{}{CALLBACK_PATH}", bound.port()))
-            .map_err(|e| AuthError::failed(server.to_owned(), format!("callback url: {e}")))?;
+            .map_err(|e| {
+                AuthError::failed(server.to_owned(), format!("callback url: {e}")).with_source(e)
+            })?;
         Ok(Self {
             listener,
             redirect_uri,
