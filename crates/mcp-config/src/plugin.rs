@@ -60,6 +60,7 @@ pub(crate) const MANIFEST_PATHS: &[(&str, PluginFormat)] = &[
 /// Which tool's plugin format a bundle uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum PluginFormat {
     /// `.claude-plugin/plugin.json`, or no manifest at all.
     Claude,

@@ -18,6 +18,8 @@ pub const DEFAULT_SESSION_IDLE_TTL: Duration = Duration::from_millis(600_000);
 /// The six transport kinds, as written in `kind` fields of reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
+// Deliberately exhaustive, like `TransportConfig`: a new kind is a
+// breaking change that every transport and front end must handle.
 pub enum TransportKind {
     /// A child process speaking JSON-RPC over stdin and stdout.
     Stdio,
@@ -155,6 +157,7 @@ pub const SIGNING_ALGORITHMS: &[&str] = &[
 /// How an entry's OAuth tokens are obtained (`oauth.grant`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum OAuthGrantKind {
     /// Authorization code + PKCE: a person signs in with `login`.
     #[default]
@@ -240,6 +243,7 @@ impl Serialize for ConfigSecret {
 /// Where a credential the host must fetch comes from: `{"env": "VAR"}` or
 /// `{"command": ["program", "arg", ...], "timeoutMs": N}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CredentialSource {
     /// The value of an environment variable, read each time it is needed.
     Env {
@@ -352,6 +356,8 @@ pub struct ProxyConfig {
 /// The transport-specific part of an entry: one variant per kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
+// Deliberately exhaustive: a host that matches on it must learn of a new
+// kind at compile time, since it cannot connect to one it does not know.
 pub enum TransportConfig {
     /// A child process ([`TransportKind::Stdio`]).
     Stdio(StdioConfig),
@@ -504,6 +510,7 @@ pub enum Approval {
 /// [`ApprovalRecord`](crate::ApprovalRecord)).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "basis")]
+#[non_exhaustive]
 pub enum ApprovalBasis {
     /// Not a project server: nothing to approve.
     NotNeeded,

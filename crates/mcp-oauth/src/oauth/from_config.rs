@@ -111,6 +111,14 @@ pub fn settings_from_config_live(
                 id_token: assertion_source(name, config, &env)?,
             })
         }
+        // A grant the config crate learned after this one was written.
+        other => {
+            return Err(AuthError::config(
+                name,
+                "oauth.grant",
+                format!("`{}` is not supported", other.as_str()),
+            ));
+        }
     };
     Ok(settings)
 }
@@ -180,6 +188,12 @@ fn assertion_source(
                 None => command,
             }))
         }
+        // A source the config crate learned after this one was written.
+        Some(_) => Err(AuthError::config(
+            server,
+            "oauth.assertion",
+            "this kind of source is not supported",
+        )),
     }
 }
 
