@@ -40,10 +40,8 @@ pub fn auth_provider(
     let required =
         |name: &str| field(name).ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no {name}"));
 
-    let mut config = McpOAuthConfig {
-        client_id: field("client_id"),
-        ..McpOAuthConfig::default()
-    };
+    let mut config = McpOAuthConfig::default();
+    config.client_id = field("client_id");
     let grant = if scenario.starts_with("auth/client-credentials") {
         let private_key = field("private_key_pem").map(|pem| {
             PrivateKey::new(

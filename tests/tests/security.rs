@@ -1108,11 +1108,9 @@ async fn oauth_requests_never_follow_a_redirect_to_another_origin() {
         let mut settings = mcp_oauth::OAuthSettings::new(
             "oauth-redirected",
             format!("{base}/mcp"),
-            mcp_config::McpOAuthConfig {
-                client_id: Some("client".into()),
-                auth_server_metadata_url: Some(format!("{base}/{metadata}")),
-                ..mcp_config::McpOAuthConfig::default()
-            },
+            mcp_config::McpOAuthConfig::default()
+                .with_client_id("client")
+                .with_auth_server_metadata_url(format!("{base}/{metadata}")),
         );
         settings.grant = grant;
         settings.client_secret = Some(Secret::new("client-secret-aa42"));

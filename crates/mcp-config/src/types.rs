@@ -83,8 +83,12 @@ pub struct StdioConfig {
 /// while unset, so the rendering (and with it the config hash) of an entry
 /// that does not use them is what it always was. Secrets never serialize:
 /// a literal `clientSecret` is a [`ConfigSecret`].
+///
+/// Built with [`McpOAuthConfig::default`] and the `with_*` methods, since
+/// the block keeps gaining fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct McpOAuthConfig {
     /// A pre-registered client id (`clientId`); without one the client registers
     /// or uses a metadata document.
@@ -135,6 +139,90 @@ pub struct McpOAuthConfig {
 }
 
 impl McpOAuthConfig {
+    /// Sets the pre-registered client id.
+    pub fn with_client_id(mut self, v: impl Into<String>) -> Self {
+        self.client_id = Some(v.into());
+        self
+    }
+
+    /// Sets the fixed loopback port of the redirect.
+    pub fn with_callback_port(mut self, v: u16) -> Self {
+        self.callback_port = Some(v);
+        self
+    }
+
+    /// Sets where the authorization server's metadata is.
+    pub fn with_auth_server_metadata_url(mut self, v: impl Into<String>) -> Self {
+        self.auth_server_metadata_url = Some(v.into());
+        self
+    }
+
+    /// Sets whether the enterprise cross-app access grant is used.
+    pub fn with_xaa(mut self, v: bool) -> Self {
+        self.xaa = v;
+        self
+    }
+
+    /// Sets the scopes to ask for.
+    pub fn with_scopes(mut self, v: impl IntoIterator<Item = String>) -> Self {
+        self.scopes = v.into_iter().collect();
+        self
+    }
+
+    /// Sets the grant, as `grant` would write it.
+    pub fn with_grant(mut self, v: OAuthGrantKind) -> Self {
+        self.grant = Some(v);
+        self
+    }
+
+    /// Sets the variable holding the client secret.
+    pub fn with_client_secret_env(mut self, v: impl Into<String>) -> Self {
+        self.client_secret_env = Some(v.into());
+        self
+    }
+
+    /// Sets a literal client secret.
+    pub fn with_client_secret(mut self, v: ConfigSecret) -> Self {
+        self.client_secret = Some(v);
+        self
+    }
+
+    /// Sets the client ID metadata document url.
+    pub fn with_client_metadata_url(mut self, v: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(v.into());
+        self
+    }
+
+    /// Sets the PEM private key for `private_key_jwt`.
+    pub fn with_private_key_file(mut self, v: impl Into<PathBuf>) -> Self {
+        self.private_key_file = Some(v.into());
+        self
+    }
+
+    /// Sets the JWS algorithm of the private key.
+    pub fn with_signing_algorithm(mut self, v: impl Into<String>) -> Self {
+        self.signing_algorithm = Some(v.into());
+        self
+    }
+
+    /// Sets where the assertion comes from.
+    pub fn with_assertion(mut self, v: CredentialSource) -> Self {
+        self.assertion = Some(v);
+        self
+    }
+
+    /// Sets the identity provider of cross-app access.
+    pub fn with_idp(mut self, v: IdpConfig) -> Self {
+        self.idp = Some(v);
+        self
+    }
+
+    /// Sets whether tokens are always (`true`) or never (`false`) DPoP-bound.
+    pub fn with_dpop(mut self, v: bool) -> Self {
+        self.dpop = Some(v);
+        self
+    }
+
     /// The grant in effect: the one written, else cross-app access when
     /// `xaa` is on, else the authorization code grant.
     pub fn grant(&self) -> OAuthGrantKind {
@@ -284,6 +372,7 @@ impl Serialize for CredentialSource {
 /// The enterprise identity provider of cross-app access (`oauth.idp`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct IdpConfig {
     /// The IdP's token endpoint (RFC 8693 token exchange).
     pub token_endpoint: String,
@@ -292,6 +381,24 @@ pub struct IdpConfig {
     /// The name of the environment variable holding the IdP client secret.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_secret_env: Option<String>,
+}
+
+impl IdpConfig {
+    /// The identity provider whose token endpoint is `token_endpoint`, where
+    /// this application's client id is `client_id` (a public client).
+    pub fn new(token_endpoint: impl Into<String>, client_id: impl Into<String>) -> Self {
+        IdpConfig {
+            token_endpoint: token_endpoint.into(),
+            client_id: client_id.into(),
+            client_secret_env: None,
+        }
+    }
+
+    /// Sets the variable holding the IdP client secret (a confidential client).
+    pub fn with_client_secret_env(mut self, name: impl Into<String>) -> Self {
+        self.client_secret_env = Some(name.into());
+        self
+    }
 }
 
 /// A remote server reached over HTTP (streamable or legacy SSE) or WebSocket.
