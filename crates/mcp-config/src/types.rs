@@ -77,6 +77,49 @@ pub struct StdioConfig {
     pub env_passthrough: Vec<String>,
 }
 
+impl StdioConfig {
+    /// A child running `command` with no arguments, no environment of its
+    /// own, no working directory and no passthrough variables.
+    pub fn new(command: impl Into<String>) -> Self {
+        StdioConfig {
+            command: command.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            env_passthrough: Vec::new(),
+        }
+    }
+
+    /// Sets the arguments.
+    pub fn with_args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the entry's own environment. The loader applies the env safety
+    /// rules to what a file says; a host building an entry itself is
+    /// trusted with what it passes here.
+    pub fn with_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.env = env.into_iter().collect();
+        self
+    }
+
+    /// Sets the working directory of the child.
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets the host variables the child inherits beyond the allow-list.
+    pub fn with_env_passthrough(
+        mut self,
+        names: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.env_passthrough = names.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
 /// `oauth` block of a remote entry.
 ///
 /// Fields added after the first five are left out of the serialized form
@@ -417,6 +460,36 @@ pub struct RemoteConfig {
     pub oauth: Option<McpOAuthConfig>,
 }
 
+impl RemoteConfig {
+    /// A remote server at `url` with no headers, no helper and no OAuth.
+    pub fn new(url: impl Into<String>) -> Self {
+        RemoteConfig {
+            url: url.into(),
+            headers: BTreeMap::new(),
+            headers_helper: None,
+            oauth: None,
+        }
+    }
+
+    /// Sets the static headers.
+    pub fn with_headers(mut self, headers: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.headers = headers.into_iter().collect();
+        self
+    }
+
+    /// Sets the command whose stdout is a JSON object of extra headers.
+    pub fn with_headers_helper(mut self, command: impl Into<String>) -> Self {
+        self.headers_helper = Some(command.into());
+        self
+    }
+
+    /// Sets the `oauth` block (ignored for WebSocket entries).
+    pub fn with_oauth(mut self, oauth: McpOAuthConfig) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+}
+
 /// Keys of a map of secrets, each with its value masked, for `Debug`.
 struct Redacted<'a>(&'a BTreeMap<String, String>);
 
@@ -458,6 +531,16 @@ pub struct ProxyConfig {
     pub url: String,
     /// The hosted server's id, sent to the proxy with every request.
     pub id: String,
+}
+
+impl ProxyConfig {
+    /// The hosted server `id` behind the proxy at `url`.
+    pub fn new(url: impl Into<String>, id: impl Into<String>) -> Self {
+        ProxyConfig {
+            url: url.into(),
+            id: id.into(),
+        }
+    }
 }
 
 /// The transport-specific part of an entry: one variant per kind.
@@ -507,6 +590,20 @@ pub struct ToolFilter {
     pub exclude: Vec<String>,
 }
 
+impl ToolFilter {
+    /// Sets the patterns of tools to keep.
+    pub fn with_include(mut self, patterns: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.include = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the patterns of tools to drop.
+    pub fn with_exclude(mut self, patterns: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.exclude = patterns.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
 /// Per-server timeouts, already resolved (milliseconds win over seconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -520,6 +617,26 @@ pub struct Timeouts {
     /// Time for one `tools/call`.
     #[serde(with = "duration_ms")]
     pub tool_call: Duration,
+}
+
+impl Timeouts {
+    /// Sets the connect timeout.
+    pub fn with_connect(mut self, timeout: Duration) -> Self {
+        self.connect = timeout;
+        self
+    }
+
+    /// Sets the timeout of one ordinary request.
+    pub fn with_request(mut self, timeout: Duration) -> Self {
+        self.request = timeout;
+        self
+    }
+
+    /// Sets the timeout of one `tools/call`.
+    pub fn with_tool_call(mut self, timeout: Duration) -> Self {
+        self.tool_call = timeout;
+        self
+    }
 }
 
 impl Default for Timeouts {
@@ -561,6 +678,53 @@ pub struct ServerConfig {
     /// characters are cut; `None` leaves the host's limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description_limit: Option<std::num::NonZeroUsize>,
+}
+
+impl ServerConfig {
+    /// An enabled, optional server `name` reached through `transport`, with
+    /// no tool filter, the default timeouts and the host's description
+    /// limit: what an entry that only names its transport loads as.
+    pub fn new(name: impl Into<String>, transport: TransportConfig) -> Self {
+        ServerConfig {
+            name: name.into(),
+            transport,
+            enabled: true,
+            required: false,
+            tool_filter: ToolFilter::default(),
+            timeouts: Timeouts::default(),
+            description_limit: None,
+        }
+    }
+
+    /// Sets whether the server is enabled.
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Sets whether a failure of this server fails the whole catalog.
+    pub fn with_required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// Sets which of the server's tools a catalog offers.
+    pub fn with_tool_filter(mut self, filter: ToolFilter) -> Self {
+        self.tool_filter = filter;
+        self
+    }
+
+    /// Sets the timeouts.
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// Sets the longest tool description kept, in characters.
+    pub fn with_description_limit(mut self, limit: std::num::NonZeroUsize) -> Self {
+        self.description_limit = Some(limit);
+        self
+    }
 }
 
 /// Where an entry came from, lowest precedence first.

@@ -652,3 +652,47 @@ fn oauth_diagnostics_never_show_what_may_be_a_secret() {
         assert_eq!(d.line, Some(2), "{d:?}");
     }
 }
+
+/// The constructors a host builds entries with give what a file entry
+/// naming only its transport loads as, so a host and a file agree.
+#[test]
+fn constructors_match_minimal_entries() {
+    use mcp_config::{ProxyConfig, RemoteConfig, ServerConfig, StdioConfig, TransportConfig};
+    let vars = BTreeMap::new();
+    let loaded = |entry: Value| {
+        let text = json!({"mcpServers": {"s": entry}}).to_string();
+        let file = parse_file(
+            &text,
+            Path::new("/cfg/.claude.json"),
+            Scope::User,
+            ParseEnv::new(&vars),
+        );
+        match &file.entries[0].outcome {
+            EntryOutcome::Server(server) => server.clone(),
+            other => panic!("{other:?}: {:#?}", file.diagnostics),
+        }
+    };
+    let check =
+        |entry: Value, built: ServerConfig| assert_eq!(loaded(entry.clone()), built, "{entry}");
+    check(
+        json!({"command": "x", "args": ["a"]}),
+        ServerConfig::new(
+            "s",
+            TransportConfig::Stdio(StdioConfig::new("x").with_args(["a"])),
+        ),
+    );
+    check(
+        json!({"type": "http", "url": "https://a.example/mcp"}),
+        ServerConfig::new(
+            "s",
+            TransportConfig::Http(RemoteConfig::new("https://a.example/mcp")),
+        ),
+    );
+    check(
+        json!({"type": "claudeai-proxy", "url": "https://p.example", "id": "i"}),
+        ServerConfig::new(
+            "s",
+            TransportConfig::ClaudeAiProxy(ProxyConfig::new("https://p.example", "i")),
+        ),
+    );
+}
