@@ -61,14 +61,15 @@ impl Tree {
                 std::fs::create_dir_all(parent).expect("cannot create the tree");
             }
         }
-        let options = LoadOptions {
-            home: Some(root.join("home")),
-            project: Some(root.join("project")),
-            openclaw_home: Some(root.join("openclaw")),
-            plugin_roots: vec![root.join("plugin")],
-            env: BTreeMap::from([("TOKEN".to_owned(), "sekrit0value".to_owned())]),
-            trust_project_servers: false,
-        };
+        let options = LoadOptions::default()
+            .with_home(root.join("home"))
+            .with_project(root.join("project"))
+            .with_openclaw_home(root.join("openclaw"))
+            .with_plugin_roots(vec![root.join("plugin")])
+            .with_env(BTreeMap::from([(
+                "TOKEN".to_owned(),
+                "sekrit0value".to_owned(),
+            )]));
         Tree {
             _dir: dir,
             root,

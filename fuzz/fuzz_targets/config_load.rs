@@ -82,14 +82,12 @@ impl Tree {
             ("EMPTY".to_owned(), String::new()),
             ("PORT".to_owned(), "8080".to_owned()),
         ]);
-        let options = LoadOptions {
-            home: Some(root.join("home")),
-            project: Some(root.join("project")),
-            openclaw_home: Some(root.join("openclaw")),
-            plugin_roots: vec![root.join("plugin")],
-            env,
-            trust_project_servers: false,
-        };
+        let options = LoadOptions::default()
+            .with_home(root.join("home"))
+            .with_project(root.join("project"))
+            .with_openclaw_home(root.join("openclaw"))
+            .with_plugin_roots(vec![root.join("plugin")])
+            .with_env(env);
         let plugin_homes = vec![root.join("plugin"), root.join("home/.claude/plugins")];
         Tree {
             _dir: dir,

@@ -40,24 +40,25 @@ pub fn auth_provider(
     let required =
         |name: &str| field(name).ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT has no {name}"));
 
-    let mut config = McpOAuthConfig {
-        client_id: field("client_id"),
-        ..McpOAuthConfig::default()
-    };
+    let mut config = McpOAuthConfig::default();
+    config.client_id = field("client_id");
     let grant = if scenario.starts_with("auth/client-credentials") {
-        let private_key = field("private_key_pem").map(|pem| PrivateKey {
-            pem: Secret::new(pem),
-            algorithm: field("signing_algorithm").unwrap_or_else(|| "ES256".into()),
+        let private_key = field("private_key_pem").map(|pem| {
+            PrivateKey::new(
+                Secret::new(pem),
+                field("signing_algorithm").unwrap_or_else(|| "ES256".into()),
+            )
         });
         Grant::ClientCredentials { private_key }
     } else if field("idp_id_token").is_some() {
         config.xaa = true;
-        Grant::CrossAppAccess(CrossAppAccess {
-            idp_token_endpoint: required("idp_token_endpoint")?,
-            idp_client_id: required("idp_client_id")?,
-            idp_client_secret: field("idp_client_secret").map(Secret::new),
-            id_token: Arc::new(Secret::new(required("idp_id_token")?)),
-        })
+        let mut access = CrossAppAccess::new(
+            required("idp_token_endpoint")?,
+            required("idp_client_id")?,
+            Arc::new(Secret::new(required("idp_id_token")?)),
+        );
+        access.idp_client_secret = field("idp_client_secret").map(Secret::new);
+        Grant::CrossAppAccess(access)
     } else if let Some(jwt) = field("valid_jwt") {
         // Workload identity federation: the suite hands the workload's JWT.
         Grant::JwtBearer {

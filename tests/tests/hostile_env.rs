@@ -64,10 +64,7 @@ fn from_file(dir: &Path, command: &str, args: &[&str], env: &[(&str, &str)]) -> 
     let file =
         json!({"mcpServers": {"from-file": {"command": command, "args": args, "env": entry_env}}});
     std::fs::write(home.join(".claude.json"), file.to_string()).unwrap();
-    let config = load(&LoadOptions {
-        home: Some(home),
-        ..LoadOptions::default()
-    });
+    let config = load(&LoadOptions::default().with_home(home));
     let errors: Vec<_> = config
         .diagnostics
         .iter()

@@ -110,7 +110,7 @@ async fn login_call_expiry_refresh_logout_against_fastmcp() {
 
     // Real expiry: wait until the server itself refuses the token.
     let expires_at = first.expires_at.expect("expiry");
-    let now = mcp_oauth::token::now_secs();
+    let now = mcp_oauth::now_secs();
     tokio::time::sleep(Duration::from_secs(expires_at.saturating_sub(now) + 1)).await;
     assert_eq!(status_with(&url, &first_access).await, 401, "expired token");
 

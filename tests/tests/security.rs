@@ -184,10 +184,7 @@ async fn env_safety_keys_never_reach_a_child() {
         .collect();
     let file = json!({"mcpServers": {"from-file": {"command": ARGV_REPORT, "env": entry_env}}});
     std::fs::write(home.join(".claude.json"), file.to_string()).unwrap();
-    let config = load(&LoadOptions {
-        home: Some(home),
-        ..LoadOptions::default()
-    });
+    let config = load(&LoadOptions::default().with_home(home));
     let refused: Vec<&str> = config
         .diagnostics
         .iter()
@@ -461,10 +458,7 @@ fn load_plugin(
         json!({"name": name, "mcpServers": servers}).to_string(),
     )
     .unwrap();
-    load(&LoadOptions {
-        plugin_roots: vec![root],
-        ..LoadOptions::default()
-    })
+    load(&LoadOptions::default().with_plugin_roots(vec![root]))
 }
 
 fn base_of(root: &Path) -> PathBuf {
@@ -872,11 +866,12 @@ async fn secrets_never_reach_logs_errors_or_debug() {
         json!({"env": {"ANTHROPIC_API_KEY": "env-secret-9a2e"}}).to_string(),
     )
     .unwrap();
-    let load_options = LoadOptions {
-        home: Some(home),
-        env: BTreeMap::from([("HOST_TOKEN".to_owned(), "env-secret-9a2e".to_owned())]),
-        ..LoadOptions::default()
-    };
+    let load_options = LoadOptions::default()
+        .with_home(home)
+        .with_env(BTreeMap::from([(
+            "HOST_TOKEN".to_owned(),
+            "env-secret-9a2e".to_owned(),
+        )]));
     let config = load(&load_options);
     assert!(config.server("expanded").is_some());
     shown.push(("load options Debug".into(), format!("{load_options:?}")));
@@ -991,12 +986,10 @@ fn project_with_helper(dir: &Path, url: &str, report: &Path) -> LoadOptions {
         "tool": {"command": ARGV_REPORT, "args": [report.display().to_string()]},
     }});
     std::fs::write(project.join(".mcp.json"), shipped.to_string()).unwrap();
-    LoadOptions {
-        home: Some(home),
-        project: Some(project),
-        env: test_env(),
-        ..LoadOptions::default()
-    }
+    LoadOptions::default()
+        .with_home(home)
+        .with_project(project)
+        .with_env(test_env())
 }
 
 #[tokio::test]
@@ -1090,11 +1083,9 @@ async fn oauth_requests_never_follow_a_redirect_to_another_origin() {
         let mut settings = mcp_oauth::OAuthSettings::new(
             "oauth-redirected",
             format!("{base}/mcp"),
-            mcp_config::McpOAuthConfig {
-                client_id: Some("client".into()),
-                auth_server_metadata_url: Some(format!("{base}/{metadata}")),
-                ..mcp_config::McpOAuthConfig::default()
-            },
+            mcp_config::McpOAuthConfig::default()
+                .with_client_id("client")
+                .with_auth_server_metadata_url(format!("{base}/{metadata}")),
         );
         settings.grant = grant;
         settings.client_secret = Some(Secret::new("client-secret-aa42"));

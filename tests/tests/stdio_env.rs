@@ -108,10 +108,7 @@ async fn network_xdg_and_passthrough_variables_reach_a_child_and_refused_keys_ne
         "command": ARGV_REPORT, "args": [report_text], "envPassthrough": listed,
     }}});
     std::fs::write(home.join(".claude.json"), file.to_string()).unwrap();
-    let config = load(&LoadOptions {
-        home: Some(home),
-        ..LoadOptions::default()
-    });
+    let config = load(&LoadOptions::default().with_home(home));
     let errors: Vec<&str> = config
         .diagnostics
         .iter()

@@ -86,14 +86,14 @@ fn options(args: &Args) -> Result<LoadOptions, String> {
         .iter()
         .map(|d| existing_dir("--plugin", d))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(LoadOptions {
-        home,
-        project: Some(project),
-        openclaw_home,
-        plugin_roots,
-        env,
-        trust_project_servers: args.trust_project_servers,
-    })
+    let mut options = LoadOptions::default()
+        .with_project(project)
+        .with_plugin_roots(plugin_roots)
+        .with_env(env)
+        .with_trust_project_servers(args.trust_project_servers);
+    options.home = home;
+    options.openclaw_home = openclaw_home;
+    Ok(options)
 }
 
 /// `dir` made absolute (the project path keys `projects[...]` in

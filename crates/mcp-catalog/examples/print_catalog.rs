@@ -38,13 +38,11 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let mut load = LoadOptions::default();
+    load.home = env.get("HOME").map(PathBuf::from);
+    load.project = std::env::current_dir().ok();
     let mut args = Args {
-        load: LoadOptions {
-            home: env.get("HOME").map(PathBuf::from),
-            project: std::env::current_dir().ok(),
-            env,
-            ..LoadOptions::default()
-        },
+        load: load.with_env(env),
         style: NamingStyle::default(),
         profile: ProviderProfile::Generic,
         report: false,

@@ -1133,11 +1133,11 @@ fn approval_tree() -> (tempfile::TempDir, mcp_config::LoadedConfig) {
         "shadowed": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headersHelper": "touch helper-ran"},
     }});
     std::fs::write(project.join(".mcp.json"), shipped.to_string()).unwrap();
-    let config = mcp_config::load(&mcp_config::LoadOptions {
-        home: Some(home),
-        project: Some(project),
-        ..mcp_config::LoadOptions::default()
-    });
+    let config = mcp_config::load(
+        &mcp_config::LoadOptions::default()
+            .with_home(home)
+            .with_project(project),
+    );
     (dir, config)
 }
 

@@ -337,10 +337,7 @@ pub(crate) fn reset(context: &Context) -> anyhow::Result<Outcome> {
 /// The load options with `--trust-project` ignored: these verbs report what
 /// the settings say, not what one run was allowed to do.
 fn settings_only(context: &Context) -> LoadOptions {
-    LoadOptions {
-        trust_project_servers: false,
-        ..context.load_options()
-    }
+    context.load_options().with_trust_project_servers(false)
 }
 
 /// Where project servers come from, for messages.

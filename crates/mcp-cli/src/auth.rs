@@ -84,6 +84,7 @@ fn automatic(grant: OAuthGrantKind) -> &'static str {
         OAuthGrantKind::CrossAppAccess => {
             "tokens are obtained automatically through the identity provider (cross-app access)"
         }
+        _ => "tokens are obtained through the configured grant",
     }
 }
 

@@ -85,22 +85,21 @@ impl Context {
 
     /// The loader's inputs: every directory and variable it may use.
     pub(crate) fn load_options(&self) -> LoadOptions {
-        LoadOptions {
-            home: Some(self.home.clone()),
-            project: Some(self.project.clone()),
-            openclaw_home: Some(self.openclaw_home.clone()),
-            plugin_roots: self.plugins.clone(),
-            env: self.env.clone(),
-            trust_project_servers: self.trust_project,
-        }
+        LoadOptions::default()
+            .with_home(self.home.clone())
+            .with_project(self.project.clone())
+            .with_openclaw_home(self.openclaw_home.clone())
+            .with_plugin_roots(self.plugins.clone())
+            .with_env(self.env.clone())
+            .with_trust_project_servers(self.trust_project)
     }
 
     pub(crate) fn edit_dirs(&self) -> EditDirs {
-        EditDirs {
-            home: self.home.clone(),
-            project: self.project.clone(),
-            openclaw_home: self.openclaw_home.clone(),
-        }
+        EditDirs::new(
+            self.home.clone(),
+            self.project.clone(),
+            self.openclaw_home.clone(),
+        )
     }
 }
 

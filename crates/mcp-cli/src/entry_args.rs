@@ -365,6 +365,7 @@ fn check_grant(args: &AddArgs) -> anyhow::Result<()> {
             Some("--assertion-env VAR or --assertion-command 'PROGRAM ARGS' (the ID token)")
         }
         G::CrossAppAccess => None,
+        _ => None,
     };
     match missing {
         Some(flags) => Err(usage(format!("--grant {grant} needs {flags}"))),

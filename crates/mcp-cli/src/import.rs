@@ -21,7 +21,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use mcp_config::check::diagnostic_line;
+use mcp_config::diagnostic_line;
 use mcp_config::edit::{self, ServersLocation};
 use mcp_config::import::{
     FoundFile, Host, ImportContext, ImportDirs, Imported, InputPrompt, Reach, fill_inputs,
@@ -53,15 +53,13 @@ impl ImportHost {
 /// The directories other hosts' files live under, from the context
 /// (`$XDG_CONFIG_HOME` when set to an absolute path).
 pub(crate) fn import_dirs(context: &Context) -> ImportDirs {
-    ImportDirs {
-        home: context.home.clone(),
-        project: Some(context.project.clone()),
-        config_dir: context
-            .env
-            .get("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .filter(|dir| dir.is_absolute()),
-    }
+    let mut dirs = ImportDirs::new(context.home.clone()).with_project(context.project.clone());
+    dirs.config_dir = context
+        .env
+        .get("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute());
+    dirs
 }
 
 /// One server on its way to a file.
@@ -96,10 +94,8 @@ pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Out
         // `${workspaceFolder}` is this project only where the entry stays
         // with this project.
         let project_bound = matches!(scope_of(*reach), Scope::Local | Scope::Project);
-        let cx = ImportContext {
-            home: Some(&context.home),
-            project: project_bound.then_some(context.project.as_path()),
-        };
+        let mut cx = ImportContext::default().with_home(&context.home);
+        cx.project = project_bound.then_some(context.project.as_path());
         if let Some(one) = import_file(host, path, &cx) {
             imported.push((one, *reach));
         }

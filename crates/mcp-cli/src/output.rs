@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::Write;
 
-use mcp_config::edit::EditError;
+use mcp_config::EditError;
 use serde::Serialize;
 
 /// How a verb ended when it did not fail outright.

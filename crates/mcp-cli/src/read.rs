@@ -2,7 +2,7 @@
 //! `check-config`. Loading, merging and checking are `mcp_config`'s; this
 //! module lays the answer out.
 
-use mcp_config::check::diagnostic_line;
+use mcp_config::diagnostic_line;
 use mcp_config::{
     Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, TransportConfig, config_hash,
     load, redact_url, redacted_signature, signature,
@@ -156,6 +156,11 @@ pub(crate) fn approval_basis(basis: &ApprovalBasis) -> String {
         ApprovalBasis::NotApproved => "not approved".to_owned(),
         ApprovalBasis::Changed { fields } => format!("changed: {}", fields.join(", ")),
         ApprovalBasis::Denied => "denied".to_owned(),
+        // A basis added later: its name as `--json` writes it.
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|value| value["basis"].as_str().map(str::to_owned))
+            .unwrap_or_default(),
     }
 }
 
@@ -285,6 +290,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
                             shell_words(&shown_args(argv))
                         ));
                     }
+                    Some(_) => parts.push("assertion from another source".to_owned()),
                     None => {}
                 }
                 if let Some(idp) = &oauth.idp {

@@ -86,10 +86,7 @@ fn adhoc(context: &Context, target: &TargetArgs) -> anyhow::Result<LoadedConfig>
         &text,
         Path::new(COMMAND_LINE),
         Scope::Local,
-        ParseEnv {
-            vars: &context.env,
-            home: Some(&context.home),
-        },
+        ParseEnv::new(&context.env).with_home(&context.home),
     );
     let errors: Vec<&str> = parsed
         .diagnostics
@@ -108,14 +105,7 @@ fn adhoc(context: &Context, target: &TargetArgs) -> anyhow::Result<LoadedConfig>
     };
     // No directory, so nothing is read: the ad-hoc server is the whole
     // configuration.
-    let mut loaded = load(&mcp_config::LoadOptions {
-        home: None,
-        project: None,
-        openclaw_home: None,
-        plugin_roots: Vec::new(),
-        env: context.env.clone(),
-        trust_project_servers: false,
-    });
+    let mut loaded = load(&mcp_config::LoadOptions::default().with_env(context.env.clone()));
     loaded.servers = vec![ScopedServer {
         config,
         scope: Scope::Local,

@@ -65,7 +65,7 @@ fn write_entry(
         }
     })
     .map_err(|err| match err.kind() {
-        edit::EditErrorKind::AlreadyExists { .. } => {
+        mcp_config::EditErrorKind::AlreadyExists { .. } => {
             anyhow::anyhow!("{err} (pass --force to replace it)")
         }
         _ => err.into(),

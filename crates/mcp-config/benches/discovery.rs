@@ -72,14 +72,10 @@ fn tree(root: &Path) -> LoadOptions {
         }
         plugin_roots.push(plugin);
     }
-    LoadOptions {
-        home: Some(home),
-        project: Some(project),
-        openclaw_home: None,
-        plugin_roots,
-        env: Default::default(),
-        trust_project_servers: false,
-    }
+    LoadOptions::default()
+        .with_home(home)
+        .with_project(project)
+        .with_plugin_roots(plugin_roots)
 }
 
 fn discovery_and_merge(c: &mut Criterion) {

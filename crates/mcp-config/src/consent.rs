@@ -1,38 +1,8 @@
 //! The user's consent to run what a project names (REFERENCE §1.7): whether
 //! the user trusts a project, and what exactly an approval approved.
 //!
-//! **Trust.** A cloned project can ship its own
-//! `.claude/settings.local.json`, so a file inside the project tree counts
-//! as the user's consent only once the user has trusted that project in
-//! their own home config: `projects["<abs path>"].hasTrustDialogAccepted:
-//! true` in `<home>/.claude.json` (the key Claude Code writes). Until then
-//! the loader reads `settings.local.json` for everything but consent: its
-//! approval keys are ignored (a denial still counts: it can only hold
-//! servers back), its servers are project servers awaiting approval, and
-//! it cannot enable a plugin the user disabled.
-//!
-//! **Approval records.** An approval by name alone would outlive any change
-//! to the server (after `approve p1`, `p1` could become `/bin/sh -c …`).
-//! So approving also records, next to the name, one FNV-1a hash per part of
-//! what was approved ([`ApprovalRecord`]): the transport kind, and for stdio
-//! the command, args, env, `envPassthrough` (when set: which host secrets
-//! the program gets) and cwd (env and cwd decide which program a bare
-//! or relative command is), for remote servers the url and the
-//! `headersHelper` (a command that runs before connecting) and the `oauth`
-//! credential sources (`oauthCredentials`: the grant, the assertion command
-//! or variable, the secret's variable or value, the private key file, the
-//! identity provider's endpoint; absent when none is set, so approvals of
-//! blocks written before these existed stay valid), for the proxy
-//! its url and id. A server whose parts no longer match is pending again,
-//! and the diagnostic names the parts that changed. Hashes, not values: args,
-//! env values and url queries can hold tokens, and the record must not copy
-//! them into another file. Names approved without a record (as Claude Code
-//! writes `enabledMcpjsonServers`) stay approved by name, and say so
-//! ([`ApprovalBasis::NameOnly`](crate::ApprovalBasis::NameOnly));
-//! `enableAllProjectMcpServers` approves every project server whatever its
-//! record says; a denial wins over both. Loading only reads: records are
-//! written by [`ConfigDocument::set_approval_record`](crate::edit::ConfigDocument::set_approval_record),
-//! and a denial forgets the record of its name.
+//! The rules (trust of a project, approval records) are documented on
+//! [`ApprovalRecord`], the public face of this module.
 
 use std::collections::BTreeMap;
 
@@ -43,11 +13,11 @@ use crate::types::{McpOAuthConfig, ServerConfig, TransportConfig};
 
 /// The key of a project's entry in `<home>/.claude.json` that says the user
 /// trusts the project.
-pub const TRUST_KEY: &str = "hasTrustDialogAccepted";
+pub(crate) const TRUST_KEY: &str = "hasTrustDialogAccepted";
 
 /// The settings key that keeps an [`ApprovalRecord`] per approved name,
 /// next to `enabledMcpjsonServers`.
-pub const RECORDS_KEY: &str = "enabledMcpjsonServerSignatures";
+pub(crate) const RECORDS_KEY: &str = "enabledMcpjsonServerSignatures";
 
 /// The parts of a server an approval records, in the order messages name
 /// them.
@@ -65,8 +35,41 @@ pub const RECORDED_PARTS: &[&str] = &[
     "name",
 ];
 
-/// What an approval approved: one hash per part of the server (see the
-/// module docs). Parts a server does not have are absent.
+/// What an approval approved: one hash per part of the server. Parts a
+/// server does not have are absent.
+///
+/// **Trust.** A cloned project can ship its own
+/// `.claude/settings.local.json`, so a file inside the project tree counts
+/// as the user's consent only once the user has trusted that project in
+/// their own home config: `projects["<abs path>"].hasTrustDialogAccepted:
+/// true` in `<home>/.claude.json` (the key Claude Code writes). Until then
+/// the loader reads `settings.local.json` for everything but consent: its
+/// approval keys are ignored (a denial still counts: it can only hold
+/// servers back), its servers are project servers awaiting approval, and
+/// it cannot enable a plugin the user disabled.
+///
+/// **Approval records.** An approval by name alone would outlive any change
+/// to the server (after `approve p1`, `p1` could become `/bin/sh -c …`).
+/// So approving also records, next to the name, one FNV-1a hash per part of
+/// what was approved (this record): the transport kind, and for stdio
+/// the command, args, env, `envPassthrough` (when set: which host secrets
+/// the program gets) and cwd (env and cwd decide which program a bare
+/// or relative command is), for remote servers the url and the
+/// `headersHelper` (a command that runs before connecting) and the `oauth`
+/// credential sources (`oauthCredentials`: the grant, the assertion command
+/// or variable, the secret's variable or value, the private key file, the
+/// identity provider's endpoint; absent when none is set, so approvals of
+/// blocks written before these existed stay valid), for the proxy
+/// its url and id. A server whose parts no longer match is pending again,
+/// and the diagnostic names the parts that changed. Hashes, not values: args,
+/// env values and url queries can hold tokens, and the record must not copy
+/// them into another file. Names approved without a record (as Claude Code
+/// writes `enabledMcpjsonServers`) stay approved by name, and say so
+/// ([`ApprovalBasis::NameOnly`](crate::ApprovalBasis::NameOnly));
+/// `enableAllProjectMcpServers` approves every project server whatever its
+/// record says; a denial wins over both. Loading only reads: records are
+/// written by [`ConfigDocument::set_approval_record`](crate::edit::ConfigDocument::set_approval_record),
+/// and a denial forgets the record of its name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ApprovalRecord {
     parts: BTreeMap<String, String>,
@@ -224,7 +227,7 @@ fn oauth_credentials(oauth: &McpOAuthConfig) -> Value {
 
 /// Whether the object of one project in `<home>/.claude.json` says the
 /// user trusts it: only a literal `true` does.
-pub fn trusted_in(project_entry: &Value) -> bool {
+pub(crate) fn trusted_in(project_entry: &Value) -> bool {
     project_entry.get(TRUST_KEY).and_then(Value::as_bool) == Some(true)
 }
 

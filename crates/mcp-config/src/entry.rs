@@ -49,7 +49,7 @@ pub enum EntryOutcome {
 /// together from several files, so each path field has the folder of the
 /// file that wrote it (see [`crate::plugin`]).
 #[derive(Debug, Clone, Copy)]
-pub struct PluginPaths<'a> {
+pub(crate) struct PluginPaths<'a> {
     /// The plugin root (every path must stay inside it).
     pub guard: &'a RootGuard,
     /// The folder of the file that wrote `command`; also the default `cwd`.
@@ -64,7 +64,7 @@ pub struct PluginPaths<'a> {
 
 /// Everything an entry is parsed against.
 #[derive(Debug, Clone, Copy)]
-pub struct EntryContext<'a> {
+pub(crate) struct EntryContext<'a> {
     /// The document the entry's fields are positioned in.
     pub doc: &'a Document,
     /// JSON pointer of the entry inside `doc`.
@@ -142,7 +142,7 @@ fn parse_kind(text: &str) -> Option<TransportKind> {
 }
 
 /// Parses one entry, pushing every problem onto `diagnostics`.
-pub fn parse_entry(
+pub(crate) fn parse_entry(
     value: &Value,
     cx: &EntryContext<'_>,
     diagnostics: &mut Vec<Diagnostic>,

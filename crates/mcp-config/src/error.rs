@@ -25,33 +25,69 @@ pub enum EditErrorKind {
     Io(io::Error),
     /// The file is not plain JSON, so rewriting it would lose content.
     Syntax {
+        /// 1-based line of the first syntax problem.
         line: usize,
+        /// 1-based column of the first syntax problem.
         column: usize,
+        /// The parser's description of the problem.
         message: String,
     },
     /// A key on the way to the server map holds something other than an object.
-    NotAnObject { key: String },
+    NotAnObject {
+        /// The key, dotted from the file's root.
+        key: String,
+    },
     /// A list the edit changes holds something other than an array.
-    NotAnArray { key: String },
+    NotAnArray {
+        /// The key, dotted from the file's root.
+        key: String,
+    },
     /// The file changed on disk between reading and writing.
     Changed,
     /// The server name breaks the naming rules.
-    InvalidName { name: String, reason: String },
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
     /// The entry is not a valid server entry.
-    InvalidEntry { name: String, reason: String },
+    InvalidEntry {
+        /// The server the entry is for.
+        name: String,
+        /// What makes the entry invalid.
+        reason: String,
+    },
     /// The file already has an entry of that name (and replacing was not asked for).
-    AlreadyExists { name: String },
+    AlreadyExists {
+        /// The server name already present.
+        name: String,
+    },
     /// No entry of that name in the file.
-    NotFound { name: String },
+    NotFound {
+        /// The server name looked for.
+        name: String,
+    },
     /// The scope has no file this library writes.
-    ReadOnlyScope { scope: Scope, reason: &'static str },
+    ReadOnlyScope {
+        /// The scope asked for.
+        scope: Scope,
+        /// Why nothing is written there.
+        reason: &'static str,
+    },
     /// The file is one the loader would refuse to read (not a regular
     /// file, a symlink to nothing, too large, not UTF-8): editing it would
     /// hide the problem or make it worse.
-    Unreadable { reason: String },
+    Unreadable {
+        /// What the loader would refuse the file for.
+        reason: String,
+    },
     /// The edited file would be larger than the loader reads, so the edit
     /// would make the whole file stop loading.
-    TooLarge { limit_mib: usize },
+    TooLarge {
+        /// The loader's cap, in MiB.
+        limit_mib: usize,
+    },
 }
 
 impl EditError {

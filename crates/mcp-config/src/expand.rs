@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// The result of expanding one string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expanded {
+pub(crate) struct Expanded {
     /// The expanded text.
     pub value: String,
     /// Variables that were referenced, unset and had no default, in order.
@@ -20,7 +20,7 @@ pub struct Expanded {
 ///
 /// `:-` follows the shell: an empty variable also takes the default. A `$`
 /// not followed by `{`, or a `${` without a closing `}`, stays as written.
-pub fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Expanded {
+pub(crate) fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Expanded {
     if !text.contains("${") {
         return Expanded {
             value: text.to_owned(),
@@ -72,7 +72,7 @@ fn is_var_name(name: &str) -> bool {
 
 /// Replaces a leading `~` (alone or followed by `/`) with `home`.
 /// `~user` forms and a missing home leave the text unchanged.
-pub fn expand_tilde(text: &str, home: Option<&Path>) -> String {
+pub(crate) fn expand_tilde(text: &str, home: Option<&Path>) -> String {
     match (home, text.strip_prefix('~')) {
         (Some(home), Some(rest)) if rest.is_empty() || rest.starts_with('/') => {
             format!("{}{rest}", home.display())

@@ -27,7 +27,7 @@ pub fn signature(config: &ServerConfig) -> Option<String> {
 }
 
 /// [`signature`] of a transport alone.
-pub fn transport_signature(transport: &TransportConfig) -> Option<String> {
+pub(crate) fn transport_signature(transport: &TransportConfig) -> Option<String> {
     match transport {
         TransportConfig::Stdio(s) => {
             let parts: Vec<String> = std::iter::once(&s.command)
@@ -236,7 +236,7 @@ fn redacted_url_signature(url: &str, written: Option<&str>) -> String {
 }
 
 /// FNV-1a 64 of `bytes`.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         hash ^= u64::from(*b);
@@ -246,7 +246,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 }
 
 /// FNV-1a 64 of `text` as 16 lowercase hex digits.
-pub fn fnv1a64_hex(text: &str) -> String {
+pub(crate) fn fnv1a64_hex(text: &str) -> String {
     format!("{:016x}", fnv1a64(text.as_bytes()))
 }
 
@@ -259,7 +259,7 @@ pub fn fnv1a64_hex(text: &str) -> String {
 ///
 /// A literal `oauth.clientSecret` serializes as `***`; here it is replaced
 /// by a digest of its value, so a changed secret still reconnects.
-pub fn canonical_rendering(config: &ServerConfig) -> String {
+pub(crate) fn canonical_rendering(config: &ServerConfig) -> String {
     let mut value = json!({
         "transport": config.transport,
         "required": config.required,
@@ -313,8 +313,15 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
-/// The config hash of a server: [`fnv1a64_hex`] of its
-/// [`canonical_rendering`].
+/// The config hash of a server: FNV-1a 64, as 16 lowercase hex digits, of
+/// a canonical rendering of every field that changes how the server is
+/// reached or used (kind, command, args, env, envPassthrough, cwd, url,
+/// headers, headersHelper, oauth, sdk name, proxy id, timeouts, toolFilter,
+/// required, descriptionLimit), and nothing about where it was configured
+/// (name, scope, source, enabled). Maps are sorted, so the hash is stable;
+/// a literal `oauth.clientSecret` enters as a digest of its value, so a
+/// changed secret still changes the hash. A runtime compares hashes to
+/// decide whether a server must reconnect.
 pub fn config_hash(config: &ServerConfig) -> String {
     fnv1a64_hex(&canonical_rendering(config))
 }

@@ -21,7 +21,7 @@
 //!   the parser and maps offsets back); a lone surrogate reads as U+FFFD.
 //! - **Findings.** A key repeated in one object and a lone surrogate are
 //!   recorded as [`Finding`]s with their positions; the caller decides the
-//!   level (see [`crate::parse`]).
+//!   level (see [`parse_file`](crate::parse_file)).
 //!
 //! [`escape_text`] is how a message quotes text from a file that may hold
 //! control or invisible characters.
@@ -206,7 +206,7 @@ impl Document {
     /// first one: an error. Anything else (a repeated settings key, a
     /// lone surrogate in a setting) is a warning; the value read is the
     /// last one, as `JSON.parse` reads it.
-    pub fn file_findings(&self, server_maps: &[&str]) -> Vec<Diagnostic> {
+    pub(crate) fn file_findings(&self, server_maps: &[&str]) -> Vec<Diagnostic> {
         self.findings
             .iter()
             .filter(|f| {
@@ -247,7 +247,7 @@ impl Document {
     }
 
     /// A diagnostic positioned at `pointer` in this document.
-    pub fn diagnostic(
+    pub(crate) fn diagnostic(
         &self,
         level: Level,
         pointer: &str,
@@ -472,7 +472,7 @@ pub(crate) fn needs_escape(c: char) -> bool {
 }
 
 /// Escapes one JSON pointer reference token (RFC 6901).
-pub fn escape_token(token: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn escape_token(token: &str) -> std::borrow::Cow<'_, str> {
     if token.contains(['~', '/']) {
         token.replace('~', "~0").replace('/', "~1").into()
     } else {
@@ -481,7 +481,7 @@ pub fn escape_token(token: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Joins a pointer and one reference token.
-pub fn child_pointer(parent: &str, token: &str) -> String {
+pub(crate) fn child_pointer(parent: &str, token: &str) -> String {
     let token = escape_token(token);
     let mut pointer = String::with_capacity(parent.len() + 1 + token.len());
     pointer.push_str(parent);

@@ -13,51 +13,115 @@
 //!
 //! Input is hostile until checked: [`json`] refuses nesting past a fixed
 //! depth before anything recursive runs, reads BOMs and surrogate pairs,
-//! and reports repeated keys; [`name`] is the one rule for server names
-//! (the loader's and every write verb's); [`env_safety`] keeps code-loading
-//! variables and keys that are not names away from children;
-//! [`redact_url`] is how a url or signature is shown.
+//! and reports repeated keys; [`server_name_problem`] is the one rule for
+//! server names (the loader's and every write verb's); [`child_env`] and
+//! [`is_dangerous_env_key`] keep code-loading variables and keys that are
+//! not names away from children; [`redact_url`] is how a url or signature
+//! is shown.
 //!
 //! Which file each scope reads and writes, and where its server map sits,
-//! is one table, [`sources`], that loading, parsing and editing all read.
+//! is one table inside the crate that loading, parsing and editing all
+//! read, so the three can never disagree.
 //!
 //! The core parses from text ([`parse_file`]) and returns entries *and*
 //! diagnostics: a bad entry never stops the others, a bad file never stops
 //! the other files. [`load`] is the thin layer that reads the files a
-//! [`LoadOptions`] names and hands them to [`merge()`]; [`check`] renders the
-//! result for `check-config` front ends. [`edit`] is the one module that
-//! writes: it changes one entry of one file, under a lock and atomically,
-//! and only when the caller asks (the CLI's write verbs). [`consent`] says
-//! what counts as the user's consent to run a project's servers: trust of
-//! the project, and approvals that record what they approved.
+//! [`LoadOptions`] names and hands them to [`merge()`]; [`CheckReport`]
+//! renders the result for `check-config` front ends. [`edit`] is the one
+//! module that writes: it changes one entry of one file, under a lock and
+//! atomically, and only when the caller asks (the CLI's write verbs).
+//! [`ApprovalRecord`] says what counts as the user's consent to run a
+//! project's servers: trust of the project, and approvals that record what
+//! they approved. [`import`] translates other hosts' files into entries.
+//!
+//! Every item has one path: the crate root, or [`edit`], [`import`] and
+//! [`json`] for the three namespaces whose items are not re-exported.
+//!
+//! # Example
+//!
+//! A user's server and a project's server, loaded from explicit
+//! directories; the project's server starts only once the user approves
+//! it, and the approval records what was approved:
+//!
+//! ```
+//! use std::fs;
+//!
+//! use mcp_config::edit::{self, EditDirs, ProjectChoice, ServersLocation};
+//! use mcp_config::{Approval, ApprovalRecord, LoadOptions, Scope, load};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let home = dir.path().join("home");
+//! let project = dir.path().join("project");
+//! fs::create_dir_all(&home)?;
+//! fs::create_dir_all(&project)?;
+//! fs::write(
+//!     home.join(".claude.json"),
+//!     r#"{"mcpServers": {"notes": {"command": "notes-server", "args": ["--stdio"]}}}"#,
+//! )?;
+//! fs::write(
+//!     project.join(".mcp.json"),
+//!     r#"{"mcpServers": {"search": {"url": "https://search.example/mcp"}}}"#,
+//! )?;
+//!
+//! // Every directory comes from the caller: nothing is read from $HOME
+//! // or the current directory.
+//! let options = LoadOptions::default()
+//!     .with_home(&home)
+//!     .with_project(&project);
+//! let config = load(&options);
+//! let search = config.server("search").expect("the project's server is loaded");
+//! assert_eq!(search.approval, Approval::Pending);
+//! let runnable: Vec<&str> = config.runnable().map(|s| s.config.name.as_str()).collect();
+//! assert_eq!(runnable, ["notes"]);
+//!
+//! // Approve it in the user's local settings, recording what it is now:
+//! // a later change to its url makes it pending again.
+//! let record = ApprovalRecord::of(&search.config);
+//! let dirs = EditDirs::new(&home, &project, home.join(".openclaw"));
+//! edit::edit(ServersLocation::for_scope(Scope::Local, &dirs)?, |file| {
+//!     file.set_project_choice("search", ProjectChoice::Approve)?;
+//!     file.set_approval_record("search", &record)
+//! })?;
+//!
+//! let config = load(&options);
+//! for server in config.runnable() {
+//!     println!("{} ({} scope)", server.config.name, server.scope);
+//! }
+//! assert_eq!(config.runnable().count(), 2);
+//! # Ok(())
+//! # }
+//! ```
 
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]
+// Every public item says what it is for; `cargo doc` is part of CI.
+#![warn(missing_docs)]
 
-pub mod check;
-pub mod consent;
+mod check;
+mod consent;
 pub mod edit;
-pub mod entry;
-pub mod env_safety;
+mod entry;
+mod env_safety;
 mod error;
-pub mod expand;
-pub mod identity;
+mod expand;
+mod identity;
 pub mod import;
 pub mod json;
-pub mod load;
-pub mod merge;
-pub mod name;
-pub mod parse;
-pub mod plugin;
-pub mod sources;
-pub mod types;
+mod load;
+mod merge;
+mod name;
+mod parse;
+mod plugin;
+mod sources;
+mod types;
 
-pub use check::CheckReport;
-pub use consent::ApprovalRecord;
+pub use check::{CheckReport, diagnostic_line};
+pub use consent::{ApprovalRecord, RECORDED_PARTS};
 pub use entry::EntryOutcome;
 pub use env_safety::{
-    child_env, inherited_env_names, is_dangerous_env_key, is_env_name, is_inherited_env_name,
-    is_passthrough_name,
+    DANGEROUS_ENV_NAMES, DANGEROUS_ENV_PREFIXES, child_env, inherited_env_names,
+    is_dangerous_env_key, is_env_name, is_inherited_env_name, is_passthrough_name,
 };
 pub use error::{EditError, EditErrorKind};
 pub use identity::{config_hash, redact_url, redacted_signature, signature, unwrap_ccr_proxy_url};

@@ -55,7 +55,21 @@ use crate::types::{Approval, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope,
 /// use. Nothing else is consulted (no `$HOME`, no current directory, no
 /// process environment). Its `Debug` names the variables, never their
 /// values.
+///
+/// Built with [`LoadOptions::default`] and the `with_*` methods, so new
+/// inputs can be added without breaking callers:
+///
+/// ```
+/// use mcp_config::LoadOptions;
+///
+/// let options = LoadOptions::default()
+///     .with_home("/home/ada")
+///     .with_project("/home/ada/src/app")
+///     .with_env([("API_TOKEN".to_owned(), "t0ken".to_owned())]);
+/// assert!(options.project.is_some());
+/// ```
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// The user's home (for `.claude.json`, `.claude/settings.json`,
     /// installed plugins and `~`).
@@ -72,6 +86,45 @@ pub struct LoadOptions {
     /// Approve every project server (for hosts running without a person
     /// to ask). Servers in `disabledMcpjsonServers` stay denied.
     pub trust_project_servers: bool,
+}
+
+impl LoadOptions {
+    /// Sets the user's home.
+    pub fn with_home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// Sets the project folder (pass it absolute, see [`LoadOptions::project`]).
+    pub fn with_project(mut self, project: impl Into<PathBuf>) -> Self {
+        self.project = Some(project.into());
+        self
+    }
+
+    /// Sets the folder holding OpenClaw's `openclaw.json`.
+    pub fn with_openclaw_home(mut self, openclaw_home: impl Into<PathBuf>) -> Self {
+        self.openclaw_home = Some(openclaw_home.into());
+        self
+    }
+
+    /// Sets the explicitly enabled plugin roots, in registry order.
+    pub fn with_plugin_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.plugin_roots = roots.into_iter().collect();
+        self
+    }
+
+    /// Sets the variables for `${VAR}` expansion (replacing any set before).
+    pub fn with_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.env = env.into_iter().collect();
+        self
+    }
+
+    /// Approves every project server for this load (see
+    /// [`LoadOptions::trust_project_servers`]).
+    pub fn with_trust_project_servers(mut self, trust: bool) -> Self {
+        self.trust_project_servers = trust;
+        self
+    }
 }
 
 impl std::fmt::Debug for LoadOptions {
@@ -107,7 +160,7 @@ pub struct LoadedConfig {
     pub files: Vec<PathBuf>,
     /// Every problem found, in reading order, then merge notes.
     pub diagnostics: Vec<Diagnostic>,
-    /// Whether the user trusts the project (see [`crate::consent`]): only
+    /// Whether the user trusts the project (see [`ApprovalRecord`](crate::ApprovalRecord)): only
     /// then do files inside it count as the user's consent.
     pub project_trusted: bool,
 }

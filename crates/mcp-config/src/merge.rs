@@ -18,7 +18,7 @@ use crate::types::{Approval, ApprovalBasis, Diagnostic, Level, Scope, ScopedServ
 
 /// Settings keys that approve or deny project servers. They count only
 /// from user and local files, never from a file the project ships.
-pub const APPROVAL_KEYS: &[&str] = &[
+pub(crate) const APPROVAL_KEYS: &[&str] = &[
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
@@ -27,7 +27,7 @@ pub const APPROVAL_KEYS: &[&str] = &[
 
 /// The approval keys that give consent (all but the denial list): a file
 /// inside an untrusted project is read without them.
-pub const CONSENT_KEYS: &[&str] = &[
+pub(crate) const CONSENT_KEYS: &[&str] = &[
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     RECORDS_KEY,
@@ -255,7 +255,7 @@ pub fn merge(mut contributions: Vec<Contribution>, trust_project_servers: bool) 
 }
 
 /// Deep merge: objects merge key by key; scalars and arrays from `patch` win.
-pub fn deep_merge(target: &mut Value, patch: &Value) {
+pub(crate) fn deep_merge(target: &mut Value, patch: &Value) {
     match (target, patch) {
         (Value::Object(t), Value::Object(p)) => {
             for (k, v) in p {

@@ -30,11 +30,25 @@ use crate::types::{Diagnostic, Level, Scope};
 /// The inputs expansion needs: variables and the home directory. Its
 /// `Debug` names the variables, never their values.
 #[derive(Clone, Copy)]
+#[non_exhaustive]
 pub struct ParseEnv<'a> {
     /// Variables for `${VAR}` expansion.
     pub vars: &'a BTreeMap<String, String>,
     /// The directory a leading `~` stands for.
     pub home: Option<&'a Path>,
+}
+
+impl<'a> ParseEnv<'a> {
+    /// Expansion from `vars`, with no home directory (a leading `~` stays).
+    pub fn new(vars: &'a BTreeMap<String, String>) -> Self {
+        ParseEnv { vars, home: None }
+    }
+
+    /// Sets the directory a leading `~` stands for.
+    pub fn with_home(mut self, home: &'a Path) -> Self {
+        self.home = Some(home);
+        self
+    }
 }
 
 impl std::fmt::Debug for ParseEnv<'_> {
@@ -177,7 +191,7 @@ pub(crate) fn settings_without(value: &Value, pointer: &str) -> Value {
 
 /// Parses every entry of the server map at `pointer` in `doc`. A missing
 /// map is no entries; a map of the wrong type is an error.
-pub fn parse_servers(
+pub(crate) fn parse_servers(
     doc: &Document,
     pointer: &str,
     env: ParseEnv<'_>,

@@ -51,7 +51,7 @@ use crate::parse::{ParseEnv, ParsedEntry, parse_one};
 use crate::types::{Diagnostic, Level};
 
 /// The manifest locations, in the order they are looked for.
-pub const MANIFEST_PATHS: &[(&str, PluginFormat)] = &[
+pub(crate) const MANIFEST_PATHS: &[(&str, PluginFormat)] = &[
     (".claude-plugin/plugin.json", PluginFormat::Claude),
     (".codex-plugin/plugin.json", PluginFormat::Codex),
     (".cursor-plugin/plugin.json", PluginFormat::Cursor),
@@ -60,6 +60,7 @@ pub const MANIFEST_PATHS: &[(&str, PluginFormat)] = &[
 /// Which tool's plugin format a bundle uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum PluginFormat {
     /// `.claude-plugin/plugin.json`, or no manifest at all.
     Claude,
@@ -104,7 +105,7 @@ struct Source {
 /// symlinks. It remembers what it learnt about each folder, so checking the
 /// many paths of one plugin costs a few `lstat`s, not a full walk each.
 #[derive(Debug)]
-pub struct RootGuard {
+pub(crate) struct RootGuard {
     root: PathBuf,
     seen: RefCell<HashMap<PathBuf, PathKind>>,
     /// Answers already given: a plugin's entries repeat the same few paths.
@@ -120,7 +121,7 @@ enum PathKind {
 
 impl RootGuard {
     /// A guard for `root`, which must already be canonical.
-    pub fn new(root: PathBuf) -> RootGuard {
+    pub(crate) fn new(root: PathBuf) -> RootGuard {
         RootGuard {
             root,
             seen: RefCell::new(HashMap::new()),
@@ -129,14 +130,14 @@ impl RootGuard {
     }
 
     /// The canonical root.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
     /// Whether the normalised `path` is inside the root, also after
     /// following every symlink on the way. A path that does not exist (yet)
     /// cannot escape through a symlink past its last existing folder.
-    pub fn contains(&self, path: &Path) -> bool {
+    pub(crate) fn contains(&self, path: &Path) -> bool {
         if let Some(inside) = self.verdicts.borrow().get(path) {
             return *inside;
         }
@@ -190,7 +191,7 @@ impl RootGuard {
     /// a path that is passed on as written. The longest prefix that exists
     /// is resolved; the missing rest cannot hold a symlink and is joined
     /// lexically.
-    pub fn contains_as_resolved(&self, path: &Path) -> bool {
+    pub(crate) fn contains_as_resolved(&self, path: &Path) -> bool {
         // A relative path would resolve against this process's directory.
         if !path.is_absolute() {
             return false;
@@ -212,7 +213,7 @@ impl RootGuard {
 
 /// Which path field of a plugin entry [`PluginPaths::resolve`] resolves.
 #[derive(Debug, Clone, Copy)]
-pub enum PathField<'a> {
+pub(crate) enum PathField<'a> {
     Command,
     /// One arg; `cwd` is the child's working directory as resolved so far.
     Arg {
@@ -238,7 +239,7 @@ pub enum PathField<'a> {
 
 impl PathField<'_> {
     /// The field's name in diagnostics.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             PathField::Command => "command",
             PathField::Arg { .. } => "args",
@@ -253,7 +254,7 @@ impl PluginPaths<'_> {
     /// Resolves one path of a plugin entry, `expanded` being `raw` after
     /// variable expansion (see the module docs for the rules). `Err` gives
     /// `expanded` back when the path leaves the plugin root.
-    pub fn resolve(
+    pub(crate) fn resolve(
         &self,
         field: PathField<'_>,
         raw: &str,
@@ -350,7 +351,7 @@ impl PluginPaths<'_> {
 }
 
 /// Loads one plugin bundle rooted at `root`.
-pub fn load_plugin(
+pub(crate) fn load_plugin(
     root: &Path,
     env: ParseEnv<'_>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -651,7 +652,7 @@ fn listed_path(
 }
 
 /// RFC 7396 JSON merge patch of `patch` onto `target`.
-pub fn merge_patch(target: Value, patch: &Value) -> Value {
+pub(crate) fn merge_patch(target: Value, patch: &Value) -> Value {
     let Value::Object(patch) = patch else {
         return patch.clone();
     };

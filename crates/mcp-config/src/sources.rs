@@ -25,11 +25,11 @@ use crate::json::child_pointer;
 use crate::types::Scope;
 
 /// The key of `<home>/.claude.json` that holds one object per project.
-pub const PROJECTS_KEY: &str = "projects";
+pub(crate) const PROJECTS_KEY: &str = "projects";
 
 /// The directory a source's file lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Base {
+pub(crate) enum Base {
     /// The user's home.
     Home,
     /// The project directory.
@@ -40,7 +40,7 @@ pub enum Base {
 
 /// Where a source's server map sits in its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerMap {
+pub(crate) enum ServerMap {
     /// Object keys from the file's root.
     Root(&'static [&'static str]),
     /// Object keys from the project's own object, `projects["<project>"]`.
@@ -49,7 +49,7 @@ pub enum ServerMap {
 
 /// One config source: a file of one scope and its server map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Source {
+pub(crate) struct Source {
     /// The scope its servers belong to.
     pub scope: Scope,
     /// The directory its file is in.
@@ -70,7 +70,7 @@ pub struct Source {
 const MCP_SERVERS: &[&str] = &["mcpServers"];
 
 /// Every source, in the order the loader reads them.
-pub const SOURCES: [Source; 8] = [
+pub(crate) const SOURCES: [Source; 8] = [
     Source {
         scope: Scope::OpenClaw,
         base: Base::OpenClawHome,
@@ -150,28 +150,28 @@ pub const SOURCES: [Source; 8] = [
 
 impl Source {
     /// The file below `dir` (the directory `base` names).
-    pub fn path_in(&self, dir: &Path) -> PathBuf {
+    pub(crate) fn path_in(&self, dir: &Path) -> PathBuf {
         self.file
             .iter()
             .fold(dir.to_path_buf(), |path, part| path.join(part))
     }
 
     /// Whether `other` reads the same file.
-    pub fn same_file(&self, other: &Source) -> bool {
+    pub(crate) fn same_file(&self, other: &Source) -> bool {
         self.base == other.base && self.file == other.file
     }
 
     /// A local-scope file inside the project tree: the project could have
     /// written it, so it counts as the user's only once the project is
     /// trusted.
-    pub fn needs_trust(&self) -> bool {
+    pub(crate) fn needs_trust(&self) -> bool {
         self.scope == Scope::Local && self.base == Base::Project
     }
 }
 
 impl ServerMap {
     /// The keys below the root, or below the project's object.
-    pub fn keys(self) -> &'static [&'static str] {
+    pub(crate) fn keys(self) -> &'static [&'static str] {
         match self {
             ServerMap::Root(keys) | ServerMap::ProjectEntry(keys) => keys,
         }
@@ -179,7 +179,7 @@ impl ServerMap {
 }
 
 /// The JSON pointer of `keys` below `parent` (`""` for the root).
-pub fn pointer_below(parent: &str, keys: &[&str]) -> String {
+pub(crate) fn pointer_below(parent: &str, keys: &[&str]) -> String {
     keys.iter().fold(parent.to_owned(), |pointer, key| {
         child_pointer(&pointer, key)
     })
@@ -187,14 +187,14 @@ pub fn pointer_below(parent: &str, keys: &[&str]) -> String {
 
 /// The source the write verbs change for `scope`; `None` for a scope that
 /// is never written (plugins).
-pub fn written(scope: Scope) -> Option<&'static Source> {
+pub(crate) fn written(scope: Scope) -> Option<&'static Source> {
     SOURCES.iter().find(|s| s.scope == scope && s.written)
 }
 
 /// The keys that lead from a file's root to the server map in any file of
 /// `scope` (every such file of a scope agrees, see the tests); `None` for
 /// plugins, whose files say for themselves.
-pub fn root_servers(scope: Scope) -> Option<&'static [&'static str]> {
+pub(crate) fn root_servers(scope: Scope) -> Option<&'static [&'static str]> {
     SOURCES.iter().find_map(|s| match s.servers {
         ServerMap::Root(keys) if s.scope == scope => Some(keys),
         _ => None,
@@ -203,7 +203,7 @@ pub fn root_servers(scope: Scope) -> Option<&'static [&'static str]> {
 
 /// The rank of a project-tree local file read as a project file: after
 /// every other project file, as it was the highest of them.
-pub fn untrusted_rank() -> usize {
+pub(crate) fn untrusted_rank() -> usize {
     SOURCES
         .iter()
         .filter(|s| s.scope == Scope::Project)

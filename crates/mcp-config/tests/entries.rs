@@ -26,10 +26,7 @@ fn check_in(openclaw: bool, entry: Value, expect: Value, diagnostics: &[&str]) {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-    let env = ParseEnv {
-        vars: &vars,
-        home: Some(Path::new("/home/u")),
-    };
+    let env = ParseEnv::new(&vars).with_home(Path::new("/home/u"));
     let scope = if openclaw {
         Scope::OpenClaw
     } else {
@@ -383,10 +380,7 @@ fn env_passthrough_names_are_checked_like_env_keys() {
 fn env_passthrough_messages_never_quote_an_item_that_is_not_a_name() {
     let text = r#"{"mcpServers": {"s": {"command": "node", "envPassthrough": ["TOKEN=s3cr3t"]}}}"#;
     let vars = BTreeMap::new();
-    let env = ParseEnv {
-        vars: &vars,
-        home: None,
-    };
+    let env = ParseEnv::new(&vars);
     let file = parse_file(text, Path::new("/cfg/settings.json"), Scope::User, env);
     assert_eq!(file.diagnostics.len(), 1, "{:#?}", file.diagnostics);
     let d = &file.diagnostics[0];
@@ -413,15 +407,7 @@ fn invalid_siblings_are_all_reported() {
   }
 }"#;
     let vars = BTreeMap::new();
-    let file = parse_file(
-        text,
-        Path::new("s.json"),
-        Scope::User,
-        ParseEnv {
-            vars: &vars,
-            home: None,
-        },
-    );
+    let file = parse_file(text, Path::new("s.json"), Scope::User, ParseEnv::new(&vars));
     let outcomes: Vec<(&str, &str)> = file
         .entries
         .iter()
@@ -469,10 +455,7 @@ fn malformed_json_is_one_positioned_error() {
         "{\n  \"mcpServers\": {\n    \"a\": {\"command\": }\n  }\n}",
         Path::new("bad.json"),
         Scope::Project,
-        ParseEnv {
-            vars: &vars,
-            home: None,
-        },
+        ParseEnv::new(&vars),
     );
     assert!(file.entries.is_empty());
     assert_eq!(file.diagnostics.len(), 1);
@@ -651,10 +634,7 @@ fn oauth_diagnostics_never_show_what_may_be_a_secret() {
     let text = r#"{"mcpServers": {"s": {"type": "http", "url": "https://x.example/mcp",
         "oauth": {"clientSecretEnv": "sk_live_pasted secret", "idp": {"tokenEndpoint": "https://i.example/t", "clientId": "a", "clientSecretEnv": "sk=also"}}}}}"#;
     let vars = BTreeMap::new();
-    let env = ParseEnv {
-        vars: &vars,
-        home: None,
-    };
+    let env = ParseEnv::new(&vars);
     let file = parse_file(text, Path::new("/cfg/.mcp.json"), Scope::Project, env);
     assert_eq!(file.diagnostics.len(), 2, "{:#?}", file.diagnostics);
     for d in &file.diagnostics {
@@ -671,4 +651,48 @@ fn oauth_diagnostics_never_show_what_may_be_a_secret() {
         assert_eq!(d.file.as_deref(), Some(Path::new("/cfg/.mcp.json")));
         assert_eq!(d.line, Some(2), "{d:?}");
     }
+}
+
+/// The constructors a host builds entries with give what a file entry
+/// naming only its transport loads as, so a host and a file agree.
+#[test]
+fn constructors_match_minimal_entries() {
+    use mcp_config::{ProxyConfig, RemoteConfig, ServerConfig, StdioConfig, TransportConfig};
+    let vars = BTreeMap::new();
+    let loaded = |entry: Value| {
+        let text = json!({"mcpServers": {"s": entry}}).to_string();
+        let file = parse_file(
+            &text,
+            Path::new("/cfg/.claude.json"),
+            Scope::User,
+            ParseEnv::new(&vars),
+        );
+        match &file.entries[0].outcome {
+            EntryOutcome::Server(server) => server.clone(),
+            other => panic!("{other:?}: {:#?}", file.diagnostics),
+        }
+    };
+    let check =
+        |entry: Value, built: ServerConfig| assert_eq!(loaded(entry.clone()), built, "{entry}");
+    check(
+        json!({"command": "x", "args": ["a"]}),
+        ServerConfig::new(
+            "s",
+            TransportConfig::Stdio(StdioConfig::new("x").with_args(["a"])),
+        ),
+    );
+    check(
+        json!({"type": "http", "url": "https://a.example/mcp"}),
+        ServerConfig::new(
+            "s",
+            TransportConfig::Http(RemoteConfig::new("https://a.example/mcp")),
+        ),
+    );
+    check(
+        json!({"type": "claudeai-proxy", "url": "https://p.example", "id": "i"}),
+        ServerConfig::new(
+            "s",
+            TransportConfig::ClaudeAiProxy(ProxyConfig::new("https://p.example", "i")),
+        ),
+    );
 }

@@ -61,18 +61,13 @@ impl World {
     }
 
     fn options(&self) -> LoadOptions {
-        LoadOptions {
-            home: Some(self.path("home")),
-            project: Some(self.path("project")),
-            ..LoadOptions::default()
-        }
+        LoadOptions::default()
+            .with_home(self.path("home"))
+            .with_project(self.path("project"))
     }
 
     fn with_plugin(&self) -> LoadOptions {
-        LoadOptions {
-            plugin_roots: vec![self.path("plugin")],
-            ..self.options()
-        }
+        self.options().with_plugin_roots(vec![self.path("plugin")])
     }
 
     fn load(&self) -> LoadedConfig {
@@ -554,11 +549,11 @@ fn approve(world: &World, name: &str) {
     let server = config.server(name).unwrap();
     let location = ServersLocation::for_scope(
         Scope::Local,
-        &edit::EditDirs {
-            home: world.path("home"),
-            project: world.path("project"),
-            openclaw_home: world.path("openclaw"),
-        },
+        &edit::EditDirs::new(
+            world.path("home"),
+            world.path("project"),
+            world.path("openclaw"),
+        ),
     )
     .unwrap();
     edit::edit(location, |doc| {
@@ -737,11 +732,11 @@ fn names_approved_without_a_record_stay_approved_by_name() {
     approve(&world, "p");
     let location = ServersLocation::for_scope(
         Scope::Local,
-        &edit::EditDirs {
-            home: world.path("home"),
-            project: world.path("project"),
-            openclaw_home: world.path("openclaw"),
-        },
+        &edit::EditDirs::new(
+            world.path("home"),
+            world.path("project"),
+            world.path("openclaw"),
+        ),
     )
     .unwrap();
     edit::edit(location.clone(), |doc| {
@@ -961,7 +956,7 @@ fn user_location(world: &World) -> ServersLocation {
     }
 }
 
-fn add(location: ServersLocation, name: &str) -> Result<(), edit::EditError> {
+fn add(location: ServersLocation, name: &str) -> Result<(), mcp_config::EditError> {
     edit::edit(location, |doc| {
         let entry = edit::validate_entry(name, json!({"command": "x"}), &Default::default())?;
         doc.upsert(name, entry).map(drop)
@@ -1013,10 +1008,7 @@ fn edits_write_through_a_symlink_and_keep_it() {
 }
 
 fn load_user(world: &World) -> LoadedConfig {
-    load(&LoadOptions {
-        home: Some(world.path("home")),
-        ..LoadOptions::default()
-    })
+    load(&LoadOptions::default().with_home(world.path("home")))
 }
 
 #[test]

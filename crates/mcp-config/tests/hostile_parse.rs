@@ -46,17 +46,13 @@ impl Dirs {
     }
 
     fn options(&self, env: &[(&str, &str)]) -> LoadOptions {
-        LoadOptions {
-            home: Some(self.path("home")),
-            project: Some(self.path("project")),
-            openclaw_home: Some(self.path("openclaw")),
-            plugin_roots: vec![self.path("plugin")],
-            env: env
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-            trust_project_servers: true,
-        }
+        LoadOptions::default()
+            .with_home(self.path("home"))
+            .with_project(self.path("project"))
+            .with_openclaw_home(self.path("openclaw"))
+            .with_plugin_roots(vec![self.path("plugin")])
+            .with_env(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+            .with_trust_project_servers(true)
     }
 
     fn load(&self, env: &[(&str, &str)]) -> LoadedConfig {
@@ -1094,8 +1090,8 @@ fn the_edit_path_survives_the_same_files_and_never_drops_a_repeated_key() {
 
 mod soup {
     use mcp_config::json::{Document, MAX_JSON_DEPTH};
-    use mcp_config::parse::{ParseEnv, parse_file};
     use mcp_config::{Level, Scope};
+    use mcp_config::{ParseEnv, parse_file};
     use proptest::prelude::*;
 
     /// Text built from the pieces the scan before parsing must tell apart:
@@ -1149,7 +1145,7 @@ mod soup {
                 }
             }
             let vars = Default::default();
-            let env = ParseEnv { vars: &vars, home: None };
+            let env = ParseEnv::new(&vars);
             let file = parse_file(&text, std::path::Path::new("f.json"), Scope::Project, env);
             prop_assert!(file.diagnostics.iter().all(|d| d.file.is_some()));
         }

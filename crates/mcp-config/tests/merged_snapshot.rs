@@ -7,7 +7,7 @@
 
 mod common;
 
-use mcp_config::check::diagnostic_line;
+use mcp_config::diagnostic_line;
 use mcp_config::{Approval, Scope, TransportConfig, load};
 use serde_json::json;
 

@@ -23,6 +23,15 @@ impl std::fmt::Display for BodyError {
     }
 }
 
+impl std::error::Error for BodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BodyError::Read(e) => Some(e),
+            BodyError::TooLarge => None,
+        }
+    }
+}
+
 /// The whole body of `response`, or an error once it passes [`MAX_BODY`].
 pub(crate) async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, BodyError> {
     if response

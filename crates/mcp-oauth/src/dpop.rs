@@ -23,11 +23,11 @@ use crate::token::now_secs;
 use crate::{AuthError, Secret};
 
 /// The one proof algorithm we sign with.
-pub const ALGORITHM: &str = "ES256";
+pub(crate) const ALGORITHM: &str = "ES256";
 
 /// The longest server nonce we keep; anything longer is ignored rather than
 /// echoed into a header.
-pub const MAX_NONCE_LEN: usize = 1024;
+pub(crate) const MAX_NONCE_LEN: usize = 1024;
 
 /// When to use DPoP for a server's tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -43,7 +43,12 @@ pub enum DpopMode {
     Never,
 }
 
-/// A DPoP proof key: an ES256 key pair. `Debug` shows its thumbprint only.
+/// A DPoP proof key (RFC 9449): an ES256 (P-256) key pair. `Debug` shows
+/// its thumbprint only.
+///
+/// A server's key is generated once and kept with its credentials as
+/// PKCS#8, because tokens bound to it are useless with any other key: a
+/// refresh, and a later process, must sign with the same one.
 #[derive(Clone)]
 pub struct DpopKey {
     pkcs8: Secret,
@@ -84,6 +89,7 @@ impl DpopKey {
                     server.to_owned(),
                     format!("the DPoP key is not a P-256 PKCS#8 key: {e}"),
                 )
+                .with_source(e)
             })?;
         Ok(Self {
             pkcs8: Secret::new(URL_SAFE_NO_PAD.encode(der)),
@@ -162,7 +168,7 @@ impl DpopKey {
 }
 
 /// The `htu` of a request to `url`: the url without query and fragment.
-pub fn htu(url: &str) -> String {
+pub(crate) fn htu(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) => {
             parsed.set_query(None);
@@ -177,7 +183,7 @@ pub fn htu(url: &str) -> String {
 /// Whether a server's `DPoP-Nonce` is fit to keep and echo: 1 to
 /// [`MAX_NONCE_LEN`] characters of RFC 9449's `NQCHAR` (visible ASCII
 /// other than `"` and `\`).
-pub fn acceptable_nonce(nonce: &str) -> bool {
+pub(crate) fn acceptable_nonce(nonce: &str) -> bool {
     !nonce.is_empty()
         && nonce.len() <= MAX_NONCE_LEN
         && nonce
@@ -189,16 +195,16 @@ pub fn acceptable_nonce(nonce: &str) -> bool {
 /// gave. Shared by concurrent requests; a bad nonce never replaces a good
 /// one.
 #[derive(Debug, Default)]
-pub struct DpopNonce(Mutex<Option<String>>);
+pub(crate) struct DpopNonce(Mutex<Option<String>>);
 
 impl DpopNonce {
     /// The nonce to put in the next proof, if any.
-    pub fn get(&self) -> Option<String> {
+    pub(crate) fn get(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Keeps `nonce` if it is [`acceptable_nonce`]; returns whether it was.
-    pub fn observe(&self, nonce: &str) -> bool {
+    pub(crate) fn observe(&self, nonce: &str) -> bool {
         if !acceptable_nonce(nonce) {
             tracing::debug!(len = nonce.len(), "ignoring an unusable DPoP-Nonce");
             return false;
@@ -211,7 +217,7 @@ impl DpopNonce {
 /// DPoP for one token request: the key to prove possession of and the
 /// authorization server's nonce, updated from the response.
 #[derive(Debug, Clone, Copy)]
-pub struct TokenDpop<'a> {
+pub(crate) struct TokenDpop<'a> {
     /// The proof key.
     pub key: &'a DpopKey,
     /// The authorization server's latest nonce.

@@ -23,15 +23,38 @@ pub struct AuthError {
 #[non_exhaustive]
 pub enum AuthErrorKind {
     /// A step of the authorization flow failed.
-    Failed { message: String },
+    Failed {
+        /// What failed, lowercase, without secrets.
+        message: String,
+    },
     /// The server's OAuth settings are unusable.
-    Config { field: String, message: String },
+    Config {
+        /// The setting, as written in the config (`oauth.callbackPort`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// An HTTP exchange with a metadata, registration or token endpoint failed.
-    Http { url: String, message: String },
+    Http {
+        /// The endpoint that was asked.
+        url: String,
+        /// What went wrong: the status, a refusal, a body that does not parse.
+        message: String,
+    },
     /// The protected-resource metadata names a different resource than the server.
-    ResourceMismatch { resource: String, url: String },
+    ResourceMismatch {
+        /// The resource the metadata names.
+        resource: String,
+        /// The server's url, which the resource must match.
+        url: String,
+    },
     /// Reading or writing stored credentials failed.
-    Store { path: String, message: String },
+    Store {
+        /// The credentials file or its folder.
+        path: String,
+        /// What the file system said.
+        message: String,
+    },
 }
 
 impl AuthError {

@@ -12,23 +12,26 @@
 //!
 //! [`OAuthProvider`] is the one implementation of the seam. It does nothing
 //! until a server refuses a request: the 401's `WWW-Authenticate` names the
-//! protected-resource metadata ([`metadata`]), which names the authorization
-//! server, whose metadata (its `issuer` checked against the one looked up)
-//! says how to register ([`oauth`]: configured client, client ID metadata
-//! document, a registration made with that same issuer, or a new dynamic
-//! registration) and which client authentication to use ([`token`]). The
-//! grant is chosen by the host ([`Grant`]): authorization code + PKCE
-//! through an [`AuthorizationPrompt`] and the [`CallbackListener`] (whose
-//! response is checked for `state` and the RFC 9207 `iss`), client
-//! credentials, workload identity (a JWT bearer assertion) or enterprise
-//! cross-app access; [`settings_from_config`] builds the settings from a
-//! server's `oauth` block. Tokens go to a [`CredentialStore`]; a refresh
-//! takes the store's lock and re-reads it first, so processes sharing a
-//! file store never spend a rotating refresh token twice, and it falls due
-//! no earlier than a quarter of the token's lifetime before expiry. Tokens
-//! may be DPoP-bound ([`dpop`]): the proof key is kept with them, and every
-//! token and resource request then carries a fresh proof. A logout revokes
-//! (RFC 7009) where the server offers it.
+//! protected-resource metadata (RFC 9728), which names the authorization
+//! server, whose metadata (RFC 8414, its `issuer` checked against the one
+//! looked up) says how to register ([`ClientSource`]: configured client,
+//! client ID metadata document, a registration made with that same issuer,
+//! or a new dynamic registration) and which client authentication to use
+//! ([`ClientAuth`]). The grant is chosen by the host ([`Grant`]):
+//! authorization code + PKCE ([`Pkce`]) through an [`AuthorizationPrompt`]
+//! and the [`CallbackListener`] (whose response is checked for `state` and
+//! the RFC 9207 `iss`), client credentials, workload identity (a JWT bearer
+//! assertion) or enterprise cross-app access; [`settings_from_config`]
+//! builds the settings from a server's `oauth` block. Tokens go to a
+//! [`CredentialStore`]; a refresh takes the store's lock and re-reads it
+//! first, so processes sharing a file store never spend a rotating refresh
+//! token twice, and it falls due no earlier than a quarter of the token's
+//! lifetime before expiry. Tokens may be DPoP-bound ([`DpopKey`],
+//! [`DpopMode`]): the proof key is kept with them, and every token and
+//! resource request then carries a fresh proof. A logout revokes (RFC 7009)
+//! where the server offers it.
+//!
+//! Every item has one path, at the crate root.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -67,39 +70,95 @@
 //! names as an assertion source, without a shell; every secret is a
 //! [`Secret`], whose `Debug` is `***` and which has no `Display`, so no log
 //! line or error message can carry one.
+//!
+//! # Example
+//!
+//! The pieces of a sign-in that need no network: a PKCE pair for the
+//! authorization request, and tokens kept in a file store in a directory
+//! the host chooses, where a later process finds them:
+//!
+//! ```
+//! use mcp_oauth::{
+//!     CredentialStore, FileCredentialStore, Pkce, Secret, StoreKey, StoredCredentials,
+//!     TokenSet, now_secs, s256_challenge,
+//! };
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // The challenge goes in the authorization url, the verifier only in the
+//! // token request.
+//! let pkce = Pkce::generate();
+//! assert_eq!(pkce.challenge, s256_challenge(pkce.verifier.expose()));
+//!
+//! let dir = tempfile::tempdir()?;
+//! let store = FileCredentialStore::new(dir.path().join("credentials"));
+//! let key = StoreKey::new("billing", "https://billing.example/mcp");
+//! let mut credentials = StoredCredentials::default();
+//! credentials.tokens = Some(TokenSet {
+//!     access_token: Secret::new("at-1"),
+//!     refresh_token: Some(Secret::new("rt-1")),
+//!     expires_at: Some(now_secs() + 3600),
+//!     scope: None,
+//!     lifetime: Some(3600),
+//! });
+//! store.save(&key, &credentials)?;
+//!
+//! let loaded = store.load(&key)?.expect("saved above");
+//! let tokens = loaded.tokens.expect("saved with tokens");
+//! assert!(!tokens.expired(now_secs()));
+//! // A secret's `Debug` never shows it.
+//! assert_eq!(format!("{:?}", tokens.access_token), "***");
+//! # Ok(())
+//! # }
+//! ```
 
 // Nothing here needs `unsafe`; forbid it so no module can opt back in.
 #![forbid(unsafe_code)]
+// Every public item says what it is for; `cargo doc` is part of CI.
+#![warn(missing_docs)]
 
-pub mod assertion;
+mod assertion;
 mod body;
-pub mod dpop;
+mod dpop;
 mod error;
-pub mod metadata;
-pub mod oauth;
-pub mod pkce;
-pub mod process;
-pub mod provider;
-pub mod redirect;
-pub mod secret;
-pub mod store;
-pub mod token;
-pub mod user_agent;
+mod metadata;
+mod oauth;
+mod pkce;
+mod process;
+mod provider;
+mod redirect;
+mod secret;
+mod store;
+mod token;
+mod user_agent;
 
-pub use assertion::{CommandAssertion, EnvAssertion, EnvLookup};
+pub use assertion::{
+    CommandAssertion, DEFAULT_ASSERTION_TIMEOUT, EnvAssertion, EnvLookup, MAX_ASSERTION_BYTES,
+};
 pub use dpop::{DpopKey, DpopMode};
+pub use error::{AuthError, AuthErrorKind};
 pub use oauth::{
     AssertionSource, ClientSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS,
     OAuthConfigExt, OAuthProvider, OAuthSettings, PrivateKey, Revocation, SignIn, SignOut,
     dpop_mode, settings_from_config, settings_from_config_live,
 };
+pub use pkce::{Pkce, s256_challenge};
 pub use provider::{
-    AuthError, AuthErrorKind, AuthProvider, Challenge, ChallengeOutcome, Credentials,
-    RequestTarget, authorization_fingerprint,
+    AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget,
+    authorization_fingerprint,
 };
+pub use redirect::{MAX_REDIRECTS, same_origin_only};
 pub use secret::Secret;
 pub use store::{
     ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore, StoreKey,
-    StoredCredentials, TokenSet,
+    StoreLock, StoredCredentials, TokenSet,
+};
+pub use token::{
+    ClientAuth, TokenEndpointError, TokenResponse, TokenResult, now_secs, request_token,
 };
 pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, InteractivePrompt};
+
+// The process-group guard is shared with the transport crate's
+// `headersHelper` runner, so both kill a helper's grandchildren the same
+// way; it is plumbing, not part of the authorization API.
+#[doc(hidden)]
+pub use process::GroupGuard;

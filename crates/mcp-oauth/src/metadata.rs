@@ -9,7 +9,7 @@ use crate::AuthError;
 
 /// The parts of a `Bearer` challenge that drive authorization.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BearerChallenge {
+pub(crate) struct BearerChallenge {
     /// `resource_metadata`: where the protected-resource metadata lives.
     pub resource_metadata: Option<String>,
     /// `scope`: the scopes this request needs.
@@ -22,7 +22,7 @@ pub struct BearerChallenge {
 /// the `DPoP` one (RFC 9449 section 7.1) when there is no `Bearer` one.
 /// Unknown parameters and other schemes are ignored; a header without
 /// either challenge gives the empty default.
-pub fn parse_www_authenticate(header: &str) -> BearerChallenge {
+pub(crate) fn parse_www_authenticate(header: &str) -> BearerChallenge {
     if find_scheme(header, "bearer").is_some() {
         parse_challenge(header, "bearer")
     } else {
@@ -31,13 +31,13 @@ pub fn parse_www_authenticate(header: &str) -> BearerChallenge {
 }
 
 /// Whether the header has a challenge with `scheme` (case-insensitive).
-pub fn has_scheme(header: &str, scheme: &str) -> bool {
+pub(crate) fn has_scheme(header: &str, scheme: &str) -> bool {
     find_scheme(header, scheme).is_some()
 }
 
 /// Parses the parameters of the `scheme` challenge of a `WWW-Authenticate`
 /// header value (the empty default when there is none).
-pub fn parse_challenge(header: &str, scheme: &str) -> BearerChallenge {
+pub(crate) fn parse_challenge(header: &str, scheme: &str) -> BearerChallenge {
     let mut out = BearerChallenge::default();
     let Some(start) = find_scheme(header, scheme) else {
         return out;
@@ -107,7 +107,7 @@ fn find_scheme(header: &str, scheme: &str) -> Option<usize> {
 
 /// RFC 9728 protected-resource metadata (the fields we use).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-pub struct ProtectedResourceMetadata {
+pub(crate) struct ProtectedResourceMetadata {
     /// The resource identifier; must match the server url.
     #[serde(default)]
     pub resource: Option<String>,
@@ -121,7 +121,7 @@ pub struct ProtectedResourceMetadata {
 
 /// RFC 8414 / OpenID Connect discovery metadata (the fields we use).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq, serde::Serialize)]
-pub struct AuthServerMetadata {
+pub(crate) struct AuthServerMetadata {
     /// The issuer identifier.
     #[serde(default)]
     pub issuer: Option<String>,
@@ -162,7 +162,7 @@ pub struct AuthServerMetadata {
 impl AuthServerMetadata {
     /// The 2025-03-26 defaults: `/authorize`, `/token` and `/register` at the
     /// root of the server's origin.
-    pub fn fallback_for(origin: &Url) -> Self {
+    pub(crate) fn fallback_for(origin: &Url) -> Self {
         let at = |path: &str| origin.join(path).map(String::from).unwrap_or_default();
         Self {
             issuer: Some(origin.origin().ascii_serialization()),
@@ -175,7 +175,7 @@ impl AuthServerMetadata {
 
     /// Whether `method` is allowed at the token endpoint; RFC 8414 makes
     /// `client_secret_basic` the default when the list is absent.
-    pub fn supports_auth_method(&self, method: &str) -> bool {
+    pub(crate) fn supports_auth_method(&self, method: &str) -> bool {
         match &self.token_endpoint_auth_methods_supported {
             Some(list) => list.iter().any(|m| m == method),
             None => method == "client_secret_basic",
@@ -184,7 +184,7 @@ impl AuthServerMetadata {
 
     /// The issuer, else the origin of the token endpoint: the audience of
     /// assertions sent to this server.
-    pub fn audience(&self) -> String {
+    pub(crate) fn audience(&self) -> String {
         if let Some(issuer) = &self.issuer {
             return issuer.clone();
         }
@@ -198,7 +198,7 @@ impl AuthServerMetadata {
 /// challenge's `resource_metadata`, then the path-based RFC 9728 location,
 /// then the root one. The later ones are only tried when the earlier ones
 /// have nothing.
-pub fn protected_resource_candidates(server_url: &Url, hint: Option<&str>) -> Vec<Url> {
+pub(crate) fn protected_resource_candidates(server_url: &Url, hint: Option<&str>) -> Vec<Url> {
     let mut out = Vec::new();
     if let Some(hint) = hint.and_then(|h| server_url.join(h).ok()) {
         out.push(hint);
@@ -225,7 +225,7 @@ pub fn protected_resource_candidates(server_url: &Url, hint: Option<&str>) -> Ve
 /// (RFC 8414 section 3.1 path insertion, then OpenID discovery with path
 /// insertion, then OpenID discovery appended to the issuer path). An issuer
 /// with a path is never looked up at the bare root.
-pub fn auth_server_candidates(issuer: &Url) -> Vec<Url> {
+pub(crate) fn auth_server_candidates(issuer: &Url) -> Vec<Url> {
     let path = issuer.path().trim_end_matches('/');
     let mut out = Vec::new();
     let mut push = |p: String| {
@@ -246,7 +246,7 @@ pub fn auth_server_candidates(issuer: &Url) -> Vec<Url> {
 
 /// Whether the protected-resource `resource` identifies `server_url`: same
 /// origin, and the server's path lies at or under the resource's path.
-pub fn resource_matches(resource: &str, server_url: &Url) -> bool {
+pub(crate) fn resource_matches(resource: &str, server_url: &Url) -> bool {
     let Ok(resource) = Url::parse(resource) else {
         return false;
     };
@@ -260,7 +260,7 @@ pub fn resource_matches(resource: &str, server_url: &Url) -> bool {
 
 /// The canonical form of a server url used as the RFC 8707 `resource` when
 /// no metadata names one: no fragment, no query.
-pub fn canonical_resource(server_url: &Url) -> String {
+pub(crate) fn canonical_resource(server_url: &Url) -> String {
     let mut u = server_url.clone();
     u.set_fragment(None);
     u.set_query(None);
@@ -268,11 +268,11 @@ pub fn canonical_resource(server_url: &Url) -> String {
 }
 
 /// Checks an `authServerMetadataUrl` override: https, or http on loopback.
-pub fn check_metadata_override(server: &str, raw: &str) -> Result<Url, AuthError> {
+pub(crate) fn check_metadata_override(server: &str, raw: &str) -> Result<Url, AuthError> {
     let bad = |message: String| {
         AuthError::config(server.to_owned(), "oauth.authServerMetadataUrl", message)
     };
-    let url = Url::parse(raw).map_err(|e| bad(format!("not a url: {e}")))?;
+    let url = Url::parse(raw).map_err(|e| bad(format!("not a url: {e}")).with_source(e))?;
     match url.scheme() {
         "https" => Ok(url),
         "http" if is_loopback(&url) => Ok(url),
@@ -283,7 +283,7 @@ pub fn check_metadata_override(server: &str, raw: &str) -> Result<Url, AuthError
 }
 
 /// Whether the url's host is a loopback name or address.
-pub fn is_loopback(url: &Url) -> bool {
+pub(crate) fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),

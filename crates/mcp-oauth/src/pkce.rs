@@ -38,7 +38,7 @@ pub fn s256_challenge(verifier: &str) -> String {
 }
 
 /// `bytes` random bytes as unpadded base64url, for `state` and verifiers.
-pub fn random_urlsafe(bytes: usize) -> String {
+pub(crate) fn random_urlsafe(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rand::thread_rng().fill_bytes(&mut buf);
     URL_SAFE_NO_PAD.encode(buf)

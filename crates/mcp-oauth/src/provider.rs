@@ -5,10 +5,14 @@
 
 use async_trait::async_trait;
 
-pub use crate::error::{AuthError, AuthErrorKind};
+use crate::error::AuthError;
 
 /// What the server said when it refused a request.
+///
+/// A transport builds one with [`Challenge::new`] and sets the optional
+/// parts it saw, so parts added later do not break it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Challenge {
     /// 401 or 403.
     pub status: u16,
@@ -23,6 +27,38 @@ pub struct Challenge {
     pub refused_authorization: Option<String>,
     /// The response's `DPoP-Nonce` header (RFC 9449 section 9), if any.
     pub dpop_nonce: Option<String>,
+}
+
+impl Challenge {
+    /// A refusal with `status` (401 or 403) from the MCP endpoint `url`,
+    /// with no header seen and no `Authorization` sent.
+    pub fn new(status: u16, url: impl Into<String>) -> Self {
+        Challenge {
+            status,
+            www_authenticate: None,
+            url: url.into(),
+            refused_authorization: None,
+            dpop_nonce: None,
+        }
+    }
+
+    /// Sets the raw `WWW-Authenticate` header.
+    pub fn with_www_authenticate(mut self, header: impl Into<String>) -> Self {
+        self.www_authenticate = Some(header.into());
+        self
+    }
+
+    /// Sets the [`authorization_fingerprint`] of the refused `Authorization` value.
+    pub fn with_refused_authorization(mut self, fingerprint: impl Into<String>) -> Self {
+        self.refused_authorization = Some(fingerprint.into());
+        self
+    }
+
+    /// Sets the response's `DPoP-Nonce` header.
+    pub fn with_dpop_nonce(mut self, nonce: impl Into<String>) -> Self {
+        self.dpop_nonce = Some(nonce.into());
+        self
+    }
 }
 
 /// The request credentials are wanted for: a DPoP proof is bound to its
@@ -69,6 +105,7 @@ pub fn authorization_fingerprint(value: &str) -> String {
 
 /// What the transport should do after a challenge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ChallengeOutcome {
     /// New credentials are available: retry the request once.
     Retry,

@@ -14,6 +14,7 @@ use crate::{AuthError, Secret};
 
 /// How the client proves who it is at the token endpoint.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ClientAuth {
     /// No client authentication and no `client_id`: the grant itself
     /// identifies the caller (a workload identity assertion).
@@ -85,7 +86,7 @@ impl ClientAuth {
 }
 
 /// The name RFC 8414 uses for a method.
-pub fn method_name(auth: &ClientAuth) -> &'static str {
+pub(crate) fn method_name(auth: &ClientAuth) -> &'static str {
     match auth {
         ClientAuth::None { .. } | ClientAuth::Anonymous => "none",
         ClientAuth::Basic { .. } => "client_secret_basic",
@@ -203,7 +204,7 @@ pub async fn request_token(
 /// given. The server's `DPoP-Nonce` is kept from every answer, and a
 /// `use_dpop_nonce` refusal carrying a usable nonce is retried once with it
 /// (section 8).
-pub async fn request_token_with(
+pub(crate) async fn request_token_with(
     http: &reqwest::Client,
     server: &str,
     token_endpoint: &str,
@@ -232,7 +233,9 @@ pub async fn request_token_with(
         }
         return serde_json::from_slice::<TokenResponse>(&body)
             .map(Ok)
-            .map_err(|e| http_error(format!("token response is not valid json: {e}")));
+            .map_err(|e| {
+                http_error(format!("token response is not valid json: {e}")).with_source(e)
+            });
     }
 }
 
@@ -274,14 +277,14 @@ async fn token_attempt(
         .map(str::to_owned);
     let body = crate::body::read_capped(response)
         .await
-        .map_err(|e| http_error(e.to_string()))?;
+        .map_err(|e| http_error(e.to_string()).with_source(e))?;
     Ok((status, nonce, body))
 }
 
 /// Posts `params` to an endpoint of the authorization server other than
 /// the token endpoint (revocation) with the same client authentication;
 /// the inner error is the server's refusal.
-pub async fn post_form(
+pub(crate) async fn post_form(
     http: &reqwest::Client,
     server: &str,
     endpoint: &str,
@@ -386,7 +389,7 @@ struct AssertionClaims<'a> {
 
 /// A short-lived signed client assertion (RFC 7523): `iss` = `sub` =
 /// client id, `aud` = the authorization server, five minutes of validity.
-pub fn client_assertion(
+pub(crate) fn client_assertion(
     server: &str,
     client_id: &str,
     private_key_pem: &Secret,
@@ -406,7 +409,7 @@ pub fn client_assertion(
         jti: crate::pkce::random_urlsafe(16),
     };
     jsonwebtoken::encode(&Header::new(alg), &claims, &key)
-        .map_err(|e| bad(format!("cannot sign the client assertion: {e}")))
+        .map_err(|e| bad(format!("cannot sign the client assertion: {e}")).with_source(e))
 }
 
 /// Seconds since the Unix epoch.

@@ -41,6 +41,7 @@ impl HeadlessPrompt {
             .build()
             .map_err(|e| {
                 AuthError::failed("headless prompt", format!("cannot build http client: {e}"))
+                    .with_source(e)
             })?;
         Ok(Self { http })
     }
@@ -57,7 +58,10 @@ impl AuthorizationPrompt for HeadlessPrompt {
             .get(authorization_url.clone())
             .send()
             .await
-            .map_err(|e| fail(e.without_url().to_string()))?;
+            .map_err(|e| {
+                let e = e.without_url();
+                fail(e.to_string()).with_source(e)
+            })?;
         if !response.status().is_redirection() {
             return Err(fail(format!(
                 "expected a redirect, got status {}",
@@ -71,13 +75,13 @@ impl AuthorizationPrompt for HeadlessPrompt {
             .ok_or_else(|| fail("redirect without a Location header".into()))?;
         let url = authorization_url
             .join(location)
-            .map_err(|e| fail(format!("Location is not a url: {e}")))?;
+            .map_err(|e| fail(format!("Location is not a url: {e}")).with_source(e))?;
         Ok(Some(url))
     }
 }
 
 /// The host's way of showing the URL; an `Err` message fails the login.
-pub type ShowUrl = dyn Fn(&Url) -> Result<(), String> + Send + Sync;
+pub(crate) type ShowUrl = dyn Fn(&Url) -> Result<(), String> + Send + Sync;
 
 /// Shows the authorization URL through a host callback (open a browser,
 /// print it) and, for `--no-browser`, reads the redirect URL the user pastes
@@ -145,7 +149,7 @@ impl AuthorizationPrompt for InteractivePrompt {
 
 /// Reads a pasted redirect: the full URL the browser showed, or just its
 /// query (`code=…&state=…`, with or without the `?`).
-pub fn parse_pasted_redirect(text: &str) -> Result<Url, AuthError> {
+pub(crate) fn parse_pasted_redirect(text: &str) -> Result<Url, AuthError> {
     let text = text.trim();
     let fail = || {
         AuthError::failed(
@@ -206,7 +210,9 @@ impl CallbackListener {
             .with_source(e)
         })?;
         let redirect_uri = Url::parse(&format!("http://127.0.0.1:{}{CALLBACK_PATH}", bound.port()))
-            .map_err(|e| AuthError::failed(server.to_owned(), format!("callback url: {e}")))?;
+            .map_err(|e| {
+                AuthError::failed(server.to_owned(), format!("callback url: {e}")).with_source(e)
+            })?;
         Ok(Self {
             listener,
             redirect_uri,
@@ -329,7 +335,7 @@ fn html_escape(text: &str) -> String {
 /// and, for RFC 9207, the issuer recorded from the authorization server's
 /// validated metadata before the user was sent there.
 #[derive(Debug, Clone, Copy)]
-pub struct ExpectedResponse<'a> {
+pub(crate) struct ExpectedResponse<'a> {
     /// The `state` sent with the request.
     pub state: &'a str,
     /// The recorded issuer; `None` when no metadata document vouched for
@@ -343,7 +349,8 @@ pub struct ExpectedResponse<'a> {
 
 impl<'a> ExpectedResponse<'a> {
     /// A response checked on `state` alone.
-    pub fn state_only(state: &'a str) -> Self {
+    #[cfg(test)]
+    pub(crate) fn state_only(state: &'a str) -> Self {
         Self {
             state,
             issuer: None,
@@ -360,7 +367,7 @@ const QUOTED_MAX: usize = 200;
 /// URL normalisation), so a mixed-up response's `error` is never acted on
 /// or shown; then `state`, then any `error`. Messages never include the
 /// code.
-pub fn code_from_redirect(
+pub(crate) fn code_from_redirect(
     server: &str,
     redirect: &Url,
     expected: &ExpectedResponse<'_>,

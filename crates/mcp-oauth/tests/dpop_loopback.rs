@@ -102,7 +102,7 @@ fn check_proof(
             return Err(format!("htm/htu {claims}"));
         }
         let iat = claims["iat"].as_u64().ok_or("no iat")?;
-        let now = mcp_oauth::token::now_secs();
+        let now = mcp_oauth::now_secs();
         if iat.abs_diff(now) > 60 {
             return Err("iat out of window".into());
         }
@@ -368,15 +368,12 @@ async fn call(server: &Shared, provider: &OAuthProvider) -> Result<u16, AuthErro
             return Ok(status);
         }
         *answered = true;
-        let challenge = Challenge {
-            status,
-            www_authenticate: www,
-            url: url.clone(),
-            refused_authorization: credentials
-                .as_ref()
-                .map(|c| authorization_fingerprint(&c.authorization)),
-            dpop_nonce: nonce,
-        };
+        let mut challenge = Challenge::new(status, url.clone());
+        challenge.www_authenticate = www;
+        challenge.refused_authorization = credentials
+            .as_ref()
+            .map(|c| authorization_fingerprint(&c.authorization));
+        challenge.dpop_nonce = nonce;
         if provider.on_challenge(&challenge).await? == ChallengeOutcome::GiveUp {
             return Ok(status);
         }

@@ -148,10 +148,8 @@ async fn metadata_override_is_used() {
     let (base, server) = serve().await;
     lock(&server).metadata_only_at_custom_path = true;
     let url = format!("{base}/mcp");
-    let config = McpOAuthConfig {
-        auth_server_metadata_url: Some(format!("{base}/custom/as-metadata")),
-        ..McpOAuthConfig::default()
-    };
+    let config = McpOAuthConfig::default()
+        .with_auth_server_metadata_url(format!("{base}/custom/as-metadata"));
     let provider = OAuthProvider::new(
         OAuthSettings::new("loopback", &url, config),
         Arc::new(MemoryCredentialStore::new()),
@@ -166,10 +164,7 @@ async fn metadata_override_is_used() {
         OAuthSettings::new(
             "loopback",
             &url,
-            McpOAuthConfig {
-                auth_server_metadata_url: Some("http://as.example.com/meta".into()),
-                ..McpOAuthConfig::default()
-            },
+            McpOAuthConfig::default().with_auth_server_metadata_url("http://as.example.com/meta"),
         ),
         Arc::new(MemoryCredentialStore::new()),
         Arc::new(browser()),

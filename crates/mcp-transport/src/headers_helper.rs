@@ -82,7 +82,7 @@ pub async fn run_headers_helper_with_timeout(
     #[cfg(unix)]
     command.process_group(0);
     let mut child = command.spawn().map_err(spawn_error)?;
-    let mut group = mcp_oauth::process::GroupGuard::new(child.id());
+    let mut group = mcp_oauth::GroupGuard::new(child.id());
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let run = async {

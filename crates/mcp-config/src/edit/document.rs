@@ -400,7 +400,7 @@ impl ConfigDocument {
     }
 
     /// Records what approving the project server `name` approved, next to
-    /// `enabledMcpjsonServers` (see [`crate::consent`]): a later change to
+    /// `enabledMcpjsonServers` (see [`ApprovalRecord`](crate::ApprovalRecord)): a later change to
     /// the server makes it pending again. Returns whether the file content
     /// changed.
     pub fn set_approval_record(

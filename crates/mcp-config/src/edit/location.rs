@@ -12,6 +12,7 @@ use crate::error::{EditError, EditErrorKind};
 
 /// The directories that decide where each scope's file lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EditDirs {
     /// The user's home directory (holds `.claude.json`).
     pub home: PathBuf,
@@ -20,6 +21,22 @@ pub struct EditDirs {
     pub project: PathBuf,
     /// OpenClaw's home (holds `openclaw.json`).
     pub openclaw_home: PathBuf,
+}
+
+impl EditDirs {
+    /// The directories of a user's home, a project (absolute) and
+    /// OpenClaw's home.
+    pub fn new(
+        home: impl Into<PathBuf>,
+        project: impl Into<PathBuf>,
+        openclaw_home: impl Into<PathBuf>,
+    ) -> Self {
+        EditDirs {
+            home: home.into(),
+            project: project.into(),
+            openclaw_home: openclaw_home.into(),
+        }
+    }
 }
 
 /// One file and the path of keys inside it that leads to its server map.
@@ -33,7 +50,7 @@ pub struct ServersLocation {
 
 impl ServersLocation {
     /// Where the entries of `scope` are written: the source the table of
-    /// sources ([`crate::sources`]) marks as written for it (`mcpServers` of
+    /// sources marks as written for it (`mcpServers` of
     /// `<home>/.claude.json` for user, `projects["<project>"].mcpServers`
     /// there for local, `.mcp.json` for project, `mcp.servers` of
     /// `openclaw.json` for openclaw).

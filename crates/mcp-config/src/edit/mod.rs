@@ -28,7 +28,7 @@
 //! [`validate_name`] and [`validate_entry`].
 //!
 //! The module is split along its seams: `location` says which file and
-//! keys a scope's entries live at (from [`crate::sources`]), `document`
+//! keys a scope's entries live at (from the crate's one table of sources), `document`
 //! reads, changes and writes one file faithfully, `lock` keeps concurrent
 //! edits apart, and `validate` decides what may be written.
 
@@ -41,9 +41,7 @@ use serde_json::Value;
 
 use crate::types::Scope;
 
-pub use crate::error::{EditError, EditErrorKind};
-/// The longest server name [`validate_name`] accepts.
-pub use crate::name::MAX_NAME_LEN;
+use crate::error::EditError;
 pub use document::{ConfigDocument, ProjectChoice, tombstone};
 pub use location::{EditDirs, ServersLocation};
 pub use validate::{ValidEntry, validate_entry, validate_name};

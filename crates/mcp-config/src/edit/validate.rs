@@ -31,7 +31,8 @@ pub fn validate_name(name: &str) -> Result<(), EditError> {
 }
 
 /// A server entry that passed [`validate_entry`]: the only kind of entry
-/// [`ConfigDocument::upsert`] and [`ConfigDocument::insert_new`] accept.
+/// [`ConfigDocument::upsert`](super::ConfigDocument::upsert) and
+/// [`ConfigDocument::insert_new`](super::ConfigDocument::insert_new) accept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidEntry(pub(super) Value);
 
@@ -43,7 +44,7 @@ impl ValidEntry {
 }
 
 /// Checks that `entry` is a server entry the loader accepts, by running the
-/// loader's own entry parser ([`crate::entry::parse_entry`]) over it with
+/// loader's own entry parser (the one [`parse_file`](crate::parse_file) runs) over it with
 /// `vars` for `${VAR}` expansion. Any error-level diagnostic refuses the
 /// entry; warnings (an unknown key, an unset variable) do not.
 pub fn validate_entry(

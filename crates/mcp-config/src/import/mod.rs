@@ -47,14 +47,22 @@ use crate::types::{Diagnostic, Level};
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Host {
+    /// Claude Desktop's `claude_desktop_config.json`.
     ClaudeDesktop,
+    /// Cursor's `mcp.json`, user-wide or in a project's `.cursor` folder.
     Cursor,
+    /// VS Code's `mcp.json` (its `servers` map, `inputs` and `${input:ID}` values).
     #[serde(rename = "vscode")]
     VsCode,
+    /// Codex's `config.toml` (`mcp_servers` tables).
     Codex,
+    /// Gemini CLI's `settings.json`.
     Gemini,
+    /// Windsurf's `mcp_config.json`.
     Windsurf,
+    /// Zed's `settings.json` (`context_servers`).
     Zed,
+    /// Goose's `config.yaml` (`extensions`).
     Goose,
 }
 
@@ -156,6 +164,7 @@ impl fmt::Display for Host {
 /// the process environment: the caller resolves `$HOME` and
 /// `$XDG_CONFIG_HOME`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImportDirs {
     /// The user's home directory.
     pub home: PathBuf,
@@ -166,6 +175,28 @@ pub struct ImportDirs {
 }
 
 impl ImportDirs {
+    /// The directories of a user whose home is `home`, outside any project,
+    /// with `<home>/.config` as the config directory.
+    pub fn new(home: impl Into<PathBuf>) -> Self {
+        ImportDirs {
+            home: home.into(),
+            project: None,
+            config_dir: None,
+        }
+    }
+
+    /// Sets the project directory (absolute).
+    pub fn with_project(mut self, project: impl Into<PathBuf>) -> Self {
+        self.project = Some(project.into());
+        self
+    }
+
+    /// Sets `$XDG_CONFIG_HOME`, as the caller resolved it.
+    pub fn with_config_dir(mut self, config_dir: impl Into<PathBuf>) -> Self {
+        self.config_dir = Some(config_dir.into());
+        self
+    }
+
     /// `$XDG_CONFIG_HOME` or `<home>/.config`.
     pub fn config_dir(&self) -> PathBuf {
         self.config_dir
@@ -178,21 +209,27 @@ impl ImportDirs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Reach {
+    /// The file holds the user's servers for every project.
     User,
+    /// The file lives in one project and holds that project's servers.
     Project,
 }
 
 /// One file a host reads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HostFile {
+    /// The host the file belongs to.
     pub host: Host,
+    /// Where the host keeps it, under the caller's directories.
     pub path: PathBuf,
+    /// Whether its servers are user-wide or the project's.
     pub reach: Reach,
 }
 
 /// What a translation needs besides the text: the directories VS Code's
 /// and Cursor's variables stand for.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct ImportContext<'a> {
     /// `${userHome}`.
     pub home: Option<&'a Path>,
@@ -202,12 +239,28 @@ pub struct ImportContext<'a> {
     pub project: Option<&'a Path>,
 }
 
+impl<'a> ImportContext<'a> {
+    /// Sets the directory `${userHome}` stands for.
+    pub fn with_home(mut self, home: &'a Path) -> Self {
+        self.home = Some(home);
+        self
+    }
+
+    /// Sets the project `${workspaceFolder}` stands for.
+    pub fn with_project(mut self, project: &'a Path) -> Self {
+        self.project = Some(project);
+        self
+    }
+}
+
 /// A field of a host's entry that has no counterpart in ours.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Untranslated {
     /// The field, dotted below the entry (`trust`, `env.TOKEN`, `args.2`).
     pub field: String,
+    /// 1-based line of the field in the host's file.
     pub line: u32,
+    /// 1-based column of the field in the host's file.
     pub column: u32,
     /// Why it was not carried over.
     pub reason: String,
@@ -217,7 +270,9 @@ pub struct Untranslated {
 /// `${input:ID}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InputPrompt {
+    /// The `ID` of `${input:ID}`.
     pub id: String,
+    /// The prompt VS Code shows, if the file gives one.
     pub description: Option<String>,
     /// Typed without echo in VS Code.
     pub password: bool,
@@ -226,12 +281,14 @@ pub struct InputPrompt {
 /// One translated server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ImportedServer {
+    /// The server's name (the host's key), kept as written.
     pub name: String,
     /// Our JSON entry, valid for [`crate::edit::validate_entry`] once its
     /// `${input:…}` placeholders are filled.
     pub entry: Value,
     /// Where the host's entry starts.
     pub line: u32,
+    /// 1-based column where the host's entry starts.
     pub column: u32,
     /// Every field that was not carried over.
     pub untranslated: Vec<Untranslated>,
@@ -242,8 +299,11 @@ pub struct ImportedServer {
 /// The translation of one host file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Imported {
+    /// The host whose format the text was read as.
     pub host: Host,
+    /// The file the text came from, as given by the caller.
     pub file: PathBuf,
+    /// The servers that could be translated, in the file's order.
     pub servers: Vec<ImportedServer>,
     /// The inputs the servers' placeholders need, in the file's order.
     pub inputs: Vec<InputPrompt>,
@@ -342,8 +402,11 @@ pub fn import_file(host: Host, path: &Path, cx: &ImportContext<'_>) -> Option<Im
 /// A host file that exists and holds servers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FoundFile {
+    /// The host the file belongs to.
     pub host: Host,
+    /// The file's path.
     pub path: PathBuf,
+    /// Whether its servers are user-wide or the project's.
     pub reach: Reach,
     /// How many of its servers can be imported.
     pub servers: usize,

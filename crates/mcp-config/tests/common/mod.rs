@@ -30,20 +30,21 @@ impl Fixture {
 
     /// Home, project, OpenClaw home and the three explicit plugins.
     pub(crate) fn options(&self) -> LoadOptions {
-        LoadOptions {
-            home: Some(self.root.join("home")),
-            project: Some(self.root.join("project")),
-            openclaw_home: Some(self.root.join("openclaw")),
-            plugin_roots: ["bare", "codex", "cursor"]
-                .iter()
-                .map(|p| self.root.join("plugins").join(p))
-                .collect(),
-            env: [("TEAM", "core")]
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect::<BTreeMap<_, _>>(),
-            trust_project_servers: false,
-        }
+        LoadOptions::default()
+            .with_home(self.root.join("home"))
+            .with_project(self.root.join("project"))
+            .with_openclaw_home(self.root.join("openclaw"))
+            .with_plugin_roots(
+                ["bare", "codex", "cursor"]
+                    .iter()
+                    .map(|p| self.root.join("plugins").join(p)),
+            )
+            .with_env(
+                [("TEAM", "core")]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect::<BTreeMap<_, _>>(),
+            )
     }
 
     /// `text` with the temporary root replaced by `<root>`.

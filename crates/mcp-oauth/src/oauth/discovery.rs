@@ -142,6 +142,7 @@ impl OAuthProvider {
                 server.clone(),
                 format!("the protected resource names authorization server `{issuer}`, which is not a url: {e}"),
             )
+            .with_source(e)
         })?;
         let mut mismatch = None;
         for candidate in auth_server_candidates(&base) {

@@ -111,6 +111,14 @@ pub fn settings_from_config_live(
                 id_token: assertion_source(name, config, &env)?,
             })
         }
+        // A grant the config crate learned after this one was written.
+        other => {
+            return Err(AuthError::config(
+                name,
+                "oauth.grant",
+                format!("`{}` is not supported", other.as_str()),
+            ));
+        }
     };
     Ok(settings)
 }
@@ -180,6 +188,12 @@ fn assertion_source(
                 None => command,
             }))
         }
+        // A source the config crate learned after this one was written.
+        Some(_) => Err(AuthError::config(
+            server,
+            "oauth.assertion",
+            "this kind of source is not supported",
+        )),
     }
 }
 
@@ -270,12 +284,10 @@ mod tests {
 
     #[test]
     fn authorization_code_with_a_secret_from_the_environment() {
-        let config = McpOAuthConfig {
-            client_id: Some("c".into()),
-            client_secret_env: Some("MY_VAR".into()),
-            client_metadata_url: Some("https://app.example/client.json".into()),
-            ..McpOAuthConfig::default()
-        };
+        let config = McpOAuthConfig::default()
+            .with_client_id("c")
+            .with_client_secret_env("MY_VAR")
+            .with_client_metadata_url("https://app.example/client.json");
         let settings = build(&config, &[("MY_VAR", "s3cret")]).expect("settings");
         assert!(matches!(settings.grant, Grant::AuthorizationCode));
         assert!(settings.requires_user_auth());
@@ -304,12 +316,10 @@ mod tests {
 
     #[test]
     fn client_credentials_with_a_secret_or_a_private_key() {
-        let mut config = McpOAuthConfig {
-            grant: Some(OAuthGrantKind::ClientCredentials),
-            client_id: Some("c".into()),
-            client_secret: Some(ConfigSecret::new("literal")),
-            ..McpOAuthConfig::default()
-        };
+        let mut config = McpOAuthConfig::default()
+            .with_grant(OAuthGrantKind::ClientCredentials)
+            .with_client_id("c")
+            .with_client_secret(ConfigSecret::new("literal"));
         let settings = build(&config, &[]).expect("settings");
         assert!(matches!(
             settings.grant,
@@ -364,25 +374,21 @@ mod tests {
     #[test]
     fn a_huge_key_file_is_refused_without_reading_it_all() {
         let (_dir, path) = key_file(&"A".repeat(200 * 1024));
-        let config = McpOAuthConfig {
-            grant: Some(OAuthGrantKind::ClientCredentials),
-            client_id: Some("c".into()),
-            private_key_file: Some(path),
-            ..McpOAuthConfig::default()
-        };
+        let config = McpOAuthConfig::default()
+            .with_grant(OAuthGrantKind::ClientCredentials)
+            .with_client_id("c")
+            .with_private_key_file(path);
         let (_, message) = config_error(build(&config, &[]));
         assert!(message.contains("is larger than 65536 bytes"), "{message}");
     }
 
     #[tokio::test]
     async fn workload_identity_from_a_variable_or_a_command() {
-        let mut config = McpOAuthConfig {
-            grant: Some(OAuthGrantKind::JwtBearer),
-            assertion: Some(CredentialSource::Env {
+        let mut config = McpOAuthConfig::default()
+            .with_grant(OAuthGrantKind::JwtBearer)
+            .with_assertion(CredentialSource::Env {
                 name: "WORKLOAD_JWT".into(),
-            }),
-            ..McpOAuthConfig::default()
-        };
+            });
         let settings = build(&config, &[("WORKLOAD_JWT", "jwt.1")]).expect("settings");
         let Grant::JwtBearer { assertion } = &settings.grant else {
             panic!("{:?}", settings.grant);
@@ -416,20 +422,15 @@ mod tests {
 
     #[tokio::test]
     async fn cross_app_access_from_the_grant_or_from_xaa() {
-        let idp = IdpConfig {
-            token_endpoint: "https://idp.example/token".into(),
-            client_id: "app".into(),
-            client_secret_env: Some("IDP_SECRET".into()),
-        };
-        let mut config = McpOAuthConfig {
-            grant: Some(OAuthGrantKind::CrossAppAccess),
-            client_id: Some("c".into()),
-            idp: Some(idp),
-            assertion: Some(CredentialSource::Env {
+        let idp =
+            IdpConfig::new("https://idp.example/token", "app").with_client_secret_env("IDP_SECRET");
+        let mut config = McpOAuthConfig::default()
+            .with_grant(OAuthGrantKind::CrossAppAccess)
+            .with_client_id("c")
+            .with_idp(idp)
+            .with_assertion(CredentialSource::Env {
                 name: "ID_TOKEN".into(),
-            }),
-            ..McpOAuthConfig::default()
-        };
+            });
         let vars = [("IDP_SECRET", "idp-s"), ("ID_TOKEN", "id.t")];
         let settings = build(&config, &vars).expect("settings");
         // The provider's own check reads `xaa`.
@@ -467,20 +468,14 @@ mod tests {
 
     #[test]
     fn every_settings_value_is_accepted_by_the_provider() {
-        let config = McpOAuthConfig {
-            grant: Some(OAuthGrantKind::CrossAppAccess),
-            client_id: Some("c".into()),
-            idp: Some(IdpConfig {
-                token_endpoint: "https://idp.example/token".into(),
-                client_id: "app".into(),
-                client_secret_env: None,
-            }),
-            assertion: Some(CredentialSource::Command {
+        let config = McpOAuthConfig::default()
+            .with_grant(OAuthGrantKind::CrossAppAccess)
+            .with_client_id("c")
+            .with_idp(IdpConfig::new("https://idp.example/token", "app"))
+            .with_assertion(CredentialSource::Command {
                 argv: vec!["true".into()],
                 timeout: None,
-            }),
-            ..McpOAuthConfig::default()
-        };
+            });
         let settings = build(&config, &[]).expect("settings");
         let provider = crate::OAuthProvider::new(
             settings,

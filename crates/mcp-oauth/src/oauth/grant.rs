@@ -131,6 +131,7 @@ impl OAuthProvider {
                 "authorization endpoint {} is not a url: {e}",
                 md.authorization_endpoint
             ))
+            .with_source(e)
         })?;
         {
             let mut q = url.query_pairs_mut();

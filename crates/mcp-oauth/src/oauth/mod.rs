@@ -178,7 +178,7 @@ impl OAuthProvider {
         let config_error =
             |field: &str, message: String| AuthError::config(server.clone(), field, message);
         let server_url = Url::parse(&settings.server_url)
-            .map_err(|e| config_error("url", format!("not a url: {e}")))?;
+            .map_err(|e| config_error("url", format!("not a url: {e}")).with_source(e))?;
         if let Some(raw) = &settings.config.auth_server_metadata_url {
             check_metadata_override(&server, raw)?;
         }
@@ -214,6 +214,7 @@ impl OAuthProvider {
             .build()
             .map_err(|e| {
                 AuthError::failed(server.clone(), format!("cannot build http client: {e}"))
+                    .with_source(e)
             })?;
         let key = StoreKey::new(&settings.server_name, &settings.server_url);
         Ok(Self {
@@ -337,9 +338,10 @@ impl OAuthProvider {
         &self,
         f: impl FnOnce() -> Result<T, AuthError> + Send + 'static,
     ) -> Result<T, AuthError> {
-        tokio::task::spawn_blocking(f)
-            .await
-            .map_err(|e| self.fail(format!("credential store task failed: {e}")))?
+        tokio::task::spawn_blocking(f).await.map_err(|e| {
+            self.fail(format!("credential store task failed: {e}"))
+                .with_source(e)
+        })?
     }
 
     async fn ensure_loaded(&self, st: &mut State) -> Result<(), AuthError> {

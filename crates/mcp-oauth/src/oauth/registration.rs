@@ -158,7 +158,7 @@ impl OAuthProvider {
         let status = response.status();
         let bytes = crate::body::read_capped(response)
             .await
-            .map_err(|e| http_error(e.to_string()))?;
+            .map_err(|e| http_error(e.to_string()).with_source(e))?;
         #[derive(serde::Deserialize)]
         struct Registered {
             client_id: String,
@@ -185,8 +185,9 @@ impl OAuthProvider {
                 status.as_u16()
             )));
         }
-        let registered: Registered = serde_json::from_slice(&bytes)
-            .map_err(|e| http_error(format!("registration response is not valid json: {e}")))?;
+        let registered: Registered = serde_json::from_slice(&bytes).map_err(|e| {
+            http_error(format!("registration response is not valid json: {e}")).with_source(e)
+        })?;
         let method = match (
             &registered.token_endpoint_auth_method,
             &registered.client_secret,

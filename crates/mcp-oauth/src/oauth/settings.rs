@@ -28,11 +28,22 @@ impl OAuthConfigExt for McpOAuthConfig {
 
 /// A private key for `private_key_jwt` client authentication.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PrivateKey {
     /// PKCS#8 PEM.
     pub pem: Secret,
     /// JWS algorithm, e.g. `ES256` or `RS256`.
     pub algorithm: String,
+}
+
+impl PrivateKey {
+    /// A PKCS#8 PEM key signing with the JWS `algorithm` (`ES256`, `RS256`).
+    pub fn new(pem: Secret, algorithm: impl Into<String>) -> Self {
+        PrivateKey {
+            pem,
+            algorithm: algorithm.into(),
+        }
+    }
 }
 
 /// Supplies a credential the provider presents or exchanges: a workload
@@ -57,6 +68,7 @@ impl AssertionSource for Secret {
 /// The enterprise identity provider's side of cross-app access (SEP-990):
 /// an ID token to exchange for an identity assertion grant (ID-JAG).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CrossAppAccess {
     /// The IdP's token endpoint (RFC 8693 token exchange).
     pub idp_token_endpoint: String,
@@ -68,8 +80,33 @@ pub struct CrossAppAccess {
     pub id_token: Arc<dyn AssertionSource>,
 }
 
+impl CrossAppAccess {
+    /// Cross-app access through the IdP token endpoint `idp_token_endpoint`
+    /// as the public client `idp_client_id`, exchanging the ID token that
+    /// `id_token` supplies.
+    pub fn new(
+        idp_token_endpoint: impl Into<String>,
+        idp_client_id: impl Into<String>,
+        id_token: Arc<dyn AssertionSource>,
+    ) -> Self {
+        CrossAppAccess {
+            idp_token_endpoint: idp_token_endpoint.into(),
+            idp_client_id: idp_client_id.into(),
+            idp_client_secret: None,
+            id_token,
+        }
+    }
+
+    /// Sets the application's secret at the IdP, for a confidential client.
+    pub fn with_idp_client_secret(mut self, secret: Secret) -> Self {
+        self.idp_client_secret = Some(secret);
+        self
+    }
+}
+
 /// How tokens are obtained.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub enum Grant {
     /// Authorization code + PKCE with a person approving in a browser.
     #[default]
@@ -92,7 +129,12 @@ pub enum Grant {
 }
 
 /// Everything the provider needs to know about one server.
+///
+/// Built with [`OAuthSettings::new`] and the `with_*` methods (or
+/// [`settings_from_config`](crate::settings_from_config) from a server's
+/// `oauth` block), so new settings can be added without breaking callers.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct OAuthSettings {
     /// The configured server name (keys the credential store, names errors).
     pub server_name: String,
@@ -134,6 +176,42 @@ impl OAuthSettings {
             refresh_margin: DEFAULT_REFRESH_MARGIN,
             dpop: DpopMode::default(),
         }
+    }
+
+    /// Sets a pre-registered client's secret.
+    pub fn with_client_secret(mut self, secret: Secret) -> Self {
+        self.client_secret = Some(secret);
+        self
+    }
+
+    /// Sets the client ID metadata document URL.
+    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Sets the `client_name` sent with a dynamic registration.
+    pub fn with_client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// Sets how tokens are obtained.
+    pub fn with_grant(mut self, grant: Grant) -> Self {
+        self.grant = grant;
+        self
+    }
+
+    /// Sets how long before expiry the access token is refreshed.
+    pub fn with_refresh_margin(mut self, margin: Duration) -> Self {
+        self.refresh_margin = margin;
+        self
+    }
+
+    /// Sets when tokens are bound to a DPoP key.
+    pub fn with_dpop(mut self, dpop: DpopMode) -> Self {
+        self.dpop = dpop;
+        self
     }
 
     /// Whether obtaining a token needs a person at a browser.

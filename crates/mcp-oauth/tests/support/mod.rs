@@ -204,7 +204,7 @@ async fn token(
         "authorization_code" => {
             let verifier = form.get("code_verifier").cloned().unwrap_or_default();
             b.secrets.push(verifier.clone());
-            let computed = mcp_oauth::pkce::s256_challenge(&verifier);
+            let computed = mcp_oauth::s256_challenge(&verifier);
             if b.challenge.as_deref() != Some(computed.as_str()) {
                 return refuse(StatusCode::BAD_REQUEST, "invalid_grant");
             }
@@ -330,16 +330,12 @@ pub async fn call(f: &Fixture) -> Result<u16, AuthError> {
             return Ok(status);
         }
         retried = true;
-        let challenge = Challenge {
-            status,
-            www_authenticate: response
-                .headers()
-                .get("www-authenticate")
-                .map(|v| v.to_str().unwrap().to_owned()),
-            url: f.url.clone(),
-            refused_authorization: sent.as_deref().map(authorization_fingerprint),
-            dpop_nonce: None,
-        };
+        let mut challenge = Challenge::new(status, f.url.clone());
+        challenge.www_authenticate = response
+            .headers()
+            .get("www-authenticate")
+            .map(|v| v.to_str().unwrap().to_owned());
+        challenge.refused_authorization = sent.as_deref().map(authorization_fingerprint);
         if f.provider.on_challenge(&challenge).await? == ChallengeOutcome::GiveUp {
             return Ok(status);
         }

@@ -159,13 +159,10 @@ impl RequestHeaders {
             *answered = true;
             let mut retry = false;
             if let Some(auth) = &self.auth {
-                let challenge = Challenge {
-                    status,
-                    www_authenticate,
-                    url: self.url.clone(),
-                    refused_authorization: sent_authorization,
-                    dpop_nonce,
-                };
+                let mut challenge = Challenge::new(status, self.url.clone());
+                challenge.www_authenticate = www_authenticate;
+                challenge.refused_authorization = sent_authorization;
+                challenge.dpop_nonce = dpop_nonce;
                 let outcome = auth
                     .on_challenge(&challenge)
                     .await
