@@ -1,5 +1,5 @@
 //! `cargo xtask check-config`: argument parsing and printing around
-//! [`mcp_config::check`], which holds the check itself.
+//! [`mcp_config::CheckReport`], which holds the check itself.
 
 use std::collections::BTreeMap;
 use std::io::Write;

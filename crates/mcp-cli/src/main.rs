@@ -12,6 +12,9 @@
 // This binary is where the workspace talks to the terminal.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
+// The doc comments of `cli.rs` are clap's help text, read on a terminal
+// where `<home>` is a placeholder, not an HTML tag, and a url is text.
+#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls)]
 
 mod approve;
 mod auth;
