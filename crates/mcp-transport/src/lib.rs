@@ -32,6 +32,8 @@ pub mod headers_helper;
 pub mod http;
 pub mod param_headers;
 #[cfg(feature = "sdk")]
+mod router;
+#[cfg(feature = "sdk")]
 pub mod sdk;
 #[cfg(feature = "sse")]
 pub mod sse;
@@ -52,6 +54,8 @@ pub mod scan;
 pub use codec::{Codec, MAX_DEPTH, Undecodable};
 pub use connect::{ConnectOptions, connect, open_transport};
 pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
+#[cfg(feature = "sdk")]
+pub use router::{ToolOutput, ToolRouter, ToolSpec};
 #[cfg(feature = "sdk")]
 pub use sdk::{SdkRegistry, SdkServer, SdkServerConnection};
 pub use session::{
