@@ -151,6 +151,9 @@ async fn main() -> ExitCode {
     }
 }
 
+// Options are set field by field on their defaults: the way that keeps
+// compiling as the option structs gain fields.
+#[allow(clippy::field_reassign_with_default)]
 async fn run() -> Result<(), String> {
     // 1. The configuration, and the user's approval of project servers.
     let mut load_options = LoadOptions::default();
