@@ -204,7 +204,7 @@ impl Signals {
 /// the host's answers to what servers ask ([`crate::host`]).
 pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
     let mut session = mcp_transport::SessionOptions {
-        handler: Some(Arc::new(crate::host::Host::new(context))),
+        handler: Some(crate::host::Host::handler(context)),
         ..mcp_transport::SessionOptions::default()
     };
     if let Some(revision) = &context.protocol {
