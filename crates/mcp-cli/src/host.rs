@@ -1,6 +1,7 @@
-//! What the CLI answers when a server asks something of it: the
-//! [`ClientHandler`] every connection gets (`session::connect_options`).
-//! It answers the server→client requests of revisions up to 2025-11-25 and
+//! What the CLI answers when a server asks something of it: the typed
+//! handler ([`TypedClientHandler`], which reads and checks each request's
+//! params and declares exactly the features it hands out) every
+//! connection gets (`session::connect_options`). It answers the server→client requests of revisions up to 2025-11-25 and
 //! the input requests of 2026-07-28 results (`input_required`), which the
 //! session routes to the same handler.
 //!
