@@ -1,6 +1,7 @@
-//! What the CLI answers when a server asks something of it: the
-//! [`ClientHandler`] every connection gets (`session::connect_options`).
-//! It answers the server→client requests of revisions up to 2025-11-25 and
+//! What the CLI answers when a server asks something of it: the typed
+//! handler ([`TypedClientHandler`], which reads and checks each request's
+//! params and declares exactly the features it hands out) every
+//! connection gets (`session::connect_options`). It answers the server→client requests of revisions up to 2025-11-25 and
 //! the input requests of 2026-07-28 results (`input_required`), which the
 //! session routes to the same handler.
 //!
@@ -27,10 +28,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use mcp_transport::ClientHandler;
-use mcp_transport::ErrorObject;
 use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
-use serde_json::{Value, json};
+use mcp_transport::{
+    ElicitAction, ElicitParams, ElicitResult, ElicitationHandler, ErrorObject, ListRootsResult,
+    RequestContext, Root, RootsProvider, TypedClientHandler,
+};
+use serde_json::Value;
 use tokio::sync::Mutex;
 
 use crate::context::Context;
@@ -42,32 +45,39 @@ use form::Filled;
 /// request".
 const SAMPLING_REJECTED: i64 = -1;
 
-/// The CLI's answers to one server's requests.
-#[derive(Clone)]
+/// The CLI's answers to every server's requests; the session hands each
+/// request's server in its [`RequestContext`].
 pub(crate) struct Host {
-    /// `{"roots": [...]}`, built once.
-    roots: Value,
-    /// The server this copy answers, once the session has named it.
-    server: Option<String>,
+    /// The roots, built once.
+    roots: ListRootsResult,
     /// Whether questions can be asked: stdin and stderr are terminals.
     terminal: bool,
-    /// Held for the whole of one question, shared by every server's copy,
-    /// so prompts never interleave.
+    /// Held for the whole of one question, shared by every server's
+    /// session, so prompts never interleave.
     asking: Arc<Mutex<()>>,
+}
+
+/// The server a request came from, as notes name it.
+fn server_of<'a>(context: &RequestContext<'a>) -> &'a str {
+    if context.server.is_empty() {
+        "(unnamed)"
+    } else {
+        context.server
+    }
 }
 
 impl Host {
     pub(crate) fn new(context: &Context) -> Host {
         Host {
             roots: roots(&context.roots),
-            server: None,
             terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             asking: Arc::default(),
         }
     }
 
-    fn server(&self) -> &str {
-        self.server.as_deref().unwrap_or("(unnamed)")
+    /// The handler every session takes.
+    pub(crate) fn handler(context: &Context) -> Arc<dyn mcp_transport::ClientHandler> {
+        mcp_transport::Typed::shared(Host::new(context))
     }
 
     /// Runs `ask` on a blocking thread with the question lock held; the
@@ -87,8 +97,13 @@ impl Host {
         .map_err(|err| ErrorObject::new(INTERNAL_ERROR, format!("the question failed: {err}")))
     }
 
-    async fn form(&self, message: String, schema: Value) -> Result<Value, ErrorObject> {
-        let server = self.server().to_owned();
+    async fn form(
+        &self,
+        server: &str,
+        message: String,
+        schema: Value,
+    ) -> Result<ElicitResult, ErrorObject> {
+        let server = server.to_owned();
         let filled = self
             .ask(move || {
                 let mut input = std::io::stdin().lock();
@@ -102,9 +117,15 @@ impl Host {
             ErrorObject::new(INVALID_PARAMS, format!("cannot ask for this form: {why}"))
         })?;
         match filled {
-            Ok(Filled::Accept(content)) => Ok(json!({"action": "accept", "content": content})),
-            Ok(Filled::Decline) => Ok(json!({"action": "decline"})),
-            Ok(Filled::Cancel) => Ok(json!({"action": "cancel"})),
+            Ok(Filled::Accept(content)) => {
+                // The form only fills fields of the kinds an answer holds.
+                let content = serde_json::from_value(Value::Object(content)).map_err(|err| {
+                    ErrorObject::new(INTERNAL_ERROR, format!("unsendable answer: {err}"))
+                })?;
+                Ok(ElicitResult::accept(content))
+            }
+            Ok(Filled::Decline) => Ok(ElicitResult::action(ElicitAction::Decline)),
+            Ok(Filled::Cancel) => Ok(ElicitResult::action(ElicitAction::Cancel)),
             Err(err) => Err(ErrorObject::new(
                 INTERNAL_ERROR,
                 format!("cannot read the answer from the terminal: {err}"),
@@ -112,22 +133,29 @@ impl Host {
         }
     }
 
-    async fn url(&self, message: String, url: url::Url) -> Result<Value, ErrorObject> {
-        let server = self.server().to_owned();
-        self.ask(move || {
-            let mut input = std::io::stdin().lock();
-            let mut output = std::io::stderr();
-            open_url(&server, &message, &url, &mut input, &mut output, &|url| {
-                crate::auth::open_in_browser(url)
+    async fn url(
+        &self,
+        server: &str,
+        message: String,
+        url: url::Url,
+    ) -> Result<ElicitResult, ErrorObject> {
+        let server = server.to_owned();
+        let action = self
+            .ask(move || {
+                let mut input = std::io::stdin().lock();
+                let mut output = std::io::stderr();
+                open_url(&server, &message, &url, &mut input, &mut output, &|url| {
+                    crate::auth::open_in_browser(url)
+                })
             })
-        })
-        .await?
-        .map_err(|err| {
-            ErrorObject::new(
-                INTERNAL_ERROR,
-                format!("cannot read the answer from the terminal: {err}"),
-            )
-        })
+            .await?
+            .map_err(|err| {
+                ErrorObject::new(
+                    INTERNAL_ERROR,
+                    format!("cannot read the answer from the terminal: {err}"),
+                )
+            })?;
+        Ok(ElicitResult::action(action))
     }
 }
 
@@ -157,10 +185,10 @@ impl Drop for QuestionShown {
     }
 }
 
-/// `{"roots": [...]}` for these folders: `file://` URIs (percent-encoded
-/// by the url crate) named after the folder.
-fn roots(folders: &[PathBuf]) -> Value {
-    let roots: Vec<Value> = folders
+/// The roots for these folders: `file://` URIs (percent-encoded by the
+/// url crate) named after the folder.
+fn roots(folders: &[PathBuf]) -> ListRootsResult {
+    let roots = folders
         .iter()
         .filter_map(|folder| {
             let uri = url::Url::from_file_path(folder).ok()?;
@@ -168,58 +196,70 @@ fn roots(folders: &[PathBuf]) -> Value {
                 || folder.display().to_string(),
                 |name| name.to_string_lossy().into_owned(),
             );
-            Some(json!({"uri": uri.as_str(), "name": name}))
+            Some(Root {
+                uri: uri.into(),
+                name: Some(name),
+            })
         })
         .collect();
-    json!({ "roots": roots })
+    ListRootsResult { roots }
 }
 
-#[async_trait]
-impl ClientHandler for Host {
-    fn capabilities(&self) -> Value {
-        // `roots: {}`: the list never changes while the CLI runs (and
-        // 2026-07-28 has no list-changed notification for it). No
-        // `sampling`: see the module docs.
-        json!({"roots": {}, "elicitation": {"form": {}, "url": {}}})
+impl TypedClientHandler for Host {
+    // `roots: {}` (the list never changes while the CLI runs, and
+    // 2026-07-28 has no list-changed notification for it) and both
+    // elicitation modes. No sampling: see the module docs.
+    fn roots(&self) -> Option<&dyn RootsProvider> {
+        Some(self)
     }
 
-    fn for_server(&self, server: &str) -> Option<Arc<dyn ClientHandler>> {
-        Some(Arc::new(Host {
-            server: Some(server.to_owned()),
-            ..self.clone()
-        }))
+    fn elicitation(&self) -> Option<&dyn ElicitationHandler> {
+        Some(self)
     }
 
-    async fn list_roots(&self, _: Option<Value>) -> Result<Value, ErrorObject> {
-        Ok(self.roots.clone())
-    }
-
-    async fn create_message(&self, _: Option<Value>) -> Result<Value, ErrorObject> {
+    fn refuse(&self, context: RequestContext<'_>, method: &str) -> ErrorObject {
+        if method != "sampling/createMessage" {
+            return ErrorObject::method_not_found(method);
+        }
         errln!(
             "note: server \"{}\" asked to sample a language model; refused: mcp-cli has none",
-            shown(self.server()).as_ref()
+            shown(server_of(&context)).as_ref()
         );
-        Err(ErrorObject::new(
+        ErrorObject::new(
             SAMPLING_REJECTED,
             "sampling declined: this client (mcp-cli) has no language model to sample, \
              and sampling is deprecated as of MCP 2026-07-28",
-        ))
+        )
+    }
+}
+
+#[async_trait]
+impl RootsProvider for Host {
+    async fn list_roots(&self, _: RequestContext<'_>) -> Result<ListRootsResult, ErrorObject> {
+        Ok(self.roots.clone())
+    }
+}
+
+#[async_trait]
+impl ElicitationHandler for Host {
+    fn supports_url(&self) -> bool {
+        true
     }
 
-    async fn elicit(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
-        let params = params.unwrap_or(Value::Null);
-        let text = |key: &str| params.get(key).and_then(Value::as_str);
-        let message = text("message")
-            .ok_or_else(|| ErrorObject::new(INVALID_PARAMS, "elicitation/create: no message"))?
-            .to_owned();
-        let mode = text("mode").unwrap_or("form");
-        let url = match mode {
-            "form" => None,
-            "url" => {
-                let url = text("url").ok_or_else(|| {
-                    ErrorObject::new(INVALID_PARAMS, "elicitation/create: url mode without a url")
-                })?;
-                let parsed = url::Url::parse(url)
+    async fn elicit(
+        &self,
+        context: RequestContext<'_>,
+        params: ElicitParams,
+    ) -> Result<ElicitResult, ErrorObject> {
+        let server = server_of(&context);
+        let declined = Ok(ElicitResult::action(ElicitAction::Decline));
+        let (message, url, schema) = match params {
+            ElicitParams::Form {
+                message,
+                requested_schema,
+            } => (message, None, requested_schema),
+            ElicitParams::Url { message, url, .. } => {
+                let parsed = url::Url::parse(&url)
                     .ok()
                     .filter(|url| matches!(url.scheme(), "https" | "http"));
                 let Some(parsed) = parsed else {
@@ -227,24 +267,24 @@ impl ClientHandler for Host {
                     // the platform's url opener.
                     errln!(
                         "note: server \"{}\" asked to open \"{}\"; declined: not an http(s) url",
-                        shown(self.server()).as_ref(),
-                        shown(url).as_ref()
+                        shown(server).as_ref(),
+                        shown(&url).as_ref()
                     );
-                    return Ok(json!({"action": "decline"}));
+                    return declined;
                 };
-                Some(parsed)
+                (message, Some(parsed), Value::Null)
             }
             other => {
                 return Err(ErrorObject::new(
                     INVALID_PARAMS,
-                    format!("elicitation/create: unknown mode {other:?}"),
+                    format!("elicitation/create: unsupported request {other:?}"),
                 ));
             }
         };
         if !self.terminal {
             errln!(
                 "note: server \"{}\" asked for input ({}: \"{}\"); declined: stdin and stderr are not a terminal to ask on",
-                shown(self.server()).as_ref(),
+                shown(server).as_ref(),
                 if url.is_some() {
                     "open a url"
                 } else {
@@ -252,17 +292,11 @@ impl ClientHandler for Host {
                 },
                 shown(&message).as_ref()
             );
-            return Ok(json!({"action": "decline"}));
+            return declined;
         }
         match url {
-            Some(url) => self.url(message, url).await,
-            None => {
-                let schema = params
-                    .get("requestedSchema")
-                    .cloned()
-                    .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-                self.form(message, schema).await
-            }
+            Some(url) => self.url(server, message, url).await,
+            None => self.form(server, message, schema).await,
         }
     }
 }
@@ -276,7 +310,7 @@ fn open_url(
     input: &mut dyn std::io::BufRead,
     output: &mut dyn std::io::Write,
     open: &dyn Fn(&str) -> bool,
-) -> std::io::Result<Value> {
+) -> std::io::Result<ElicitAction> {
     let host = url.host_str().unwrap_or_default();
     writeln!(
         output,
@@ -302,18 +336,18 @@ fn open_url(
         line.clear();
         if input.read_line(&mut line)? == 0 {
             writeln!(output)?;
-            return Ok(json!({"action": "cancel"}));
+            return Ok(ElicitAction::Cancel);
         }
         match line.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => break,
-            "" | "n" | "no" | ":decline" => return Ok(json!({"action": "decline"})),
-            ":cancel" => return Ok(json!({"action": "cancel"})),
+            "" | "n" | "no" | ":decline" => return Ok(ElicitAction::Decline),
+            ":cancel" => return Ok(ElicitAction::Cancel),
             _ => writeln!(output, "  answer y or n")?,
         }
     }
     if open(url.as_str()) {
         writeln!(output, "(opened in your browser)")?;
-        return Ok(json!({"action": "accept"}));
+        return Ok(ElicitAction::Accept);
     }
     // The user agreed; without a browser they can still open it by hand.
     write!(
@@ -324,29 +358,36 @@ fn open_url(
     line.clear();
     let read = input.read_line(&mut line)?;
     if read == 0 || line.trim() == ":cancel" {
-        return Ok(json!({"action": "cancel"}));
+        return Ok(ElicitAction::Cancel);
     }
-    Ok(json!({"action": "accept"}))
+    Ok(ElicitAction::Accept)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_transport::ClientHandler;
+    use mcp_transport::Typed;
+    use serde_json::json;
     use std::io::Cursor;
 
     fn host(folders: &[PathBuf], terminal: bool) -> Host {
         Host {
             roots: roots(folders),
-            server: Some("srv".into()),
             terminal,
             asking: Arc::default(),
         }
     }
 
+    /// The host as a session holds it, answering for server `srv`.
+    fn handler(host: Host) -> Arc<dyn ClientHandler> {
+        Typed::new(host).for_server("srv").expect("a named copy")
+    }
+
     #[test]
     fn roots_are_percent_encoded_file_uris_named_after_their_folder() {
         let check = |folder: &str, uri: &str, name: &str| {
-            let value = roots(&[PathBuf::from(folder)]);
+            let value = serde_json::to_value(roots(&[PathBuf::from(folder)])).expect("json");
             assert_eq!(
                 value,
                 json!({"roots": [{"uri": uri, "name": name}]}),
@@ -365,7 +406,7 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_terminal_elicitation_is_declined_and_sampling_refused() {
-        let host = host(&[PathBuf::from("/p")], false);
+        let host = handler(host(&[PathBuf::from("/p")], false));
         let form = json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}});
         assert_eq!(
             host.elicit(Some(form)).await,
@@ -421,7 +462,7 @@ mod tests {
             })
             .expect("io");
             let shown = String::from_utf8(output).expect("utf-8");
-            assert_eq!(answer, json!({"action": expect}), "{lines:?}\n{shown}");
+            assert_eq!(json!(answer), json!(expect), "{lines:?}\n{shown}");
             assert_eq!(
                 opened.get(),
                 lines.starts_with('y') || lines.contains("\ny"),
@@ -478,10 +519,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_named_copy_answers_alike_and_questions_wait_their_turn() {
-        let host = host(&[], true);
-        let named = host.for_server("other").expect("a named copy");
+        let host = Arc::new(host(&[], true));
+        let typed = Typed::from_arc(Arc::clone(&host));
+        let named = typed.for_server("other").expect("a named copy");
         // The copy answers as the original does.
-        assert_eq!(named.capabilities(), host.capabilities());
+        assert_eq!(named.capabilities(), typed.capabilities());
         assert_eq!(named.list_roots(None).await, Ok(json!({"roots": []})));
         // While one question holds the lock, another waits for it.
         let held = Arc::clone(&host.asking).lock_owned().await;

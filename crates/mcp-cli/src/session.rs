@@ -203,8 +203,8 @@ impl Signals {
 /// draw their allow-listed variables from, stored OAuth credentials, and
 /// the host's answers to what servers ask ([`crate::host`]).
 pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
-    let mut session = mcp_transport::SessionOptions::default()
-        .with_handler(Arc::new(crate::host::Host::new(context)));
+    let mut session =
+        mcp_transport::SessionOptions::default().with_handler(crate::host::Host::handler(context));
     if let Some(revision) = &context.protocol {
         session.protocol_version = revision.clone();
         session.pin_protocol = true;

@@ -206,7 +206,7 @@ impl<'a> EntryParser<'a, '_> {
     }
 
     fn collect_fields(&mut self, object: &'a Map<String, Value>) {
-        for (key, value) in object {
+        for (key, value) in self.cx.doc.in_file_order(self.cx.pointer, object) {
             let canonical = FIELDS
                 .iter()
                 .find(|(c, aliases)| *c == key || aliases.contains(&key.as_str()))

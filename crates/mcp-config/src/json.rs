@@ -242,6 +242,33 @@ impl Document {
         }
     }
 
+    /// The members of the object at `pointer` (which is `map`) in the
+    /// order the file has them. `serde_json::Map` iterates sorted unless
+    /// the host enables `preserve_order`, a choice this crate leaves to the
+    /// host, so whatever depends on file order (the first of two aliases
+    /// wins, entries are listed as written) asks here.
+    pub fn in_file_order<'v>(
+        &self,
+        pointer: &str,
+        map: &'v Map<String, Value>,
+    ) -> Vec<(&'v String, &'v Value)> {
+        let mut members: Vec<(usize, (&String, &Value))> = map
+            .iter()
+            .map(|member| {
+                let member_pointer = child_pointer(pointer, member.0);
+                let offset = self
+                    .positions
+                    .get(&fnv_extend(FNV_OFFSET, member_pointer.as_bytes()))
+                    .copied()
+                    .unwrap_or(usize::MAX);
+                (offset, member)
+            })
+            .collect();
+        // Stable: members without a position keep the map's order, last.
+        members.sort_by_key(|(offset, _)| *offset);
+        members.into_iter().map(|(_, member)| member).collect()
+    }
+
     fn line_column(&self, offset: usize) -> (u32, u32) {
         line_column(&self.text, &self.line_starts, offset)
     }

@@ -297,7 +297,7 @@ impl Loader<'_> {
                 parsed
                     .settings
                     .as_object_mut()
-                    .is_some_and(|map| map.shift_remove(*key).is_some())
+                    .is_some_and(|map| map.remove(*key).is_some())
             })
             .collect();
         if !ignored.is_empty()

@@ -213,7 +213,7 @@ pub(crate) fn parse_servers(
         ));
         return (entries, diagnostics);
     };
-    for (name, raw) in map {
+    for (name, raw) in doc.in_file_order(pointer, map) {
         let entry_pointer = child_pointer(pointer, name);
         entries.push(parse_one(
             doc,

@@ -104,9 +104,11 @@ fn stdio_entries() {
         json!({"transport": {"type": "stdio", "command": "node", "args": [], "env": {}, "cwd": "/srv"}}),
         &[],
     );
+    // The first alias written wins. (Written in sorted order: `json!`
+    // keeps its order only with serde_json's `preserve_order`.)
     check(
-        json!({"command": "node", "working_directory": "/a", "cwd": "/b"}),
-        json!({"transport": {"type": "stdio", "command": "node", "args": [], "env": {}, "cwd": "/a"}}),
+        json!({"command": "node", "cwd": "/b", "working_directory": "/a"}),
+        json!({"transport": {"type": "stdio", "command": "node", "args": [], "env": {}, "cwd": "/b"}}),
         &["warning cwd"],
     );
 }

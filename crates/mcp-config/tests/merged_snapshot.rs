@@ -30,7 +30,9 @@ fn fixture_tree_merges_as_documented() {
         "files": loaded.files,
         "diagnostics": loaded.diagnostics.iter().map(diagnostic_line).collect::<Vec<_>>(),
     });
-    let text = fixture.redact(&serde_json::to_string_pretty(&rendered).unwrap());
+    // Keys sorted, so the snapshot holds whether or not the build keeps
+    // insertion order (serde_json's `preserve_order`, the host's choice).
+    let text = fixture.redact(&serde_json::to_string_pretty(&sorted(rendered)).unwrap());
     insta::assert_snapshot!("fixture_tree", text);
 }
 
@@ -330,4 +332,17 @@ fn openclaw_session_ttl_defaults_and_is_validated() {
             .iter()
             .any(|d| d.field.as_deref() == Some("sessionIdleTtlMs") && d.line == Some(1))
     );
+}
+
+/// `value` with every object's keys in sorted order.
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut members: Vec<_> = map.into_iter().collect();
+            members.sort_by(|a, b| a.0.cmp(&b.0));
+            members.into_iter().map(|(k, v)| (k, sorted(v))).collect()
+        }
+        serde_json::Value::Array(items) => items.into_iter().map(sorted).collect(),
+        other => other,
+    }
 }

@@ -179,6 +179,8 @@ mod inbox;
 #[cfg(feature = "stdio")]
 mod outbox;
 #[cfg(feature = "sdk")]
+mod router;
+#[cfg(feature = "sdk")]
 mod sdk;
 #[cfg(feature = "sse")]
 mod sse;
@@ -208,6 +210,8 @@ pub use protocol::{
     META_SUBSCRIPTION_ID, Prompt, ReadResourceResult, Resource, ResourceTemplate, TASKS_EXTENSION,
     Tool, is_modern,
 };
+#[cfg(feature = "sdk")]
+pub use router::{ToolOutput, ToolRouter, ToolSpec};
 #[doc(hidden)]
 pub use scan::AnswerScan;
 #[cfg(feature = "sdk")]

@@ -1,6 +1,9 @@
 //! A number a server sends reaches the host as the same number: decoding
 //! and encoding again gives the text shortest for the same `f64`, so a
-//! result passed on to a model never drifts by a bit.
+//! result passed on to a model never drifts by a bit. That takes
+//! serde_json's `float_roundtrip`, which changes every parse in the
+//! process, so the crate leaves it to its host (the CLI enables it); these
+//! tests enable it through the dev-dependencies.
 
 // The helpers below run only inside tests; a failed decode is the test
 // failing.

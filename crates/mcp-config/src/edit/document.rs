@@ -92,6 +92,116 @@ pub struct ConfigDocument {
     original: Option<Vec<u8>>,
     root: Map<String, Value>,
     layout: Layout,
+    /// The original's key order, which a rewrite keeps.
+    order: KeyOrder,
+}
+
+/// The order of every object's keys in the file as read, so a rewrite
+/// keeps it whatever order `serde_json::Map` iterates in: sorted by
+/// default, in insertion order with `preserve_order`, a feature a library
+/// must not force on its host. Keys the file did not have follow those it
+/// had, in the map's own order.
+#[derive(Debug, Clone, Default)]
+struct KeyOrder {
+    /// An object's keys in file order, each with the order inside its value.
+    keys: Vec<(String, KeyOrder)>,
+    /// An array's items, each with the order inside it.
+    items: Vec<KeyOrder>,
+}
+
+impl<'de> serde::Deserialize<'de> for KeyOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = KeyOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<KeyOrder, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    keys.push((key, map.next_value()?));
+                }
+                Ok(KeyOrder {
+                    keys,
+                    items: Vec::new(),
+                })
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<KeyOrder, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(KeyOrder {
+                    keys: Vec::new(),
+                    items,
+                })
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<KeyOrder, E> {
+                Ok(KeyOrder::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<KeyOrder, E> {
+                Ok(KeyOrder::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<KeyOrder, E> {
+                Ok(KeyOrder::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<KeyOrder, E> {
+                Ok(KeyOrder::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<KeyOrder, E> {
+                Ok(KeyOrder::default())
+            }
+            fn visit_unit<E>(self) -> Result<KeyOrder, E> {
+                Ok(KeyOrder::default())
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// A value serialised with its objects' keys in [`KeyOrder`].
+struct Ordered<'a> {
+    value: &'a Value,
+    order: Option<&'a KeyOrder>,
+}
+
+impl serde::Serialize for Ordered<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.value {
+            Value::Object(map) => {
+                let known = self.order.map(|o| o.keys.as_slice()).unwrap_or_default();
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                let first = known
+                    .iter()
+                    .filter_map(|(key, order)| map.get_key_value(key).map(|kv| (kv, Some(order))));
+                let rest = map
+                    .iter()
+                    .filter(|(key, _)| !known.iter().any(|(k, _)| k == *key))
+                    .map(|kv| (kv, None));
+                for ((key, value), order) in first.chain(rest) {
+                    out.serialize_entry(key, &Ordered { value, order })?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for (n, value) in items.iter().enumerate() {
+                    let order = self.order.and_then(|o| o.items.get(n));
+                    out.serialize_element(&Ordered { value, order })?;
+                }
+                out.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 impl ConfigDocument {
@@ -100,9 +210,10 @@ impl ConfigDocument {
     pub fn read(location: ServersLocation) -> Result<ConfigDocument, EditError> {
         let target = edit_target(&location.path)?;
         let original = read_capped(&location.path, &target)?;
-        let (root, layout) = match &original {
-            None => (Map::new(), Layout::fresh()),
-            Some(bytes) if bytes.trim_ascii().is_empty() => (Map::new(), Layout::fresh()),
+        let fresh = || (Map::new(), Layout::fresh(), KeyOrder::default());
+        let (root, layout, order) = match &original {
+            None => fresh(),
+            Some(bytes) if bytes.trim_ascii().is_empty() => fresh(),
             Some(bytes) => {
                 // A byte order mark is kept on writing, and not JSON.
                 let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
@@ -130,7 +241,9 @@ impl ConfigDocument {
                         },
                     ));
                 };
-                (root, Layout::detect(bytes))
+                // The same bytes parsed again: they are valid JSON.
+                let order = serde_json::from_slice(body).unwrap_or_default();
+                (root, Layout::detect(bytes), order)
             }
         };
         let document = ConfigDocument {
@@ -139,6 +252,7 @@ impl ConfigDocument {
             original,
             root,
             layout,
+            order,
         };
         // Surface a malformed key path now, before any change is attempted.
         document.servers()?;
@@ -208,9 +322,7 @@ impl ConfigDocument {
             return Err(self.not_found(name));
         }
         let servers = self.servers_mut()?;
-        servers
-            .shift_remove(name)
-            .ok_or_else(|| self.not_found(name))
+        servers.remove(name).ok_or_else(|| self.not_found(name))
     }
 
     /// Switches the entry named `name` on or off.
@@ -234,10 +346,10 @@ impl ConfigDocument {
                     return Ok(false);
                 }
                 if entry.len() == 1 {
-                    self.servers_mut()?.shift_remove(name);
+                    self.servers_mut()?.remove(name);
                 } else {
                     let mut entry = entry;
-                    entry.shift_remove("enabled");
+                    entry.remove("enabled");
                     self.servers_mut()?
                         .insert(name.to_owned(), Value::Object(entry));
                 }
@@ -265,6 +377,10 @@ impl ConfigDocument {
     /// The bytes [`write`](Self::write) would put on disk.
     pub fn render(&self) -> Vec<u8> {
         let root = Value::Object(self.root.clone());
+        let root = Ordered {
+            value: &root,
+            order: Some(&self.order),
+        };
         let mut out = Vec::new();
         if self.layout.bom {
             out.extend_from_slice(UTF8_BOM);
@@ -445,9 +561,9 @@ impl ConfigDocument {
                 },
             ));
         };
-        let removed = map.shift_remove(name).is_some();
+        let removed = map.remove(name).is_some();
         if map.is_empty() {
-            settings.shift_remove(RECORDS_KEY);
+            settings.remove(RECORDS_KEY);
         }
         Ok(removed)
     }
@@ -492,7 +608,7 @@ impl ConfigDocument {
         let settings = self.settings_mut()?;
         let mut changed = false;
         for key in crate::merge::APPROVAL_KEYS {
-            changed |= settings.shift_remove(*key).is_some();
+            changed |= settings.remove(*key).is_some();
         }
         Ok(changed)
     }
@@ -745,9 +861,17 @@ mod tests {
         check(
             None,
             &["mcpServers"],
-            |doc| doc.upsert("a", stdio("run")).map(drop),
+            // A new entry's keys come in its map's order: sorted, or as
+            // inserted when the host enables serde_json's `preserve_order`.
+            // These keys are in both orders at once.
+            |doc| {
+                let entry = valid(serde_json::json!(
+                    {"args": ["--flag"], "command": "run", "type": "stdio"}
+                ));
+                doc.upsert("a", entry).map(drop)
+            },
             Ok(
-                "{\n  \"mcpServers\": {\n    \"a\": {\n      \"type\": \"stdio\",\n      \"command\": \"run\",\n      \"args\": [\n        \"--flag\"\n      ]\n    }\n  }\n}\n",
+                "{\n  \"mcpServers\": {\n    \"a\": {\n      \"args\": [\n        \"--flag\"\n      ],\n      \"command\": \"run\",\n      \"type\": \"stdio\"\n    }\n  }\n}\n",
             ),
         );
     }

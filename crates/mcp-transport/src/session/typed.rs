@@ -402,6 +402,15 @@ pub trait TypedClientHandler: Send + Sync + 'static {
     fn elicitation(&self) -> Option<&dyn ElicitationHandler> {
         None
     }
+
+    /// The answer to a server that asks for a feature the host did not
+    /// hand out (so never declared), such as `sampling/createMessage`:
+    /// `-32601` by default. A host may refuse in its own words instead, or
+    /// tell its user a server asked.
+    fn refuse(&self, context: RequestContext<'_>, method: &str) -> ErrorObject {
+        let _ = context;
+        ErrorObject::method_not_found(method)
+    }
 }
 
 /// A [`TypedClientHandler`] as the [`ClientHandler`] a session takes.
@@ -512,14 +521,16 @@ impl<H: TypedClientHandler> ClientHandler for Typed<H> {
 
     async fn list_roots(&self, _params: Option<Value>) -> Result<Value, ErrorObject> {
         let Some(roots) = self.handler.roots() else {
-            return Err(ErrorObject::method_not_found("roots/list"));
+            return Err(self.handler.refuse(self.context(), "roots/list"));
         };
         answer(roots.list_roots(self.context()).await)
     }
 
     async fn create_message(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
         let Some(sampling) = self.handler.sampling() else {
-            return Err(ErrorObject::method_not_found("sampling/createMessage"));
+            return Err(self
+                .handler
+                .refuse(self.context(), "sampling/createMessage"));
         };
         let params: CreateMessageParams = parse("sampling/createMessage", params)?;
         if !params.tools.is_empty() && !sampling.supports_tools() {
@@ -533,7 +544,7 @@ impl<H: TypedClientHandler> ClientHandler for Typed<H> {
 
     async fn elicit(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
         let Some(elicitation) = self.handler.elicitation() else {
-            return Err(ErrorObject::method_not_found("elicitation/create"));
+            return Err(self.handler.refuse(self.context(), "elicitation/create"));
         };
         let params: ElicitParams = parse("elicitation/create", params)?;
         let declared = match &params {
@@ -696,6 +707,42 @@ mod tests {
             url: false,
             tools: false,
         }
+    }
+
+    /// A host with no features that refuses sampling in its own words.
+    struct Refusing;
+
+    impl TypedClientHandler for Refusing {
+        fn refuse(&self, context: RequestContext<'_>, method: &str) -> ErrorObject {
+            match method {
+                "sampling/createMessage" => ErrorObject::new(-1, context.server),
+                _ => ErrorObject::method_not_found(method),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_undeclared_feature_is_refused_as_the_host_says() {
+        let typed = Typed::new(Refusing).for_server("s1").unwrap();
+        assert_eq!(typed.capabilities(), json!({}));
+        let refused = typed
+            .handle_request("sampling/createMessage", Some(json!({"messages": []})))
+            .await;
+        assert_eq!(refused, Err(ErrorObject::new(-1, "s1")));
+        check(
+            Refusing,
+            "roots/list",
+            json!({}),
+            Err(error_codes::METHOD_NOT_FOUND),
+        )
+        .await;
+        check(
+            Refusing,
+            "elicitation/create",
+            form(),
+            Err(error_codes::METHOD_NOT_FOUND),
+        )
+        .await;
     }
 
     #[tokio::test]
