@@ -207,3 +207,9 @@ pub use skills::{
     SkillFile, SkillFileContent, SkillFiles, SkillListing, SkillSource, advertises_skills,
     digest_of as skill_digest, list_skills, load_skill,
 };
+
+// The crate's README examples compile (and run where they can) with the
+// doctests, so the page a reader sees first never goes stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

@@ -131,3 +131,9 @@ pub use name::{MAX_NAME_LEN, server_name_problem};
 pub use parse::{ParseEnv, ParsedEntry, ParsedFile, parse_file};
 pub use plugin::{PluginFormat, PluginInfo};
 pub use types::*;
+
+// The crate's README examples compile (and run where they can) with the
+// doctests, so the page a reader sees first never goes stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

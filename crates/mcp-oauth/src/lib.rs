@@ -162,3 +162,9 @@ pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, Inte
 // way; it is plumbing, not part of the authorization API.
 #[doc(hidden)]
 pub use process::GroupGuard;
+
+// The crate's README examples compile (and run where they can) with the
+// doctests, so the page a reader sees first never goes stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

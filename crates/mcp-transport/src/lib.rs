@@ -234,3 +234,9 @@ pub use task::{RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport,
 pub use transport::{HttpFailure, MessageSender, Transport, TransportError, TransportErrorKind};
 #[cfg(feature = "ws")]
 pub use ws::WsTransport;
+
+// The crate's README examples compile (and run where they can) with the
+// doctests, so the page a reader sees first never goes stale.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
