@@ -29,16 +29,13 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-use crate::error_codes;
+use crate::error_codes::{self, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId};
 use crate::protocol::{
     KNOWN_PROTOCOL_VERSIONS, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,
     is_modern,
 };
 use crate::sdk::{SdkServer, SdkServerConnection};
-
-/// The code a 2026-07-28 server refuses a revision it does not speak with.
-const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A tool's definition as `tools/list` shows it: a name and an input
 /// schema, with an optional description, title, output schema and
