@@ -927,16 +927,7 @@ mod tests {
         );
     }
 
-    /// A server that needs a name to answer `tools/call`: a legacy one
-    /// (answers `initialize`, refuses `server/discover`) asks with an
-    /// `elicitation/create` request of its own; a 2026-07-28 one answers
-    /// `input_required` and reads the retry's `inputResponses`. Keeps the
-    /// client capabilities it was told.
-    struct AskingServer {
-        modern: bool,
-        capabilities: std::sync::Mutex<Option<Value>>,
-    }
-
+    /// An elicitation request's parameters: one text field.
     fn form() -> Value {
         json!({
             "message": "who?",
@@ -944,135 +935,156 @@ mod tests {
         })
     }
 
-    impl AskingServer {
-        fn keep(&self, capabilities: &Value) {
-            *self.capabilities.lock().unwrap() = Some(capabilities.clone());
+    /// Sessions over an in-process server, so only with the `sdk` kind.
+    #[cfg(feature = "sdk")]
+    mod over_a_session {
+        use super::*;
+
+        /// A server that needs a name to answer `tools/call`: a legacy one
+        /// (answers `initialize`, refuses `server/discover`) asks with an
+        /// `elicitation/create` request of its own; a 2026-07-28 one answers
+        /// `input_required` and reads the retry's `inputResponses`. Keeps the
+        /// client capabilities it was told.
+        struct AskingServer {
+            modern: bool,
+            capabilities: std::sync::Mutex<Option<Value>>,
         }
 
-        /// The modern answer to `tools/call`.
-        fn call(&self, params: &Value) -> Value {
-            self.keep(&params["_meta"]["io.modelcontextprotocol/clientCapabilities"]);
-            match params.get("inputResponses") {
-                Some(responses) => json!({"resultType": "complete", "answer": responses["who"]}),
-                None => json!({
-                    "resultType": "input_required",
-                    "inputRequests": {"who": {"method": "elicitation/create", "params": form()}},
-                    "requestState": "s1"
-                }),
+        impl AskingServer {
+            fn keep(&self, capabilities: &Value) {
+                *self.capabilities.lock().unwrap() = Some(capabilities.clone());
             }
-        }
-    }
 
-    #[async_trait]
-    impl crate::sdk::SdkServer for AskingServer {
-        async fn serve(self: Arc<Self>, mut connection: crate::sdk::SdkServerConnection) {
-            use crate::message::{JsonRpcMessage, RequestId};
-            while let Some(message) = connection.incoming.recv().await {
-                let JsonRpcMessage::Request(request) = message else {
-                    continue;
-                };
-                let params = request.params.unwrap_or_default();
-                let reply = match (request.method.as_str(), self.modern) {
-                    ("server/discover", false) => JsonRpcMessage::error(
-                        Some(request.id),
-                        ErrorObject::method_not_found("server/discover"),
-                    ),
-                    ("server/discover", true) => JsonRpcMessage::result(
-                        request.id,
-                        json!({
-                            "resultType": "complete",
-                            "supportedVersions": ["2026-07-28"],
-                            "capabilities": {"tools": {}},
-                            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "asking", "version": "1"}}
-                        }),
-                    ),
-                    // A modern session never sends it: it would get a
-                    // `tools/call` answer and fail.
-                    ("initialize", false) => {
-                        self.keep(&params["capabilities"]);
-                        JsonRpcMessage::result(
-                            request.id,
-                            json!({
-                                "protocolVersion": "2025-11-25",
-                                "capabilities": {"tools": {}},
-                                "serverInfo": {"name": "asking", "version": "1"}
-                            }),
-                        )
+            /// The modern answer to `tools/call`.
+            fn call(&self, params: &Value) -> Value {
+                self.keep(&params["_meta"]["io.modelcontextprotocol/clientCapabilities"]);
+                match params.get("inputResponses") {
+                    Some(responses) => {
+                        json!({"resultType": "complete", "answer": responses["who"]})
                     }
-                    (_, true) => JsonRpcMessage::result(request.id, self.call(&params)),
-                    (_, false) => {
-                        let ask = JsonRpcMessage::request(
-                            RequestId::String("ask-1".into()),
-                            "elicitation/create",
-                            Some(form()),
-                        );
-                        if connection.outgoing.send(ask).await.is_err() {
-                            return;
-                        }
-                        let answer = loop {
-                            match connection.incoming.recv().await {
-                                Some(JsonRpcMessage::Response(response)) => break response.outcome,
-                                Some(_) => continue,
-                                None => return,
-                            }
-                        };
-                        let answer = answer.unwrap_or_else(|error| json!({"error": error.code}));
-                        JsonRpcMessage::result(request.id, json!({"answer": answer}))
-                    }
-                };
-                if connection.outgoing.send(reply).await.is_err() {
-                    return;
+                    None => json!({
+                        "resultType": "input_required",
+                        "inputRequests": {"who": {"method": "elicitation/create", "params": form()}},
+                        "requestState": "s1"
+                    }),
                 }
             }
         }
-    }
 
-    /// Connects a session with the typed `host()` to an [`AskingServer`]
-    /// and checks what it declared and how it answered.
-    async fn check_session(modern: bool) {
-        use crate::sdk::{SdkOptions, SdkServer, SdkTransport};
-        use crate::session::{ClientSession, SessionOptions};
-
-        let server = Arc::new(AskingServer {
-            modern,
-            capabilities: std::sync::Mutex::new(None),
-        });
-        let transport = SdkTransport::connect(
-            "asking",
-            Arc::clone(&server) as Arc<dyn SdkServer>,
-            SdkOptions::default(),
-        );
-        let options = SessionOptions {
-            handler: Some(Typed::shared(host())),
-            ..SessionOptions::default()
-        };
-        let session = ClientSession::initialize(Box::new(transport), "asking", options)
-            .await
-            .unwrap();
-        let answer = session
-            .request("tools/call", Some(json!({"name": "t"})))
-            .await
-            .unwrap();
-        assert_eq!(
-            answer["answer"],
-            json!({"action": "accept", "content": {"name": "Ada", "tags": ["a"]}}),
-            "modern: {modern}"
-        );
-        let declared = server.capabilities.lock().unwrap().clone().unwrap();
-        for (name, settings) in [
-            ("roots", json!({})),
-            ("sampling", json!({})),
-            ("elicitation", json!({"form": {}})),
-        ] {
-            assert_eq!(declared[name], settings, "modern: {modern}, {declared}");
+        #[async_trait]
+        impl crate::sdk::SdkServer for AskingServer {
+            async fn serve(self: Arc<Self>, mut connection: crate::sdk::SdkServerConnection) {
+                use crate::message::{JsonRpcMessage, RequestId};
+                while let Some(message) = connection.incoming.recv().await {
+                    let JsonRpcMessage::Request(request) = message else {
+                        continue;
+                    };
+                    let params = request.params.unwrap_or_default();
+                    let reply = match (request.method.as_str(), self.modern) {
+                        ("server/discover", false) => JsonRpcMessage::error(
+                            Some(request.id),
+                            ErrorObject::method_not_found("server/discover"),
+                        ),
+                        ("server/discover", true) => JsonRpcMessage::result(
+                            request.id,
+                            json!({
+                                "resultType": "complete",
+                                "supportedVersions": ["2026-07-28"],
+                                "capabilities": {"tools": {}},
+                                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "asking", "version": "1"}}
+                            }),
+                        ),
+                        // A modern session never sends it: it would get a
+                        // `tools/call` answer and fail.
+                        ("initialize", false) => {
+                            self.keep(&params["capabilities"]);
+                            JsonRpcMessage::result(
+                                request.id,
+                                json!({
+                                    "protocolVersion": "2025-11-25",
+                                    "capabilities": {"tools": {}},
+                                    "serverInfo": {"name": "asking", "version": "1"}
+                                }),
+                            )
+                        }
+                        (_, true) => JsonRpcMessage::result(request.id, self.call(&params)),
+                        (_, false) => {
+                            let ask = JsonRpcMessage::request(
+                                RequestId::String("ask-1".into()),
+                                "elicitation/create",
+                                Some(form()),
+                            );
+                            if connection.outgoing.send(ask).await.is_err() {
+                                return;
+                            }
+                            let answer = loop {
+                                match connection.incoming.recv().await {
+                                    Some(JsonRpcMessage::Response(response)) => {
+                                        break response.outcome;
+                                    }
+                                    Some(_) => continue,
+                                    None => return,
+                                }
+                            };
+                            let answer =
+                                answer.unwrap_or_else(|error| json!({"error": error.code}));
+                            JsonRpcMessage::result(request.id, json!({"answer": answer}))
+                        }
+                    };
+                    if connection.outgoing.send(reply).await.is_err() {
+                        return;
+                    }
+                }
+            }
         }
-    }
 
-    #[tokio::test]
-    async fn a_session_declares_and_serves_the_typed_handler() {
-        // a server request (before 2026-07-28)
-        check_session(false).await;
-        // a multi-round-trip input request (2026-07-28)
-        check_session(true).await;
+        /// Connects a session with the typed `host()` to an [`AskingServer`]
+        /// and checks what it declared and how it answered.
+        async fn check_session(modern: bool) {
+            use crate::sdk::{SdkOptions, SdkServer, SdkTransport};
+            use crate::session::{ClientSession, SessionOptions};
+
+            let server = Arc::new(AskingServer {
+                modern,
+                capabilities: std::sync::Mutex::new(None),
+            });
+            let transport = SdkTransport::connect(
+                "asking",
+                Arc::clone(&server) as Arc<dyn SdkServer>,
+                SdkOptions::default(),
+            );
+            let options = SessionOptions {
+                handler: Some(Typed::shared(host())),
+                ..SessionOptions::default()
+            };
+            let session = ClientSession::initialize(Box::new(transport), "asking", options)
+                .await
+                .unwrap();
+            let answer = session
+                .request("tools/call", Some(json!({"name": "t"})))
+                .await
+                .unwrap();
+            assert_eq!(
+                answer["answer"],
+                json!({"action": "accept", "content": {"name": "Ada", "tags": ["a"]}}),
+                "modern: {modern}"
+            );
+            let declared = server.capabilities.lock().unwrap().clone().unwrap();
+            for (name, settings) in [
+                ("roots", json!({})),
+                ("sampling", json!({})),
+                ("elicitation", json!({"form": {}})),
+            ] {
+                assert_eq!(declared[name], settings, "modern: {modern}, {declared}");
+            }
+        }
+
+        #[tokio::test]
+        async fn a_session_declares_and_serves_the_typed_handler() {
+            // a server request (before 2026-07-28)
+            check_session(false).await;
+            // a multi-round-trip input request (2026-07-28)
+            check_session(true).await;
+        }
     }
 }
