@@ -59,6 +59,7 @@ impl std::fmt::Display for TransportKind {
 /// A local server spawned as a child process. Its `Debug` shows env keys,
 /// never their values.
 #[derive(Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct StdioConfig {
     /// Program to run (never through a shell).
     pub command: String,
@@ -448,6 +449,7 @@ impl IdpConfig {
 /// Its `Debug` shows header names, never their values.
 #[derive(Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RemoteConfig {
     /// The endpoint (`http(s)://` or, for WebSocket, `ws(s)://`), after `${VAR}`
     /// expansion.
@@ -526,6 +528,7 @@ impl std::fmt::Debug for RemoteConfig {
 
 /// A server hosted by claude.ai and reached through its proxy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ProxyConfig {
     /// The proxy's url.
     pub url: String,
@@ -583,6 +586,7 @@ impl TransportConfig {
 
 /// `toolFilter`: patterns over raw tool names; `*` is the only wildcard.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
 pub struct ToolFilter {
     /// Tools to keep; empty keeps every tool.
     pub include: Vec<String>,
@@ -607,6 +611,7 @@ impl ToolFilter {
 /// Per-server timeouts, already resolved (milliseconds win over seconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Timeouts {
     /// Time to establish the connection and finish `initialize`.
     #[serde(with = "duration_ms")]
@@ -660,6 +665,7 @@ mod duration_ms {
 /// One fully parsed server entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// The server's name: the key of its entry, unique in a merged config.
     pub name: String,
