@@ -58,6 +58,10 @@ impl std::fmt::Display for TransportKind {
 
 /// A local server spawned as a child process. Its `Debug` shows env keys,
 /// never their values.
+///
+/// Built with [`StdioConfig::new`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct StdioConfig {
@@ -447,6 +451,10 @@ impl IdpConfig {
 
 /// A remote server reached over HTTP (streamable or legacy SSE) or WebSocket.
 /// Its `Debug` shows header names, never their values.
+///
+/// Built with [`RemoteConfig::new`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -527,6 +535,9 @@ impl std::fmt::Debug for RemoteConfig {
 }
 
 /// A server hosted by claude.ai and reached through its proxy.
+///
+/// Built with [`ProxyConfig::new`]: entries keep gaining fields, so
+/// outside this crate it cannot be written as a struct literal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct ProxyConfig {
@@ -585,6 +596,10 @@ impl TransportConfig {
 }
 
 /// `toolFilter`: patterns over raw tool names; `*` is the only wildcard.
+///
+/// Built with [`ToolFilter::default`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[non_exhaustive]
 pub struct ToolFilter {
@@ -609,6 +624,10 @@ impl ToolFilter {
 }
 
 /// Per-server timeouts, already resolved (milliseconds win over seconds).
+///
+/// Built with [`Timeouts::default`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -663,6 +682,10 @@ mod duration_ms {
 }
 
 /// One fully parsed server entry.
+///
+/// Built with [`ServerConfig::new`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
