@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, StdioConfig, Timeouts, TransportConfig};
 use mcp_transport::SdkOptions;
 use mcp_transport::{ClientSession, ConnectOptions, SdkRegistry, SessionOptions, TransportError};
 
@@ -43,24 +43,15 @@ pub fn server_name(kind: &str) -> String {
 
 /// Timeouts taken from session options, for a config entry.
 pub fn timeouts_of(session: &SessionOptions) -> Timeouts {
-    Timeouts {
-        connect: session.connect_timeout,
-        request: session.request_timeout,
-        tool_call: session.tool_call_timeout,
-    }
+    Timeouts::default()
+        .with_connect(session.connect_timeout)
+        .with_request(session.request_timeout)
+        .with_tool_call(session.tool_call_timeout)
 }
 
 /// A server config entry with defaults for everything but the transport.
 pub fn entry(name: &str, transport: TransportConfig, timeouts: Timeouts) -> ServerConfig {
-    ServerConfig {
-        name: name.to_string(),
-        transport,
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts,
-        description_limit: None,
-    }
+    ServerConfig::new(name.to_string(), transport).with_timeouts(timeouts)
 }
 
 /// The environment tests hand to stdio children: only `PATH`.
@@ -89,13 +80,10 @@ impl StdioHarness {
     pub fn config(&self, server: &ServerOptions, timeouts: Timeouts) -> ServerConfig {
         entry(
             &server_name("stdio"),
-            TransportConfig::Stdio(StdioConfig {
-                command: self.binary.to_string_lossy().into_owned(),
-                args: server.to_args(),
-                env: BTreeMap::new(),
-                cwd: None,
-                env_passthrough: Vec::new(),
-            }),
+            TransportConfig::Stdio(
+                StdioConfig::new(self.binary.to_string_lossy().into_owned())
+                    .with_args(server.to_args()),
+            ),
             timeouts,
         )
     }

@@ -918,12 +918,7 @@ impl Harness for NetHarness {
         session: SessionOptions,
     ) -> Result<ClientSession, TransportError> {
         let core = Arc::new(ExampleServer::new(server.clone()));
-        let remote = |url: &str| RemoteConfig {
-            url: url.to_owned(),
-            headers: Default::default(),
-            headers_helper: None,
-            oauth: None,
-        };
+        let remote = |url: &str| RemoteConfig::new(url.to_owned());
         let mut options = ConnectOptions::default().with_session(session.clone());
         let (loopback, transport) = match self.0 {
             NetKind::Http => {
@@ -953,10 +948,10 @@ impl Harness for NetHarness {
                 )
                 .await;
                 options.claudeai_credentials = Some(Arc::new(StaticToken(token)));
-                let transport = TransportConfig::ClaudeAiProxy(ProxyConfig {
-                    url: proxy.url.clone(),
-                    id: "srv_example".to_owned(),
-                });
+                let transport = TransportConfig::ClaudeAiProxy(ProxyConfig::new(
+                    proxy.url.clone(),
+                    "srv_example",
+                ));
                 (vec![upstream, proxy], transport)
             }
         };

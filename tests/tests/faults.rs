@@ -11,7 +11,6 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,11 +35,12 @@ const MIB: usize = 1024 * 1024;
 /// The faulty server's usual timeouts. Connecting gets more room: a busy
 /// machine may take a while to start a process, and most rows need the
 /// handshake to succeed before their fault.
-const FAULTY_TIMEOUTS: Timeouts = Timeouts {
-    connect: Duration::from_secs(5),
-    request: Duration::from_secs(2),
-    tool_call: Duration::from_secs(2),
-};
+fn faulty_timeouts() -> Timeouts {
+    Timeouts::default()
+        .with_connect(Duration::from_secs(5))
+        .with_request(Duration::from_secs(2))
+        .with_tool_call(Duration::from_secs(2))
+}
 /// On top of the timeouts: room for a loaded 2-core machine. A hang would
 /// blow through any bound; this one only has to be finite and fair.
 const SLACK: Duration = Duration::from_secs(10);
@@ -92,7 +92,7 @@ fn case(faulty: Faulty, expect: Expect) -> Case {
         tool: "echo",
         arguments: json!({"text": "hello"}),
         expect,
-        timeouts: FAULTY_TIMEOUTS,
+        timeouts: faulty_timeouts(),
     }
 }
 
@@ -114,15 +114,11 @@ fn dropped(kind: NetKind) -> Case {
 }
 
 fn remote(url: &str) -> RemoteConfig {
-    RemoteConfig {
-        url: url.to_owned(),
-        headers: SECRET_HEADERS
+    RemoteConfig::new(url.to_owned()).with_headers(
+        SECRET_HEADERS
             .iter()
-            .map(|(name, value)| (name.to_string(), value.to_string()))
-            .collect(),
-        headers_helper: None,
-        oauth: None,
-    }
+            .map(|(name, value)| (name.to_string(), value.to_string())),
+    )
 }
 
 /// What keeps the faulty server running, and how to find its process.
@@ -138,13 +134,8 @@ async fn start(faulty: &Faulty, dir: &std::path::Path) -> (TransportConfig, Runn
             let pid_file = dir.join("faulty.pid");
             let mut args = script.to_args();
             args.extend(["--pid-file".to_owned(), pid_file.display().to_string()]);
-            let transport = TransportConfig::Stdio(StdioConfig {
-                command: MISBEHAVING.to_owned(),
-                args,
-                env: BTreeMap::new(),
-                cwd: None,
-                env_passthrough: Vec::new(),
-            });
+            let transport =
+                TransportConfig::Stdio(StdioConfig::new(MISBEHAVING.to_owned()).with_args(args));
             (transport, Running::Process { pid_file })
         }
         Faulty::Http(fault, trigger) => {
@@ -192,18 +183,13 @@ fn healthy_entry() -> ServerConfig {
     // machine is busy.
     let mut config = entry(
         "healthy",
-        TransportConfig::Stdio(StdioConfig {
-            command: EXAMPLE.to_owned(),
-            args: ServerOptions::default().to_args(),
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        Timeouts {
-            connect: Duration::from_secs(30),
-            request: Duration::from_secs(30),
-            tool_call: Duration::from_secs(30),
-        },
+        TransportConfig::Stdio(
+            StdioConfig::new(EXAMPLE.to_owned()).with_args(ServerOptions::default().to_args()),
+        ),
+        Timeouts::default()
+            .with_connect(Duration::from_secs(30))
+            .with_request(Duration::from_secs(30))
+            .with_tool_call(Duration::from_secs(30)),
     );
     config.name = "healthy".to_owned();
     config
@@ -455,7 +441,7 @@ faults! {
     flood_during_a_call => Case {
         arguments: json!({"steps": 4, "step_ms": 500}),
         tool: "slow",
-        timeouts: Timeouts { tool_call: Duration::from_secs(15), ..FAULTY_TIMEOUTS },
+        timeouts: faulty_timeouts().with_tool_call(Duration::from_secs(15)),
         ..stdio(Fault::Flood(10_000), "notifications/initialized", Expect::Works)
     };
     // Slow-loris HTTP: headers or body that never end.

@@ -35,20 +35,12 @@ const SMUGGLED: &[(&str, &str)] = &[
 fn stdio(name: &str, command: &str, args: &[&str], env: &[(&str, &str)]) -> ServerConfig {
     entry(
         name,
-        TransportConfig::Stdio(StdioConfig {
-            command: command.to_owned(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: env
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        Timeouts {
-            connect: Duration::from_secs(10),
-            ..Timeouts::default()
-        },
+        TransportConfig::Stdio(
+            StdioConfig::new(command.to_owned())
+                .with_args(args.iter().map(|a| (*a).to_owned()))
+                .with_env(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))),
+        ),
+        Timeouts::default().with_connect(Duration::from_secs(10)),
     )
 }
 

@@ -6,7 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use mcp_config::{RemoteConfig, Timeouts, TransportConfig};
@@ -17,11 +16,12 @@ use mcp_transport::ConnectOptions;
 use serde_json::json;
 
 const MIB: usize = 1024 * 1024;
-const TIMEOUTS: Timeouts = Timeouts {
-    connect: Duration::from_secs(20),
-    request: Duration::from_secs(30),
-    tool_call: Duration::from_secs(30),
-};
+fn timeouts() -> Timeouts {
+    Timeouts::default()
+        .with_connect(Duration::from_secs(20))
+        .with_request(Duration::from_secs(30))
+        .with_tool_call(Duration::from_secs(30))
+}
 /// What "at once" means for a 50 MiB event on loopback in a debug build.
 const AT_ONCE: Duration = Duration::from_secs(2);
 /// The cap (16 MiB) may be buffered once; nothing more.
@@ -31,18 +31,13 @@ const MEMORY_BOUND: usize = 40 * MIB;
 /// fail within `within` naming the cap, and the session must still answer.
 async fn check(kind: Kind, shape: &str, within: Duration) {
     let server = serve(kind).await;
-    let remote = RemoteConfig {
-        url: server.url.clone(),
-        headers: BTreeMap::new(),
-        headers_helper: None,
-        oauth: None,
-    };
+    let remote = RemoteConfig::new(server.url.clone());
     let transport = match kind {
         Kind::LegacySse => TransportConfig::Sse(remote),
         _ => TransportConfig::Http(remote),
     };
     let name = format!("huge-{kind:?}").to_lowercase();
-    let config = entry(&name, transport, TIMEOUTS);
+    let config = entry(&name, transport, timeouts());
     let session = mcp_transport::connect(&config, &ConnectOptions::default())
         .await
         .unwrap();

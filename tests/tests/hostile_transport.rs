@@ -19,7 +19,6 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,11 +36,12 @@ const SCRIPTED: &str = env!("CARGO_BIN_EXE_mcp-scripted-server");
 const MISBEHAVING: &str = env!("CARGO_BIN_EXE_mcp-misbehaving-server");
 const HOST: &str = env!("CARGO_BIN_EXE_mcp-stdio-host");
 
-const TIMEOUTS: Timeouts = Timeouts {
-    connect: Duration::from_secs(20),
-    request: Duration::from_secs(30),
-    tool_call: Duration::from_secs(30),
-};
+fn timeouts() -> Timeouts {
+    Timeouts::default()
+        .with_connect(Duration::from_secs(20))
+        .with_request(Duration::from_secs(30))
+        .with_tool_call(Duration::from_secs(30))
+}
 /// A failing row must end well under the request timeout: this bound
 /// leaves room for scanning 16 MiB in a debug build on a loaded machine.
 const AT_ONCE: Duration = Duration::from_secs(5);
@@ -70,21 +70,10 @@ fn name_of(via: Via) -> String {
 }
 
 async fn connect(via: Via) -> (ClientSession, Option<Scripted>) {
-    let remote = |url: &str| RemoteConfig {
-        url: url.to_owned(),
-        headers: BTreeMap::new(),
-        headers_helper: None,
-        oauth: None,
-    };
+    let remote = |url: &str| RemoteConfig::new(url.to_owned());
     let (transport, server) = match via {
         Via::Stdio => (
-            TransportConfig::Stdio(StdioConfig {
-                command: SCRIPTED.to_owned(),
-                args: Vec::new(),
-                env: BTreeMap::new(),
-                cwd: None,
-                env_passthrough: Vec::new(),
-            }),
+            TransportConfig::Stdio(StdioConfig::new(SCRIPTED.to_owned())),
             None,
         ),
         Via::Net(kind) => {
@@ -97,7 +86,7 @@ async fn connect(via: Via) -> (ClientSession, Option<Scripted>) {
             (config, Some(server))
         }
     };
-    let config = entry(&name_of(via), transport, TIMEOUTS);
+    let config = entry(&name_of(via), transport, timeouts());
     let options = ConnectOptions::default().with_env(test_env());
     let session = mcp_transport::connect(&config, &options)
         .await

@@ -7,7 +7,6 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,11 +23,12 @@ use serde_json::json;
 
 const MIB: usize = 1024 * 1024;
 /// Generous: a busy 2-core machine runs this next to other test binaries.
-const TIMEOUTS: Timeouts = Timeouts {
-    connect: Duration::from_secs(60),
-    request: Duration::from_secs(60),
-    tool_call: Duration::from_secs(60),
-};
+fn timeouts() -> Timeouts {
+    Timeouts::default()
+        .with_connect(Duration::from_secs(60))
+        .with_request(Duration::from_secs(60))
+        .with_tool_call(Duration::from_secs(60))
+}
 /// Peak memory of the whole test process may not pass this.
 const PEAK_CEILING: usize = 1024 * MIB;
 
@@ -61,14 +61,11 @@ fn report(phase: &str, calls: usize, started: Instant) {
 async fn concurrent_calls_over_one_session() {
     let config = entry(
         "example",
-        TransportConfig::Stdio(StdioConfig {
-            command: env!("CARGO_BIN_EXE_mcp-example-server").to_owned(),
-            args: ServerOptions::default().to_args(),
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        TIMEOUTS,
+        TransportConfig::Stdio(
+            StdioConfig::new(env!("CARGO_BIN_EXE_mcp-example-server").to_owned())
+                .with_args(ServerOptions::default().to_args()),
+        ),
+        timeouts(),
     );
     let runtime = SessionRuntime::builder("load", ServerSet::all(vec![config]), connector())
         .with_options(mcp_catalog::RuntimeOptions::default().with_materialize(openclaw()))
@@ -105,13 +102,8 @@ async fn many_sessions_times_many_servers() {
             serve_streamable_http(Arc::new(ExampleServer::new(ServerOptions::default()))).await;
         servers.push(entry(
             &format!("server{n}"),
-            TransportConfig::Http(RemoteConfig {
-                url: loopback.url.clone(),
-                headers: BTreeMap::new(),
-                headers_helper: None,
-                oauth: None,
-            }),
-            TIMEOUTS,
+            TransportConfig::Http(RemoteConfig::new(loopback.url.clone())),
+            timeouts(),
         ));
         loopbacks.push(loopback);
     }

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mcp_catalog::{McpConnector, ModelBlock, ServerSet, SessionRuntime};
-use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, TransportConfig};
 use mcp_integration_tests::harness::test_env;
 use mcp_transport::{ClientHandler, ConnectOptions, ErrorObject, SessionOptions};
 use serde_json::{Map, Value, json};
@@ -306,13 +306,11 @@ fn start(row: &Row) -> (ServerConfig, Option<Running>) {
     let (transport, running) = match row.wire {
         Wire::Stdio => {
             let (program, args, env) = command(row.peer, None);
-            let transport = TransportConfig::Stdio(StdioConfig {
-                command: program.to_string_lossy().into_owned(),
-                args,
-                env,
-                cwd: None,
-                env_passthrough: Vec::new(),
-            });
+            let transport = TransportConfig::Stdio(
+                StdioConfig::new(program.to_string_lossy().into_owned())
+                    .with_args(args)
+                    .with_env(env),
+            );
             (transport, None)
         }
         Wire::Http => {
@@ -335,24 +333,12 @@ fn start(row: &Row) -> (ServerConfig, Option<Running>) {
                 );
                 std::thread::sleep(Duration::from_millis(100));
             }
-            let transport = TransportConfig::Http(RemoteConfig {
-                url: format!("http://127.0.0.1:{port}/mcp"),
-                headers: BTreeMap::new(),
-                headers_helper: None,
-                oauth: None,
-            });
+            let transport =
+                TransportConfig::Http(RemoteConfig::new(format!("http://127.0.0.1:{port}/mcp")));
             (transport, Some(running))
         }
     };
-    let config = ServerConfig {
-        name: SERVER.into(),
-        transport,
-        enabled: true,
-        required: true,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    };
+    let config = ServerConfig::new(SERVER, transport).with_required(true);
     (config, running)
 }
 

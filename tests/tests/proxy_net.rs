@@ -74,10 +74,7 @@ impl AuthProvider for HostCredentials {
 fn proxy_entry(url: &str, id: &str) -> mcp_config::ServerConfig {
     entry(
         "claude.ai Everything",
-        TransportConfig::ClaudeAiProxy(ProxyConfig {
-            url: url.to_owned(),
-            id: id.to_owned(),
-        }),
+        TransportConfig::ClaudeAiProxy(ProxyConfig::new(url.to_owned(), id.to_owned())),
         mcp_config::Timeouts::default(),
     )
 }

@@ -64,39 +64,29 @@ fn shell_bait(marker: &Path) -> Vec<String> {
 }
 
 fn quick() -> Timeouts {
-    Timeouts {
-        connect: Duration::from_secs(10),
-        ..Timeouts::default()
-    }
+    Timeouts::default().with_connect(Duration::from_secs(10))
 }
 
 fn stdio(name: &str, command: &str, args: &[String], env: &[(&str, &str)]) -> ServerConfig {
     entry(
         name,
-        TransportConfig::Stdio(StdioConfig {
-            command: command.to_owned(),
-            args: args.to_vec(),
-            env: env
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
+        TransportConfig::Stdio(
+            StdioConfig::new(command.to_owned())
+                .with_args(args.to_vec())
+                .with_env(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))),
+        ),
         quick(),
     )
 }
 
 fn remote(url: &str, headers: &[(&str, &str)], helper: Option<&str>) -> RemoteConfig {
-    RemoteConfig {
-        url: url.to_owned(),
-        headers: headers
+    let mut remote = RemoteConfig::new(url).with_headers(
+        headers
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect(),
-        headers_helper: helper.map(str::to_owned),
-        oauth: None,
-    }
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+    );
+    remote.headers_helper = helper.map(str::to_owned);
+    remote
 }
 
 /// The report `mcp-argv-report` wrote: its arguments and environment.

@@ -29,17 +29,12 @@ const PROXY: &str = "http://user:pr0xy-pass@proxy.test:3128";
 fn stdio(name: &str, command: &str, args: &[&str], passthrough: &[&str]) -> ServerConfig {
     entry(
         name,
-        TransportConfig::Stdio(StdioConfig {
-            command: command.to_owned(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: passthrough.iter().map(|n| (*n).to_owned()).collect(),
-        }),
-        Timeouts {
-            connect: Duration::from_secs(10),
-            ..Timeouts::default()
-        },
+        TransportConfig::Stdio(
+            StdioConfig::new(command.to_owned())
+                .with_args(args.iter().map(|a| (*a).to_owned()))
+                .with_env_passthrough(passthrough.iter().map(|n| (*n).to_owned())),
+        ),
+        Timeouts::default().with_connect(Duration::from_secs(10)),
     )
 }
 

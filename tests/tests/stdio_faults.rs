@@ -20,11 +20,10 @@ use serde_json::json;
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-example-server");
 
 fn timeouts(connect: Duration) -> Timeouts {
-    Timeouts {
-        connect,
-        request: Duration::from_secs(20),
-        tool_call: Duration::from_secs(20),
-    }
+    Timeouts::default()
+        .with_connect(connect)
+        .with_request(Duration::from_secs(20))
+        .with_tool_call(Duration::from_secs(20))
 }
 
 fn fast_shutdown() -> StdioOptions {
@@ -208,13 +207,7 @@ async fn exit_during_initialize_reports_status_and_stderr() {
 async fn spawn_failure_names_the_server_and_command() {
     let config = entry(
         "missing",
-        TransportConfig::Stdio(StdioConfig {
-            command: "/nonexistent/mcp-server".to_string(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
+        TransportConfig::Stdio(StdioConfig::new("/nonexistent/mcp-server")),
         Timeouts::default(),
     );
     let error = mcp_transport::connect(&config, &ConnectOptions::default())
@@ -240,13 +233,14 @@ async fn child_gets_the_allow_listed_environment_and_its_cwd() {
     base.insert("LD_PRELOAD".to_string(), "/evil.so".to_string());
     let config = entry(
         "env-check",
-        TransportConfig::Stdio(StdioConfig {
-            command: SERVER.to_string(),
-            args: vec![],
-            env: BTreeMap::from([("MY_SETTING".to_string(), "1".to_string())]),
-            cwd: Some(dir.path().to_path_buf()),
-            env_passthrough: Vec::new(),
-        }),
+        TransportConfig::Stdio(
+            StdioConfig::new(SERVER.to_string())
+                .with_env(BTreeMap::from([(
+                    "MY_SETTING".to_string(),
+                    "1".to_string(),
+                )]))
+                .with_cwd(dir.path().to_path_buf()),
+        ),
         timeouts(Duration::from_secs(20)),
     );
     let options = ConnectOptions::default()

@@ -27,11 +27,10 @@ fn peak_rss() -> usize {
 async fn a_message_past_the_cap_fails_clearly_with_bounded_memory() {
     let config = StdioHarness::new(env!("CARGO_BIN_EXE_mcp-example-server")).config(
         &ServerOptions::default(),
-        Timeouts {
-            connect: Duration::from_secs(20),
-            request: Duration::from_secs(60),
-            tool_call: Duration::from_secs(60),
-        },
+        Timeouts::default()
+            .with_connect(Duration::from_secs(20))
+            .with_request(Duration::from_secs(60))
+            .with_tool_call(Duration::from_secs(60)),
     );
     let options = ConnectOptions::default()
         .with_env(test_env())

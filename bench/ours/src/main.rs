@@ -22,7 +22,6 @@
 //! Runtime: a current-thread tokio runtime unless `BENCH_RUNTIME=multi`
 //! (the harness picks per scenario and documents it).
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
 use std::sync::Arc;
@@ -30,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use mcp_catalog::{McpConnector, ServerSet, SessionRuntime};
-use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::{ClientSession, ConnectOptions};
 use serde_json::{Value, json};
 
@@ -80,29 +79,12 @@ fn parse_args() -> Result<Invocation> {
 
 fn server_config(name: String, target: &Target) -> ServerConfig {
     let transport = match target {
-        Target::Command(argv) => TransportConfig::Stdio(StdioConfig {
-            command: argv[0].clone(),
-            args: argv[1..].to_vec(),
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        Target::Url(url) => TransportConfig::Http(RemoteConfig {
-            url: url.clone(),
-            headers: BTreeMap::new(),
-            headers_helper: None,
-            oauth: None,
-        }),
+        Target::Command(argv) => {
+            TransportConfig::Stdio(StdioConfig::new(argv[0].clone()).with_args(argv[1..].to_vec()))
+        }
+        Target::Url(url) => TransportConfig::Http(RemoteConfig::new(url.clone())),
     };
-    ServerConfig {
-        name,
-        transport,
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    }
+    ServerConfig::new(name, transport)
 }
 
 async fn connect(target: &Target) -> Result<ClientSession> {

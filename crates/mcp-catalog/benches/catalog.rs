@@ -21,7 +21,7 @@ use mcp_catalog::{
     materialize, materialize_cached,
 };
 use mcp_catalog::{convert_result_owned, dispose_result};
-use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::ConnectOptions;
 use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
@@ -268,15 +268,7 @@ impl Connector for BenchConnector {
 }
 
 fn config(name: String) -> ServerConfig {
-    ServerConfig {
-        name: name.clone(),
-        transport: TransportConfig::Sdk { name },
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    }
+    ServerConfig::new(name.clone(), TransportConfig::Sdk { name })
 }
 
 fn warm_fetch(c: &mut Criterion) {
@@ -354,20 +346,15 @@ fn cold_stdio(c: &mut Criterion) {
     group.sample_size(10);
     for servers in [1usize, 10] {
         let entries: Vec<ServerConfig> = (0..servers)
-            .map(|i| ServerConfig {
-                name: format!("server-{i}"),
-                transport: TransportConfig::Stdio(StdioConfig {
-                    command: binary.to_string_lossy().into_owned(),
-                    args: vec!["--init-delay-ms".into(), "300".into()],
-                    env: BTreeMap::new(),
-                    cwd: None,
-                    env_passthrough: Vec::new(),
-                }),
-                enabled: true,
-                required: true,
-                tool_filter: ToolFilter::default(),
-                timeouts: Timeouts::default(),
-                description_limit: None,
+            .map(|i| {
+                ServerConfig::new(
+                    format!("server-{i}"),
+                    TransportConfig::Stdio(
+                        StdioConfig::new(binary.to_string_lossy().into_owned())
+                            .with_args(vec!["--init-delay-ms", "300"]),
+                    ),
+                )
+                .with_required(true)
             })
             .collect();
         group.bench_function(format!("{servers}_servers"), |b| {

@@ -152,27 +152,13 @@ fn withheld_reason(
 mod tests {
     use std::path::PathBuf;
 
-    use mcp_config::{Scope, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+    use mcp_config::{Scope, StdioConfig, TransportConfig};
 
     use super::*;
 
     fn project_server(name: &str, approval: Approval, basis: ApprovalBasis) -> ScopedServer {
         ScopedServer {
-            config: ServerConfig {
-                name: name.to_owned(),
-                transport: TransportConfig::Stdio(StdioConfig {
-                    command: "x".to_owned(),
-                    args: Vec::new(),
-                    env: Default::default(),
-                    cwd: None,
-                    env_passthrough: Vec::new(),
-                }),
-                enabled: true,
-                required: false,
-                tool_filter: ToolFilter::default(),
-                timeouts: Timeouts::default(),
-                description_limit: None,
-            },
+            config: ServerConfig::new(name, TransportConfig::Stdio(StdioConfig::new("x"))),
             scope: Scope::Project,
             source: PathBuf::from("/p/.mcp.json"),
             plugin: None,

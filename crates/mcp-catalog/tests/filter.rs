@@ -7,10 +7,9 @@ use mcp_transport::Tool;
 use serde_json::json;
 
 fn check(include: &[&str], exclude: &[&str], name: &str, expect: bool) {
-    let filter = ToolFilter {
-        include: include.iter().map(|s| s.to_string()).collect(),
-        exclude: exclude.iter().map(|s| s.to_string()).collect(),
-    };
+    let filter = ToolFilter::default()
+        .with_include(include.iter().map(|s| s.to_string()))
+        .with_exclude(exclude.iter().map(|s| s.to_string()));
     assert_eq!(
         passes(&filter, name),
         expect,
@@ -67,10 +66,11 @@ fn filtered_count_is_reported() {
             execution: None,
         })
         .collect();
-    let listing = ServerTools::new("fs", tools).with_filter(ToolFilter {
-        include: vec!["read_*".into(), "write_*".into()],
-        exclude: vec!["*_b".into()],
-    });
+    let listing = ServerTools::new("fs", tools).with_filter(
+        ToolFilter::default()
+            .with_include(vec!["read_*", "write_*"])
+            .with_exclude(vec!["*_b"]),
+    );
     let catalog = materialize(&[listing], &openclaw());
     let names: Vec<&str> = catalog.tools().iter().map(|t| t.name()).collect();
     assert_eq!(names, ["fs__read_a", "fs__write_a"]);

@@ -23,7 +23,7 @@ use mcp_catalog::{
     ProviderProfile, RuntimeOptions, ServerEvents, ServerFeatures, ServerSet, ServerTools,
     SessionRuntime, ToolTarget, materialize,
 };
-use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{Level, ServerConfig, TransportConfig};
 use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
@@ -324,17 +324,12 @@ impl Connection for ScriptedConnection {
 }
 
 fn config(name: &str) -> ServerConfig {
-    ServerConfig {
-        name: name.to_owned(),
-        transport: TransportConfig::Sdk {
+    ServerConfig::new(
+        name.to_owned(),
+        TransportConfig::Sdk {
             name: name.to_owned(),
         },
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    }
+    )
 }
 
 fn scripted_runtime(script: Scripted, profile: ProviderProfile) -> SessionRuntime {

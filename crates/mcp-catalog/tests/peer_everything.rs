@@ -20,7 +20,7 @@ use mcp_catalog::{
     MaterializeOptions, McpConnector, ModelBlock, NamingStyle, ProviderProfile, ServerTools,
     materialize,
 };
-use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::ConnectOptions;
 use serde_json::json;
 
@@ -28,21 +28,14 @@ use serde_json::json;
 fn everything() -> ServerConfig {
     let script = peers::everything_script();
     let node = peers::node22();
-    ServerConfig {
-        name: "everything".into(),
-        transport: TransportConfig::Stdio(StdioConfig {
-            command: node.to_string_lossy().into_owned(),
-            args: vec![script.to_string_lossy().into_owned(), "stdio".into()],
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        enabled: true,
-        required: true,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    }
+    ServerConfig::new(
+        "everything",
+        TransportConfig::Stdio(
+            StdioConfig::new(node.to_string_lossy().into_owned())
+                .with_args(vec![script.to_string_lossy().into_owned(), "stdio".into()]),
+        ),
+    )
+    .with_required(true)
 }
 
 fn connector() -> McpConnector {

@@ -18,7 +18,7 @@ use mcp_catalog::{
     ServerSet, SessionRuntime,
 };
 use mcp_catalog::{Clock, ManualClock, SystemClock};
-use mcp_config::{Level, ServerConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{Level, ServerConfig, TransportConfig};
 use mcp_transport::{CacheScope, Listing, RejectedTool};
 use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
@@ -298,17 +298,12 @@ impl Connection for FakeConnection {
 }
 
 fn config(name: &str) -> ServerConfig {
-    ServerConfig {
-        name: name.to_owned(),
-        transport: TransportConfig::Sdk {
+    ServerConfig::new(
+        name.to_owned(),
+        TransportConfig::Sdk {
             name: name.to_owned(),
         },
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    }
+    )
 }
 
 fn runtime(

@@ -46,10 +46,11 @@ fn hostile() -> (Vec<String>, Vec<ServerTools>) {
                 entry["server"].as_str().expect("server").to_owned(),
                 serde_json::from_value::<Vec<Tool>>(entry["tools"].clone()).expect("tools"),
             )
-            .with_filter(ToolFilter {
-                include: strings(&entry["filter"]["include"]),
-                exclude: strings(&entry["filter"]["exclude"]),
-            })
+            .with_filter(
+                ToolFilter::default()
+                    .with_include(strings(&entry["filter"]["include"]))
+                    .with_exclude(strings(&entry["filter"]["exclude"])),
+            )
             .with_features(
                 ServerFeatures::default()
                     .with_resources(entry["features"]["resources"].as_bool().unwrap_or(false))

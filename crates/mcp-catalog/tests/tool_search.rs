@@ -18,7 +18,7 @@ use mcp_catalog::{
     ResultStatus, RuntimeOptions, SEARCH_TOOLS_NAME, ServerEvents, ServerFeatures, ServerSet,
     SessionRuntime, ToolBudget,
 };
-use mcp_config::{ServerConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, TransportConfig};
 use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
@@ -352,16 +352,13 @@ fn runtime_capped(
     budget: ToolBudget,
     max_result_bytes: usize,
 ) -> SessionRuntime {
-    let servers = SERVICES.iter().map(|(name, ..)| ServerConfig {
-        name: (*name).to_owned(),
-        transport: TransportConfig::Sdk {
-            name: (*name).to_owned(),
-        },
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
+    let servers = SERVICES.iter().map(|(name, ..)| {
+        ServerConfig::new(
+            (*name).to_owned(),
+            TransportConfig::Sdk {
+                name: (*name).to_owned(),
+            },
+        )
     });
     let options = RuntimeOptions::default()
         .with_materialize(openclaw().with_profile(profile).with_budget(Some(budget)))

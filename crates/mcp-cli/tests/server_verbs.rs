@@ -321,7 +321,7 @@ fn call_prints_the_model_output_of_the_session_runtime() {
     use mcp_catalog::{
         MaterializeOptions, McpConnector, NamingStyle, RuntimeOptions, ServerSet, SessionRuntime,
     };
-    use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+    use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
     use serde_json::json;
 
     let calls = [
@@ -339,21 +339,10 @@ fn call_prints_the_model_output_of_the_session_runtime() {
             json!({"name": "greet", "arguments": {"name": "Ada"}}),
         ),
     ];
-    let server = ServerConfig {
-        name: "example".to_owned(),
-        transport: TransportConfig::Stdio(StdioConfig {
-            command: example_server().display().to_string(),
-            args: Vec::new(),
-            env: Default::default(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    };
+    let server = ServerConfig::new(
+        "example",
+        TransportConfig::Stdio(StdioConfig::new(example_server().display().to_string())),
+    );
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let expected: Vec<String> = runtime.block_on(async {
         // The CLI's defaults: `claw` names, the generic profile.

@@ -58,7 +58,12 @@ impl std::fmt::Display for TransportKind {
 
 /// A local server spawned as a child process. Its `Debug` shows env keys,
 /// never their values.
+///
+/// Built with [`StdioConfig::new`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct StdioConfig {
     /// Program to run (never through a shell).
     pub command: String,
@@ -446,8 +451,13 @@ impl IdpConfig {
 
 /// A remote server reached over HTTP (streamable or legacy SSE) or WebSocket.
 /// Its `Debug` shows header names, never their values.
+///
+/// Built with [`RemoteConfig::new`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RemoteConfig {
     /// The endpoint (`http(s)://` or, for WebSocket, `ws(s)://`), after `${VAR}`
     /// expansion.
@@ -525,7 +535,11 @@ impl std::fmt::Debug for RemoteConfig {
 }
 
 /// A server hosted by claude.ai and reached through its proxy.
+///
+/// Built with [`ProxyConfig::new`]: entries keep gaining fields, so
+/// outside this crate it cannot be written as a struct literal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ProxyConfig {
     /// The proxy's url.
     pub url: String,
@@ -582,7 +596,12 @@ impl TransportConfig {
 }
 
 /// `toolFilter`: patterns over raw tool names; `*` is the only wildcard.
+///
+/// Built with [`ToolFilter::default`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
 pub struct ToolFilter {
     /// Tools to keep; empty keeps every tool.
     pub include: Vec<String>,
@@ -605,8 +624,13 @@ impl ToolFilter {
 }
 
 /// Per-server timeouts, already resolved (milliseconds win over seconds).
+///
+/// Built with [`Timeouts::default`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Timeouts {
     /// Time to establish the connection and finish `initialize`.
     #[serde(with = "duration_ms")]
@@ -658,8 +682,13 @@ mod duration_ms {
 }
 
 /// One fully parsed server entry.
+///
+/// Built with [`ServerConfig::new`] and the `with_*` methods: entries keep
+/// gaining fields, so outside this crate it cannot be written as a struct
+/// literal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// The server's name: the key of its entry, unique in a merged config.
     pub name: String,

@@ -5,12 +5,12 @@
 // Test helpers outside `#[test]` functions unwrap too.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use mcp_config::{
-    Contribution, EntryOutcome, ParsedEntry, Scope, ServerConfig, StdioConfig, Timeouts,
-    ToolFilter, TransportConfig, merge,
+    Contribution, EntryOutcome, ParsedEntry, Scope, ServerConfig, StdioConfig, TransportConfig,
+    merge,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -29,21 +29,10 @@ fn entry(scope: Scope, rank: usize, name: &str, outcome: u8, command: &str) -> P
     let outcome = match outcome {
         0 => EntryOutcome::Tombstone,
         1 => EntryOutcome::Invalid,
-        _ => EntryOutcome::Server(ServerConfig {
-            name: name.to_owned(),
-            transport: TransportConfig::Stdio(StdioConfig {
-                command: command.to_owned(),
-                args: vec![],
-                env: BTreeMap::new(),
-                cwd: None,
-                env_passthrough: Vec::new(),
-            }),
-            enabled: outcome != 3,
-            required: false,
-            tool_filter: ToolFilter::default(),
-            timeouts: Timeouts::default(),
-            description_limit: None,
-        }),
+        _ => EntryOutcome::Server(
+            ServerConfig::new(name, TransportConfig::Stdio(StdioConfig::new(command)))
+                .with_enabled(outcome != 3),
+        ),
     };
     ParsedEntry {
         name: name.to_owned(),

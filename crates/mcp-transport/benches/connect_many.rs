@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::{ClientSession, ConnectOptions};
 
 fn server_env() -> BTreeMap<String, String> {
@@ -36,21 +36,12 @@ fn server_env() -> BTreeMap<String, String> {
 }
 
 fn config(binary: &Path, index: usize) -> ServerConfig {
-    ServerConfig {
-        name: format!("bench-{index}"),
-        transport: TransportConfig::Stdio(StdioConfig {
-            command: binary.to_string_lossy().into_owned(),
-            args: vec![],
-            env: server_env(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    }
+    ServerConfig::new(
+        format!("bench-{index}"),
+        TransportConfig::Stdio(
+            StdioConfig::new(binary.to_string_lossy().into_owned()).with_env(server_env()),
+        ),
+    )
 }
 
 async fn connect_all(binary: &Path, count: usize) -> Vec<ClientSession> {

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput};
-use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::{ClientSession, Codec, ConnectOptions, JsonRpcMessage, RequestId};
 use mcp_transport::{Response, SessionOptions};
 use mcp_transport::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
@@ -41,21 +41,10 @@ use tokio::runtime::Runtime;
 const IN_FLIGHT: usize = 64;
 
 async fn connect(binary: &std::path::Path) -> ClientSession {
-    let config = ServerConfig {
-        name: "bench".to_string(),
-        transport: TransportConfig::Stdio(StdioConfig {
-            command: binary.to_string_lossy().into_owned(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    };
+    let config = ServerConfig::new(
+        "bench",
+        TransportConfig::Stdio(StdioConfig::new(binary.to_string_lossy().into_owned())),
+    );
     let options = ConnectOptions::default().with_env(BTreeMap::new());
     mcp_transport::connect(&config, &options).await.unwrap()
 }

@@ -337,20 +337,10 @@ mod tests {
     #[cfg(not(feature = "ws"))]
     #[tokio::test]
     async fn a_websocket_entry_is_refused_without_the_ws_feature() {
-        let config = ServerConfig {
-            name: "remote".to_owned(),
-            transport: TransportConfig::Ws(mcp_config::RemoteConfig {
-                url: "ws://127.0.0.1:9/mcp".to_owned(),
-                headers: BTreeMap::new(),
-                headers_helper: None,
-                oauth: None,
-            }),
-            enabled: true,
-            required: false,
-            tool_filter: mcp_config::ToolFilter::default(),
-            timeouts: mcp_config::Timeouts::default(),
-            description_limit: None,
-        };
+        let config = ServerConfig::new(
+            "remote",
+            TransportConfig::Ws(mcp_config::RemoteConfig::new("ws://127.0.0.1:9/mcp")),
+        );
         let error = open_transport(&config, &ConnectOptions::default())
             .await
             .err()

@@ -513,7 +513,7 @@ async fn session_over_http_and_sse_against_server_everything() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    use mcp_config::{RemoteConfig, ServerConfig, Timeouts, ToolFilter, TransportConfig};
+    use mcp_config::{RemoteConfig, ServerConfig, TransportConfig};
     use mcp_transport::{CallOptions, ClientHandler, ConnectOptions, ErrorObject, SessionOptions};
 
     #[derive(Debug)]
@@ -534,26 +534,13 @@ async fn session_over_http_and_sse_against_server_everything() {
     for (mode, path) in [("streamableHttp", "mcp"), ("sse", "sse")] {
         let port = free_port();
         let _peer = everything(mode, port);
-        let remote = RemoteConfig {
-            url: format!("http://127.0.0.1:{port}/{path}"),
-            headers: Default::default(),
-            headers_helper: None,
-            oauth: None,
-        };
+        let remote = RemoteConfig::new(format!("http://127.0.0.1:{port}/{path}"));
         let transport = if mode == "sse" {
             TransportConfig::Sse(remote)
         } else {
             TransportConfig::Http(remote)
         };
-        let config = ServerConfig {
-            name: format!("everything-{mode}"),
-            transport,
-            enabled: true,
-            required: false,
-            tool_filter: ToolFilter::default(),
-            timeouts: Timeouts::default(),
-            description_limit: None,
-        };
+        let config = ServerConfig::new(format!("everything-{mode}"), transport);
         let roots = Arc::new(Roots(AtomicUsize::new(0)));
         let options = ConnectOptions::default()
             .with_session(SessionOptions::default().with_handler(roots.clone()));

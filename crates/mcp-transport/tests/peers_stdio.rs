@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, StdioConfig, Timeouts, TransportConfig};
 use mcp_transport::KNOWN_PROTOCOL_VERSIONS;
 use mcp_transport::{
     CallOptions, ClientHandler, ConnectOptions, ErrorObject, ListKind, ServerEvent, SessionOptions,
@@ -44,25 +44,21 @@ impl ClientHandler for Roots {
 #[ignore = "needs cargo xtask peers"]
 async fn server_everything_over_stdio() {
     let script = everything_script();
-    let config = ServerConfig {
-        name: "everything".to_string(),
-        transport: TransportConfig::Stdio(StdioConfig {
-            command: node22().to_string_lossy().into_owned(),
-            args: vec![script.to_string_lossy().into_owned(), "stdio".to_string()],
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts {
-            connect: Duration::from_secs(30),
-            request: Duration::from_secs(30),
-            tool_call: Duration::from_secs(30),
-        },
-        description_limit: None,
-    };
+    let config = ServerConfig::new(
+        "everything",
+        TransportConfig::Stdio(
+            StdioConfig::new(node22().to_string_lossy().into_owned()).with_args(vec![
+                script.to_string_lossy().into_owned(),
+                "stdio".to_string(),
+            ]),
+        ),
+    )
+    .with_timeouts(
+        Timeouts::default()
+            .with_connect(Duration::from_secs(30))
+            .with_request(Duration::from_secs(30))
+            .with_tool_call(Duration::from_secs(30)),
+    );
     let roots = Arc::new(Roots::default());
     let env: BTreeMap<String, String> = std::env::vars()
         .filter(|(k, _)| k == "PATH" || k == "HOME")

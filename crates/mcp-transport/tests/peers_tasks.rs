@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig};
 use mcp_transport::{
     CallOptions, ClientHandler, ClientSession, ConnectOptions, ErrorObject, SessionOptions,
     TransportErrorKind,
@@ -65,11 +65,10 @@ impl Drop for Peer {
 }
 
 fn timeouts() -> Timeouts {
-    Timeouts {
-        connect: Duration::from_secs(30),
-        request: Duration::from_secs(30),
-        tool_call: Duration::from_secs(30),
-    }
+    Timeouts::default()
+        .with_connect(Duration::from_secs(30))
+        .with_request(Duration::from_secs(30))
+        .with_tool_call(Duration::from_secs(30))
 }
 
 fn options(handler: Arc<Clarifier>) -> ConnectOptions {
@@ -213,21 +212,16 @@ async fn research(session: &ClientSession, handler: &Clarifier, label: &str) {
 #[ignore = "needs cargo xtask peers"]
 async fn tasks_against_server_everything_over_stdio() {
     let script = everything_script();
-    let config = ServerConfig {
-        name: "everything".to_string(),
-        transport: TransportConfig::Stdio(StdioConfig {
-            command: node22().to_string_lossy().into_owned(),
-            args: vec![script.to_string_lossy().into_owned(), "stdio".to_string()],
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: timeouts(),
-        description_limit: None,
-    };
+    let config = ServerConfig::new(
+        "everything",
+        TransportConfig::Stdio(
+            StdioConfig::new(node22().to_string_lossy().into_owned()).with_args(vec![
+                script.to_string_lossy().into_owned(),
+                "stdio".to_string(),
+            ]),
+        ),
+    )
+    .with_timeouts(timeouts());
     research_over(&config, "stdio").await;
 }
 
@@ -252,20 +246,11 @@ async fn tasks_against_server_everything_over_streamable_http() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let config = ServerConfig {
-        name: "everything-http".to_string(),
-        transport: TransportConfig::Http(RemoteConfig {
-            url: format!("http://127.0.0.1:{port}/mcp"),
-            headers: Default::default(),
-            headers_helper: None,
-            oauth: None,
-        }),
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: timeouts(),
-        description_limit: None,
-    };
+    let config = ServerConfig::new(
+        "everything-http",
+        TransportConfig::Http(RemoteConfig::new(format!("http://127.0.0.1:{port}/mcp"))),
+    )
+    .with_timeouts(timeouts());
     research_over(&config, "streamable HTTP").await;
 }
 

@@ -48,13 +48,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };
-    let config = StdioConfig {
-        command: server[0].clone(),
-        args: server[1..].to_vec(),
-        env: Default::default(),
-        cwd: None,
-        env_passthrough: Vec::new(),
-    };
+    let config = StdioConfig::new(server[0].clone()).with_args(server[1..].to_vec());
     let options = StdioOptions::default().with_base_env(test_env());
     match runtime.block_on(host(&spawn_from, config, options)) {
         Ok(()) => ExitCode::SUCCESS,

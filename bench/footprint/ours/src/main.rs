@@ -1,9 +1,7 @@
 //! A stdio-only host: starts the server given as argv, lists its tools and
 //! prints their names (the same job as `footprint-rmcp`).
 
-use std::collections::BTreeMap;
-
-use mcp_config::{ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig};
+use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::ConnectOptions;
 
 #[tokio::main]
@@ -13,21 +11,10 @@ async fn main() -> std::process::ExitCode {
         eprintln!("usage: footprint-ours <server command> [args…]");
         return std::process::ExitCode::from(2);
     };
-    let config = ServerConfig {
-        name: "server".to_owned(),
-        transport: TransportConfig::Stdio(StdioConfig {
-            command: command.clone(),
-            args: args.to_vec(),
-            env: BTreeMap::new(),
-            cwd: None,
-            env_passthrough: Vec::new(),
-        }),
-        enabled: true,
-        required: false,
-        tool_filter: ToolFilter::default(),
-        timeouts: Timeouts::default(),
-        description_limit: None,
-    };
+    let config = ServerConfig::new(
+        "server",
+        TransportConfig::Stdio(StdioConfig::new(command.clone()).with_args(args.to_vec())),
+    );
     let tools = match mcp_transport::connect(&config, &ConnectOptions::default()).await {
         Ok(session) => session.list_tools().await,
         Err(error) => Err(error),
