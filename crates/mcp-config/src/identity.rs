@@ -331,18 +331,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::types::{RemoteConfig, StdioConfig, Timeouts, ToolFilter};
+    use crate::types::{RemoteConfig, StdioConfig};
 
     fn server(transport: TransportConfig) -> ServerConfig {
-        ServerConfig {
-            name: "s".into(),
-            transport,
-            enabled: true,
-            required: false,
-            tool_filter: ToolFilter::default(),
-            timeouts: Timeouts::default(),
-            description_limit: None,
-        }
+        ServerConfig::new("s", transport)
     }
 
     fn stdio(command: &str, args: &[&str], env: &[(&str, &str)]) -> ServerConfig {
