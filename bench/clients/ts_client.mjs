@@ -1,12 +1,18 @@
-// The TypeScript SDK client of `cargo xtask bench-compare`
-// (@modelcontextprotocol/sdk: Client with StdioClientTransport or
-// StreamableHTTPClientTransport). Same command line and output as every
-// client of the benchmark (see bench/README.md):
+// The TypeScript SDK clients of `cargo xtask bench-compare`: Client with
+// StdioClientTransport or StreamableHTTPClientTransport, from the 1.x line
+// (@modelcontextprotocol/sdk) or the 2.x line (@modelcontextprotocol/client).
+// Same command line and output as every client of the benchmark (see
+// bench/README.md):
 //
 //   node ts_client.mjs <scenario> <n> <calls> (-- <server argv…> | --url <url>)
 //
 // The SDK is loaded from $BENCH_NODE_MODULES (the harness passes
 // .peers/node_modules), since this file lives outside that folder.
+// $BENCH_TS_SDK picks the line: `1` (the default) or `2`. With the 2.x line,
+// $BENCH_WIRE=2026-07-28 connects with `versionNegotiation: { mode: "auto" }`
+// (a `server/discover` probe, then per-request `_meta`; the `initialize`
+// handshake only for a server that does not know `server/discover`);
+// otherwise the client's default, `mode: "legacy"` (the 2025 handshake).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -16,11 +22,20 @@ if (!modules) {
   console.error("ts_client: set BENCH_NODE_MODULES to the folder holding @modelcontextprotocol/sdk");
   process.exit(2);
 }
-const sdk = (path) =>
-  import(pathToFileURL(join(modules, "@modelcontextprotocol/sdk/dist/esm", path)).href);
-const { Client } = await sdk("client/index.js");
-const { StdioClientTransport } = await sdk("client/stdio.js");
-const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
+const line = process.env.BENCH_TS_SDK ?? "1";
+const modern = line === "2" && process.env.BENCH_WIRE === "2026-07-28";
+const load = (path) => import(pathToFileURL(join(modules, path)).href);
+const { Client, StdioClientTransport, StreamableHTTPClientTransport } =
+  line === "2"
+    ? {
+        ...(await load("@modelcontextprotocol/client/dist/index.mjs")),
+        ...(await load("@modelcontextprotocol/client/dist/stdio.mjs")),
+      }
+    : {
+        ...(await load("@modelcontextprotocol/sdk/dist/esm/client/index.js")),
+        ...(await load("@modelcontextprotocol/sdk/dist/esm/client/stdio.js")),
+        ...(await load("@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js")),
+      };
 
 const MESSAGE = "hello";
 
@@ -33,7 +48,10 @@ if (!scenario || !(mode === "--" || mode === "--url") || rest.length === 0) {
 }
 
 async function connect() {
-  const client = new Client({ name: "bench-ts", version: "1.0.0" });
+  const client = new Client(
+    { name: "bench-ts", version: "1.0.0" },
+    modern ? { versionNegotiation: { mode: "auto" } } : undefined,
+  );
   const transport =
     mode === "--"
       ? new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "ignore" })
@@ -110,6 +128,6 @@ if (scenario === "seq") {
   process.exit(2);
 }
 result.vm_hwm_kb ??= vmHwmKb();
-result.client = "ts";
+result.client = line === "2" ? "ts2" : "ts";
 process.stdout.write(JSON.stringify(result) + "\n");
 process.exit(0);

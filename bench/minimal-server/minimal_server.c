@@ -12,7 +12,7 @@
  * All complete lines read in one read(2) are answered with one write(2),
  * so pipelined requests are answered in batches.
  *
- * Usage: minimal-server [--init-delay-ms N] [--http PORT]
+ * Usage: minimal-server [--init-delay-ms N] [--http PORT] [--revision R]
  *   --init-delay-ms N  sleep N ms (without using CPU) before answering
  *                      `initialize`, like a server that loads something
  *                      slow on start-up.
@@ -23,6 +23,22 @@
  *                      DELETE ends nothing and answers 200. One thread,
  *                      poll(2) over keep-alive connections, TCP_NODELAY and
  *                      TCP_QUICKACK.
+ *   --revision R       the newest revision served: `2025-11-25` (the
+ *                      default) or `2026-07-28`. At 2025-11-25 the server
+ *                      knows no `server/discover` (-32601, so a client that
+ *                      probes falls back to `initialize`) and answers
+ *                      `initialize` with the version asked for if it knows
+ *                      it, else 2025-11-25. At 2026-07-28 it also answers
+ *                      `server/discover` (supportedVersions 2026-07-28 and
+ *                      2025-11-25) and serves requests without a handshake:
+ *                      a request whose `_meta` carries
+ *                      `io.modelcontextprotocol/protocolVersion` is answered
+ *                      statelessly (results with `resultType`, listings with
+ *                      `ttlMs`/`cacheScope`, the server's identity in each
+ *                      result's `_meta`; an unknown revision gets
+ *                      UnsupportedProtocolVersion, -32022); over HTTP such
+ *                      a request gets no session id, and an unknown method
+ *                      404. `initialize` keeps working for older clients.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -102,7 +118,27 @@ static size_t value_len(const char *value, const char *end) {
 
 static int init_delay_ms;
 
+/* Serves 2026-07-28 as well (`--revision 2026-07-28`). */
+static int modern_mode;
+
+#define MODERN_VERSION "2026-07-28"
+#define VERSION_KEY "io.modelcontextprotocol/protocolVersion"
+/* What every modern result carries besides its own members. */
+#define MODERN_TAIL ",\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"minimal-server\",\"version\":\"1.0.0\"}}"
+
+/* Set by answer(): the request was a modern one (its `_meta` named a
+ * revision) and, for HTTP, whether its method was unknown. */
+static int answered_modern, answered_unknown;
+
+static int is_known_legacy(const char *version, size_t len) {
+    static const char *known[] = {"\"2025-11-25\"", "\"2025-06-18\"", "\"2025-03-26\"", "\"2024-11-05\""};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (len == strlen(known[i]) && memcmp(version, known[i], len) == 0) return 1;
+    return 0;
+}
+
 static void answer(const char *line, const char *end) {
+    answered_modern = answered_unknown = 0;
     const char *id = member(line, end, "id");
     const char *method = member(line, end, "method");
     if (!id || !method) return; /* notifications and responses */
@@ -113,29 +149,55 @@ static void answer(const char *line, const char *end) {
     emits("{\"jsonrpc\":\"2.0\",\"id\":");
     emit(id, id_len);
 #define IS(name) (method_len == sizeof(name) + 1 && memcmp(method + 1, name, sizeof(name) - 1) == 0)
+    const char *revision = modern_mode ? member(line, end, VERSION_KEY) : NULL;
+    if (revision) {
+        size_t revision_len = value_len(revision, end);
+        answered_modern = 1;
+        if (revision_len != sizeof(MODERN_VERSION) + 1 || memcmp(revision + 1, MODERN_VERSION, sizeof(MODERN_VERSION) - 1) != 0) {
+            emits(",\"error\":{\"code\":-32022,\"message\":\"unsupported protocol version\","
+                  "\"data\":{\"supported\":[\"" MODERN_VERSION "\",\"2025-11-25\"],\"requested\":");
+            if (*revision == '"') emit(revision, revision_len);
+            else emits("null");
+            emits("}}}\n");
+            return;
+        }
+    }
+    const char *tail = revision ? MODERN_TAIL : "";
     if (IS("tools/call")) {
         const char *message = member(line, end, "message");
         emits(",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
         if (message && *message == '"') emit(message, value_len(message, end));
         else emits("\"\"");
-        emits("}]}}\n");
+        emits("}]");
+        emits(tail);
+        emits("}}\n");
+    } else if (modern_mode && IS("server/discover")) {
+        emits(",\"result\":{\"supportedVersions\":[\"" MODERN_VERSION "\",\"2025-11-25\"],"
+              "\"capabilities\":{\"tools\":{}},\"ttlMs\":0,\"cacheScope\":\"public\"" MODERN_TAIL "}}\n");
     } else if (IS("initialize")) {
         if (init_delay_ms > 0) {
             struct timespec delay = {init_delay_ms / 1000, (long)(init_delay_ms % 1000) * 1000000L};
             while (nanosleep(&delay, &delay) != 0 && errno == EINTR) {}
         }
+        /* The version asked for if it has a handshake and is known, else
+         * the newest with one (a newer client then decides). */
         const char *version = member(line, end, "protocolVersion");
+        size_t version_len = version ? value_len(version, end) : 0;
         emits(",\"result\":{\"protocolVersion\":");
-        if (version && *version == '"') emit(version, value_len(version, end));
+        if (version && *version == '"' && is_known_legacy(version, version_len)) emit(version, version_len);
         else emits("\"2025-11-25\"");
         emits(",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"minimal-server\",\"version\":\"1.0.0\"}}}\n");
     } else if (IS("tools/list")) {
         emits(",\"result\":{\"tools\":[{\"name\":\"echo\",\"description\":\"Echoes back the input\","
               "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"string\","
-              "\"description\":\"Message to echo\"}},\"required\":[\"message\"]}}]}}\n");
+              "\"description\":\"Message to echo\"}},\"required\":[\"message\"]}}]");
+        if (revision) emits(",\"ttlMs\":0,\"cacheScope\":\"public\"");
+        emits(tail);
+        emits("}}\n");
     } else if (IS("ping")) {
         emits(",\"result\":{}}\n");
     } else {
+        answered_unknown = 1;
         emits(",\"error\":{\"code\":-32601,\"message\":\"method not found\"}}\n");
     }
 #undef IS
@@ -203,9 +265,13 @@ static int serve_requests(struct conn *c) {
                 const char *accepted = "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n";
                 conn_append(c, accepted, strlen(accepted));
             } else {
+                /* Modern requests are stateless: no session id, and an
+                 * unknown method is a 404 (the spec's Protocol Version
+                 * Header section). */
+                const char *status = answered_modern && answered_unknown ? "404 Not Found" : "200 OK";
                 int n = snprintf(reply_head, sizeof reply_head,
-                                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n%scontent-length: %zu\r\n\r\n",
-                                 is_initialize ? "mcp-session-id: bench-session\r\n" : "", out_len - 1);
+                                 "HTTP/1.1 %s\r\ncontent-type: application/json\r\n%scontent-length: %zu\r\n\r\n",
+                                 status, is_initialize ? "mcp-session-id: bench-session\r\n" : "", out_len - 1);
                 conn_append(c, reply_head, (size_t)n);
                 conn_append(c, out, out_len - 1);
             }
@@ -310,6 +376,13 @@ int main(int argc, char **argv) {
             init_delay_ms = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
             http_port = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--revision") == 0 && i + 1 < argc) {
+            const char *revision = argv[++i];
+            if (strcmp(revision, MODERN_VERSION) == 0) modern_mode = 1;
+            else if (strcmp(revision, "2025-11-25") != 0) {
+                fprintf(stderr, "minimal-server: unknown revision %s (2025-11-25, 2026-07-28)\n", revision);
+                return 2;
+            }
         } else {
             fprintf(stderr, "minimal-server: unknown argument %s\n", argv[i]);
             return 2;

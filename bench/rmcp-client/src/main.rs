@@ -5,12 +5,21 @@
 //!
 //! prints one JSON line with the scenario's numbers and the process's own
 //! peak RSS (`VmHWM`).
+//!
+//! `BENCH_WIRE` picks how it connects: unset or `2025-11-25`, rmcp's
+//! documented `().serve(transport)` (the `initialize` handshake; rmcp offers
+//! its newest revision and a 2025-era server answers with its own);
+//! `2026-07-28`, `serve_with_lifecycle` in `ClientLifecycleMode::Auto`
+//! (a `server/discover` probe first, per-request `_meta` after it, and the
+//! handshake only for a server that does not know `server/discover`).
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService, ServiceExt,
+};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
 
@@ -23,7 +32,19 @@ enum Target {
     Url(String),
 }
 
+/// The lifecycle of a 2026-07-28 row (`BENCH_WIRE=2026-07-28`), `None` for
+/// the handshake of `serve`.
+fn modern_lifecycle() -> Option<ClientLifecycleMode> {
+    (std::env::var("BENCH_WIRE").as_deref() == Ok("2026-07-28")).then(|| {
+        ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        }
+    })
+}
+
 async fn connect(target: &Target) -> Client {
+    let lifecycle = modern_lifecycle();
     match target {
         Target::Command(argv) => {
             let mut command = tokio::process::Command::new(&argv[0]);
@@ -32,11 +53,19 @@ async fn connect(target: &Target) -> Client {
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("spawning the server");
-            ().serve(transport).await.expect("initialize")
+            match lifecycle {
+                Some(mode) => ().serve_with_lifecycle(transport, mode).await,
+                None => ().serve(transport).await,
+            }
+            .expect("connecting")
         }
         Target::Url(url) => {
             let transport = StreamableHttpClientTransport::from_uri(url.as_str());
-            ().serve(transport).await.expect("initialize")
+            match lifecycle {
+                Some(mode) => ().serve_with_lifecycle(transport, mode).await,
+                None => ().serve(transport).await,
+            }
+            .expect("connecting")
         }
     }
 }
