@@ -4,7 +4,8 @@
 //! - `peers/package.json` + `peers/package-lock.json` → `npm ci` in
 //!   `.peers/` (Node 22 binary, the conformance suite, server-everything,
 //!   supergateway, the TypeScript SDK 2.x server `peers/ts_server.mjs` runs
-//!   on, the TypeScript SDK 1.x client of the benchmarks);
+//!   on, the TypeScript SDK 1.x and 2.x clients of the benchmarks:
+//!   `@modelcontextprotocol/sdk` and `@modelcontextprotocol/client`);
 //! - `peers/requirements.txt` → venv `.peers/venv` (Python `mcp` 2.x,
 //!   fastmcp);
 //! - `peers/requirements-ws.txt` → venv `.peers/venv-ws` (Python `mcp` 1.x

@@ -10,8 +10,12 @@
 //! - `raw`: a driver that writes pre-built request lines to a stdio MCP
 //!   server and reads one line per answer, after a pre-built handshake; no
 //!   JSON is parsed. The floor for any client against that server.
+//!   With `BENCH_WIRE=2026-07-28` the lines carry the modern `_meta` and
+//!   there is no handshake.
 //! - `raw-pipe`: the same without a handshake, for `cat`: the cost of the
 //!   pipes and the process switches alone.
+//! - `raw-http`: pre-built POSTs over keep-alive connections to a
+//!   streamable HTTP server ([`raw_http`]).
 //!
 //! Scenarios: `seq` (`calls` sequential calls after a warm-up; p50/p99),
 //! `tput` (`n` calls in flight, `calls` in total; calls/s), `catalog`
@@ -32,6 +36,8 @@ use mcp_catalog::{McpConnector, ServerSet, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::{ClientSession, ConnectOptions};
 use serde_json::{Value, json};
+
+mod raw_http;
 
 /// The echo argument every client of the benchmark sends.
 const MESSAGE: &str = "hello";
@@ -59,7 +65,7 @@ struct Invocation {
 
 fn parse_args() -> Result<Invocation> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: mcp-bench-client <ours|raw|raw-pipe> <seq|tput|catalog|idle> <n> <calls> (-- <server argv…> | --url <url>)";
+    let usage = "usage: mcp-bench-client <ours|raw|raw-pipe|raw-http> <seq|tput|catalog|idle> <n> <calls> (-- <server argv…> | --url <url>)";
     if args.len() < 6 {
         bail!("{usage}");
     }
@@ -250,7 +256,7 @@ impl RawPipe {
     }
 
     fn round_trips(&mut self, count: usize, batch: &[u8]) -> Result<()> {
-        self.stdin.write_all(&batch[..REQUEST_LINE.len() * count])?;
+        self.stdin.write_all(batch)?;
         for _ in 0..count {
             self.read_line()?;
         }
@@ -270,17 +276,24 @@ fn raw(invocation: &Invocation, handshake: bool) -> Result<Value> {
         bail!("the raw drivers speak stdio only");
     };
     let (n, calls) = (invocation.n.max(1), invocation.calls);
-    let mut pipe = RawPipe::spawn(argv, handshake)?;
-    let batch = REQUEST_LINE.repeat(n);
+    let modern = handshake && std::env::var("BENCH_WIRE").as_deref() == Ok("2026-07-28");
+    let line = if modern {
+        raw_http::STDIO_LINE_2026
+    } else {
+        REQUEST_LINE
+    };
+    let mut pipe = RawPipe::spawn(argv, handshake && !modern)?;
+    let batch = line.repeat(n);
+    let one = &batch[..line.len()];
     match invocation.scenario.as_str() {
         "seq" => {
             for _ in 0..warmup_calls(calls) {
-                pipe.round_trips(1, &batch)?;
+                pipe.round_trips(1, one)?;
             }
             let mut samples = Vec::with_capacity(calls);
             for _ in 0..calls {
                 let started = Instant::now();
-                pipe.round_trips(1, &batch)?;
+                pipe.round_trips(1, one)?;
                 samples.push(nanos(started.elapsed()));
             }
             Ok(latency_summary(samples))
@@ -330,7 +343,13 @@ fn run() -> Result<Value> {
         }
         "raw" => raw(&invocation, true)?,
         "raw-pipe" => raw(&invocation, false)?,
-        other => bail!("unknown client `{other}` (ours, raw, raw-pipe)"),
+        "raw-http" => match &invocation.target {
+            Target::Url(url) => {
+                raw_http::raw_http(&invocation.scenario, invocation.n, invocation.calls, url)?
+            }
+            Target::Command(_) => bail!("the raw HTTP driver needs --url"),
+        },
+        other => bail!("unknown client `{other}` (ours, raw, raw-pipe, raw-http)"),
     };
     if result.get("vm_hwm_kb").is_none() {
         result["vm_hwm_kb"] = json!(vm_hwm_kb());

@@ -34,6 +34,7 @@ pub(super) fn run_client(
     calls: usize,
     target: &[String],
     runtime: &str,
+    wire: &str,
 ) -> Result<Value> {
     let (program, rest) = client
         .argv
@@ -47,6 +48,7 @@ pub(super) fn run_client(
         .arg(calls.to_string())
         .args(target)
         .env("BENCH_RUNTIME", runtime)
+        .env("BENCH_WIRE", wire)
         .envs(client.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

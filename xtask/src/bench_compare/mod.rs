@@ -11,11 +11,14 @@
 //! prints one markdown table with ratios to ours. `--write` also replaces
 //! the results section of BENCHMARKS.md.
 //!
-//! Clients: `ours` and the raw drivers (`bench/ours`), the TypeScript SDK
-//! under Node 22 and the Python `mcp` client (both from `.peers/`, installed
-//! by `cargo xtask peers`), and rmcp (`bench/rmcp-client`, its own Cargo
-//! workspace). A client that cannot be built or run is shown as skipped
-//! with the reason instead of failing the run.
+//! Clients: `ours` and the raw drivers (`bench/ours`: stdio lines, a pipe
+//! through `cat`, HTTP POSTs), the TypeScript SDK 1.x and 2.x under Node 22
+//! and the Python `mcp` client (all from `.peers/`, installed by `cargo
+//! xtask peers`), and rmcp (`bench/rmcp-client`, its own Cargo workspace).
+//! Rows come in two wire generations, 2025-11-25 and 2026-07-28 (see
+//! [`plan`]); each client gets the row's generation in `BENCH_WIRE`. A
+//! client that cannot be built or run is shown as skipped with the reason
+//! instead of failing the run.
 
 mod clients;
 mod plan;
@@ -31,7 +34,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::peers::workspace_root;
 use clients::{Client, build_ours, build_rmcp, run_client};
-use plan::{Plan, plan_measurements, stdio_target};
+use plan::{Plan, WIRE_2025, plan_measurements, stdio_target};
 use report::{Outcome, brief, machine_description, render, render_targets, write_results};
 use servers::{HttpPeer, Servers, build_minimal_server};
 
@@ -79,6 +82,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let rmcp = build_rmcp(&root, &target_dir);
 
     let sdk = modules.join("@modelcontextprotocol/sdk/package.json");
+    let sdk2 = modules.join("@modelcontextprotocol/client/package.json");
+    let ts_client = path_str(&root.join("bench/clients/ts_client.mjs"));
     let python = peers.join("venv/bin/python");
     let clients = vec![
         Client {
@@ -96,6 +101,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             skipped: None,
         },
         Client {
+            key: "raw-http",
+            label: "raw HTTP driver (pre-built POSTs)",
+            argv: vec![path_str(&ours), "raw-http".into()],
+            env: vec![],
+            skipped: None,
+        },
+        Client {
             key: "ours",
             label: "**ours** (mcp-transport / mcp-catalog)",
             argv: vec![path_str(&ours), "ours".into()],
@@ -104,14 +116,27 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         },
         Client {
             key: "ts",
-            label: "TypeScript SDK (Node 22)",
-            argv: vec![
-                path_str(&node22),
-                path_str(&root.join("bench/clients/ts_client.mjs")),
+            label: "TypeScript SDK 1.x (Node 22)",
+            argv: vec![path_str(&node22), ts_client.clone()],
+            env: vec![
+                ("BENCH_NODE_MODULES".into(), path_str(&modules)),
+                ("BENCH_TS_SDK".into(), "1".into()),
             ],
-            env: vec![("BENCH_NODE_MODULES".into(), path_str(&modules))],
             skipped: (!sdk.exists()).then(|| {
                 "@modelcontextprotocol/sdk is not in .peers/node_modules (run `cargo xtask peers`)"
+                    .to_owned()
+            }),
+        },
+        Client {
+            key: "ts2",
+            label: "TypeScript SDK 2.x (Node 22)",
+            argv: vec![path_str(&node22), ts_client],
+            env: vec![
+                ("BENCH_NODE_MODULES".into(), path_str(&modules)),
+                ("BENCH_TS_SDK".into(), "2".into()),
+            ],
+            skipped: (!sdk2.exists()).then(|| {
+                "@modelcontextprotocol/client is not in .peers/node_modules (run `cargo xtask peers`)"
                     .to_owned()
             }),
         },
@@ -164,6 +189,15 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         ],
         None,
     )?;
+    let http_minimal_modern = HttpPeer::start(
+        "the minimal server (streamable HTTP, 2026-07-28)",
+        &[path_str(&minimal), "--revision".into(), "2026-07-28".into()],
+        Some("--http"),
+    )?;
+    let modern = |mut argv: Vec<String>| {
+        argv.extend(["--revision".to_owned(), "2026-07-28".to_owned()]);
+        argv
+    };
     let servers = Servers {
         cat: vec!["cat".into()],
         minimal: vec![path_str(&minimal)],
@@ -171,6 +205,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         everything: vec![path_str(&node22), path_str(&everything), "stdio".into()],
         http_minimal: http_minimal.url.clone(),
         http_everything: http_everything.url.clone(),
+        minimal_modern: modern(vec![path_str(&minimal)]),
+        slow_modern: modern(vec![
+            path_str(&minimal),
+            "--init-delay-ms".into(),
+            "300".into(),
+        ]),
+        http_minimal_modern: http_minimal_modern.url.clone(),
     };
     let measurements = plan_measurements(&plan, &servers, |key| {
         client(key).is_some_and(|c| c.skipped.is_none())
@@ -178,12 +219,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
 
     // Warm the file cache and every interpreter once, unmeasured.
     for c in clients.iter().filter(|c| c.skipped.is_none()) {
-        let target = if c.key == "raw-pipe" {
-            &servers.cat
-        } else {
-            &servers.minimal
+        let target = match c.key {
+            "raw-pipe" => stdio_target(&servers.cat),
+            "raw-http" => vec!["--url".to_owned(), servers.http_minimal.clone()],
+            _ => stdio_target(&servers.minimal),
         };
-        let _ = run_client(c, "seq", 1, 200, &stdio_target(target), "current");
+        let _ = run_client(c, "seq", 1, 200, &target, "current", WIRE_2025);
     }
 
     let mut outcomes: Vec<Outcome> = vec![Outcome::default(); measurements.len()];
@@ -196,22 +237,25 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             if outcomes[index].error.is_some() {
                 continue;
             }
-            match run_client(c, m.scenario, m.n, m.calls, &m.target, m.runtime) {
+            let run_started = Instant::now();
+            match run_client(c, m.scenario, m.n, m.calls, &m.target, m.runtime, m.wire) {
                 Ok(sample) => {
                     progress(&format!(
-                        "[{done:>3}/{total}] rep {} {:<8} {:<8} {:<40} {}",
+                        "[{done:>3}/{total}] rep {} {} {:<8} {:<8} {:<44} {} ({:.1} s)",
                         rep + 1,
+                        m.wire,
                         m.client,
                         m.scenario,
                         m.what,
-                        brief(&sample, m.metric)
+                        brief(&sample, m.metric),
+                        run_started.elapsed().as_secs_f64()
                     ));
                     outcomes[index].samples.push(sample);
                 }
                 Err(error) => {
                     progress(&format!(
-                        "[{done:>3}/{total}] {} {} {}: FAILED: {error:#}",
-                        m.client, m.scenario, m.what
+                        "[{done:>3}/{total}] {} {} {} {}: FAILED: {error:#}",
+                        m.wire, m.client, m.scenario, m.what
                     ));
                     outcomes[index].error = Some(format!("{error:#}"));
                 }
@@ -220,6 +264,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     drop(http_minimal);
     drop(http_everything);
+    drop(http_minimal_modern);
 
     let elapsed = started.elapsed();
     let table = render(&clients, &measurements, &outcomes);

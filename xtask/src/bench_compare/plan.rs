@@ -1,6 +1,16 @@
 //! What one run measures: the sizes of the run ([`Plan`]) and every
-//! measurement in table order, each a client, a scenario, a target server
-//! and the metric it reports.
+//! measurement in table order, each a client, a scenario, a target server,
+//! the wire generation it is measured at and the metric it reports.
+//!
+//! The run has two generations of rows. At 2025-11-25 every server speaks
+//! only the `initialize` era (the minimal server by default, and
+//! server-everything 2026.8.31, which is built on the TypeScript SDK 1.x and
+//! answers `server/discover` with "method not found"), so a client that
+//! probes first falls back, as it would against any such server. At
+//! 2026-07-28 the minimal server runs with `--revision 2026-07-28` and the
+//! clients that speak that revision (ours, the TypeScript SDK 2.x in its
+//! `auto` negotiation, rmcp in `ClientLifecycleMode::Auto`, and the raw
+//! drivers' modern request bytes) are measured against it.
 
 use super::servers::Servers;
 
@@ -31,6 +41,23 @@ pub(super) struct Measurement {
     pub(super) metric: Metric,
     /// `BENCH_RUNTIME` for the Rust clients.
     pub(super) runtime: &'static str,
+    /// The wire generation of the row (`BENCH_WIRE` for the clients that
+    /// pick how they connect).
+    pub(super) wire: &'static str,
+}
+
+/// The generation of the `initialize` handshake.
+pub(super) const WIRE_2025: &str = "2025-11-25";
+
+/// The stateless generation (`server/discover`, per-request `_meta`).
+pub(super) const WIRE_2026: &str = "2026-07-28";
+
+impl Measurement {
+    /// The table section of the row: its kind and, after the first
+    /// generation, the wire it is measured at.
+    pub(super) fn heading(&self) -> String {
+        format!("{} (wire {})", self.section, self.wire)
+    }
 }
 
 /// Sizes of one run.
@@ -49,19 +76,92 @@ pub(super) fn stdio_target(argv: &[String]) -> Vec<String> {
     target
 }
 
+fn url_target(url: &str) -> Vec<String> {
+    vec!["--url".to_owned(), url.to_owned()]
+}
+
+/// The clients of one generation's rows.
+struct Generation<'a> {
+    wire: &'static str,
+    /// The MCP clients measured (ours first).
+    clients: &'a [&'static str],
+    minimal: &'a [String],
+    slow: &'a [String],
+    http_minimal: &'a str,
+    /// server-everything, measured at the first generation only (it does
+    /// not speak 2026-07-28).
+    everything: Option<(&'a [String], &'a str)>,
+}
+
 /// Every measurement of the run, in table order.
 pub(super) fn plan_measurements(
     plan: &Plan,
     servers: &Servers,
     available: impl Fn(&str) -> bool,
 ) -> Vec<Measurement> {
-    const MCP_CLIENTS: [&str; 4] = ["ours", "ts", "py", "rmcp"];
-    let slow_client = |client: &str| client == "py";
     let mut out = Vec::new();
-    let mut push = |m: Measurement| {
-        if available(m.client) {
-            out.push(m);
-        }
+    let legacy = Generation {
+        wire: WIRE_2025,
+        clients: &["ours", "ts", "ts2", "py", "rmcp"],
+        minimal: &servers.minimal,
+        slow: &servers.slow,
+        http_minimal: &servers.http_minimal,
+        everything: Some((&servers.everything, &servers.http_everything)),
+    };
+    let modern = Generation {
+        wire: WIRE_2026,
+        clients: &["ours", "ts2", "rmcp"],
+        minimal: &servers.minimal_modern,
+        slow: &servers.slow_modern,
+        http_minimal: &servers.http_minimal_modern,
+        everything: None,
+    };
+    for generation in [legacy, modern] {
+        generation_rows(plan, servers, &generation, &mut |m: Measurement| {
+            if available(m.client) {
+                out.push(m);
+            }
+        });
+    }
+    out
+}
+
+fn generation_rows(
+    plan: &Plan,
+    servers: &Servers,
+    generation: &Generation<'_>,
+    push: &mut dyn FnMut(Measurement),
+) {
+    // The Python client makes a fifth of the sequential calls and a tenth
+    // of the throughput calls; the Node clients over HTTP (near 1 ms per
+    // call at any concurrency, so the row measures the SDK) a fifth of the
+    // HTTP throughput calls.
+    let slow_client = |client: &str| client == "py";
+    let wire = generation.wire;
+    let clients = generation.clients;
+    let measurement = |section: &'static str,
+                       what: String,
+                       client: &'static str,
+                       scenario: &'static str,
+                       n: usize,
+                       calls: usize,
+                       target: Vec<String>,
+                       metric: Metric| Measurement {
+        section,
+        what,
+        client,
+        scenario,
+        n,
+        calls,
+        target,
+        metric,
+        runtime: "current",
+        wire,
+    };
+    let with_raw = |raw: &'static str| {
+        let mut all = vec![raw];
+        all.extend_from_slice(clients);
+        all
     };
 
     // 1. Sequential latency over stdio.
@@ -73,87 +173,103 @@ pub(super) fn plan_measurements(
             calls
         }
     };
-    push(Measurement {
-        section: "stdio tool-call latency, sequential",
-        what: "104-byte line through `cat`".into(),
-        client: "raw-pipe",
-        scenario: "seq",
-        n: 1,
-        calls: plan.seq_calls,
-        target: stdio_target(&servers.cat),
-        metric: Metric::Latency,
-        runtime: "current",
-    });
-    for (what, server, divisor) in [
-        ("minimal server", &servers.minimal, 1),
-        ("server-everything", &servers.everything, 3),
-    ] {
-        let clients: &[&str] = if divisor == 1 {
-            &["raw", "ours", "ts", "py", "rmcp"]
-        } else {
-            &MCP_CLIENTS
-        };
+    let section = "stdio tool-call latency, sequential";
+    if wire == WIRE_2025 {
+        push(measurement(
+            section,
+            "104-byte line through `cat`".into(),
+            "raw-pipe",
+            "seq",
+            1,
+            plan.seq_calls,
+            stdio_target(&servers.cat),
+            Metric::Latency,
+        ));
+    }
+    for &client in &with_raw("raw") {
+        push(measurement(
+            section,
+            "minimal server".into(),
+            client,
+            "seq",
+            1,
+            seq_calls(client, 1),
+            stdio_target(generation.minimal),
+            Metric::Latency,
+        ));
+    }
+    if let Some((everything, _)) = generation.everything {
         for &client in clients {
-            push(Measurement {
-                section: "stdio tool-call latency, sequential",
-                what: what.into(),
+            push(measurement(
+                section,
+                "server-everything".into(),
                 client,
-                scenario: "seq",
-                n: 1,
-                calls: seq_calls(client, divisor),
-                target: stdio_target(server),
-                metric: Metric::Latency,
-                runtime: "current",
-            });
+                "seq",
+                1,
+                seq_calls(client, 3),
+                stdio_target(everything),
+                Metric::Latency,
+            ));
         }
     }
 
-    // 2. Throughput with 1, 16 and 64 calls in flight.
-    for (what, server, divisor) in [
-        ("minimal server", &servers.minimal, 1),
-        ("server-everything", &servers.everything, 4),
-    ] {
+    // 2. Throughput with 1, 16 and 64 calls in flight. Against
+    // server-everything (the peer's own cost, ~10 k calls/s) the TypeScript
+    // SDK 2.x is left out: its 1.x rows already show the SDK there.
+    let section = "stdio throughput";
+    for in_flight in [1, 16, 64] {
+        for &client in &with_raw("raw") {
+            let calls = plan.tput_calls / if slow_client(client) { 10 } else { 1 };
+            push(measurement(
+                section,
+                format!("{in_flight} in flight, minimal server"),
+                client,
+                "tput",
+                in_flight,
+                calls,
+                stdio_target(generation.minimal),
+                Metric::Rate,
+            ));
+        }
+    }
+    if let Some((everything, _)) = generation.everything {
         for in_flight in [1, 16, 64] {
-            let clients: &[&str] = if divisor == 1 {
-                &["raw", "ours", "ts", "py", "rmcp"]
-            } else {
-                &MCP_CLIENTS
-            };
-            for &client in clients {
-                let calls = plan.tput_calls / divisor / if slow_client(client) { 10 } else { 1 };
-                push(Measurement {
-                    section: "stdio throughput",
-                    what: format!("{in_flight} in flight, {what}"),
+            for &client in clients.iter().filter(|c| **c != "ts2") {
+                let calls = plan.tput_calls / 4 / if slow_client(client) { 10 } else { 1 };
+                push(measurement(
+                    section,
+                    format!("{in_flight} in flight, server-everything"),
                     client,
-                    scenario: "tput",
-                    n: in_flight,
+                    "tput",
+                    in_flight,
                     calls,
-                    target: stdio_target(server),
-                    metric: Metric::Rate,
-                    runtime: "current",
-                });
+                    stdio_target(everything),
+                    Metric::Rate,
+                ));
             }
         }
     }
 
     // 3. Cold catalog: connect + tools/list of N servers.
-    for (what, server) in [
-        ("servers waiting 300 ms in initialize", &servers.slow),
-        ("server-everything", &servers.everything),
-    ] {
+    let section = "cold catalog over stdio (connect + tools/list, all at once)";
+    let mut catalogs: Vec<(&str, &[String])> =
+        vec![("servers waiting 300 ms in initialize", generation.slow)];
+    if let Some((everything, _)) = generation.everything {
+        catalogs.push(("server-everything", everything));
+    }
+    for (what, server) in catalogs {
         for count in [1, 10, 20] {
-            for client in MCP_CLIENTS {
-                push(Measurement {
-                    section: "cold catalog over stdio (connect + tools/list, all at once)",
-                    what: format!("{count} × {what}"),
+            for &client in clients {
+                push(measurement(
+                    section,
+                    format!("{count} × {what}"),
                     client,
-                    scenario: "catalog",
-                    n: count,
-                    calls: 0,
-                    target: stdio_target(server),
-                    metric: Metric::Wall,
-                    runtime: "current",
-                });
+                    "catalog",
+                    count,
+                    0,
+                    stdio_target(server),
+                    Metric::Wall,
+                ));
             }
         }
     }
@@ -161,64 +277,64 @@ pub(super) fn plan_measurements(
     // 4. Streamable HTTP: the minimal server's HTTP mode (the client's own
     // cost) and server-everything (a real server that spends milliseconds
     // per call itself, so it gets few calls and latency only).
-    let url = |url: &str| vec!["--url".to_owned(), url.to_owned()];
-    let http_section = "streamable HTTP tool calls";
-    for client in MCP_CLIENTS {
-        push(Measurement {
-            section: http_section,
-            what: "sequential, minimal server".into(),
+    let section = "streamable HTTP tool calls";
+    for &client in &with_raw("raw-http") {
+        push(measurement(
+            section,
+            "sequential, minimal server".into(),
             client,
-            scenario: "seq",
-            n: 1,
-            calls: seq_calls(client, 5),
-            target: url(&servers.http_minimal),
-            metric: Metric::Latency,
-            runtime: "current",
-        });
+            "seq",
+            1,
+            seq_calls(client, 5),
+            url_target(generation.http_minimal),
+            Metric::Latency,
+        ));
     }
-    for client in MCP_CLIENTS {
-        push(Measurement {
-            section: http_section,
-            what: "sequential, server-everything".into(),
-            client,
-            scenario: "seq",
-            n: 1,
-            calls: if slow_client(client) { 50 } else { 100 },
-            target: url(&servers.http_everything),
-            metric: Metric::Latency,
-            runtime: "current",
-        });
-    }
-    for in_flight in [1, 16, 64] {
-        for client in MCP_CLIENTS {
-            let calls = plan.tput_calls / 10 / if slow_client(client) { 5 } else { 1 };
-            push(Measurement {
-                section: "streamable HTTP throughput (minimal server)",
-                what: format!("{in_flight} in flight"),
+    if let Some((_, http_everything)) = generation.everything {
+        for &client in clients {
+            push(measurement(
+                section,
+                "sequential, server-everything".into(),
                 client,
-                scenario: "tput",
-                n: in_flight,
+                "seq",
+                1,
+                if slow_client(client) { 50 } else { 100 },
+                url_target(http_everything),
+                Metric::Latency,
+            ));
+        }
+    }
+    let section = "streamable HTTP throughput (minimal server)";
+    for in_flight in [1, 16, 64] {
+        for &client in &with_raw("raw-http") {
+            let slow = slow_client(client) || client.starts_with("ts");
+            let calls = plan.tput_calls / 10 / if slow { 5 } else { 1 };
+            push(measurement(
+                section,
+                format!("{in_flight} in flight"),
+                client,
+                "tput",
+                in_flight,
                 calls,
-                target: url(&servers.http_minimal),
-                metric: Metric::Rate,
-                runtime: "current",
-            });
+                url_target(generation.http_minimal),
+                Metric::Rate,
+            ));
         }
     }
 
-    // 5. Peak RSS with 20 idle sessions.
-    for client in MCP_CLIENTS {
-        push(Measurement {
-            section: "client memory",
-            what: "peak RSS, 20 idle sessions (minimal server)".into(),
-            client,
-            scenario: "idle",
-            n: 20,
-            calls: 0,
-            target: stdio_target(&servers.minimal),
-            metric: Metric::Rss,
-            runtime: "current",
-        });
+    // 5. Peak RSS with 20 and 100 idle sessions.
+    for sessions in [20, 100] {
+        for &client in clients {
+            push(measurement(
+                "client memory",
+                format!("peak RSS, {sessions} idle sessions (minimal server)"),
+                client,
+                "idle",
+                sessions,
+                0,
+                stdio_target(generation.minimal),
+                Metric::Rss,
+            ));
+        }
     }
-    out
 }

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::clients::Client;
-use super::plan::{Measurement, Metric};
+use super::plan::{Measurement, Metric, WIRE_2025, WIRE_2026};
 
 pub(super) const BEGIN_MARK: &str = "<!-- bench-compare:begin -->";
 
@@ -124,14 +124,16 @@ pub(super) fn render(
     let ours_of = |m: &Measurement| {
         measurements
             .iter()
-            .position(|o| o.client == "ours" && o.what == m.what && o.section == m.section)
+            .position(|o| {
+                o.client == "ours" && o.what == m.what && o.section == m.section && o.wire == m.wire
+            })
             .and_then(|i| headline(&outcomes[i], measurements[i].metric))
     };
     let mut out = String::new();
-    let mut section = "";
+    let mut section = String::new();
     for (m, outcome) in measurements.iter().zip(outcomes) {
-        if m.section != section {
-            section = m.section;
+        if m.heading() != section {
+            section = m.heading();
             let _ = writeln!(out, "\n### {section}\n");
             if m.metric == Metric::Latency {
                 let _ = writeln!(
@@ -203,12 +205,15 @@ pub(super) fn first_line(text: &str) -> String {
     line.replace('|', "/")
 }
 
-/// The targets, each with the numbers it was judged on.
+/// The targets, each with the numbers it was judged on, for each
+/// wire generation.
 pub(super) fn render_targets(measurements: &[Measurement], outcomes: &[Outcome]) -> String {
-    let find = |client: &str, scenario: &str, what: &str| {
+    let find = |client: &str, scenario: &str, what: &str, wire: &str| {
         measurements
             .iter()
-            .position(|m| m.client == client && m.scenario == scenario && m.what == what)
+            .position(|m| {
+                m.client == client && m.scenario == scenario && m.what == what && m.wire == wire
+            })
             .and_then(|i| headline(&outcomes[i], measurements[i].metric).map(|(v, _)| v))
     };
     let mut out = String::from("### targets\n\n");
@@ -220,87 +225,100 @@ pub(super) fn render_targets(measurements: &[Measurement], outcomes: &[Outcome])
         };
         let _ = writeln!(out, "{line}");
     };
-    check(
-        "sequential median against the minimal server within 2× of the raw driver's",
-        find("ours", "seq", "minimal server")
-            .zip(find("raw", "seq", "minimal server"))
-            .map(|(ours, raw)| (ours <= 2.0 * raw, format!("{:.2}×", ours / raw))),
-    );
-    check(
-        "throughput with 64 in flight against the minimal server at least 5× the TypeScript SDK's",
-        find("ours", "tput", "64 in flight, minimal server")
-            .zip(find("ts", "tput", "64 in flight, minimal server"))
-            .map(|(ours, ts)| (ours >= 5.0 * ts, format!("{:.2}×", ours / ts))),
-    );
-    let mut slower = Vec::new();
-    let mut compared = 0;
-    for (m, outcome) in measurements.iter().zip(outcomes) {
-        if m.client != "rmcp" {
-            continue;
+    for wire in [WIRE_2025, WIRE_2026] {
+        let at = |name: &str| format!("{wire}: {name}");
+        let ratio_to = |floor: &str, scenario: &str, what: &str| {
+            find("ours", scenario, what, wire).zip(find(floor, scenario, what, wire))
+        };
+        check(
+            &at("stdio sequential p50 against the minimal server at most 1.3× the raw driver's"),
+            ratio_to("raw", "seq", "minimal server")
+                .map(|(ours, raw)| (ours <= 1.3 * raw, format!("{:.2}×", ours / raw))),
+        );
+        check(
+            &at("stdio throughput with 64 in flight at least 40% of the raw driver's"),
+            ratio_to("raw", "tput", "64 in flight, minimal server")
+                .map(|(ours, raw)| (ours >= 0.4 * raw, format!("{:.0}%", 100.0 * ours / raw))),
+        );
+        check(
+            &at(
+                "HTTP sequential p50 against the minimal server at most 1.5× the raw HTTP driver's",
+            ),
+            ratio_to("raw-http", "seq", "sequential, minimal server")
+                .map(|(ours, raw)| (ours <= 1.5 * raw, format!("{:.2}×", ours / raw))),
+        );
+        check(
+            &at("HTTP throughput with 64 in flight at least 50% of the raw HTTP driver's"),
+            ratio_to("raw-http", "tput", "64 in flight")
+                .map(|(ours, raw)| (ours >= 0.5 * raw, format!("{:.0}%", 100.0 * ours / raw))),
+        );
+        for (rival, name) in [("rmcp", "rmcp 3.11"), ("ts2", "the TypeScript SDK 2.x")] {
+            let mut slower = Vec::new();
+            let mut compared = 0;
+            for (m, outcome) in measurements.iter().zip(outcomes) {
+                if m.client != rival || m.wire != wire {
+                    continue;
+                }
+                let Some((theirs, more)) = headline(outcome, m.metric) else {
+                    continue;
+                };
+                let Some(ours) = find("ours", m.scenario, &m.what, wire) else {
+                    continue;
+                };
+                compared += 1;
+                if advantage(ours, theirs, more) <= 1.0 {
+                    slower.push(format!(
+                        "{} {}: {:.2}×",
+                        m.scenario,
+                        m.what,
+                        advantage(ours, theirs, more)
+                    ));
+                }
+            }
+            check(
+                &at(&format!("every row ahead of {name}")),
+                (compared > 0).then(|| {
+                    if slower.is_empty() {
+                        (true, format!("{compared} rows compared"))
+                    } else {
+                        (false, format!("not ahead in: {}", slower.join("; ")))
+                    }
+                }),
+            );
         }
-        let Some((theirs, more)) = headline(outcome, m.metric) else {
-            continue;
-        };
-        let Some(ours) = find("ours", m.scenario, &m.what) else {
-            continue;
-        };
-        compared += 1;
-        if advantage(ours, theirs, more) < 1.0 {
-            slower.push(format!(
-                "{} {}: {:.2}×",
-                m.scenario,
-                m.what,
-                advantage(ours, theirs, more)
-            ));
+        check(
+            &at("cold catalog of 20 servers waiting 300 ms within 1.3× of one such server"),
+            find(
+                "ours",
+                "catalog",
+                "20 × servers waiting 300 ms in initialize",
+                wire,
+            )
+            .zip(find(
+                "ours",
+                "catalog",
+                "1 × servers waiting 300 ms in initialize",
+                wire,
+            ))
+            .map(|(twenty, one)| (twenty <= 1.3 * one, format!("{:.2}×", twenty / one))),
+        );
+        for sessions in [20, 100] {
+            let rss = format!("peak RSS, {sessions} idle sessions (minimal server)");
+            check(
+                &at(&format!(
+                    "peak RSS for {sessions} idle sessions below rmcp's"
+                )),
+                find("ours", "idle", &rss, wire)
+                    .zip(find("rmcp", "idle", &rss, wire))
+                    .map(|(ours, rmcp)| {
+                        (
+                            ours < rmcp,
+                            format!("{} vs {}", format_rss(ours), format_rss(rmcp)),
+                        )
+                    }),
+            );
         }
     }
-    check(
-        "no row slower than rmcp",
-        (compared > 0).then(|| {
-            if slower.is_empty() {
-                (true, format!("{compared} rows compared"))
-            } else {
-                (false, format!("slower in: {}", slower.join("; ")))
-            }
-        }),
-    );
-    check(
-        "cold catalog of 20 servers waiting 300 ms within 1.3× of one such server",
-        find(
-            "ours",
-            "catalog",
-            "20 × servers waiting 300 ms in initialize",
-        )
-        .zip(find(
-            "ours",
-            "catalog",
-            "1 × servers waiting 300 ms in initialize",
-        ))
-        .map(|(twenty, one)| (twenty <= 1.3 * one, format!("{:.2}×", twenty / one))),
-    );
-    check(
-        "cold catalog of 20 server-everything no slower than the TypeScript SDK starting them all at once",
-        find("ours", "catalog", "20 × server-everything")
-            .zip(find("ts", "catalog", "20 × server-everything"))
-            .map(|(ours, ts)| {
-                (
-                    ours <= ts,
-                    format!("{} vs {}", format_duration(ours), format_duration(ts)),
-                )
-            }),
-    );
-    let rss = "peak RSS, 20 idle sessions (minimal server)";
-    check(
-        "peak RSS for 20 sessions no higher than rmcp's",
-        find("ours", "idle", rss)
-            .zip(find("rmcp", "idle", rss))
-            .map(|(ours, rmcp)| {
-                (
-                    ours <= rmcp,
-                    format!("{} vs {}", format_rss(ours), format_rss(rmcp)),
-                )
-            }),
-    );
     out
 }
 
@@ -406,8 +424,9 @@ pub(super) fn machine_description(
     );
     let _ = writeln!(
         out,
-        "Versions: ours at {commit} ({rustc}, release); TypeScript SDK {} on Node {node}; Python `mcp` {mcp_version} on {python_version}; rmcp {rmcp_version}; server-everything {}.",
+        "Versions: ours at {commit} ({rustc}, release); TypeScript SDK {} and {} on Node {node}; Python `mcp` {mcp_version} on {python_version}; rmcp {rmcp_version}; server-everything {}.",
         package_version("@modelcontextprotocol/sdk"),
+        package_version("@modelcontextprotocol/client"),
         package_version("@modelcontextprotocol/server-everything"),
     );
     out

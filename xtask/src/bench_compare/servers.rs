@@ -17,6 +17,10 @@ pub(super) struct Servers {
     pub(super) everything: Vec<String>,
     pub(super) http_minimal: String,
     pub(super) http_everything: String,
+    /// The minimal server in its 2026-07-28 mode (`--revision 2026-07-28`).
+    pub(super) minimal_modern: Vec<String>,
+    pub(super) slow_modern: Vec<String>,
+    pub(super) http_minimal_modern: String,
 }
 
 /// A streamable HTTP server on a free loopback port, stopped when
