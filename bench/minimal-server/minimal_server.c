@@ -15,7 +15,9 @@
  * Usage: minimal-server [--init-delay-ms N] [--http PORT] [--revision R]
  *   --init-delay-ms N  sleep N ms (without using CPU) before answering
  *                      `initialize`, like a server that loads something
- *                      slow on start-up.
+ *                      slow on start-up; at 2026-07-28, where there is no
+ *                      handshake, before answering the first modern
+ *                      request instead.
  *   --http PORT        serve streamable HTTP on 127.0.0.1:PORT, path /mcp,
  *                      instead of stdio: every POSTed request is answered
  *                      with one `application/json` response (202 for
@@ -162,6 +164,12 @@ static void answer(const char *line, const char *end) {
             return;
         }
     }
+    static int started;
+    if (revision && !started && init_delay_ms > 0) {
+        struct timespec delay = {init_delay_ms / 1000, (long)(init_delay_ms % 1000) * 1000000L};
+        while (nanosleep(&delay, &delay) != 0 && errno == EINTR) {}
+    }
+    if (revision) started = 1;
     const char *tail = revision ? MODERN_TAIL : "";
     if (IS("tools/call")) {
         const char *message = member(line, end, "message");
