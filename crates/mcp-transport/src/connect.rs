@@ -282,36 +282,44 @@ pub async fn connect(
     session_options.request_timeout = config.timeouts.request;
     session_options.tool_call_timeout = config.timeouts.tool_call;
     let started = tokio::time::Instant::now();
-    let transport = tokio::time::timeout(connect_timeout, open_transport(config, options))
-        .await
-        .map_err(|_| {
-            TransportError::new(
-                &*config.name,
-                TransportErrorKind::ConnectTimeout {
-                    after: connect_timeout,
-                    stderr_tail: String::new(),
-                    hint: None,
-                },
-            )
-        })??;
+    // Both steps are boxed: their state machines are several kilobytes,
+    // and a host connecting a hundred servers at once would otherwise hold
+    // the largest of them for every connect until the last one is done.
+    let transport =
+        tokio::time::timeout(connect_timeout, Box::pin(open_transport(config, options)))
+            .await
+            .map_err(|_| {
+                TransportError::new(
+                    &*config.name,
+                    TransportErrorKind::ConnectTimeout {
+                        after: connect_timeout,
+                        stderr_tail: String::new(),
+                        hint: None,
+                    },
+                )
+            })??;
     // The handshake gets what is left of the connect timeout.
     session_options.connect_timeout = connect_timeout.saturating_sub(started.elapsed());
-    ClientSession::initialize(transport, config.name.clone(), session_options)
-        .await
-        .map_err(|error| match error.kind() {
-            // The handshake's own timer saw only what was left of the budget.
+    Box::pin(ClientSession::initialize(
+        transport,
+        config.name.clone(),
+        session_options,
+    ))
+    .await
+    .map_err(|error| match error.kind() {
+        // The handshake's own timer saw only what was left of the budget.
+        TransportErrorKind::ConnectTimeout {
+            stderr_tail, hint, ..
+        } => TransportError::new(
+            error.server(),
             TransportErrorKind::ConnectTimeout {
-                stderr_tail, hint, ..
-            } => TransportError::new(
-                error.server(),
-                TransportErrorKind::ConnectTimeout {
-                    after: connect_timeout,
-                    stderr_tail: stderr_tail.clone(),
-                    hint: hint.clone(),
-                },
-            ),
-            _ => error,
-        })
+                after: connect_timeout,
+                stderr_tail: stderr_tail.clone(),
+                hint: hint.clone(),
+            },
+        ),
+        _ => error,
+    })
 }
 
 #[cfg(test)]
@@ -330,6 +338,20 @@ mod tests {
             kind.to_string(),
             "this build has no WebSocket transport: enable the `ws` feature of mcp-transport (or mcp-catalog)"
         );
+    }
+
+    /// Connecting many servers at once holds one connect future each; the
+    /// future itself stays small (its steps are boxed while they run).
+    #[test]
+    fn a_connect_future_is_small() {
+        let config = ServerConfig::new(
+            "small",
+            TransportConfig::Stdio(mcp_config::StdioConfig::new("true")),
+        );
+        let options = ConnectOptions::default();
+        let future = connect(&config, &options);
+        let size = std::mem::size_of_val(&future);
+        assert!(size <= 1024, "the connect future is {size} bytes");
     }
 
     /// Without `ws`, a WebSocket entry is refused before anything is

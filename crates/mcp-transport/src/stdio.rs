@@ -737,9 +737,11 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 
 /// Keeps the last bytes of stderr; logs each chunk at trace level.
 async fn read_stderr(mut stderr: ChildStderr, tail: StderrTail, server: String) {
-    // Not zeroed: pages only become resident as stderr bytes arrive, and
-    // most servers are quiet.
-    let mut buffer = Vec::with_capacity(8 * 1024);
+    // Most servers are quiet: an idle session holds a small buffer, and one
+    // that fills it grows it (up to the size a chatty server needs).
+    const FIRST: usize = 512;
+    const MOST: usize = 8 * 1024;
+    let mut buffer = Vec::with_capacity(FIRST);
     loop {
         buffer.clear();
         match stderr.read_buf(&mut buffer).await {
@@ -747,6 +749,9 @@ async fn read_stderr(mut stderr: ChildStderr, tail: StderrTail, server: String) 
             Ok(n) => {
                 tracing::trace!(server = %server, bytes = n, "server stderr");
                 tail.push(&buffer[..n]);
+                if n == buffer.capacity() && n < MOST {
+                    buffer.reserve_exact((2 * n).min(MOST) - n);
+                }
             }
         }
     }
