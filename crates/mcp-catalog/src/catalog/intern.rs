@@ -112,7 +112,8 @@ mod tests {
     /// agrees with their text.
     fn check(a: Value, b: Value, same: bool) {
         assert_eq!(same_content(&a, &b), same, "{a} vs {b}");
-        assert_eq!(a.to_string() == b.to_string(), same, "{a} vs {b}");
+        let (text_a, text_b) = (a.to_string(), b.to_string());
+        assert_eq!(text_a == text_b, same, "{a} vs {b}");
         if same {
             assert_eq!(content_hash(&a), content_hash(&b), "{a} vs {b}");
         }
