@@ -167,6 +167,11 @@ fn prepare_input(
     })
 }
 
+/// How many distinct schemas one hash may file; past it a schema is
+/// prepared without interning, so colliding inputs never cost a scan of
+/// many candidates each.
+const MAX_PER_HASH: usize = 8;
+
 /// Input schemas prepared so far, by content ([`intern::content_hash`]):
 /// each distinct schema is normalised and rewritten once, however many
 /// tools of however many servers send it.
@@ -198,6 +203,11 @@ impl Inputs {
             .position(|entry| intern::same_content(entry.original.get(), original.get()));
         let at = match found {
             Some(at) => at,
+            // Schemas made to collide are prepared without the table.
+            None if entries.len() >= MAX_PER_HASH => {
+                let prepared = prepare_input(original, profile, limits);
+                return (prepared.map(|forms| forms.resolve(original)), hash);
+            }
             None => {
                 entries.push(InternedInput {
                     original: original.clone(),
