@@ -77,6 +77,16 @@ fn listings_of(
     tools_per_server: usize,
     schema: fn(usize) -> Value,
 ) -> Vec<ServerTools> {
+    listings_numbered(servers, tools_per_server, schema, |_, t| t)
+}
+
+/// Listings whose tool `t` of server `s` gets `schema(number(s, t))`.
+fn listings_numbered(
+    servers: usize,
+    tools_per_server: usize,
+    schema: fn(usize) -> Value,
+    number: impl Fn(usize, usize) -> usize,
+) -> Vec<ServerTools> {
     (0..servers)
         .map(|s| {
             ServerTools::new(
@@ -88,7 +98,7 @@ fn listings_of(
                         description: Some(format!(
                             "  Does thing {t} on server {s}; returns a list of results.  "
                         )),
-                        input_schema: schema(t),
+                        input_schema: schema(number(s, t)),
                         output_schema: None,
                         annotations: None,
                         execution: None,
@@ -99,10 +109,28 @@ fn listings_of(
         .collect()
 }
 
+/// A deep copy of every listing: the plain clone of the input each
+/// materialisation is reported next to.
+fn clone_listings(input: &[ServerTools]) -> Vec<ServerTools> {
+    input
+        .iter()
+        .map(|listing| {
+            let mut copy = listing.clone();
+            copy.tools = listing.tools.to_vec().into();
+            copy
+        })
+        .collect()
+}
+
 fn materialise_10k(c: &mut Criterion) {
+    // 100 servers of the same 100 tools' schemas: what hash-consing
+    // shares across servers (and within one, in `rebuild`).
     let input = listings(100, 100);
     let mut group = c.benchmark_group("materialise_10k_tools");
     group.sample_size(20);
+    group.bench_function("plain_clone_listings", |b| {
+        b.iter_with_large_drop(|| clone_listings(&input))
+    });
     // Baseline for the ratio: one deep copy of every input schema, the
     // least any materialisation that outputs new schemas must do.
     let schemas: Vec<&Value> = input
@@ -143,6 +171,39 @@ fn materialise_10k(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    // The same, with the changed server's 100 schemas all new (none seen
+    // before): the rebuild prepares each of them.
+    let mut round = 0usize;
+    group.bench_function("rebuild_one_server_new_schemas", |b| {
+        b.iter_batched(
+            || {
+                round += 1;
+                let mut changed = input.clone();
+                let fresh =
+                    listings_numbered(1, 100, realistic_schema, |_, t| 1_000_000 + round * 100 + t);
+                changed[0].tools = Arc::clone(&fresh[0].tools);
+                changed
+            },
+            |changed| materialize_cached(&changed, &options, &mut cache),
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+
+    // Every one of the 10,000 schemas different (a number in a
+    // description): nothing to share, each is prepared once.
+    let distinct = listings_numbered(100, 100, realistic_schema, |s, t| s * 100 + t);
+    let mut group = c.benchmark_group("materialise_10k_distinct_schemas");
+    group.sample_size(10);
+    group.bench_function("plain_clone_listings", |b| {
+        b.iter_with_large_drop(|| clone_listings(&distinct))
+    });
+    for profile in ProviderProfile::ALL {
+        let options = MaterializeOptions::default().with_profile(profile);
+        group.bench_function(profile.as_str(), |b| {
+            b.iter_with_large_drop(|| materialize(&distinct, &options))
+        });
+    }
     group.finish();
 }
 

@@ -265,6 +265,28 @@ impl NameAllocator {
         }
     }
 
+    /// Takes every one of `names` as it is, if all are free; takes none and
+    /// returns `false` otherwise. A rebuild uses it for a server whose
+    /// names came out unadjusted last time: given the same prefix and
+    /// nothing taking them since, [`NameAllocator::tool_name`] would hand
+    /// out exactly these again. `names` are distinct (one server's).
+    pub(crate) fn claim<'a>(&mut self, names: impl Iterator<Item = &'a str> + Clone) -> bool {
+        let style = self.style;
+        let key = |name: &'a str| match style {
+            NamingStyle::OpenClaw => std::borrow::Cow::Owned(name.to_ascii_lowercase()),
+            NamingStyle::Claw => std::borrow::Cow::Borrowed(name),
+        };
+        if names
+            .clone()
+            .any(|name| self.taken.contains(key(name).as_ref()))
+        {
+            return false;
+        }
+        let keys: Vec<String> = names.map(|name| key(name).into_owned()).collect();
+        self.taken.extend(keys);
+        true
+    }
+
     /// Whether `name` is free. Used for utility tools, which are never
     /// renamed.
     pub fn is_free(&self, name: &str) -> bool {

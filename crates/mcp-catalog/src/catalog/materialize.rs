@@ -14,6 +14,7 @@ use mcp_config::Level;
 use mcp_transport::Tool;
 use serde_json::Value;
 
+use super::intern;
 use super::tool::{SharedSchema, ToolOrigin, ToolTarget, UtilityTool};
 use super::{
     Catalog, CatalogDiagnostic, CatalogTool, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
@@ -106,6 +107,47 @@ struct PreparedSchema {
     normalized: Option<SharedSchema>,
 }
 
+/// A prepared schema as the interning table keeps it: independent of
+/// which tool's schema it was made from, so every tool with the same
+/// content gets it, pointing to its own listing where no rewrite applied.
+#[derive(Debug, Clone)]
+struct PreparedForms {
+    input: Form,
+    normalized: Option<Form>,
+}
+
+/// One prepared form: the schema as sent, or one made from it.
+#[derive(Debug, Clone)]
+enum Form {
+    Original,
+    Made(Arc<Value>),
+}
+
+impl Form {
+    fn of(schema: Cow<'_, Value>) -> Form {
+        match schema {
+            Cow::Borrowed(_) => Form::Original,
+            Cow::Owned(made) => Form::Made(Arc::new(made)),
+        }
+    }
+
+    fn resolve(&self, original: &SharedSchema) -> SharedSchema {
+        match self {
+            Form::Original => original.clone(),
+            Form::Made(made) => SharedSchema::Own(Arc::clone(made)),
+        }
+    }
+}
+
+impl PreparedForms {
+    fn resolve(&self, original: &SharedSchema) -> PreparedSchema {
+        PreparedSchema {
+            input: self.input.resolve(original),
+            normalized: self.normalized.as_ref().map(|form| form.resolve(original)),
+        }
+    }
+}
+
 /// Why a tool's schemas keep it out of the catalog.
 #[derive(Debug, Clone)]
 enum Refused {
@@ -113,37 +155,97 @@ enum Refused {
     Output(schema::SchemaError),
 }
 
-/// Prepares `original` for `profile`, sharing it when no rewrite changes
-/// it, and vets the tool's output schema (see
-/// [`schema::check_output_schema`]).
-fn prepare(
-    original: &SharedSchema,
-    profile: ProviderProfile,
-    limits: &SchemaLimits,
-) -> Result<PreparedSchema, Refused> {
-    let prepared = prepare_input(original, profile, limits).map_err(Refused::Input)?;
-    if let SharedSchema::Listed { tools, index } = original
-        && let Some(output) = &tools[*index].output_schema
-    {
-        schema::check_output_schema(output, limits).map_err(Refused::Output)?;
-    }
-    Ok(prepared)
-}
-
 fn prepare_input(
     original: &SharedSchema,
     profile: ProviderProfile,
     limits: &SchemaLimits,
-) -> Result<PreparedSchema, schema::SchemaError> {
-    let share = |schema: Cow<'_, Value>| match schema {
-        Cow::Borrowed(_) => original.clone(),
-        Cow::Owned(prepared) => SharedSchema::Own(Arc::new(prepared)),
-    };
+) -> Result<PreparedForms, schema::SchemaError> {
     let prepared = schema::prepare_for_calls(original.get(), profile, limits)?;
-    Ok(PreparedSchema {
-        input: share(prepared.schema),
-        normalized: prepared.normalized.map(share),
+    Ok(PreparedForms {
+        input: Form::of(prepared.schema),
+        normalized: prepared.normalized.map(Form::of),
     })
+}
+
+/// How many distinct schemas one hash may file; past it a schema is
+/// prepared without interning, so colliding inputs never cost a scan of
+/// many candidates each.
+const MAX_PER_HASH: usize = 8;
+
+/// Input schemas prepared so far, by content ([`intern::content_hash`]):
+/// each distinct schema is normalised and rewritten once, however many
+/// tools of however many servers send it.
+#[derive(Debug, Default)]
+struct Inputs {
+    by_hash: HashMap<u64, Vec<InternedInput>>,
+}
+
+#[derive(Debug)]
+struct InternedInput {
+    /// The schema it was made from, to confirm a hash match.
+    original: SharedSchema,
+    prepared: Result<PreparedForms, schema::SchemaError>,
+}
+
+impl Inputs {
+    /// `original` prepared for `profile`, made once per content; the
+    /// second value is the content hash it is filed under.
+    fn prepare(
+        &mut self,
+        original: &SharedSchema,
+        profile: ProviderProfile,
+        limits: &SchemaLimits,
+    ) -> (Result<PreparedSchema, schema::SchemaError>, u64) {
+        let hash = intern::content_hash(original.get());
+        let entries = self.by_hash.entry(hash).or_default();
+        let found = entries
+            .iter()
+            .position(|entry| intern::same_content(entry.original.get(), original.get()));
+        let at = match found {
+            Some(at) => at,
+            // Schemas made to collide are prepared without the table.
+            None if entries.len() >= MAX_PER_HASH => {
+                let prepared = prepare_input(original, profile, limits);
+                return (prepared.map(|forms| forms.resolve(original)), hash);
+            }
+            None => {
+                entries.push(InternedInput {
+                    original: original.clone(),
+                    prepared: prepare_input(original, profile, limits),
+                });
+                entries.len() - 1
+            }
+        };
+        let resolved = match &entries[at].prepared {
+            Ok(forms) => Ok(forms.resolve(original)),
+            Err(error) => Err(error.clone()),
+        };
+        (resolved, hash)
+    }
+}
+
+/// Output schemas vetted so far, by content. Only those that passed are
+/// kept (a copy of each; most tools have none): a refused one may be too
+/// deep to copy, and is vetted again on the next build.
+#[derive(Debug, Default)]
+struct Outputs {
+    passed: HashMap<u64, Vec<Value>>,
+}
+
+impl Outputs {
+    fn check(&mut self, output: &Value, limits: &SchemaLimits) -> Result<(), schema::SchemaError> {
+        let hash = intern::content_hash(output);
+        if let Some(entries) = self.passed.get(&hash)
+            && entries
+                .iter()
+                .any(|entry| intern::same_content(entry, output))
+        {
+            return Ok(());
+        }
+        schema::check_output_schema(output, limits)?;
+        self.passed.entry(hash).or_default().push(output.clone());
+        Ok(())
+    }
 }
 
 /// One tool waiting for its name.
@@ -163,14 +265,51 @@ pub fn materialize(servers: &[ServerTools], options: &MaterializeOptions) -> Cat
     materialize_cached(servers, options, &mut SchemaCache::default())
 }
 
-/// Prepared schemas of earlier builds, by server listing. A listing is the
-/// same when it is the same shared allocation (the runtime keeps a
-/// server's listing until `list_changed`), so a rebuild prepares only the
-/// schemas of servers whose tools changed.
+/// What earlier builds made, for a rebuild to reuse: every distinct input
+/// schema prepared for the profile (by content), and per server the
+/// listing it was made from with its prepared schemas and its finished
+/// tools. A listing is the same when it is the same shared allocation (the
+/// runtime keeps a server's listing until `list_changed`); a rebuild then
+/// takes that server's tools as they were (when nothing about their names
+/// changed), and prepares only the schemas it has not seen.
 #[derive(Debug, Default)]
 pub struct SchemaCache {
-    profile: Option<ProviderProfile>,
-    listings: HashMap<usize, CachedListing>,
+    /// What the prepared schemas were made for: a change empties the cache.
+    schemas_for: Option<(ProviderProfile, SchemaLimits)>,
+    /// What the finished tools were made with besides that.
+    tools_for: Option<ToolOptions>,
+    inputs: Inputs,
+    outputs: Outputs,
+    /// By server name.
+    listings: HashMap<String, CachedListing>,
+}
+
+/// The options a server's finished tools depend on, besides the schema
+/// ones.
+#[derive(Debug, Clone, PartialEq)]
+struct ToolOptions {
+    style: crate::NamingStyle,
+    reserved_names: BTreeSet<String>,
+    description_limit: usize,
+    utility_tools: bool,
+}
+
+impl ToolOptions {
+    fn of(options: &MaterializeOptions) -> Self {
+        ToolOptions {
+            style: options.style,
+            reserved_names: options.reserved_names.clone(),
+            description_limit: options.description_limit,
+            utility_tools: options.utility_tools,
+        }
+    }
+
+    fn matches(&self, options: &MaterializeOptions) -> bool {
+        self.style == options.style
+            && self.reserved_names == options.reserved_names
+            && self.description_limit == options.description_limit
+            && self.utility_tools == options.utility_tools
+    }
 }
 
 #[derive(Debug)]
@@ -178,22 +317,92 @@ struct CachedListing {
     /// Keeps the allocation (and so its address) alive.
     tools: Arc<[Tool]>,
     prepared: Vec<Option<Result<PreparedSchema, Refused>>>,
+    /// The content hashes of the schemas prepared for it, which keep
+    /// their entries of [`Inputs`] when it is compacted.
+    hashes: Vec<u64>,
+    /// The server's finished tools from the last build that made them.
+    built: Option<ServerBuild>,
+}
+
+/// One server's share of a catalog.
+#[derive(Debug)]
+struct ServerBuild {
+    /// What of the listing and its settings it was made from.
+    key: ServerKey,
+    /// Sorted by raw name.
+    tools: Vec<CatalogTool>,
+    diagnostics: Vec<CatalogDiagnostic>,
+    /// Tools `toolFilter` hid.
+    hidden: usize,
+    /// Descriptions cut.
+    cut: usize,
+    /// Whether a name was changed to avoid another's: then its names
+    /// depend on the other servers, and a rebuild names them again.
+    collided: bool,
+}
+
+/// The settings of a listing its tools depend on.
+#[derive(Debug, Clone, PartialEq)]
+struct ServerKey {
+    prefix: String,
+    filter: mcp_config::ToolFilter,
+    features: super::ServerFeatures,
+    description_limit: Option<NonZeroUsize>,
+}
+
+/// The cache entry for `listing`, fresh when its tools are not the ones
+/// cached.
+fn cached_listing<'c>(
+    listings: &'c mut HashMap<String, CachedListing>,
+    listing: &ServerTools,
+) -> &'c mut CachedListing {
+    let fresh = || CachedListing {
+        tools: Arc::clone(&listing.tools),
+        prepared: vec![None; listing.tools.len()],
+        hashes: Vec::new(),
+        built: None,
+    };
+    let entry = listings.entry(listing.server.clone()).or_insert_with(fresh);
+    if !Arc::ptr_eq(&entry.tools, &listing.tools) {
+        *entry = fresh();
+    }
+    entry
 }
 
 impl SchemaCache {
-    fn listing(&mut self, tools: &Arc<[Tool]>) -> &mut CachedListing {
-        // The address identifies the allocation; the stored `Arc` keeps it
-        // from being freed and reused while the entry exists.
-        let key = Arc::as_ptr(tools) as *const Tool as usize;
-        let fresh = || CachedListing {
-            tools: Arc::clone(tools),
-            prepared: vec![None; tools.len()],
-        };
-        let entry = self.listings.entry(key).or_insert_with(fresh);
-        if !Arc::ptr_eq(&entry.tools, tools) {
-            *entry = fresh();
+    /// Empties what `options` makes stale.
+    fn refresh(&mut self, options: &MaterializeOptions) {
+        let schemas_for = Some((options.profile, options.schema_limits));
+        if self.schemas_for != schemas_for {
+            *self = SchemaCache {
+                schemas_for,
+                ..SchemaCache::default()
+            };
         }
-        entry
+        if !self.tools_for.as_ref().is_some_and(|t| t.matches(options)) {
+            self.tools_for = Some(ToolOptions::of(options));
+            for listing in self.listings.values_mut() {
+                listing.built = None;
+            }
+        }
+    }
+
+    /// Drops what no listing still refers to, once the tables hold more
+    /// than twice that: a long-lived runtime whose servers keep changing
+    /// their tools does not keep every schema it ever saw.
+    fn compact(&mut self) {
+        let live: usize = self.listings.values().map(|l| l.tools.len() + 4).sum();
+        if self.inputs.by_hash.len() > 2 * live + 64 {
+            let keep: std::collections::HashSet<u64> = self
+                .listings
+                .values()
+                .flat_map(|l| l.hashes.iter().copied())
+                .collect();
+            self.inputs.by_hash.retain(|hash, _| keep.contains(hash));
+        }
+        if self.outputs.passed.len() > 2 * live + 64 {
+            self.outputs.passed.clear();
+        }
     }
 }
 
@@ -221,13 +430,7 @@ pub fn materialize_among<'a>(
     options: &MaterializeOptions,
     cache: &mut SchemaCache,
 ) -> Catalog {
-    if cache.profile != Some(options.profile) {
-        *cache = SchemaCache {
-            profile: Some(options.profile),
-            listings: HashMap::new(),
-        };
-    }
-    let mut used = BTreeSet::new();
+    cache.refresh(options);
     let mut order: Vec<&ServerTools> = servers.iter().collect();
     order.sort_by(|a, b| {
         a.server.cmp(&b.server).then_with(|| {
@@ -263,7 +466,8 @@ pub fn materialize_among<'a>(
             (server, prefix)
         })
         .collect();
-    let mut tools = Vec::new();
+    let total: usize = order.iter().map(|listing| listing.tools.len()).sum();
+    let mut tools = Vec::with_capacity(total);
     let mut diagnostics = Vec::new();
     let mut filtered = BTreeMap::new();
     let mut cut = BTreeMap::new();
@@ -310,85 +514,51 @@ pub fn materialize_among<'a>(
             }
         };
 
-        let mut pending = pending_tools(listing, options, &mut diagnostics, &mut filtered);
-        let cut_here = pending.iter().filter(|item| item.cut).count();
-        if cut_here > 0 {
-            cut.insert(server.to_owned(), cut_here);
+        let key = ServerKey {
+            prefix,
+            filter: listing.filter.clone(),
+            features: listing.features,
+            description_limit: listing.description_limit,
+        };
+        let cached = cached_listing(&mut cache.listings, listing);
+        let reusable = cached.built.as_ref().is_some_and(|built| {
+            built.key == key
+                && !built.collided
+                && allocator.claim(built.tools.iter().map(|tool| &*tool.name))
+        });
+        if !reusable {
+            let mut schemas = Schemas {
+                cached,
+                inputs: &mut cache.inputs,
+                outputs: &mut cache.outputs,
+                options,
+            };
+            let built = build_server(listing, key, options, &mut allocator, &mut schemas);
+            cached.built = Some(built);
         }
-        pending.sort_by(|a, b| a.raw_name.cmp(b.raw_name));
-
-        used.insert(Arc::as_ptr(&listing.tools) as *const Tool as usize);
-        let cached = cache.listing(&listing.tools);
-        for item in pending {
-            let prepared = match &item.original {
-                SharedSchema::Listed { index, .. } => cached.prepared[*index]
-                    .get_or_insert_with(|| {
-                        prepare(&item.original, options.profile, &options.schema_limits)
-                    })
-                    .clone(),
-                SharedSchema::Own(_) => {
-                    prepare(&item.original, options.profile, &options.schema_limits)
-                }
-            };
-            let prepared = match prepared {
-                Ok(prepared) => prepared,
-                Err(refused) => {
-                    let (which, error) = match refused {
-                        Refused::Input(error) => ("input", error),
-                        Refused::Output(error) => ("output", error),
-                    };
-                    diagnostics.push(CatalogDiagnostic::tool(
-                        Level::Error,
-                        server,
-                        item.raw_name,
-                        format!(
-                            "server {server:?}, tool {:?}: {which} schema {error}; the tool is left out of the {} catalog",
-                            item.raw_name,
-                            options.profile.as_str()
-                        ),
-                    ));
-                    continue;
-                }
-            };
-            let (name, adjustment) = allocator.tool_name(&prefix, server, item.raw_name);
-            if let Some(adjustment) = adjustment {
-                diagnostics.push(adjustment_diagnostic(
-                    server,
-                    item.raw_name,
-                    &name,
-                    adjustment,
-                ));
-            }
-            tools.push(CatalogTool {
-                name,
-                description: item.description,
-                input_schema: prepared.input,
-                profile: options.profile,
-                origin: ToolOrigin {
-                    server: server.to_owned(),
-                    target: item.target,
-                },
-                original_schema: item.original,
-                normalized_schema: prepared.normalized,
-                #[cfg(feature = "validation")]
-                validator: OnceLock::new(),
-                #[cfg(feature = "validation")]
-                output_validator: OnceLock::new(),
-            });
+        let Some(built) = &cached.built else {
+            continue;
+        };
+        tools.extend(built.tools.iter().map(CatalogTool::share));
+        diagnostics.extend(built.diagnostics.iter().cloned());
+        if built.hidden > 0 {
+            filtered.insert(server.to_owned(), built.hidden);
+        }
+        if built.cut > 0 {
+            cut.insert(server.to_owned(), built.cut);
         }
     }
 
-    cache.listings.retain(|key, _| used.contains(key));
+    cache
+        .listings
+        .retain(|server, _| seen_servers.contains(server.as_str()));
+    cache.compact();
+    // Each server's run is already sorted, and the runs mostly follow
+    // each other: the sort is close to linear.
     tools.sort_by(|a, b| a.name.cmp(&b.name));
-    let by_name = tools
-        .iter()
-        .enumerate()
-        .map(|(i, tool)| (tool.name.clone(), i))
-        .collect();
     diagnostics.sort();
     let mut catalog = Catalog {
         tools,
-        by_name,
         diagnostics,
         filtered,
         cut,
@@ -407,14 +577,126 @@ pub fn materialize_among<'a>(
     catalog
 }
 
+/// Where one server's build gets its prepared schemas from.
+struct Schemas<'c> {
+    cached: &'c mut CachedListing,
+    inputs: &'c mut Inputs,
+    outputs: &'c mut Outputs,
+    options: &'c MaterializeOptions,
+}
+
+impl Schemas<'_> {
+    /// `original` prepared for the profile, and its tool's output schema
+    /// vetted: from the listing's cache, else from the interning tables.
+    fn prepare(&mut self, original: &SharedSchema) -> Result<PreparedSchema, Refused> {
+        let index = match original {
+            SharedSchema::Listed { index, .. } => Some(*index),
+            SharedSchema::Own(_) => None,
+        };
+        if let Some(done) = index.and_then(|index| self.cached.prepared.get(index)?.as_ref()) {
+            return done.clone();
+        }
+        let limits = &self.options.schema_limits;
+        let (prepared, hash) = self.inputs.prepare(original, self.options.profile, limits);
+        let prepared = prepared.map_err(Refused::Input).and_then(|prepared| {
+            if let SharedSchema::Listed { tools, index } = original
+                && let Some(output) = tools.get(*index).and_then(|t| t.output_schema.as_ref())
+            {
+                self.outputs
+                    .check(output, limits)
+                    .map_err(Refused::Output)?;
+            }
+            Ok(prepared)
+        });
+        self.cached.hashes.push(hash);
+        if let Some(slot) = index.and_then(|index| self.cached.prepared.get_mut(index)) {
+            *slot = Some(prepared.clone());
+        }
+        prepared
+    }
+}
+
+/// One server's tools, named, described and with their schemas prepared,
+/// with what happened to them.
+fn build_server(
+    listing: &ServerTools,
+    key: ServerKey,
+    options: &MaterializeOptions,
+    allocator: &mut NameAllocator,
+    schemas: &mut Schemas<'_>,
+) -> ServerBuild {
+    let server = listing.server.as_str();
+    let mut diagnostics = Vec::new();
+    let (mut pending, hidden) = pending_tools(listing, options, &mut diagnostics);
+    let cut = pending.iter().filter(|item| item.cut).count();
+    pending.sort_by(|a, b| a.raw_name.cmp(b.raw_name));
+    let mut tools = Vec::with_capacity(pending.len());
+    let mut collided = false;
+    for item in pending {
+        let prepared = match schemas.prepare(&item.original) {
+            Ok(prepared) => prepared,
+            Err(refused) => {
+                let (which, error) = match refused {
+                    Refused::Input(error) => ("input", error),
+                    Refused::Output(error) => ("output", error),
+                };
+                diagnostics.push(CatalogDiagnostic::tool(
+                    Level::Error,
+                    server,
+                    item.raw_name,
+                    format!(
+                        "server {server:?}, tool {:?}: {which} schema {error}; the tool is left out of the {} catalog",
+                        item.raw_name,
+                        options.profile.as_str()
+                    ),
+                ));
+                continue;
+            }
+        };
+        let (name, adjustment) = allocator.tool_name(&key.prefix, server, item.raw_name);
+        if let Some(adjustment) = adjustment {
+            collided |= !matches!(adjustment, NameAdjustment::Shortened);
+            diagnostics.push(adjustment_diagnostic(
+                server,
+                item.raw_name,
+                &name,
+                adjustment,
+            ));
+        }
+        tools.push(CatalogTool {
+            name: name.into(),
+            description: item.description.into(),
+            input_schema: prepared.input,
+            profile: options.profile,
+            origin: Arc::new(ToolOrigin {
+                server: server.to_owned(),
+                target: item.target,
+            }),
+            original_schema: item.original,
+            normalized_schema: prepared.normalized,
+            #[cfg(feature = "validation")]
+            validator: OnceLock::new(),
+            #[cfg(feature = "validation")]
+            output_validator: OnceLock::new(),
+        });
+    }
+    ServerBuild {
+        key,
+        tools,
+        diagnostics,
+        hidden,
+        cut,
+        collided,
+    }
+}
+
 /// The tools of one server that pass its filter, deduplicated, plus its
 /// utility tools.
 fn pending_tools<'a>(
     listing: &'a ServerTools,
     options: &MaterializeOptions,
     diagnostics: &mut Vec<CatalogDiagnostic>,
-    filtered: &mut BTreeMap<String, usize>,
-) -> Vec<Pending<'a>> {
+) -> (Vec<Pending<'a>>, usize) {
     let server = listing.server.as_str();
     let mut pending = Vec::with_capacity(listing.tools.len());
     let mut raw_names = BTreeSet::new();
@@ -510,14 +792,13 @@ fn pending_tools<'a>(
         }
     }
     if hidden > 0 {
-        filtered.insert(server.to_owned(), hidden);
         diagnostics.push(CatalogDiagnostic::server(
             Level::Info,
             server,
             format!("toolFilter hid {hidden} tool(s)"),
         ));
     }
-    pending
+    (pending, hidden)
 }
 
 /// Why a listed tool cannot be offered at all, before its schema is read.

@@ -10,10 +10,11 @@
 //! the [`Catalog`] and its diagnostics); `materialize` does the build and
 //! `tool` is one materialised tool and its per-call work.
 
+mod intern;
 mod materialize;
 mod tool;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
@@ -270,8 +271,9 @@ impl CatalogDiagnostic {
 /// [`Catalog::report`] for the diagnostics too.
 #[derive(Debug, Clone)]
 pub struct Catalog {
+    /// Sorted by name (names are unique), so a name is found by binary
+    /// search without a map to build.
     tools: Vec<CatalogTool>,
-    by_name: HashMap<String, usize>,
     diagnostics: Vec<CatalogDiagnostic>,
     filtered: BTreeMap<String, usize>,
     /// Descriptions cut, per server.
@@ -323,7 +325,7 @@ impl Catalog {
 
     /// A tool by the name the model used.
     pub fn get(&self, name: &str) -> Option<&CatalogTool> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.index_of(name).map(|i| &self.tools[i])
     }
 
     /// Diagnostics in a fixed order (server, tool, level, message).
@@ -413,9 +415,8 @@ impl Catalog {
 
     /// Whether the budget deferred the tool of this name.
     pub fn is_deferred(&self, name: &str) -> bool {
-        self.by_name
-            .get(name)
-            .is_some_and(|i| self.deferred.contains(i))
+        self.index_of(name)
+            .is_some_and(|i| self.deferred.contains(&i))
     }
 
     /// The tools the model sees in full, in name order.
@@ -457,6 +458,13 @@ impl Catalog {
             .collect()
     }
 
+    /// Where the tool called `name` is in `tools`.
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.tools
+            .binary_search_by(|tool| (*tool.name).cmp(name))
+            .ok()
+    }
+
     /// Defers what `budget` leaves no room for (see [`search::plan`]).
     pub(crate) fn apply_budget(&mut self, budget: &ToolBudget) {
         self.budget_tokens = Some(budget.budget_tokens);
@@ -470,7 +478,7 @@ impl Catalog {
             &self.tools,
             &costs,
             budget,
-            |name| self.by_name.get(name).copied(),
+            |name| self.index_of(name),
             entry.tokens,
         );
         if !deferred.is_empty() {
@@ -485,11 +493,7 @@ impl Catalog {
             style: self.style,
             profile: self.profile,
             tools: &self.tools,
-            origins: self
-                .tools
-                .iter()
-                .map(|t| (t.name.as_str(), &t.origin))
-                .collect(),
+            origins: self.tools.iter().map(|t| (&*t.name, &*t.origin)).collect(),
             filtered: &self.filtered,
             cut: &self.cut,
             diagnostics: &self.diagnostics,

@@ -188,13 +188,15 @@ pub struct ToolOrigin {
 /// description, parameters}` for `gemini`.
 #[derive(Debug)]
 pub struct CatalogTool {
-    pub(super) name: String,
-    pub(super) description: String,
+    /// Shared (like `description` and `origin`), so a rebuild that keeps
+    /// a server's tools copies no text.
+    pub(super) name: Arc<str>,
+    pub(super) description: Arc<str>,
     /// Shared with the runtime's schema cache, so a rebuild that reuses it
     /// copies nothing; a schema no rewrite changed is the server's own.
     pub(super) input_schema: SharedSchema,
     pub(super) profile: ProviderProfile,
-    pub(super) origin: ToolOrigin,
+    pub(super) origin: Arc<ToolOrigin>,
     /// The schema the server sent; arguments are validated against it.
     pub(super) original_schema: SharedSchema,
     /// Its normal form, made at materialisation for `openai-strict` (and
@@ -267,7 +269,7 @@ impl CatalogTool {
                     n => format!(" (and {} more)", n - 1),
                 };
                 return Err(CatalogError::invalid_arguments(
-                    self.name.clone(),
+                    &*self.name,
                     format!("/{}", name.replace('~', "~0").replace('/', "~1")),
                     format!(
                         "argument `{name}`{others} is not in the schema of tool `{}`, which allows no other arguments; {takes}",
@@ -319,7 +321,7 @@ impl CatalogTool {
         }
         #[cfg(not(feature = "validation"))]
         return schema::cheap_violation(self.original_schema.get(), arguments).map_err(
-            |(path, message)| CatalogError::invalid_arguments(self.name.clone(), path, message),
+            |(path, message)| CatalogError::invalid_arguments(&*self.name, path, message),
         );
         #[cfg(feature = "validation")]
         self.validate_fully(arguments)
@@ -348,7 +350,7 @@ impl CatalogTool {
                 path
             };
             return Err(CatalogError::invalid_arguments(
-                self.name.clone(),
+                &*self.name,
                 path,
                 error.to_string(),
             ));
@@ -427,7 +429,7 @@ impl CatalogTool {
 
     fn too_deep(&self) -> CatalogError {
         CatalogError::invalid_arguments(
-            self.name.clone(),
+            &*self.name,
             "/",
             format!("the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"),
         )
@@ -448,6 +450,26 @@ impl Clone for CatalogTool {
             validator: OnceLock::new(),
             #[cfg(feature = "validation")]
             output_validator: OnceLock::new(),
+        }
+    }
+}
+
+impl CatalogTool {
+    /// A copy sharing everything, compiled validators included: what a
+    /// rebuild keeps of a server whose listing did not change.
+    pub(super) fn share(&self) -> Self {
+        CatalogTool {
+            name: Arc::clone(&self.name),
+            description: Arc::clone(&self.description),
+            input_schema: self.input_schema.clone(),
+            profile: self.profile,
+            origin: Arc::clone(&self.origin),
+            original_schema: self.original_schema.clone(),
+            normalized_schema: self.normalized_schema.clone(),
+            #[cfg(feature = "validation")]
+            validator: self.validator.clone(),
+            #[cfg(feature = "validation")]
+            output_validator: self.output_validator.clone(),
         }
     }
 }
