@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::message::JsonRpcMessage;
+use crate::message::{Incoming, JsonRpcMessage};
 use crate::stderr_tail::StderrTail;
 
 /// Errors raised by transports and the session: the server they concern,
@@ -671,6 +671,25 @@ pub trait Transport: Send {
     /// An error here ends the connection (the session fails every request
     /// in flight with it).
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError>;
+
+    /// What the session's driver calls instead of [`Transport::receive`]:
+    /// appends the next messages to `out` and returns `true`, or returns
+    /// `false` once the server closed (an error ends the connection, as in
+    /// `receive`). A transport that has several messages at hand appends
+    /// them all, so a burst of answers costs the driver one wake-up, and
+    /// may leave successful results undecoded ([`Incoming::Answer`]) for
+    /// their callers to decode into the type they asked for. Cancel-safe
+    /// like `receive`: nothing is appended unless the call completes. The
+    /// default appends the one message `receive` returns.
+    async fn receive_batch(&mut self, out: &mut Vec<Incoming>) -> Result<bool, TransportError> {
+        Ok(match self.receive().await? {
+            Some(message) => {
+                out.push(Incoming::Message(message));
+                true
+            }
+            None => false,
+        })
+    }
 
     /// Closes the connection gracefully (for stdio: the whole shutdown
     /// sequence; for HTTP: the session DELETE).

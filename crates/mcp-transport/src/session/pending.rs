@@ -4,8 +4,41 @@
 
 use super::*;
 
+use serde_json::value::RawValue;
+
 /// What the driver hands back to a waiting caller.
-pub(super) type Reply = Result<Result<Value, ErrorObject>, TransportError>;
+pub(super) type Reply = Result<Result<Body, ErrorObject>, TransportError>;
+
+/// A result as it reaches its caller: still raw (the common case, decoded
+/// once into the type the caller asked for), or a `Value` (from a transport
+/// that decodes everything, or after the session had to look inside).
+#[derive(Debug)]
+pub(super) enum Body {
+    /// Any result, decoded.
+    Value(Value),
+    /// The result's bytes as they arrived.
+    Raw(Box<RawValue>),
+}
+
+impl Body {
+    /// Whether the result may hold the member `key` at some level: always
+    /// for a decoded value, for raw bytes only if the quoted key occurs (a
+    /// key inside a JSON string is escaped, so it never matches).
+    pub(super) fn may_have(&self, key: &str) -> bool {
+        match self {
+            Body::Value(_) => true,
+            Body::Raw(raw) => {
+                let text = raw.get().as_bytes();
+                let key = key.as_bytes();
+                text.windows(key.len() + 2).any(|window| {
+                    window[0] == b'"'
+                        && window[window.len() - 1] == b'"'
+                        && &window[1..window.len() - 1] == key
+                })
+            }
+        }
+    }
+}
 
 pub(super) struct Pending {
     pub(super) reply: oneshot::Sender<Reply>,
@@ -76,14 +109,85 @@ impl Shared {
         }
     }
 
-    /// One request and its answer: no `_meta` added, no input rounds (see
-    /// `rounds` for the path callers take).
+    /// [`Shared::exchange_body`] decoded into a `Value`.
     pub(super) async fn exchange(
         self: &Arc<Self>,
         method: &str,
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Value, TransportError> {
+        let body = self.exchange_body(method, params, options).await?;
+        self.body_value(method, body)
+    }
+
+    /// The result as a `Value`; a raw one past [`crate::MAX_DEPTH`] fails
+    /// the request as an undecodable answer does.
+    pub(super) fn body_value(&self, method: &str, body: Body) -> Result<Value, TransportError> {
+        match body {
+            Body::Value(value) => Ok(value),
+            Body::Raw(raw) => match crate::codec::decode_result::<Value>(&raw) {
+                Ok(value) => Ok(value),
+                Err(crate::codec::ResultError::Refused(kind)) => {
+                    Err(self.answer_error(method, crate::codec::undecodable_error(&kind)))
+                }
+                Err(crate::codec::ResultError::Invalid(e)) => {
+                    Err(self.answer_error(method, crate::codec::undecodable_error(&e)))
+                }
+            },
+        }
+    }
+
+    /// The result decoded into `T`, in one pass from raw bytes.
+    pub(super) fn body_typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        body: Body,
+    ) -> Result<T, TransportError> {
+        let invalid = |e: serde_json::Error| {
+            TransportError::protocol(&*self.server, format!("invalid {method} result: {e}"))
+                .with_source(e)
+        };
+        match body {
+            Body::Value(value) => crate::codec::from_value(value).map_err(invalid),
+            Body::Raw(raw) => match crate::codec::decode_result::<T>(&raw) {
+                Ok(value) => Ok(value),
+                Err(crate::codec::ResultError::Refused(kind)) => {
+                    Err(self.answer_error(method, crate::codec::undecodable_error(&kind)))
+                }
+                Err(crate::codec::ResultError::Invalid(e)) => Err(invalid(e)),
+            },
+        }
+    }
+
+    /// The error a request fails with when the server (or the transport,
+    /// for its own failures) answered `error`.
+    fn answer_error(&self, method: &str, error: ErrorObject) -> TransportError {
+        // A transport's own failures of one request (a refused HTTP status,
+        // a broken stream) arrive as marked error answers and become their
+        // own kinds.
+        if self.marks_own_failures {
+            TransportError::from_error_response(&*self.server, method, error)
+        } else {
+            TransportError::new(
+                &*self.server,
+                TransportErrorKind::Rpc {
+                    method: method.to_string(),
+                    code: error.code,
+                    message: error.message,
+                    data: error.data.map(Box::new),
+                },
+            )
+        }
+    }
+
+    /// One request and its answer: no `_meta` added, no input rounds (see
+    /// `rounds` for the path callers take).
+    pub(super) async fn exchange_body(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Body, TransportError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = match options.progress {
@@ -145,24 +249,7 @@ impl Shared {
                         }
                     }
                     let reply = reply.unwrap_or_else(|_| Err(self.ended_error()))?;
-                    return reply.map_err(|error| {
-                        // A transport's own failures of one request (a
-                        // refused HTTP status, a broken stream) arrive as
-                        // marked error answers and become their own kinds.
-                        if self.marks_own_failures {
-                            TransportError::from_error_response(&*self.server, method, error)
-                        } else {
-                            TransportError::new(
-                                &*self.server,
-                                TransportErrorKind::Rpc {
-                                    method: method.to_string(),
-                                    code: error.code,
-                                    message: error.message,
-                                    data: error.data.map(Box::new),
-                                },
-                            )
-                        }
-                    });
+                    return reply.map_err(|error| self.answer_error(method, error));
                 }
                 Some(progress) = recv_progress(&mut progress_rx) => {
                     deadline = Instant::now() + timeout;
