@@ -790,6 +790,30 @@ impl MessageSender {
             Queue::Stdio(outbox) => outbox.send(message, alone),
         }
     }
+
+    /// Whether [`MessageSender::send_ref`] works: the queue encodes at
+    /// once, so the caller keeps its message.
+    pub(crate) fn sends_by_reference(&self) -> bool {
+        match &self.queue {
+            Queue::Channel(_) => false,
+            #[cfg(feature = "stdio")]
+            Queue::Stdio(_) => true,
+        }
+    }
+
+    /// Queues a borrowed message, for a caller that needs it again (the
+    /// session keeps a request's parameters for an input round). `None`
+    /// when this queue takes messages only by value; `Some(Err)` once the
+    /// writer stopped.
+    pub(crate) fn send_ref(&self, message: &JsonRpcMessage, alone: bool) -> Option<Result<(), ()>> {
+        #[cfg(not(feature = "stdio"))]
+        let _ = (message, alone);
+        match &self.queue {
+            Queue::Channel(_) => None,
+            #[cfg(feature = "stdio")]
+            Queue::Stdio(outbox) => Some(outbox.send_ref(message, alone)),
+        }
+    }
 }
 
 #[cfg(test)]

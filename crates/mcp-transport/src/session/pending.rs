@@ -4,6 +4,8 @@
 
 use super::*;
 
+use std::hash::BuildHasherDefault;
+
 use serde_json::value::RawValue;
 
 /// What the driver hands back to a waiting caller.
@@ -48,8 +50,31 @@ pub(super) struct Pending {
 /// Requests in flight, and why the connection ended once it has.
 #[derive(Default)]
 pub(super) struct PendingTable {
-    pub(super) entries: HashMap<i64, Pending>,
+    pub(super) entries: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
     pub(super) ended: Option<TransportError>,
+}
+
+/// Hashes the table's keys, ids this session counts up itself, with one
+/// multiplication instead of SipHash: only the session inserts keys (a
+/// server's ids are only looked up), so there is no flooding to resist.
+#[derive(Default)]
+pub(super) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_i64(&mut self, id: i64) {
+        // Fibonacci hashing spreads consecutive ids over the high bits too.
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl Shared {
@@ -76,6 +101,36 @@ impl Shared {
         self.commands
             .send(Command::Send(message))
             .map_err(|_| self.ended_error())
+    }
+
+    /// Whether requests are encoded from a borrow (stdio's queue), so the
+    /// caller keeps its parameters without a copy.
+    pub(super) fn sends_by_reference(&self) -> bool {
+        self.direct
+            .as_ref()
+            .is_some_and(MessageSender::sends_by_reference)
+    }
+
+    /// [`Shared::send_hinted`] that hands the request's parameters back
+    /// when the transport encoded it from a borrow.
+    fn send_keeping(
+        &self,
+        message: JsonRpcMessage,
+        alone: bool,
+    ) -> Result<Option<Value>, TransportError> {
+        if let Some(sent) = self
+            .direct
+            .as_ref()
+            .and_then(|direct| direct.send_ref(&message, alone))
+        {
+            sent.map_err(|()| self.ended_error())?;
+            return Ok(match message {
+                JsonRpcMessage::Request(request) => request.params,
+                _ => None,
+            });
+        }
+        self.send_hinted(message, alone)?;
+        Ok(None)
     }
 
     pub(super) fn ended_error(&self) -> TransportError {
@@ -188,6 +243,21 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Body, TransportError> {
+        self.exchange_keeping(method, params, options, false)
+            .await
+            .map(|(body, _)| body)
+    }
+
+    /// [`Shared::exchange_body`]; with `keep`, also the parameters as sent
+    /// when the transport encoded them from a borrow (see
+    /// [`Shared::sends_by_reference`]), for a later input round.
+    pub(super) async fn exchange_keeping(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+        keep: bool,
+    ) -> Result<(Body, Option<Value>), TransportError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = match options.progress {
@@ -222,14 +292,17 @@ impl Shared {
             cancel_reason: Some("the client stopped waiting"),
             cancellable: method != "initialize" && method != "server/discover",
         };
-        self.send_hinted(
-            JsonRpcMessage::Request(Request {
-                id: RequestId::Number(id),
-                method: method.to_string(),
-                params,
-            }),
-            alone,
-        )?;
+        let message = JsonRpcMessage::Request(Request {
+            id: RequestId::Number(id),
+            method: method.to_string(),
+            params,
+        });
+        let kept = if keep {
+            self.send_keeping(message, alone)?
+        } else {
+            self.send_hinted(message, alone)?;
+            None
+        };
 
         let timeout = options
             .timeout
@@ -249,7 +322,9 @@ impl Shared {
                         }
                     }
                     let reply = reply.unwrap_or_else(|_| Err(self.ended_error()))?;
-                    return reply.map_err(|error| self.answer_error(method, error));
+                    return reply
+                        .map(|body| (body, kept))
+                        .map_err(|error| self.answer_error(method, error));
                 }
                 Some(progress) = recv_progress(&mut progress_rx) => {
                     deadline = Instant::now() + timeout;

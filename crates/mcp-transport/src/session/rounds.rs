@@ -105,13 +105,21 @@ impl Shared {
             Some(meta) => Some(meta.apply(params)),
             None => params,
         };
-        let body = self.exchange_body(method, params.clone(), options).await?;
+        // The parameters are needed again only for an input round: a
+        // transport that encodes from a borrow hands them back, for any
+        // other a copy is kept.
+        let by_reference = self.sends_by_reference();
+        let copy = (!by_reference).then(|| params.clone());
+        let (body, kept) = self
+            .exchange_keeping(method, params, options, by_reference)
+            .await?;
         let learns_info = self.modern.get().is_some()
             && lock(&self.server_info).is_none()
             && body.may_have(crate::protocol::META_SERVER_INFO);
         if !body.may_have("resultType") && !learns_info {
             return Ok(body);
         }
+        let params = copy.unwrap_or(kept);
         let mut result = self.body_value(method, body)?;
         let mut rounds = 0;
         while result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED) {
