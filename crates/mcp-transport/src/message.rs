@@ -263,6 +263,11 @@ pub(crate) struct RawMessage {
 /// [`RawMessage`] with the `result` left as raw bytes: what the session's
 /// transports decode, so a result is never built into a tree on the
 /// reading task.
+// Used by the transports that read a wire; none may be compiled in.
+#[cfg_attr(
+    not(any(feature = "stdio", feature = "remote", feature = "ws")),
+    allow(dead_code)
+)]
 #[derive(Deserialize)]
 pub(crate) struct RawEnvelope {
     #[serde(default)]
@@ -279,6 +284,10 @@ pub(crate) struct RawEnvelope {
     error: Option<Value>,
 }
 
+#[cfg_attr(
+    not(any(feature = "stdio", feature = "remote", feature = "ws")),
+    allow(dead_code)
+)]
 impl RawEnvelope {
     /// Validates the JSON-RPC shape exactly as [`RawMessage::into_message`]
     /// does; a successful answer keeps its result raw.
@@ -319,6 +328,10 @@ impl RawEnvelope {
 }
 
 /// [`present`] for a raw member (a `null` result is still a result).
+#[cfg_attr(
+    not(any(feature = "stdio", feature = "remote", feature = "ws")),
+    allow(dead_code)
+)]
 fn present_raw<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Box<RawValue>>, D::Error> {
