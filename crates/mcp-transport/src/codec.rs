@@ -48,7 +48,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::error_codes;
-use crate::message::{ErrorObject, JsonRpcMessage, RawMessage, RequestId};
+use crate::message::{ErrorObject, Incoming, JsonRpcMessage, RawEnvelope, RawMessage, RequestId};
 use crate::scan::{self, AnswerScan};
 use crate::transport::TransportErrorKind;
 
@@ -78,12 +78,14 @@ pub struct Undecodable {
 /// The error answer that stands for an answer that could not be decoded:
 /// its request fails at once with `reason` (JSON-RPC parse error code).
 pub(crate) fn undecodable_answer(id: RequestId, reason: &dyn Display) -> JsonRpcMessage {
-    JsonRpcMessage::error(
-        Some(id),
-        ErrorObject::new(
-            error_codes::PARSE_ERROR,
-            format!("the answer could not be decoded: {reason}"),
-        ),
+    JsonRpcMessage::error(Some(id), undecodable_error(reason))
+}
+
+/// The error object of [`undecodable_answer`].
+pub(crate) fn undecodable_error(reason: &dyn Display) -> ErrorObject {
+    ErrorObject::new(
+        error_codes::PARSE_ERROR,
+        format!("the answer could not be decoded: {reason}"),
     )
 }
 
@@ -93,6 +95,51 @@ pub(crate) fn from_value<T: DeserializeOwned>(
     value: serde_json::Value,
 ) -> Result<T, serde_json::Error> {
     T::deserialize(serde_stacker::Deserializer::new(value))
+}
+
+/// Why a raw result did not decode into the type asked for.
+#[derive(Debug)]
+pub(crate) enum ResultError {
+    /// The answer is refused as [`Codec::decode_salvaging`] refuses a frame
+    /// (too deep): its request fails with [`undecodable_answer`]'s error.
+    Refused(TransportErrorKind),
+    /// Valid JSON of the wrong shape for the type.
+    Invalid(serde_json::Error),
+}
+
+/// Decodes a raw result (see [`Incoming::Answer`]) into `T` in one pass,
+/// under the depth rules of the module docs: the message it came in counts
+/// one level more, a message past [`MAX_DEPTH`] is refused, one nesting
+/// past `serde_json`'s default limit is parsed on a growing stack.
+pub(crate) fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ResultError> {
+    let text = raw.get();
+    let measure = || scan::depth(text.as_bytes()) + 1;
+    // Nesting `MAX_DEPTH` levels takes at least twice as many bytes, so a
+    // short result (every ordinary one) needs no scan.
+    let mut depth = None;
+    if text.len() >= 2 * MAX_DEPTH {
+        let measured = measure();
+        if measured > MAX_DEPTH {
+            return Err(ResultError::Refused(TransportErrorKind::TooDeep {
+                depth: measured,
+                max: MAX_DEPTH,
+            }));
+        }
+        depth = Some(measured);
+    }
+    let error = match serde_json::from_str::<T>(text) {
+        Ok(value) => return Ok(value),
+        Err(error) => error,
+    };
+    if depth.unwrap_or_else(measure) < SERDE_DEFAULT_DEPTH {
+        return Err(ResultError::Invalid(error));
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    let value = T::deserialize(serde_stacker::Deserializer::new(&mut deserializer))
+        .map_err(ResultError::Invalid)?;
+    deserializer.end().map_err(ResultError::Invalid)?;
+    Ok(value)
 }
 
 /// Parses `frame` at any depth up to [`MAX_DEPTH`].
@@ -275,6 +322,43 @@ impl Codec {
                     salvaged.push(undecodable_answer(id, &error));
                 }
                 Err(Undecodable { error, salvaged })
+            }
+        }
+    }
+
+    /// [`Codec::decode_salvaging`] for the session: appends the messages of
+    /// `frame` to `out`, a single successful answer with its result left
+    /// raw ([`Incoming::Answer`]). Returns the error of an undecodable
+    /// frame (for the log) after appending what was salvaged.
+    // Used by the transports that read a wire; none may be compiled in.
+    #[cfg_attr(
+        not(any(feature = "stdio", feature = "remote", feature = "ws")),
+        allow(dead_code)
+    )]
+    pub(crate) fn decode_incoming(
+        &self,
+        frame: &[u8],
+        out: &mut impl Extend<Incoming>,
+    ) -> Result<(), TransportErrorKind> {
+        let single = frame.len() <= self.max_message_bytes
+            && frame.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if single
+            && let Ok(envelope) = parse::<RawEnvelope>(frame)
+            && let Ok(incoming) = envelope.into_incoming()
+        {
+            out.extend(std::iter::once(incoming));
+            return Ok(());
+        }
+        // Batches, and every frame that is refused: the general path says
+        // why and salvages what it can.
+        match self.decode_salvaging(frame) {
+            Ok(decoded) => {
+                out.extend(decoded.into_iter().map(Incoming::Message));
+                Ok(())
+            }
+            Err(undecodable) => {
+                out.extend(undecodable.salvaged.into_iter().map(Incoming::Message));
+                Err(undecodable.error)
             }
         }
     }

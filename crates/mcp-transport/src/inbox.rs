@@ -20,11 +20,12 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use crate::codec::Codec;
 use crate::http::decode_payload;
-use crate::message::JsonRpcMessage;
+use crate::message::{Incoming, JsonRpcMessage};
 use crate::transport::TransportError;
 
-type Inbound = Result<JsonRpcMessage, TransportError>;
+type Inbound = Result<Incoming, TransportError>;
 
 /// Messages from the server, and the tasks that read them.
 #[derive(Debug)]
@@ -32,6 +33,8 @@ pub(crate) struct Inbox {
     incoming: mpsc::UnboundedReceiver<Inbound>,
     tasks: Tasks,
     closed: bool,
+    /// A lost connection found behind a batch, reported by the next call.
+    deferred: Option<TransportError>,
 }
 
 /// The handle tasks deliver into an [`Inbox`] with.
@@ -56,6 +59,7 @@ impl Inbox {
             incoming: rx,
             tasks: Tasks::default(),
             closed: false,
+            deferred: None,
         };
         let delivery = Delivery {
             server: Arc::from(server),
@@ -73,17 +77,57 @@ impl Inbox {
     /// delivery handle is gone. An error (the connection is lost) closes
     /// the inbox.
     pub(crate) async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
+        if let Some(error) = self.deferred.take() {
+            self.close();
+            return Err(error);
+        }
         if self.closed {
             return Ok(None);
         }
         match self.incoming.recv().await {
-            Some(Ok(message)) => Ok(Some(message)),
+            Some(Ok(message)) => Ok(Some(message.into_message())),
             Some(Err(error)) => {
                 self.close();
                 Err(error)
             }
             None => Ok(None),
         }
+    }
+
+    /// [`crate::Transport::receive_batch`] for the inbox: the next message
+    /// and every other one already delivered (results left raw); `false`
+    /// once closed. A lost connection is reported after the messages
+    /// delivered before it, on the next call.
+    pub(crate) async fn receive_batch(
+        &mut self,
+        out: &mut Vec<Incoming>,
+    ) -> Result<bool, TransportError> {
+        if let Some(error) = self.deferred.take() {
+            self.close();
+            return Err(error);
+        }
+        if self.closed {
+            return Ok(false);
+        }
+        match self.incoming.recv().await {
+            Some(Ok(message)) => out.push(message),
+            Some(Err(error)) => {
+                self.close();
+                return Err(error);
+            }
+            None => return Ok(false),
+        }
+        // No await from here on: still cancel-safe.
+        while let Ok(next) = self.incoming.try_recv() {
+            match next {
+                Ok(message) => out.push(message),
+                Err(error) => {
+                    self.deferred = Some(error);
+                    break;
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// Stops every task; `receive` returns `Ok(None)` from now on.
@@ -108,6 +152,11 @@ impl Delivery {
     /// Hands one message to the inbox; false once the inbox is gone (the
     /// transport was dropped), when a reader should stop.
     pub(crate) fn message(&self, message: JsonRpcMessage) -> bool {
+        self.incoming(Incoming::Message(message))
+    }
+
+    /// [`Delivery::message`] for a message whose result may still be raw.
+    pub(crate) fn incoming(&self, message: Incoming) -> bool {
         self.incoming.send(Ok(message)).is_ok()
     }
 
@@ -119,9 +168,11 @@ impl Delivery {
     /// Decodes one frame or event (`what`, for the log) and delivers its
     /// messages; false once the inbox is gone.
     pub(crate) fn payload(&self, payload: &[u8], what: &str) -> bool {
-        self.decode(payload, what)
-            .into_iter()
-            .all(|message| self.message(message))
+        let mut messages = Vec::new();
+        if let Err(error) = Codec::default().decode_incoming(payload, &mut messages) {
+            tracing::warn!(server = %self.server, %error, "skipping an undecodable {what}");
+        }
+        messages.into_iter().all(|message| self.incoming(message))
     }
 
     /// The messages of one frame or event; an undecodable one is logged

@@ -202,7 +202,9 @@ pub use http::AuthProviders;
 #[cfg(feature = "remote")]
 pub use http::{HttpOptions, decode_sse_body};
 pub use http::{TRANSPORT_ERROR_CODE, TRANSPORT_FAILURE_KEY};
-pub use message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
+pub use message::{
+    ErrorObject, Incoming, JsonRpcMessage, Notification, RawAnswer, Request, RequestId, Response,
+};
 pub use protocol::{
     CallToolResult, DiscoverResult, FIRST_MODERN_VERSION, GetPromptResult, Implementation,
     InitializeResult, KNOWN_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES,

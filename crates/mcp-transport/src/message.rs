@@ -8,8 +8,10 @@
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error_codes;
+use crate::transport::TransportErrorKind;
 
 /// A request id: MCP allows numbers and strings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -89,6 +91,70 @@ pub struct Response {
     pub id: Option<RequestId>,
     /// The `result` or the `error`.
     pub outcome: Result<Value, ErrorObject>,
+}
+
+/// A message as the session's driver takes it from a transport: a
+/// successful answer keeps its `result` as the bytes it arrived in, so the
+/// waiting caller decodes it straight into the type it asked for (one
+/// `serde` pass, no `Value` tree built on the reading task).
+#[non_exhaustive]
+#[derive(Debug, Clone)]
+pub enum Incoming {
+    /// Any message, decoded.
+    Message(JsonRpcMessage),
+    /// A successful answer, its result undecoded (valid JSON, at any depth:
+    /// the caller's decode applies [`crate::MAX_DEPTH`]).
+    Answer(RawAnswer),
+}
+
+/// A successful answer whose result is still raw JSON.
+#[derive(Debug, Clone)]
+pub struct RawAnswer {
+    /// The id of the request it answers.
+    pub id: RequestId,
+    /// The `result` member, exactly as it was sent.
+    pub result: Box<RawValue>,
+}
+
+impl From<JsonRpcMessage> for Incoming {
+    fn from(message: JsonRpcMessage) -> Self {
+        Incoming::Message(message)
+    }
+}
+
+impl Incoming {
+    /// The id of the answer this is, if it is one.
+    pub fn response_id(&self) -> Option<&RequestId> {
+        match self {
+            Incoming::Answer(answer) => Some(&answer.id),
+            Incoming::Message(JsonRpcMessage::Response(response)) => response.id.as_ref(),
+            Incoming::Message(_) => None,
+        }
+    }
+
+    /// The decoded message: a raw result becomes a `Value` (at any depth up
+    /// to [`crate::MAX_DEPTH`]; past it, the answer becomes the same parse
+    /// error answer [`crate::Codec::decode_salvaging`] makes).
+    pub fn into_message(self) -> JsonRpcMessage {
+        match self {
+            Incoming::Message(message) => message,
+            Incoming::Answer(answer) => {
+                match crate::codec::decode_result::<Value>(&answer.result) {
+                    Ok(value) => JsonRpcMessage::result(answer.id, value),
+                    Err(crate::codec::ResultError::Refused(kind)) => {
+                        crate::codec::undecodable_answer(answer.id, &kind)
+                    }
+                    // A `Value` takes any JSON.
+                    Err(crate::codec::ResultError::Invalid(e)) => crate::codec::undecodable_answer(
+                        answer.id,
+                        &TransportErrorKind::NotJson {
+                            reason: e.to_string(),
+                        },
+                    ),
+                }
+            }
+        }
+    }
 }
 
 /// Any message on the wire.
@@ -192,6 +258,84 @@ pub(crate) struct RawMessage {
     result: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     error: Option<Value>,
+}
+
+/// [`RawMessage`] with the `result` left as raw bytes: what the session's
+/// transports decode, so a result is never built into a tree on the
+/// reading task.
+// Used by the transports that read a wire; none may be compiled in.
+#[cfg_attr(
+    not(any(feature = "stdio", feature = "remote", feature = "ws")),
+    allow(dead_code)
+)]
+#[derive(Deserialize)]
+pub(crate) struct RawEnvelope {
+    #[serde(default)]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present_raw")]
+    result: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+#[cfg_attr(
+    not(any(feature = "stdio", feature = "remote", feature = "ws")),
+    allow(dead_code)
+)]
+impl RawEnvelope {
+    /// Validates the JSON-RPC shape exactly as [`RawMessage::into_message`]
+    /// does; a successful answer keeps its result raw.
+    pub(crate) fn into_incoming(self) -> Result<Incoming, String> {
+        if self.method.is_none()
+            && self.error.is_none()
+            && let Some(result) = self.result
+        {
+            match self.jsonrpc {
+                Some(Value::String(v)) if v == "2.0" => {}
+                Some(other) => {
+                    return Err(format!("jsonrpc must be \"2.0\", not {}", excerpt(&other)));
+                }
+                None => return Err("missing \"jsonrpc\": \"2.0\"".to_string()),
+            }
+            let id = match self.id {
+                Some(id) => parse_id(id)?,
+                None => return Err("message has neither a method nor an id".to_string()),
+            };
+            let Some(id) = id else {
+                return Err("successful response has a null id".to_string());
+            };
+            return Ok(Incoming::Answer(RawAnswer { id, result }));
+        }
+        // Every other shape: the result's content plays no part in how
+        // these are read (or refused), so a marker stands in for it.
+        RawMessage {
+            jsonrpc: self.jsonrpc,
+            id: self.id,
+            method: self.method,
+            params: self.params,
+            result: self.result.map(|_| Value::Null),
+            error: self.error,
+        }
+        .into_message()
+        .map(Incoming::Message)
+    }
+}
+
+/// [`present`] for a raw member (a `null` result is still a result).
+#[cfg_attr(
+    not(any(feature = "stdio", feature = "remote", feature = "ws")),
+    allow(dead_code)
+)]
+fn present_raw<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(deserializer).map(Some)
 }
 
 /// Distinguishes a member that is `null` (`Some(Null)`) from one that is absent (`None`).

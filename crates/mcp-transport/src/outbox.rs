@@ -91,15 +91,21 @@ impl Outbox {
         message: JsonRpcMessage,
         write_now: bool,
     ) -> Result<(), JsonRpcMessage> {
+        self.send_ref(&message, write_now).map_err(|()| message)
+    }
+
+    /// [`Outbox::send`] from a borrowed message (encoded at once, so the
+    /// caller keeps it); `Err` once the writer stopped.
+    pub(crate) fn send_ref(&self, message: &JsonRpcMessage, write_now: bool) -> Result<(), ()> {
         let mut state = self.lock();
         if state.stopped {
-            return Err(message);
+            return Err(());
         }
         if state.closing {
             return Ok(());
         }
         let was_idle = state.queued.is_empty() && !state.writing;
-        self.codec.encode_into(&message, &mut state.queued);
+        self.codec.encode_into(message, &mut state.queued);
         state.queued.push(b'\n');
         if !was_idle {
             // The writer is busy or already woken; it will see these bytes.

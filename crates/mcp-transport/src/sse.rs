@@ -216,6 +216,13 @@ impl Transport for SseTransport {
         self.inbox.receive().await
     }
 
+    async fn receive_batch(
+        &mut self,
+        out: &mut Vec<crate::message::Incoming>,
+    ) -> Result<bool, TransportError> {
+        self.inbox.receive_batch(out).await
+    }
+
     async fn close(&mut self) -> Result<(), TransportError> {
         self.inbox.close();
         Ok(())

@@ -60,8 +60,8 @@ use tokio::net::unix::pipe;
 use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 
-use crate::codec::{Codec, Undecodable};
-use crate::message::JsonRpcMessage;
+use crate::codec::Codec;
+use crate::message::{Incoming, JsonRpcMessage};
 use crate::outbox::Outbox;
 use crate::stderr_tail::StderrTail;
 use crate::transport::{MessageSender, Transport, TransportError, TransportErrorKind};
@@ -141,7 +141,7 @@ impl Default for StdioOptions {
 
 /// What the stdout reader reports.
 enum ReaderEvent {
-    Message(JsonRpcMessage),
+    Message(Incoming),
     TooLarge,
     ReadError(String),
     Eof,
@@ -308,6 +308,40 @@ impl StdioTransport {
         })
     }
 
+    /// The next message from stdout (`receive` and `receive_batch`).
+    async fn next_incoming(&mut self) -> Result<Option<Incoming>, TransportError> {
+        if let Some(ended) = &self.ended {
+            return Err(ended.clone());
+        }
+        let event = self.stdout.next_event().await;
+        let error = match event {
+            ReaderEvent::Message(message) => return Ok(Some(message)),
+            ReaderEvent::TooLarge => TransportError::new(
+                &*self.server,
+                TransportErrorKind::MessageTooLarge {
+                    max: self.codec.max_message_bytes(),
+                },
+            ),
+            ReaderEvent::ReadError(message) => {
+                TransportError::io(&*self.server, format!("reading stdout failed: {message}"))
+            }
+            ReaderEvent::Eof => {
+                // Record the end first so a cancelled wait below still leaves
+                // the transport ended; the error is refined once it completes.
+                self.ended = Some(TransportError::new(
+                    &*self.server,
+                    TransportErrorKind::ServerExited {
+                        status: "stdout closed".to_string(),
+                        stderr_tail: self.stderr.report(),
+                    },
+                ));
+                self.exited_error().await
+            }
+        };
+        self.ended = Some(error.clone());
+        Err(error)
+    }
+
     /// The child's process id (also its process group id).
     pub fn pid(&self) -> Option<u32> {
         self.pgid.and_then(|pid| u32::try_from(pid.as_raw()).ok())
@@ -389,36 +423,17 @@ impl Transport for StdioTransport {
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        if let Some(ended) = &self.ended {
-            return Err(ended.clone());
-        }
-        let event = self.stdout.next_event().await;
-        let error = match event {
-            ReaderEvent::Message(message) => return Ok(Some(message)),
-            ReaderEvent::TooLarge => TransportError::new(
-                &*self.server,
-                TransportErrorKind::MessageTooLarge {
-                    max: self.codec.max_message_bytes(),
-                },
-            ),
-            ReaderEvent::ReadError(message) => {
-                TransportError::io(&*self.server, format!("reading stdout failed: {message}"))
-            }
-            ReaderEvent::Eof => {
-                // Record the end first so a cancelled wait below still leaves
-                // the transport ended; the error is refined once it completes.
-                self.ended = Some(TransportError::new(
-                    &*self.server,
-                    TransportErrorKind::ServerExited {
-                        status: "stdout closed".to_string(),
-                        stderr_tail: self.stderr.report(),
-                    },
-                ));
-                self.exited_error().await
-            }
+        Ok(self.next_incoming().await?.map(Incoming::into_message))
+    }
+
+    async fn receive_batch(&mut self, out: &mut Vec<Incoming>) -> Result<bool, TransportError> {
+        let Some(first) = self.next_incoming().await? else {
+            return Ok(false);
         };
-        self.ended = Some(error.clone());
-        Err(error)
+        out.push(first);
+        // Every further line already read: no await, so still cancel-safe.
+        self.stdout.drain_buffered(out);
+        Ok(true)
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
@@ -575,7 +590,7 @@ struct LineReader {
     buffer: ReadBuffer,
     line: Vec<u8>,
     too_large: bool,
-    queued: VecDeque<JsonRpcMessage>,
+    queued: VecDeque<Incoming>,
     finished: bool,
     codec: Codec,
     server: String,
@@ -660,6 +675,26 @@ impl LineReader {
         }
     }
 
+    /// Appends what is queued and every complete line already in the
+    /// buffer, without reading: one wake-up of the driver takes a burst.
+    /// Anything unusual (a partial line, a line past the cap) is left to
+    /// [`LineReader::next_event`].
+    fn drain_buffered(&mut self, out: &mut Vec<Incoming>) {
+        out.extend(self.queued.drain(..));
+        let max = self.codec.max_message_bytes();
+        while !self.finished && !self.too_large && self.line.is_empty() {
+            let available = &self.buffer.bytes[self.buffer.start..self.buffer.end];
+            let Some(index) = memchr_newline(available) else {
+                break;
+            };
+            if index > max {
+                break;
+            }
+            decode_line(&self.codec, &self.server, &available[..index], out);
+            self.buffer.consume(index + 1);
+        }
+    }
+
     fn too_large_event(&mut self) -> ReaderEvent {
         let max = self.codec.max_message_bytes();
         tracing::warn!(server = %self.server, max, "server sent a message past the size cap");
@@ -711,23 +746,38 @@ impl ReadBuffer {
 /// Decodes one line into `out`; blank lines, non-JSON lines and invalid
 /// messages are skipped (and logged), except that an answer among them
 /// whose id can be found becomes an error answer to that request.
-fn decode_line(codec: &Codec, server: &str, line: &[u8], out: &mut VecDeque<JsonRpcMessage>) {
+fn decode_line(codec: &Codec, server: &str, line: &[u8], out: &mut impl LineSink) {
     if line.iter().all(u8::is_ascii_whitespace) {
         return;
     }
-    match codec.decode_salvaging(line) {
-        Ok(decoded) => out.extend(decoded),
-        Err(Undecodable {
-            error: TransportErrorKind::NotJson { reason },
-            salvaged,
-        }) if salvaged.is_empty() => {
+    let before = out.count();
+    match codec.decode_incoming(line, out) {
+        Ok(()) => {}
+        Err(TransportErrorKind::NotJson { reason }) if out.count() == before => {
             tracing::info!(server = %server, %reason, "skipping a stdout line that is not JSON");
         }
-        Err(Undecodable { error, salvaged }) => {
-            // The requests the line answered fail now, saying why.
+        Err(error) => {
+            // The requests the line answered fail now, saying why (the
+            // salvaged error answers are already in `out`).
             tracing::warn!(server = %server, %error, "skipping an invalid message");
-            out.extend(salvaged);
         }
+    }
+}
+
+/// Where decoded lines go: the reader's queue or the driver's batch.
+trait LineSink: Extend<Incoming> {
+    fn count(&self) -> usize;
+}
+
+impl LineSink for VecDeque<Incoming> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl LineSink for Vec<Incoming> {
+    fn count(&self) -> usize {
+        self.len()
     }
 }
 

@@ -48,7 +48,7 @@ use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::sync::oneshot;
 
-use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::event_stream::SseItem;
 use crate::http::strip_failure_marker;
 use crate::http::{
@@ -57,7 +57,7 @@ use crate::http::{
     unexpected_status, within,
 };
 use crate::inbox::{Delivery, Inbox, Tasks};
-use crate::message::{JsonRpcMessage, Notification, Request, RequestId};
+use crate::message::{Incoming, JsonRpcMessage, Notification, Request, RequestId};
 use crate::param_headers::ToolHeaderTable;
 use crate::transport::{Transport, TransportError, TransportErrorKind};
 
@@ -210,6 +210,24 @@ impl Shared {
 
     /// Hands a message to the session, noting the negotiated version when
     /// it is the answer to `initialize`.
+    /// [`Self::deliver`] for a message whose result may still be raw: only
+    /// the answer to `initialize` is looked into.
+    fn deliver_incoming(&self, incoming: Incoming) {
+        let answer = match incoming {
+            Incoming::Message(message) => return self.deliver(message),
+            Incoming::Answer(answer) => answer,
+        };
+        let is_init = lock(&self.state)
+            .initialize
+            .as_ref()
+            .is_some_and(|init| init.id == answer.id);
+        if is_init {
+            return self.deliver(Incoming::Answer(answer).into_message());
+        }
+        // The inbox is gone only after the transport was dropped.
+        self.inbox.incoming(Incoming::Answer(answer));
+    }
+
     fn deliver(&self, mut message: JsonRpcMessage) {
         // Only the transport's own answers may name a transport failure.
         strip_failure_marker(&mut message);
@@ -357,16 +375,16 @@ impl Shared {
                     tracing::debug!(server = %self.server, content_type = kind, "unexpected content type; reading as JSON");
                 }
                 let text = String::from_utf8_lossy(&bytes);
-                let (messages, error) = match decode_payload(text.as_bytes()) {
-                    Ok(messages) => (messages, None),
-                    Err(undecodable) => (undecodable.salvaged, Some(undecodable.error)),
-                };
+                let mut messages = Vec::new();
+                let error = Codec::default()
+                    .decode_incoming(text.as_bytes(), &mut messages)
+                    .err();
                 let mut answered = false;
                 for message in messages {
-                    if let (JsonRpcMessage::Response(r), Some(want)) = (&message, expect) {
-                        answered |= r.id.as_ref() == Some(want);
+                    if let Some(want) = expect {
+                        answered |= message.response_id() == Some(want);
                     }
-                    self.deliver(message);
+                    self.deliver_incoming(message);
                 }
                 match error {
                     Some(e) if !answered => {
@@ -758,6 +776,13 @@ impl Transport for StreamableHttpTransport {
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
         self.inbox.receive().await
+    }
+
+    async fn receive_batch(
+        &mut self,
+        out: &mut Vec<crate::message::Incoming>,
+    ) -> Result<bool, TransportError> {
+        self.inbox.receive_batch(out).await
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {

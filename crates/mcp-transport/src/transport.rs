@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::message::JsonRpcMessage;
+use crate::message::{Incoming, JsonRpcMessage};
 use crate::stderr_tail::StderrTail;
 
 /// Errors raised by transports and the session: the server they concern,
@@ -672,6 +672,25 @@ pub trait Transport: Send {
     /// in flight with it).
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError>;
 
+    /// What the session's driver calls instead of [`Transport::receive`]:
+    /// appends the next messages to `out` and returns `true`, or returns
+    /// `false` once the server closed (an error ends the connection, as in
+    /// `receive`). A transport that has several messages at hand appends
+    /// them all, so a burst of answers costs the driver one wake-up, and
+    /// may leave successful results undecoded ([`Incoming::Answer`]) for
+    /// their callers to decode into the type they asked for. Cancel-safe
+    /// like `receive`: nothing is appended unless the call completes. The
+    /// default appends the one message `receive` returns.
+    async fn receive_batch(&mut self, out: &mut Vec<Incoming>) -> Result<bool, TransportError> {
+        Ok(match self.receive().await? {
+            Some(message) => {
+                out.push(Incoming::Message(message));
+                true
+            }
+            None => false,
+        })
+    }
+
     /// Closes the connection gracefully (for stdio: the whole shutdown
     /// sequence; for HTTP: the session DELETE).
     async fn close(&mut self) -> Result<(), TransportError>;
@@ -769,6 +788,30 @@ impl MessageSender {
             Queue::Channel(outgoing) => outgoing.send(message).map_err(|e| e.0),
             #[cfg(feature = "stdio")]
             Queue::Stdio(outbox) => outbox.send(message, alone),
+        }
+    }
+
+    /// Whether [`MessageSender::send_ref`] works: the queue encodes at
+    /// once, so the caller keeps its message.
+    pub(crate) fn sends_by_reference(&self) -> bool {
+        match &self.queue {
+            Queue::Channel(_) => false,
+            #[cfg(feature = "stdio")]
+            Queue::Stdio(_) => true,
+        }
+    }
+
+    /// Queues a borrowed message, for a caller that needs it again (the
+    /// session keeps a request's parameters for an input round). `None`
+    /// when this queue takes messages only by value; `Some(Err)` once the
+    /// writer stopped.
+    pub(crate) fn send_ref(&self, message: &JsonRpcMessage, alone: bool) -> Option<Result<(), ()>> {
+        #[cfg(not(feature = "stdio"))]
+        let _ = (message, alone);
+        match &self.queue {
+            Queue::Channel(_) => None,
+            #[cfg(feature = "stdio")]
+            Queue::Stdio(outbox) => Some(outbox.send_ref(message, alone)),
         }
     }
 }

@@ -198,6 +198,13 @@ impl Transport for WsTransport {
         self.inbox.receive().await
     }
 
+    async fn receive_batch(
+        &mut self,
+        out: &mut Vec<crate::message::Incoming>,
+    ) -> Result<bool, TransportError> {
+        self.inbox.receive_batch(out).await
+    }
+
     async fn close(&mut self) -> Result<(), TransportError> {
         if self.inbox.is_closed() {
             return Ok(());

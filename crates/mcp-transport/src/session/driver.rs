@@ -6,6 +6,9 @@
 
 use super::*;
 
+use super::pending::Body;
+use crate::message::Incoming;
+
 /// The driver: owns the transport, forwards commands out and dispatches
 /// messages in, until the connection ends or the session is closed.
 pub(super) async fn drive(
@@ -16,6 +19,8 @@ pub(super) async fn drive(
     // Server→client request handlers; dropping the set (when the driver ends
     // or is aborted) aborts them.
     let mut handlers = tokio::task::JoinSet::new();
+    // What one wake-up read: every message the transport had at hand.
+    let mut batch: Vec<Incoming> = Vec::new();
     let reason = loop {
         tokio::select! {
             command = commands.recv() => match command {
@@ -33,13 +38,13 @@ pub(super) async fn drive(
                 }
                 None => break shared.closed_error(),
             },
-            incoming = transport.receive() => match incoming {
-                Ok(Some(message)) => {
-                    if let Err(e) = dispatch(&shared, &mut transport, &mut handlers, message).await {
+            incoming = transport.receive_batch(&mut batch) => match incoming {
+                Ok(true) => {
+                    if let Err(e) = dispatch_batch(&shared, &mut transport, &mut handlers, &mut batch).await {
                         break e;
                     }
                 }
-                Ok(None) => break shared.closed_error(),
+                Ok(false) => break shared.closed_error(),
                 Err(e) => break e,
             },
             Some(_) = handlers.join_next(), if !handlers.is_empty() => {}
@@ -54,6 +59,33 @@ pub(super) async fn drive(
     if let Err(e) = transport.close().await {
         tracing::debug!(server = %shared.server, error = %e, "close after the connection ended");
     }
+}
+
+/// Dispatches (and empties) one batch: answers straight to their callers'
+/// oneshots, still raw, everything else as [`dispatch`] does.
+async fn dispatch_batch(
+    shared: &Arc<Shared>,
+    transport: &mut Box<dyn Transport>,
+    handlers: &mut tokio::task::JoinSet<()>,
+    batch: &mut Vec<Incoming>,
+) -> Result<(), TransportError> {
+    let mut messages = batch.drain(..);
+    while let Some(incoming) = messages.next() {
+        let message = match incoming {
+            Incoming::Answer(answer) => {
+                deliver_to(shared, Some(&answer.id), Ok(Body::Raw(answer.result)));
+                continue;
+            }
+            Incoming::Message(message) => message,
+        };
+        if let Err(e) = dispatch(shared, transport, handlers, message).await {
+            // The rest of the batch is dropped with the connection.
+            drop(messages);
+            batch.clear();
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 pub(super) async fn dispatch(
@@ -100,14 +132,24 @@ pub(super) async fn dispatch(
 }
 
 pub(super) fn deliver(shared: &Shared, response: Response) {
-    let key = match &response.id {
+    deliver_to(
+        shared,
+        response.id.as_ref(),
+        response.outcome.map(Body::Value),
+    );
+}
+
+/// Completes the waiting caller's oneshot with `outcome`, from the driver
+/// (no further hand-off).
+fn deliver_to(shared: &Shared, id: Option<&RequestId>, outcome: Result<Body, ErrorObject>) {
+    let key = match id {
         Some(RequestId::Number(n)) => Some(*n),
         // Some bridges turn numeric ids into strings.
         Some(RequestId::String(s)) => s.parse::<i64>().ok(),
         None => None,
     };
     let Some(key) = key else {
-        match response.outcome {
+        match outcome {
             Err(error) => tracing::warn!(
                 server = %shared.server,
                 code = error.code,
@@ -121,7 +163,7 @@ pub(super) fn deliver(shared: &Shared, response: Response) {
     let pending = lock(&shared.pending).entries.remove(&key);
     match pending {
         Some(pending) => {
-            let _ = pending.reply.send(Ok(response.outcome));
+            let _ = pending.reply.send(Ok(outcome));
         }
         None => {
             tracing::debug!(server = %shared.server, id = key, "response for no pending request")

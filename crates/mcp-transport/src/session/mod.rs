@@ -812,9 +812,14 @@ impl ClientSession {
         if let Some(arguments) = arguments {
             params["arguments"] = arguments;
         }
-        let result = self
-            .request_with("tools/call", Some(params), options)
+        let body = self
+            .shared
+            .request_body("tools/call", Some(params), options)
             .await?;
+        if !body.may_have("resultType") {
+            return self.shared.body_typed("tools/call", body);
+        }
+        let result = self.shared.body_value("tools/call", body)?;
         // A task the server starts on its own (2026-07-28) is followed.
         let result = self.settle_tool_result(name, result, options).await?;
         self.parse("tools/call", result)
@@ -842,10 +847,8 @@ impl ClientSession {
 
     /// `resources/read`.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, TransportError> {
-        let result = self
-            .request("resources/read", Some(json!({ "uri": uri })))
-            .await?;
-        self.parse("resources/read", result)
+        self.request_typed("resources/read", Some(json!({ "uri": uri })))
+            .await
     }
 
     /// `prompts/get`.
@@ -858,8 +861,21 @@ impl ClientSession {
         if let Some(arguments) = arguments {
             params["arguments"] = arguments;
         }
-        let result = self.request("prompts/get", Some(params)).await?;
-        self.parse("prompts/get", result)
+        self.request_typed("prompts/get", Some(params)).await
+    }
+
+    /// A request whose result is decoded straight into `T` (from the raw
+    /// bytes, when the session did not need to look inside).
+    async fn request_typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<T, TransportError> {
+        let body = self
+            .shared
+            .request_body(method, params, &CallOptions::default())
+            .await?;
+        self.shared.body_typed(method, body)
     }
 
     fn parse<T: DeserializeOwned>(&self, method: &str, result: Value) -> Result<T, TransportError> {

@@ -4,8 +4,43 @@
 
 use super::*;
 
+use std::hash::BuildHasherDefault;
+
+use serde_json::value::RawValue;
+
 /// What the driver hands back to a waiting caller.
-pub(super) type Reply = Result<Result<Value, ErrorObject>, TransportError>;
+pub(super) type Reply = Result<Result<Body, ErrorObject>, TransportError>;
+
+/// A result as it reaches its caller: still raw (the common case, decoded
+/// once into the type the caller asked for), or a `Value` (from a transport
+/// that decodes everything, or after the session had to look inside).
+#[derive(Debug)]
+pub(super) enum Body {
+    /// Any result, decoded.
+    Value(Value),
+    /// The result's bytes as they arrived.
+    Raw(Box<RawValue>),
+}
+
+impl Body {
+    /// Whether the result may hold the member `key` at some level: always
+    /// for a decoded value, for raw bytes only if the quoted key occurs (a
+    /// key inside a JSON string is escaped, so it never matches).
+    pub(super) fn may_have(&self, key: &str) -> bool {
+        match self {
+            Body::Value(_) => true,
+            Body::Raw(raw) => {
+                let text = raw.get().as_bytes();
+                let key = key.as_bytes();
+                text.windows(key.len() + 2).any(|window| {
+                    window[0] == b'"'
+                        && window[window.len() - 1] == b'"'
+                        && &window[1..window.len() - 1] == key
+                })
+            }
+        }
+    }
+}
 
 pub(super) struct Pending {
     pub(super) reply: oneshot::Sender<Reply>,
@@ -15,8 +50,31 @@ pub(super) struct Pending {
 /// Requests in flight, and why the connection ended once it has.
 #[derive(Default)]
 pub(super) struct PendingTable {
-    pub(super) entries: HashMap<i64, Pending>,
+    pub(super) entries: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
     pub(super) ended: Option<TransportError>,
+}
+
+/// Hashes the table's keys, ids this session counts up itself, with one
+/// multiplication instead of SipHash: only the session inserts keys (a
+/// server's ids are only looked up), so there is no flooding to resist.
+#[derive(Default)]
+pub(super) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_i64(&mut self, id: i64) {
+        // Fibonacci hashing spreads consecutive ids over the high bits too.
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl Shared {
@@ -43,6 +101,36 @@ impl Shared {
         self.commands
             .send(Command::Send(message))
             .map_err(|_| self.ended_error())
+    }
+
+    /// Whether requests are encoded from a borrow (stdio's queue), so the
+    /// caller keeps its parameters without a copy.
+    pub(super) fn sends_by_reference(&self) -> bool {
+        self.direct
+            .as_ref()
+            .is_some_and(MessageSender::sends_by_reference)
+    }
+
+    /// [`Shared::send_hinted`] that hands the request's parameters back
+    /// when the transport encoded it from a borrow.
+    fn send_keeping(
+        &self,
+        message: JsonRpcMessage,
+        alone: bool,
+    ) -> Result<Option<Value>, TransportError> {
+        if let Some(sent) = self
+            .direct
+            .as_ref()
+            .and_then(|direct| direct.send_ref(&message, alone))
+        {
+            sent.map_err(|()| self.ended_error())?;
+            return Ok(match message {
+                JsonRpcMessage::Request(request) => request.params,
+                _ => None,
+            });
+        }
+        self.send_hinted(message, alone)?;
+        Ok(None)
     }
 
     pub(super) fn ended_error(&self) -> TransportError {
@@ -76,14 +164,100 @@ impl Shared {
         }
     }
 
-    /// One request and its answer: no `_meta` added, no input rounds (see
-    /// `rounds` for the path callers take).
+    /// [`Shared::exchange_body`] decoded into a `Value`.
     pub(super) async fn exchange(
         self: &Arc<Self>,
         method: &str,
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Value, TransportError> {
+        let body = self.exchange_body(method, params, options).await?;
+        self.body_value(method, body)
+    }
+
+    /// The result as a `Value`; a raw one past [`crate::MAX_DEPTH`] fails
+    /// the request as an undecodable answer does.
+    pub(super) fn body_value(&self, method: &str, body: Body) -> Result<Value, TransportError> {
+        match body {
+            Body::Value(value) => Ok(value),
+            Body::Raw(raw) => match crate::codec::decode_result::<Value>(&raw) {
+                Ok(value) => Ok(value),
+                Err(crate::codec::ResultError::Refused(kind)) => {
+                    Err(self.answer_error(method, crate::codec::undecodable_error(&kind)))
+                }
+                Err(crate::codec::ResultError::Invalid(e)) => {
+                    Err(self.answer_error(method, crate::codec::undecodable_error(&e)))
+                }
+            },
+        }
+    }
+
+    /// The result decoded into `T`, in one pass from raw bytes.
+    pub(super) fn body_typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        body: Body,
+    ) -> Result<T, TransportError> {
+        let invalid = |e: serde_json::Error| {
+            TransportError::protocol(&*self.server, format!("invalid {method} result: {e}"))
+                .with_source(e)
+        };
+        match body {
+            Body::Value(value) => crate::codec::from_value(value).map_err(invalid),
+            Body::Raw(raw) => match crate::codec::decode_result::<T>(&raw) {
+                Ok(value) => Ok(value),
+                Err(crate::codec::ResultError::Refused(kind)) => {
+                    Err(self.answer_error(method, crate::codec::undecodable_error(&kind)))
+                }
+                Err(crate::codec::ResultError::Invalid(e)) => Err(invalid(e)),
+            },
+        }
+    }
+
+    /// The error a request fails with when the server (or the transport,
+    /// for its own failures) answered `error`.
+    fn answer_error(&self, method: &str, error: ErrorObject) -> TransportError {
+        // A transport's own failures of one request (a refused HTTP status,
+        // a broken stream) arrive as marked error answers and become their
+        // own kinds.
+        if self.marks_own_failures {
+            TransportError::from_error_response(&*self.server, method, error)
+        } else {
+            TransportError::new(
+                &*self.server,
+                TransportErrorKind::Rpc {
+                    method: method.to_string(),
+                    code: error.code,
+                    message: error.message,
+                    data: error.data.map(Box::new),
+                },
+            )
+        }
+    }
+
+    /// One request and its answer: no `_meta` added, no input rounds (see
+    /// `rounds` for the path callers take).
+    pub(super) async fn exchange_body(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Body, TransportError> {
+        self.exchange_keeping(method, params, options, false)
+            .await
+            .map(|(body, _)| body)
+    }
+
+    /// [`Shared::exchange_body`]; with `keep`, also the parameters as sent
+    /// when the transport encoded them from a borrow (see
+    /// [`Shared::sends_by_reference`]), for a later input round.
+    pub(super) async fn exchange_keeping(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+        keep: bool,
+    ) -> Result<(Body, Option<Value>), TransportError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = match options.progress {
@@ -118,14 +292,17 @@ impl Shared {
             cancel_reason: Some("the client stopped waiting"),
             cancellable: method != "initialize" && method != "server/discover",
         };
-        self.send_hinted(
-            JsonRpcMessage::Request(Request {
-                id: RequestId::Number(id),
-                method: method.to_string(),
-                params,
-            }),
-            alone,
-        )?;
+        let message = JsonRpcMessage::Request(Request {
+            id: RequestId::Number(id),
+            method: method.to_string(),
+            params,
+        });
+        let kept = if keep {
+            self.send_keeping(message, alone)?
+        } else {
+            self.send_hinted(message, alone)?;
+            None
+        };
 
         let timeout = options
             .timeout
@@ -145,24 +322,9 @@ impl Shared {
                         }
                     }
                     let reply = reply.unwrap_or_else(|_| Err(self.ended_error()))?;
-                    return reply.map_err(|error| {
-                        // A transport's own failures of one request (a
-                        // refused HTTP status, a broken stream) arrive as
-                        // marked error answers and become their own kinds.
-                        if self.marks_own_failures {
-                            TransportError::from_error_response(&*self.server, method, error)
-                        } else {
-                            TransportError::new(
-                                &*self.server,
-                                TransportErrorKind::Rpc {
-                                    method: method.to_string(),
-                                    code: error.code,
-                                    message: error.message,
-                                    data: error.data.map(Box::new),
-                                },
-                            )
-                        }
-                    });
+                    return reply
+                        .map(|body| (body, kept))
+                        .map_err(|error| self.answer_error(method, error));
                 }
                 Some(progress) = recv_progress(&mut progress_rx) => {
                     deadline = Instant::now() + timeout;

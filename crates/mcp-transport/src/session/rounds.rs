@@ -9,6 +9,8 @@
 
 use super::*;
 
+use super::pending::Body;
+
 /// `resultType` of an interim result that needs input from the client.
 const INPUT_REQUIRED: &str = "input_required";
 
@@ -86,11 +88,39 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Value, TransportError> {
+        let body = self.request_body(method, params, options).await?;
+        self.body_value(method, body)
+    }
+
+    /// [`Shared::request`] with the result left raw when the session had
+    /// no reason to look inside it (no `resultType`, no `serverInfo` still
+    /// to learn), for the caller to decode into its type.
+    pub(super) async fn request_body(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+    ) -> Result<Body, TransportError> {
         let params = match self.modern.get() {
             Some(meta) => Some(meta.apply(params)),
             None => params,
         };
-        let mut result = self.exchange(method, params.clone(), options).await?;
+        // The parameters are needed again only for an input round: a
+        // transport that encodes from a borrow hands them back, for any
+        // other a copy is kept.
+        let by_reference = self.sends_by_reference();
+        let copy = (!by_reference).then(|| params.clone());
+        let (body, kept) = self
+            .exchange_keeping(method, params, options, by_reference)
+            .await?;
+        let learns_info = self.modern.get().is_some()
+            && lock(&self.server_info).is_none()
+            && body.may_have(crate::protocol::META_SERVER_INFO);
+        if !body.may_have("resultType") && !learns_info {
+            return Ok(body);
+        }
+        let params = copy.unwrap_or(kept);
+        let mut result = self.body_value(method, body)?;
         let mut rounds = 0;
         while result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED) {
             rounds += 1;
@@ -110,7 +140,7 @@ impl Shared {
         if self.modern.get().is_some() {
             self.note_server_info(&result);
         }
-        Ok(result)
+        Ok(Body::Value(result))
     }
 
     /// Keeps the first `_meta.serverInfo` a modern server sends in a result.

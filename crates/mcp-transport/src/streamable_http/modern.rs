@@ -36,13 +36,13 @@ use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 
 use super::{PROTOCOL_VERSION, Shared, lock};
-use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::event_stream::SseItem;
 use crate::http::{
     decode_payload, encode, excerpt, failure_answer, io_error, is_message_event, media_type,
     read_body_capped, read_refusal, sse_events,
 };
-use crate::message::{JsonRpcMessage, Request, RequestId, Response};
+use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, Response};
 use crate::param_headers::{ToolHeaderTable, encode_header_value};
 use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 
@@ -263,13 +263,23 @@ impl Shared {
             }
             Err(e) => return Err(Lost::Failed(e)),
         };
-        let (messages, error) = match decode_payload(&bytes) {
-            Ok(messages) => (messages, None),
-            Err(undecodable) => (undecodable.salvaged, Some(undecodable.error)),
-        };
+        let mut messages = Vec::new();
+        let error = Codec::default()
+            .decode_incoming(&bytes, &mut messages)
+            .err();
         let mut answered = false;
         for message in messages {
-            answered |= self.deliver_mapped(message, attempt, caller, true);
+            answered |= match message {
+                Incoming::Answer(mut answer) => {
+                    let ours = same_id(&answer.id, attempt) || same_id(&answer.id, caller);
+                    if ours {
+                        answer.id = caller.clone();
+                    }
+                    self.deliver_incoming(Incoming::Answer(answer));
+                    ours
+                }
+                Incoming::Message(message) => self.deliver_mapped(message, attempt, caller, true),
+            };
         }
         match (answered, error) {
             (true, _) => Ok(()),

@@ -1,0 +1,142 @@
+//! Heap allocations per tool call over stdio, counted by a global
+//! allocator that wraps the system one: every allocation of the process
+//! (session, transport, runtime) between the first and the last call of a
+//! run, divided by the number of calls.
+//!
+//! - `sequential`: one `tools/call` at a time.
+//! - `in_flight_64`: 64 concurrent loops of calls.
+//!
+//! Each on a current-thread and on a multi-thread runtime. The server is
+//! `$MCP_EXAMPLE_SERVER` (the minimal C server of `bench/minimal-server`
+//! makes the client's own allocations show; its `echo` takes `message`),
+//! else `target/release/mcp-example-server`, built on demand. Prints one
+//! line per case; no criterion groups (a count needs no statistics).
+
+#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
+
+mod support;
+use support::server_binary;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+use mcp_transport::{ClientSession, ConnectOptions};
+use serde_json::json;
+
+/// Counts allocations (and reallocations, which may move) and their bytes.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the
+// counters are plain atomics and allocate nothing.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        // SAFETY: the caller's contract is the system allocator's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System` through `alloc`/`realloc` here.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        // SAFETY: as for `dealloc`; `new_size` is the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const CALLS: u64 = 20_000;
+const IN_FLIGHT: u64 = 64;
+
+async fn connect(binary: &std::path::Path) -> ClientSession {
+    let config = ServerConfig::new(
+        "bench",
+        TransportConfig::Stdio(StdioConfig::new(binary.to_string_lossy().into_owned())),
+    );
+    let options = ConnectOptions::default().with_env(BTreeMap::new());
+    mcp_transport::connect(&config, &options).await.unwrap()
+}
+
+async fn call(session: &ClientSession) {
+    session
+        .call_tool("echo", Some(json!({"message": "hello"})))
+        .await
+        .unwrap();
+}
+
+/// Allocations and bytes per call of `run`, which makes `CALLS` calls.
+async fn per_call<F: std::future::Future<Output = ()>>(run: F) -> (f64, f64) {
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+    let bytes = BYTES.load(Ordering::Relaxed);
+    run.await;
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
+    let bytes = BYTES.load(Ordering::Relaxed) - bytes;
+    (
+        allocations as f64 / CALLS as f64,
+        bytes as f64 / CALLS as f64,
+    )
+}
+
+async fn measure(binary: &std::path::Path, runtime: &str) {
+    let session = Arc::new(connect(binary).await);
+    for _ in 0..1_000 {
+        call(&session).await;
+    }
+    let (allocations, bytes) = per_call(async {
+        for _ in 0..CALLS {
+            call(&session).await;
+        }
+    })
+    .await;
+    println!(
+        "alloc_per_call/{runtime}/sequential: {allocations:.1} allocations, {bytes:.0} bytes per call"
+    );
+    let (allocations, bytes) = per_call(async {
+        let loops: Vec<_> = (0..IN_FLIGHT)
+            .map(|_| {
+                let session = Arc::clone(&session);
+                tokio::spawn(async move {
+                    for _ in 0..CALLS / IN_FLIGHT {
+                        call(&session).await;
+                    }
+                })
+            })
+            .collect();
+        for handle in loops {
+            handle.await.unwrap();
+        }
+    })
+    .await;
+    println!(
+        "alloc_per_call/{runtime}/in_flight_64: {allocations:.1} allocations, {bytes:.0} bytes per call"
+    );
+    session.close().await.unwrap();
+}
+
+fn main() {
+    let binary = server_binary();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(measure(&binary, "current"));
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(measure(&binary, "multi"));
+}
