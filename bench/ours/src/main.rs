@@ -93,9 +93,15 @@ fn server_config(name: String, target: &Target) -> ServerConfig {
     ServerConfig::new(name, transport)
 }
 
+/// What a host passes: its own environment, from which children get the
+/// allow-listed variables (the other clients' children inherit theirs).
+fn connect_options() -> ConnectOptions {
+    ConnectOptions::default().with_env(std::env::vars().collect())
+}
+
 async fn connect(target: &Target) -> Result<ClientSession> {
     let config = server_config("bench".to_owned(), target);
-    mcp_transport::connect(&config, &ConnectOptions::default())
+    mcp_transport::connect(&config, &connect_options())
         .await
         .context("connecting")
 }
@@ -187,7 +193,7 @@ async fn ours(invocation: &Invocation) -> Result<Value> {
             let runtime = SessionRuntime::builder(
                 "bench",
                 ServerSet::all(servers),
-                Arc::new(McpConnector::new(ConnectOptions::default())),
+                Arc::new(McpConnector::new(connect_options())),
             )
             .build();
             let started = Instant::now();
