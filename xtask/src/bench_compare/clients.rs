@@ -15,6 +15,10 @@ use super::target_dir;
 /// How long one client run may take before it counts as failed.
 pub(super) const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 
+/// How long the stdio servers of one client run may take to exit once it
+/// has.
+const SERVERS_EXIT_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// A program of the benchmark that speaks the common command line.
 #[derive(Debug, Clone)]
 pub(super) struct Client {
@@ -56,7 +60,18 @@ pub(super) fn run_client(
     let mut child = command
         .spawn()
         .with_context(|| format!("starting {program}"))?;
-    let output = wait_with_timeout(&mut child, RUN_TIMEOUT)?;
+    let output = wait_with_timeout(&mut child, RUN_TIMEOUT);
+    // A client may exit without waiting for its servers (rmcp's child
+    // processes are left to end on their own): the next client would pay
+    // for twenty Node servers shutting down, so every run starts once the
+    // previous one's servers are gone.
+    if let Some(("--", server)) = target
+        .split_first()
+        .map(|(first, rest)| (first.as_str(), rest))
+    {
+        wait_for_servers_to_exit(server, SERVERS_EXIT_TIMEOUT);
+    }
+    let output = output?;
     let stdout = String::from_utf8_lossy(&output.0);
     let line = stdout.lines().rev().find(|l| l.starts_with('{'));
     match (output.2, line) {
@@ -70,6 +85,44 @@ pub(super) fn run_client(
                 tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
             )
         }
+    }
+}
+
+/// Waits, up to `timeout`, until no process runs exactly `server` (its
+/// command line read from `/proc`); returns how many still do.
+pub(super) fn wait_for_servers_to_exit(server: &[String], timeout: Duration) -> usize {
+    let wanted: Vec<&[u8]> = server.iter().map(|arg| arg.as_bytes()).collect();
+    let running = || {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
+            .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+            .filter(|cmdline| {
+                let args: Vec<&[u8]> = cmdline
+                    .strip_suffix(b"\0")
+                    .unwrap_or(cmdline)
+                    .split(|b| *b == 0)
+                    .collect();
+                args == wanted
+            })
+            .count()
+    };
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = running();
+        if left == 0 || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -162,4 +215,28 @@ pub(super) fn build_rmcp(root: &Path, target: &Path) -> Result<PathBuf> {
         bail!("{} is missing after the build", binary.display());
     }
     Ok(binary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wait sees a running server by its exact command line and ends
+    /// once it has exited.
+    #[test]
+    fn the_wait_ends_when_the_servers_are_gone() -> Result<()> {
+        let server = ["sleep".to_owned(), "0.417".to_owned()];
+        let mut child = Command::new(&server[0]).arg(&server[1]).spawn()?;
+        let seen = Instant::now() + Duration::from_secs(5);
+        while wait_for_servers_to_exit(&server, Duration::ZERO) == 0 {
+            assert!(Instant::now() < seen, "the running server was never seen");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            wait_for_servers_to_exit(&server, Duration::from_secs(10)),
+            0
+        );
+        child.wait()?;
+        Ok(())
+    }
 }
