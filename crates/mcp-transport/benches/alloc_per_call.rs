@@ -15,15 +15,13 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
 
 mod support;
-use support::server_binary;
+use support::{connect, server_binary};
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
-use mcp_transport::{ClientSession, ConnectOptions};
+use mcp_transport::ClientSession;
 use serde_json::json;
 
 /// Counts allocations (and reallocations, which may move) and their bytes.
@@ -61,15 +59,6 @@ static GLOBAL: Counting = Counting;
 
 const CALLS: u64 = 20_000;
 const IN_FLIGHT: u64 = 64;
-
-async fn connect(binary: &std::path::Path) -> ClientSession {
-    let config = ServerConfig::new(
-        "bench",
-        TransportConfig::Stdio(StdioConfig::new(binary.to_string_lossy().into_owned())),
-    );
-    let options = ConnectOptions::default().with_env(BTreeMap::new());
-    mcp_transport::connect(&config, &options).await.unwrap()
-}
 
 async fn call(session: &ClientSession) {
     session

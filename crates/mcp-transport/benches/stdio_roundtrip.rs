@@ -20,17 +20,15 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
 
 mod support;
-use support::server_binary;
+use support::{connect, server_binary};
 
-use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput};
-use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
-use mcp_transport::{ClientSession, Codec, ConnectOptions, JsonRpcMessage, RequestId};
+use mcp_transport::{ClientSession, Codec, JsonRpcMessage, RequestId};
 use mcp_transport::{Response, SessionOptions};
 use mcp_transport::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
 use serde_json::json;
@@ -39,15 +37,6 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::runtime::Runtime;
 
 const IN_FLIGHT: usize = 64;
-
-async fn connect(binary: &std::path::Path) -> ClientSession {
-    let config = ServerConfig::new(
-        "bench",
-        TransportConfig::Stdio(StdioConfig::new(binary.to_string_lossy().into_owned())),
-    );
-    let options = ConnectOptions::default().with_env(BTreeMap::new());
-    mcp_transport::connect(&config, &options).await.unwrap()
-}
 
 async fn call(session: &ClientSession) {
     let result = session

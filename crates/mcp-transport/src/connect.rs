@@ -54,7 +54,7 @@ pub struct ConnectOptions {
     /// from (a host passes its own, typically `std::env::vars()`; empty by
     /// default, so children get only their entry's `env`).
     pub env: BTreeMap<String, String>,
-    /// Stdio transport options (`base_env` is filled from `env`).
+    /// Stdio transport options (`env` stands in for their `base_env`).
     #[cfg(feature = "stdio")]
     pub stdio: StdioOptions,
     /// The host's in-process servers, for `sdk` entries.
@@ -169,15 +169,12 @@ pub async fn open_transport(
     let _ = options;
     match &config.transport {
         #[cfg(feature = "stdio")]
-        TransportConfig::Stdio(stdio) => {
-            let mut stdio_options = options.stdio.clone();
-            stdio_options.base_env = options.env.clone();
-            Ok(Box::new(StdioTransport::spawn(
-                server,
-                stdio,
-                &stdio_options,
-            )?))
-        }
+        TransportConfig::Stdio(stdio) => Ok(Box::new(StdioTransport::spawn_with_base_env(
+            server,
+            stdio,
+            &options.stdio,
+            &options.env,
+        )?)),
         #[cfg(not(feature = "stdio"))]
         TransportConfig::Stdio(_) => not_compiled(&server, "stdio", "stdio"),
         #[cfg(feature = "sdk")]

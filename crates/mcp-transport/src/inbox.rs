@@ -77,6 +77,12 @@ impl Inbox {
     /// delivery handle is gone. An error (the connection is lost) closes
     /// the inbox.
     pub(crate) async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
+        Ok(self.next().await?.map(Incoming::into_message))
+    }
+
+    /// The next delivery as it came (a result left raw), or the error
+    /// deferred from the last batch; an error closes the inbox.
+    async fn next(&mut self) -> Result<Option<Incoming>, TransportError> {
         if let Some(error) = self.deferred.take() {
             self.close();
             return Err(error);
@@ -85,7 +91,7 @@ impl Inbox {
             return Ok(None);
         }
         match self.incoming.recv().await {
-            Some(Ok(message)) => Ok(Some(message.into_message())),
+            Some(Ok(message)) => Ok(Some(message)),
             Some(Err(error)) => {
                 self.close();
                 Err(error)
@@ -102,21 +108,10 @@ impl Inbox {
         &mut self,
         out: &mut Vec<Incoming>,
     ) -> Result<bool, TransportError> {
-        if let Some(error) = self.deferred.take() {
-            self.close();
-            return Err(error);
-        }
-        if self.closed {
+        let Some(first) = self.next().await? else {
             return Ok(false);
-        }
-        match self.incoming.recv().await {
-            Some(Ok(message)) => out.push(message),
-            Some(Err(error)) => {
-                self.close();
-                return Err(error);
-            }
-            None => return Ok(false),
-        }
+        };
+        out.push(first);
         // No await from here on: still cancel-safe.
         while let Ok(next) = self.incoming.try_recv() {
             match next {

@@ -243,9 +243,11 @@ impl Serialize for JsonRpcMessage {
 }
 
 /// The wire shape before validation: every member optional, unknown members
-/// ignored.
+/// ignored. `R` is what a `result` is read as: a `Value`, or raw bytes
+/// ([`RawEnvelope`]).
 #[derive(Deserialize)]
-pub(crate) struct RawMessage {
+#[serde(bound(deserialize = "R: Deserialize<'de>"))]
+pub(crate) struct RawMessage<R = Value> {
     #[serde(default)]
     jsonrpc: Option<Value>,
     #[serde(default, deserialize_with = "present")]
@@ -255,7 +257,7 @@ pub(crate) struct RawMessage {
     #[serde(default)]
     params: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    result: Option<Value>,
+    result: Option<R>,
     #[serde(default, deserialize_with = "present")]
     error: Option<Value>,
 }
@@ -268,21 +270,7 @@ pub(crate) struct RawMessage {
     not(any(feature = "stdio", feature = "remote", feature = "ws")),
     allow(dead_code)
 )]
-#[derive(Deserialize)]
-pub(crate) struct RawEnvelope {
-    #[serde(default)]
-    jsonrpc: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-    #[serde(default)]
-    method: Option<Value>,
-    #[serde(default)]
-    params: Option<Value>,
-    #[serde(default, deserialize_with = "present_raw")]
-    result: Option<Box<RawValue>>,
-    #[serde(default, deserialize_with = "present")]
-    error: Option<Value>,
-}
+pub(crate) type RawEnvelope = RawMessage<Box<RawValue>>;
 
 #[cfg_attr(
     not(any(feature = "stdio", feature = "remote", feature = "ws")),
@@ -296,13 +284,7 @@ impl RawEnvelope {
             && self.error.is_none()
             && let Some(result) = self.result
         {
-            match self.jsonrpc {
-                Some(Value::String(v)) if v == "2.0" => {}
-                Some(other) => {
-                    return Err(format!("jsonrpc must be \"2.0\", not {}", excerpt(&other)));
-                }
-                None => return Err("missing \"jsonrpc\": \"2.0\"".to_string()),
-            }
+            check_version(self.jsonrpc)?;
             let id = match self.id {
                 Some(id) => parse_id(id)?,
                 None => return Err("message has neither a method nor an id".to_string()),
@@ -327,20 +309,21 @@ impl RawEnvelope {
     }
 }
 
-/// [`present`] for a raw member (a `null` result is still a result).
-#[cfg_attr(
-    not(any(feature = "stdio", feature = "remote", feature = "ws")),
-    allow(dead_code)
-)]
-fn present_raw<'de, D: Deserializer<'de>>(
+/// Distinguishes a member that is `null` (`Some(Null)`, or a raw `null`)
+/// from one that is absent (`None`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     deserializer: D,
-) -> Result<Option<Box<RawValue>>, D::Error> {
-    Box::<RawValue>::deserialize(deserializer).map(Some)
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
 }
 
-/// Distinguishes a member that is `null` (`Some(Null)`) from one that is absent (`None`).
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
+/// The `jsonrpc` member must be `"2.0"`.
+fn check_version(jsonrpc: Option<Value>) -> Result<(), String> {
+    match jsonrpc {
+        Some(Value::String(v)) if v == "2.0" => Ok(()),
+        Some(other) => Err(format!("jsonrpc must be \"2.0\", not {}", excerpt(&other))),
+        None => Err("missing \"jsonrpc\": \"2.0\"".to_string()),
+    }
 }
 
 fn parse_id(id: Value) -> Result<Option<RequestId>, String> {
@@ -407,13 +390,7 @@ impl RawMessage {
     /// Validates the JSON-RPC shape; the error names the problem.
     pub(crate) fn into_message(self) -> Result<JsonRpcMessage, String> {
         let raw = self;
-        match raw.jsonrpc {
-            Some(Value::String(v)) if v == "2.0" => {}
-            Some(other) => {
-                return Err(format!("jsonrpc must be \"2.0\", not {}", excerpt(&other)));
-            }
-            None => return Err("missing \"jsonrpc\": \"2.0\"".to_string()),
-        }
+        check_version(raw.jsonrpc)?;
         if let Some(method) = raw.method {
             let Value::String(method) = method else {
                 return Err(format!(

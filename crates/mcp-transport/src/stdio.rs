@@ -246,8 +246,19 @@ impl StdioTransport {
         config: &mcp_config::StdioConfig,
         options: &StdioOptions,
     ) -> Result<StdioTransport, TransportError> {
-        let server = server.into();
-        let env = child_env(&options.base_env, &config.env, &config.env_passthrough);
+        Self::spawn_with_base_env(server.into(), config, options, &options.base_env)
+    }
+
+    /// [`StdioTransport::spawn`] drawing the allow-listed variables from
+    /// `base_env` instead of `options.base_env`: `connect` lends the
+    /// host's environment without copying all of it for every server.
+    pub(crate) fn spawn_with_base_env(
+        server: String,
+        config: &mcp_config::StdioConfig,
+        options: &StdioOptions,
+        base_env: &BTreeMap<String, String>,
+    ) -> Result<StdioTransport, TransportError> {
+        let env = child_env(base_env, &config.env, &config.env_passthrough);
         let mut command = TokioCommandWrap::with_new(&config.command, |command| {
             command
                 .args(&config.args)
@@ -282,7 +293,7 @@ impl StdioTransport {
         let stdout = child.stdout().take().ok_or_else(|| io_error("stdout"))?;
         let stderr_pipe = child.stderr().take().ok_or_else(|| io_error("stderr"))?;
 
-        let stderr = StderrTail::with_silence_note(silence_note(&options.base_env, config));
+        let stderr = StderrTail::with_silence_note(silence_note(base_env, config));
         let stderr_task = tokio::spawn(read_stderr(stderr_pipe, stderr.clone(), server.clone()));
         let stdin = stdin
             .into_owned_fd()

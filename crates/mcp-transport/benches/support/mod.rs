@@ -1,6 +1,10 @@
 //! What the stdio benches share: the server they measure against.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+use mcp_transport::{ClientSession, ConnectOptions};
 
 /// `$MCP_EXAMPLE_SERVER`, else `target/release/mcp-example-server`, built on
 /// demand.
@@ -30,4 +34,16 @@ pub(crate) fn server_binary() -> PathBuf {
         .unwrap()
         .join("release")
         .join("mcp-example-server")
+}
+
+/// One stdio session to `binary`, with no host environment.
+// Not every bench that shares this module opens a single session.
+#[allow(dead_code)]
+pub(crate) async fn connect(binary: &Path) -> ClientSession {
+    let config = ServerConfig::new(
+        "bench",
+        TransportConfig::Stdio(StdioConfig::new(binary.to_string_lossy().into_owned())),
+    );
+    let options = ConnectOptions::default().with_env(BTreeMap::new());
+    mcp_transport::connect(&config, &options).await.unwrap()
 }
