@@ -95,13 +95,15 @@ fn server_config(name: String, target: &Target) -> ServerConfig {
 
 /// What a host passes: its own environment, from which children get the
 /// allow-listed variables (the other clients' children inherit theirs).
-fn connect_options() -> ConnectOptions {
-    ConnectOptions::default().with_env(std::env::vars().collect())
+/// Made once, as a host makes it, and lent to every connect.
+fn connect_options() -> &'static ConnectOptions {
+    static OPTIONS: std::sync::OnceLock<ConnectOptions> = std::sync::OnceLock::new();
+    OPTIONS.get_or_init(|| ConnectOptions::default().with_env(std::env::vars().collect()))
 }
 
 async fn connect(target: &Target) -> Result<ClientSession> {
     let config = server_config("bench".to_owned(), target);
-    mcp_transport::connect(&config, &connect_options())
+    mcp_transport::connect(&config, connect_options())
         .await
         .context("connecting")
 }
@@ -193,7 +195,7 @@ async fn ours(invocation: &Invocation) -> Result<Value> {
             let runtime = SessionRuntime::builder(
                 "bench",
                 ServerSet::all(servers),
-                Arc::new(McpConnector::new(connect_options())),
+                Arc::new(McpConnector::new(connect_options().clone())),
             )
             .build();
             let started = Instant::now();
