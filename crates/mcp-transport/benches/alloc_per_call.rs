@@ -8,8 +8,10 @@
 //!
 //! Each on a current-thread and on a multi-thread runtime. The server is
 //! `$MCP_EXAMPLE_SERVER` (the minimal C server of `bench/minimal-server`
-//! makes the client's own allocations show; its `echo` takes `message`),
-//! else `target/release/mcp-example-server`, built on demand. Prints one
+//! makes the client's own allocations show; its `echo` takes `message`;
+//! `MCP_EXAMPLE_SERVER_ARGS="--revision 2026-07-28"` makes it speak the
+//! 2026-07-28 wire), else `target/release/mcp-example-server` (which
+//! speaks 2026-07-28), built on demand. Prints one
 //! line per case; no criterion groups (a count needs no statistics).
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
@@ -82,6 +84,7 @@ async fn per_call<F: std::future::Future<Output = ()>>(run: F) -> (f64, f64) {
 
 async fn measure(binary: &std::path::Path, runtime: &str) {
     let session = Arc::new(connect(binary).await);
+    let wire = session.protocol_version().to_owned();
     for _ in 0..1_000 {
         call(&session).await;
     }
@@ -92,7 +95,7 @@ async fn measure(binary: &std::path::Path, runtime: &str) {
     })
     .await;
     println!(
-        "alloc_per_call/{runtime}/sequential: {allocations:.1} allocations, {bytes:.0} bytes per call"
+        "alloc_per_call/{runtime}/{wire}/sequential: {allocations:.1} allocations, {bytes:.0} bytes per call"
     );
     let (allocations, bytes) = per_call(async {
         let loops: Vec<_> = (0..IN_FLIGHT)
@@ -111,7 +114,7 @@ async fn measure(binary: &std::path::Path, runtime: &str) {
     })
     .await;
     println!(
-        "alloc_per_call/{runtime}/in_flight_64: {allocations:.1} allocations, {bytes:.0} bytes per call"
+        "alloc_per_call/{runtime}/{wire}/in_flight_64: {allocations:.1} allocations, {bytes:.0} bytes per call"
     );
     session.close().await.unwrap();
 }

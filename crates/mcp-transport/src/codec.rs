@@ -366,8 +366,17 @@ impl Codec {
     /// Encodes one message as compact JSON (never containing a raw newline)
     /// and appends it to `out`.
     pub fn encode_into(&self, message: &JsonRpcMessage, out: &mut Vec<u8>) {
-        // Serialising a `JsonRpcMessage` into a Vec cannot fail: every key is
-        // a string and `Value` has no failing cases.
+        Codec::encode_serialized_into(message, out);
+    }
+
+    /// [`Codec::encode_into`] for anything that serialises as a message
+    /// from `Value`s, raw values and strings.
+    pub(crate) fn encode_serialized_into<T: serde::Serialize + ?Sized>(
+        message: &T,
+        out: &mut Vec<u8>,
+    ) {
+        // Serialising into a Vec cannot fail: every key is a string and
+        // `Value` has no failing cases.
         if let Err(e) = serde_json::to_writer(&mut *out, message) {
             tracing::error!(error = %e, "json-rpc message failed to serialise");
         }

@@ -97,6 +97,21 @@ impl Outbox {
     /// [`Outbox::send`] from a borrowed message (encoded at once, so the
     /// caller keeps it); `Err` once the writer stopped.
     pub(crate) fn send_ref(&self, message: &JsonRpcMessage, write_now: bool) -> Result<(), ()> {
+        self.send_encoded(|out| self.codec.encode_into(message, out), write_now)
+    }
+
+    /// [`Outbox::send_ref`] for anything that serialises as one message.
+    pub(crate) fn send_serialized<T: serde::Serialize>(
+        &self,
+        message: &T,
+        write_now: bool,
+    ) -> Result<(), ()> {
+        self.send_encoded(|out| Codec::encode_serialized_into(message, out), write_now)
+    }
+
+    /// Appends one message, as `encode` writes it, and a newline to the
+    /// queue, then writes or wakes the writer as [`Outbox::send`] says.
+    fn send_encoded(&self, encode: impl FnOnce(&mut Vec<u8>), write_now: bool) -> Result<(), ()> {
         let mut state = self.lock();
         if state.stopped {
             return Err(());
@@ -105,7 +120,7 @@ impl Outbox {
             return Ok(());
         }
         let was_idle = state.queued.is_empty() && !state.writing;
-        self.codec.encode_into(message, &mut state.queued);
+        encode(&mut state.queued);
         state.queued.push(b'\n');
         if !was_idle {
             // The writer is busy or already woken; it will see these bytes.

@@ -801,6 +801,24 @@ impl MessageSender {
         }
     }
 
+    /// Queues anything that serialises as one JSON-RPC message, encoded at
+    /// once from a borrow (a request whose parts the caller keeps encoded
+    /// elsewhere). `None` when this queue takes messages only by value;
+    /// `Some(Err)` once the writer stopped.
+    pub(crate) fn send_serialized<T: serde::Serialize>(
+        &self,
+        message: &T,
+        alone: bool,
+    ) -> Option<Result<(), ()>> {
+        #[cfg(not(feature = "stdio"))]
+        let _ = (message, alone);
+        match &self.queue {
+            Queue::Channel(_) => None,
+            #[cfg(feature = "stdio")]
+            Queue::Stdio(outbox) => Some(outbox.send_serialized(message, alone)),
+        }
+    }
+
     /// Queues a borrowed message, for a caller that needs it again (the
     /// session keeps a request's parameters for an input round). `None`
     /// when this queue takes messages only by value; `Some(Err)` once the

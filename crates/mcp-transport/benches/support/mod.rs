@@ -36,13 +36,25 @@ pub(crate) fn server_binary() -> PathBuf {
         .join("mcp-example-server")
 }
 
-/// One stdio session to `binary`, with no host environment.
+/// The arguments the server is started with: `$MCP_EXAMPLE_SERVER_ARGS`,
+/// split on white space (for the minimal server, `--revision 2026-07-28`
+/// measures the 2026-07-28 wire), else none.
+pub(crate) fn server_args() -> Vec<String> {
+    std::env::var("MCP_EXAMPLE_SERVER_ARGS")
+        .map(|args| args.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// One stdio session to `binary` (with [`server_args`]), with no host
+/// environment.
 // Not every bench that shares this module opens a single session.
 #[allow(dead_code)]
 pub(crate) async fn connect(binary: &Path) -> ClientSession {
     let config = ServerConfig::new(
         "bench",
-        TransportConfig::Stdio(StdioConfig::new(binary.to_string_lossy().into_owned())),
+        TransportConfig::Stdio(
+            StdioConfig::new(binary.to_string_lossy().into_owned()).with_args(server_args()),
+        ),
     );
     let options = ConnectOptions::default().with_env(BTreeMap::new());
     mcp_transport::connect(&config, &options).await.unwrap()

@@ -816,7 +816,7 @@ impl ClientSession {
             .shared
             .request_body("tools/call", Some(params), options)
             .await?;
-        if !body.may_have("resultType") {
+        if body.outcome() == pending::Outcome::Complete {
             return self.shared.body_typed("tools/call", body);
         }
         let result = self.shared.body_value("tools/call", body)?;

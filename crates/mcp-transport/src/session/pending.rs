@@ -6,6 +6,9 @@ use super::*;
 
 use std::hash::BuildHasherDefault;
 
+use super::rounds::ModernMeta;
+
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// What the driver hands back to a waiting caller.
@@ -22,7 +25,61 @@ pub(super) enum Body {
     Raw(Box<RawValue>),
 }
 
+/// A result's top-level `resultType`, for the session to know whether it
+/// must look inside before the caller decodes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// No `resultType` (every result before 2026-07-28) or `"complete"`:
+    /// the result is final and goes to its caller as it is.
+    Complete,
+    /// Anything else (`input_required`, a task handle, an unknown kind),
+    /// or bytes the peek could not read: the session decodes the result
+    /// and takes the path for what it finds (or reports why it cannot).
+    Other,
+}
+
+/// The one member of a raw result the peek reads; serde skips the rest
+/// without building it.
+#[derive(Deserialize)]
+struct ResultTypePeek<'a> {
+    #[serde(rename = "resultType", borrow, default)]
+    result_type: Option<&'a RawValue>,
+}
+
 impl Body {
+    /// Whether the result is final, read from its top-level `resultType`
+    /// without decoding the rest: a raw result with no quoted
+    /// `"resultType"` anywhere costs one byte search, one with it one
+    /// pass that skips every other member.
+    pub(super) fn outcome(&self) -> Outcome {
+        let complete = |kind: Option<&str>| match kind {
+            None | Some("complete") => Outcome::Complete,
+            Some(_) => Outcome::Other,
+        };
+        match self {
+            Body::Value(value) => complete(value.get("resultType").and_then(Value::as_str)),
+            Body::Raw(_) if !self.may_have("resultType") => Outcome::Complete,
+            // Only an object has members (serde would also read a struct
+            // from an array); anything else is the caller's decode to refuse.
+            Body::Raw(raw) if !raw.get().trim_start().starts_with('{') => Outcome::Complete,
+            // serde skips the other members without recursing, so only a
+            // `resultType` given twice fails the peek: the decoded result
+            // then says what it is.
+            Body::Raw(raw) => match serde_json::from_str::<ResultTypePeek<'_>>(raw.get()) {
+                // A `resultType` that is not a string names no kind, as
+                // for a decoded result.
+                Ok(peek) => complete(
+                    peek.result_type
+                        .and_then(|kind| {
+                            serde_json::from_str::<std::borrow::Cow<'_, str>>(kind.get()).ok()
+                        })
+                        .as_deref(),
+                ),
+                Err(_) => Outcome::Other,
+            },
+        }
+    }
+
     /// Whether the result may hold the member `key` at some level: always
     /// for a decoded value, for raw bytes only if the quoted key occurs (a
     /// key inside a JSON string is escaped, so it never matches).
@@ -243,20 +300,24 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Body, TransportError> {
-        self.exchange_keeping(method, params, options, false)
+        self.exchange_keeping(method, params, options, false, None)
             .await
             .map(|(body, _)| body)
     }
 
-    /// [`Shared::exchange_body`]; with `keep`, also the parameters as sent
-    /// when the transport encoded them from a borrow (see
-    /// [`Shared::sends_by_reference`]), for a later input round.
+    /// [`Shared::exchange_body`] with the session's modern `_meta`, when
+    /// given, added to the parameters (spliced in as encoded once, when
+    /// the transport encodes from a borrow); with `keep`, also the
+    /// parameters as the caller gave them when the transport encoded them
+    /// from a borrow (see [`Shared::sends_by_reference`]), for a later
+    /// input round.
     pub(super) async fn exchange_keeping(
         self: &Arc<Self>,
         method: &str,
         params: Option<Value>,
         options: &CallOptions,
         keep: bool,
+        meta: Option<&ModernMeta>,
     ) -> Result<(Body, Option<Value>), TransportError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, mut reply_rx) = oneshot::channel();
@@ -292,16 +353,32 @@ impl Shared {
             cancel_reason: Some("the client stopped waiting"),
             cancellable: method != "initialize" && method != "server/discover",
         };
-        let message = JsonRpcMessage::Request(Request {
-            id: RequestId::Number(id),
-            method: method.to_string(),
-            params,
+        let spliced = meta.and_then(|meta| {
+            let direct = self.direct.as_ref()?;
+            direct.send_serialized(&meta.request(id, method, params.as_ref()), alone)
         });
-        let kept = if keep {
-            self.send_keeping(message, alone)?
-        } else {
-            self.send_hinted(message, alone)?;
-            None
+        let kept = match spliced {
+            Some(sent) => {
+                sent.map_err(|()| self.ended_error())?;
+                params.filter(|_| keep)
+            }
+            None => {
+                let params = match meta {
+                    Some(meta) => Some(meta.apply(params)),
+                    None => params,
+                };
+                let message = JsonRpcMessage::Request(Request {
+                    id: RequestId::Number(id),
+                    method: method.to_string(),
+                    params,
+                });
+                if keep {
+                    self.send_keeping(message, alone)?
+                } else {
+                    self.send_hinted(message, alone)?;
+                    None
+                }
+            }
         };
 
         let timeout = options
@@ -397,6 +474,76 @@ impl Drop for InFlight<'_> {
                 "notifications/cancelled",
                 Some(json!({ "requestId": self.id, "reason": reason })),
             ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(result: &str, expect: Outcome) {
+        let raw = Body::Raw(RawValue::from_string(result.to_owned()).unwrap());
+        assert_eq!(raw.outcome(), expect, "raw {result}");
+        let value = Body::Value(serde_json::from_str(result).unwrap());
+        assert_eq!(value.outcome(), expect, "decoded {result}");
+    }
+
+    #[test]
+    fn only_a_top_level_result_type_other_than_complete_needs_a_look() {
+        check(r#"{"content":[]}"#, Outcome::Complete);
+        check(
+            r#"{"resultType":"complete","content":[]}"#,
+            Outcome::Complete,
+        );
+        check(
+            r#"{"content":[],"resultType":"complete"}"#,
+            Outcome::Complete,
+        );
+        check(
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+            Outcome::Other,
+        );
+        check(
+            r#"{"resultType":"task","task":{"taskId":"t"}}"#,
+            Outcome::Other,
+        );
+        check(r#"{"resultType":"some_future_kind"}"#, Outcome::Other);
+        // the key nested deeper, or inside a string, is not the result's
+        check(
+            r#"{"structuredContent":{"resultType":"input_required"}}"#,
+            Outcome::Complete,
+        );
+        check(
+            r#"{"content":[{"type":"text","text":"\"resultType\""}]}"#,
+            Outcome::Complete,
+        );
+        // an escaped value is read as what it means
+        check(r#"{"resultType":"comp\u006cete"}"#, Outcome::Complete);
+        // a result that is not an object has no members: the caller's
+        // decode refuses it, whichever way it arrived
+        check(r#"["resultType"]"#, Outcome::Complete);
+        check(r#""resultType""#, Outcome::Complete);
+        // a resultType that is not a string is no known kind
+        check(r#"{"resultType":7}"#, Outcome::Complete);
+    }
+
+    #[test]
+    fn the_peek_reads_past_any_depth_without_building_it() {
+        // serde skips the other members iteratively, so a result deeper
+        // than its default limit is peeked like any other; the caller's
+        // decode then applies the depth ceiling.
+        for (kind, expect) in [("complete", Outcome::Complete), ("task", Outcome::Other)] {
+            let deep = format!(
+                r#"{{"x":{}{},"resultType":"{kind}"}}"#,
+                "[".repeat(5_000),
+                "]".repeat(5_000)
+            );
+            // (the codec keeps such a result raw, read past serde's limit)
+            let mut deserializer = serde_json::Deserializer::from_str(&deep);
+            deserializer.disable_recursion_limit();
+            let raw = Box::<RawValue>::deserialize(&mut deserializer).unwrap();
+            assert_eq!(Body::Raw(raw).outcome(), expect, "{kind}");
         }
     }
 }

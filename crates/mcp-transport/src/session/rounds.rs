@@ -9,7 +9,10 @@
 
 use super::*;
 
-use super::pending::Body;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
+
+use super::pending::{Body, Outcome};
 
 /// `resultType` of an interim result that needs input from the client.
 const INPUT_REQUIRED: &str = "input_required";
@@ -20,6 +23,9 @@ const INPUT_REQUIRED: &str = "input_required";
 #[derive(Debug, Clone)]
 pub(super) struct ModernMeta {
     pub(super) entries: Map<String, Value>,
+    /// The same entries, each encoded once, spliced into every request a
+    /// transport encodes from a borrow (see [`ModernMeta::request`]).
+    encoded: Vec<(String, Box<RawValue>)>,
 }
 
 impl ModernMeta {
@@ -43,13 +49,102 @@ impl ModernMeta {
                 Value::from(level.as_str()),
             );
         }
-        ModernMeta { entries }
+        // Encoding a `Value` cannot fail: every key is a string.
+        let encoded = entries
+            .iter()
+            .filter_map(|(key, value)| {
+                Some((key.clone(), serde_json::value::to_raw_value(value).ok()?))
+            })
+            .collect();
+        ModernMeta { entries, encoded }
+    }
+
+    /// The request `id` of `method` as [`ModernMeta::apply`] would send
+    /// it, encoded from borrows: the caller's parameters and `_meta` keys
+    /// as they are, these entries as encoded once. Nothing is built or
+    /// copied per request.
+    pub(super) fn request<'a>(
+        &'a self,
+        id: i64,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> ModernRequest<'a> {
+        ModernRequest {
+            id,
+            method,
+            params: params.and_then(Value::as_object),
+            meta: self,
+        }
     }
 
     /// `params` with these entries in its `_meta` (keys the caller set
     /// there, like `progressToken`, stay).
     pub(super) fn apply(&self, params: Option<Value>) -> Value {
         pending::with_meta(params, self.entries.clone())
+    }
+}
+
+/// A request with the session's modern `_meta` spliced in (see
+/// [`ModernMeta::request`]). Parameters that are not an object become
+/// `{"_meta": …}` alone, and a caller's `_meta` that is not an object is
+/// replaced, as [`ModernMeta::apply`] does.
+pub(super) struct ModernRequest<'a> {
+    id: i64,
+    method: &'a str,
+    params: Option<&'a Map<String, Value>>,
+    meta: &'a ModernMeta,
+}
+
+impl Serialize for ModernRequest<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("method", self.method)?;
+        map.serialize_entry("params", &SplicedParams(self))?;
+        map.end()
+    }
+}
+
+/// The parameters of a [`ModernRequest`]: the caller's members, then
+/// `_meta`.
+struct SplicedParams<'a>(&'a ModernRequest<'a>);
+
+impl Serialize for SplicedParams<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let members = self.0.params.into_iter().flatten();
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in members.filter(|(key, _)| key.as_str() != "_meta") {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry("_meta", &SplicedMeta(self.0))?;
+        map.end()
+    }
+}
+
+/// The `_meta` of a [`ModernRequest`]: the caller's keys (a progress
+/// token) that the session's entries do not replace, then those entries.
+struct SplicedMeta<'a>(&'a ModernRequest<'a>);
+
+impl Serialize for SplicedMeta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let own = &self.0.meta;
+        let callers = self
+            .0
+            .params
+            .and_then(|params| params.get("_meta"))
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(|(key, _)| !own.entries.contains_key(key.as_str()));
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in callers {
+            map.serialize_entry(key, value)?;
+        }
+        for (key, value) in &own.encoded {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 
@@ -101,22 +196,20 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Body, TransportError> {
-        let params = match self.modern.get() {
-            Some(meta) => Some(meta.apply(params)),
-            None => params,
-        };
+        let meta = self.modern.get();
         // The parameters are needed again only for an input round: a
         // transport that encodes from a borrow hands them back, for any
-        // other a copy is kept.
+        // other a copy is kept. Either way they are the caller's, without
+        // the session's `_meta`, which every round adds again.
         let by_reference = self.sends_by_reference();
         let copy = (!by_reference).then(|| params.clone());
         let (body, kept) = self
-            .exchange_keeping(method, params, options, by_reference)
+            .exchange_keeping(method, params, options, by_reference, meta)
             .await?;
-        let learns_info = self.modern.get().is_some()
+        let learns_info = meta.is_some()
             && lock(&self.server_info).is_none()
             && body.may_have(crate::protocol::META_SERVER_INFO);
-        if !body.may_have("resultType") && !learns_info {
+        if body.outcome() == Outcome::Complete && !learns_info {
             return Ok(body);
         }
         let params = copy.unwrap_or(kept);
@@ -135,9 +228,12 @@ impl Shared {
             }
             let responses = self.answer_input_requests(method, &result).await?;
             let retry = retry_params(params.clone(), responses, result.get("requestState"));
-            result = self.exchange(method, Some(retry), options).await?;
+            let (body, _) = self
+                .exchange_keeping(method, Some(retry), options, false, meta)
+                .await?;
+            result = self.body_value(method, body)?;
         }
-        if self.modern.get().is_some() {
+        if meta.is_some() {
             self.note_server_info(&result);
         }
         Ok(Body::Value(result))
@@ -281,5 +377,41 @@ mod tests {
         assert_eq!(params["name"], json!("x"));
         let no_params = meta.apply(None);
         assert!(no_params["_meta"][crate::protocol::META_CLIENT_INFO].is_object());
+    }
+
+    /// The request spliced from borrows reads as the one `apply` builds.
+    fn check_spliced(meta: &ModernMeta, params: Option<Value>) {
+        let spliced =
+            serde_json::to_string(&meta.request(7, "tools/call", params.as_ref())).unwrap();
+        let built = JsonRpcMessage::Request(Request {
+            id: RequestId::Number(7),
+            method: "tools/call".to_owned(),
+            params: Some(meta.apply(params.clone())),
+        });
+        let spliced: Value = serde_json::from_str(&spliced).unwrap();
+        assert_eq!(spliced, serde_json::to_value(&built).unwrap(), "{params:?}");
+    }
+
+    #[test]
+    fn a_spliced_request_carries_what_apply_builds() {
+        let options = SessionOptions::default().with_log_level("debug");
+        let meta = ModernMeta::new("2026-07-28", &options);
+        check_spliced(&meta, None);
+        check_spliced(
+            &meta,
+            Some(json!({"name": "echo", "arguments": {"message": "hi"}})),
+        );
+        // the caller's own keys stay; the session's replace a caller's
+        check_spliced(
+            &meta,
+            Some(json!({"name": "x", "_meta": {
+                "progressToken": 3,
+                crate::protocol::META_PROTOCOL_VERSION: "1999-01-01",
+            }})),
+        );
+        // a `_meta` or parameters that are not an object are replaced
+        check_spliced(&meta, Some(json!({"name": "x", "_meta": [1, 2]})));
+        check_spliced(&meta, Some(json!([1, 2])));
+        check_spliced(&meta, Some(json!("text")));
     }
 }
