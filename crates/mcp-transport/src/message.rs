@@ -212,18 +212,43 @@ impl JsonRpcMessage {
     }
 }
 
-impl Serialize for JsonRpcMessage {
+/// A request serialised from borrows: the wire shape of
+/// [`JsonRpcMessage::Request`], for a caller that sends the same method and
+/// parameters under an id of its own without copying them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestRef<'a> {
+    pub(crate) id: &'a RequestId,
+    pub(crate) method: &'a str,
+    pub(crate) params: Option<&'a Value>,
+}
+
+impl Serialize for RequestRef<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", self.id)?;
+        map.serialize_entry("method", self.method)?;
+        if let Some(params) = self.params {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for JsonRpcMessage {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if let JsonRpcMessage::Request(r) = self {
+            let request = RequestRef {
+                id: &r.id,
+                method: &r.method,
+                params: r.params.as_ref(),
+            };
+            return request.serialize(serializer);
+        }
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
         match self {
-            JsonRpcMessage::Request(r) => {
-                map.serialize_entry("id", &r.id)?;
-                map.serialize_entry("method", &r.method)?;
-                if let Some(params) = &r.params {
-                    map.serialize_entry("params", params)?;
-                }
-            }
+            JsonRpcMessage::Request(_) => {}
             JsonRpcMessage::Notification(n) => {
                 map.serialize_entry("method", &n.method)?;
                 if let Some(params) = &n.params {

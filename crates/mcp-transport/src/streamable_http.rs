@@ -44,6 +44,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::sync::oneshot;
@@ -295,7 +296,7 @@ impl Shared {
     /// and posts again.
     async fn post(
         self: &Arc<Self>,
-        body: &str,
+        body: &Bytes,
         may_reinit: bool,
     ) -> Result<reqwest::Response, TransportError> {
         let mut may_reinit = may_reinit;
@@ -309,7 +310,7 @@ impl Shared {
                         .post(self.url.clone())
                         .header(ACCEPT, "application/json, text/event-stream")
                         .header(CONTENT_TYPE, "application/json")
-                        .body(body.to_owned());
+                        .body(body.clone());
                     self.session_headers(builder)
                 })
                 .await?;
@@ -583,7 +584,10 @@ impl Shared {
             ));
         };
         let response = self
-            .post(&encode(&JsonRpcMessage::Request(init.clone())), false)
+            .post(
+                &encode(&JsonRpcMessage::Request(init.clone())).into(),
+                false,
+            )
             .await?;
         if !response.status().is_success() {
             return Err(unexpected_status(
@@ -618,7 +622,7 @@ impl Shared {
         }
         if let Some(note) = initialized {
             let response = self
-                .post(&encode(&JsonRpcMessage::Notification(note)), false)
+                .post(&encode(&JsonRpcMessage::Notification(note)).into(), false)
                 .await?;
             if !response.status().is_success() {
                 return Err(unexpected_status(
@@ -690,7 +694,9 @@ impl Transport for StreamableHttpTransport {
         if self.inbox.is_closed() {
             return Err(TransportError::closed(&*self.shared.server));
         }
-        let body = encode(&message);
+        // Shared by every send of the body (a retry after a 401 or a
+        // re-initialisation) without a copy.
+        let body = Bytes::from(encode(&message));
         let shared = Arc::clone(&self.shared);
         match message {
             JsonRpcMessage::Request(request) if request.method == "initialize" => {

@@ -222,9 +222,21 @@ pub(crate) fn reqwest_error(server: &str, e: reqwest::Error) -> TransportError {
 #[cfg(feature = "remote")]
 /// Encodes a message as its JSON text.
 pub(crate) fn encode(message: &JsonRpcMessage) -> String {
+    encode_serialized(message)
+}
+
+#[cfg(feature = "remote")]
+/// Encodes a request from borrows as its JSON text.
+pub(crate) fn encode_request(request: crate::message::RequestRef<'_>) -> String {
+    encode_serialized(&request)
+}
+
+#[cfg(feature = "remote")]
+fn encode_serialized<T: serde::Serialize>(message: &T) -> String {
+    let mut out = Vec::with_capacity(128);
+    Codec::encode_serialized_into(message, &mut out);
     // serde_json writes UTF-8, so this takes the buffer without a copy.
-    String::from_utf8(Codec::default().encode(message))
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(feature = "remote")]

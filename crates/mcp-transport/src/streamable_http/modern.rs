@@ -32,6 +32,7 @@
 //! [`crate::http::failure_answer`], which
 //! [`crate::TransportError::from_error_response`] turns back into their kinds.
 
+use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 
@@ -39,10 +40,10 @@ use super::{PROTOCOL_VERSION, Shared, lock};
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::event_stream::SseItem;
 use crate::http::{
-    decode_payload, encode, excerpt, failure_answer, io_error, is_message_event, media_type,
-    read_body_capped, read_refusal, sse_events,
+    decode_payload, encode_request, excerpt, failure_answer, io_error, is_message_event,
+    media_type, read_body_capped, read_refusal, sse_events,
 };
-use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, Response};
+use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, RequestRef, Response};
 use crate::param_headers::{ToolHeaderTable, encode_header_value};
 use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 
@@ -164,12 +165,13 @@ impl Shared {
         let mut attempt = request.id.clone();
         let mut reissued = false;
         loop {
-            let wire = Request {
-                id: attempt.clone(),
-                method: request.method.clone(),
-                params: request.params.clone(),
-            };
-            let body = encode(&JsonRpcMessage::Request(wire));
+            // The same request under this attempt's id, encoded from
+            // borrows (its parameters are never copied).
+            let body = Bytes::from(encode_request(RequestRef {
+                id: &attempt,
+                method: &request.method,
+                params: request.params.as_ref(),
+            }));
             let lost = match self
                 .modern_exchange(&body, &headers, &attempt, &request.id)
                 .await
@@ -221,7 +223,7 @@ impl Shared {
     /// delivered under `caller`.
     async fn modern_exchange(
         self: &Arc<Self>,
-        body: &str,
+        body: &Bytes,
         headers: &[(HeaderName, HeaderValue)],
         attempt: &RequestId,
         caller: &RequestId,
@@ -234,7 +236,7 @@ impl Shared {
                     .post(self.url.clone())
                     .header(ACCEPT, "application/json, text/event-stream")
                     .header(CONTENT_TYPE, "application/json")
-                    .body(body.to_owned());
+                    .body(body.clone());
                 for (name, value) in headers {
                     builder = builder.header(name.clone(), value.clone());
                 }
