@@ -816,7 +816,13 @@ impl ClientSession {
             .shared
             .request_body("tools/call", Some(params), options)
             .await?;
-        if body.outcome() == pending::Outcome::Complete {
+        // Raw bytes come back only for a complete result (the request
+        // path peeked at them already); a decoded one may be a task.
+        let complete = match &body {
+            pending::Body::Raw(_) => true,
+            pending::Body::Value(_) => body.outcome() == pending::Outcome::Complete,
+        };
+        if complete {
             return self.shared.body_typed("tools/call", body);
         }
         let result = self.shared.body_value("tools/call", body)?;

@@ -188,8 +188,9 @@ impl Shared {
     }
 
     /// [`Shared::request`] with the result left raw when the session had
-    /// no reason to look inside it (no `resultType`, no `serverInfo` still
-    /// to learn), for the caller to decode into its type.
+    /// no reason to look inside it (a complete result, no `serverInfo`
+    /// still to learn), for the caller to decode into its type: a raw body
+    /// is always a complete result.
     pub(super) async fn request_body(
         self: &Arc<Self>,
         method: &str,
