@@ -824,13 +824,7 @@ impl MessageSender {
     /// when this queue takes messages only by value; `Some(Err)` once the
     /// writer stopped.
     pub(crate) fn send_ref(&self, message: &JsonRpcMessage, alone: bool) -> Option<Result<(), ()>> {
-        #[cfg(not(feature = "stdio"))]
-        let _ = (message, alone);
-        match &self.queue {
-            Queue::Channel(_) => None,
-            #[cfg(feature = "stdio")]
-            Queue::Stdio(outbox) => Some(outbox.send_ref(message, alone)),
-        }
+        self.send_serialized(message, alone)
     }
 }
 
