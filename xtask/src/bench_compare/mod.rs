@@ -21,6 +21,7 @@
 //! instead of failing the run.
 
 mod clients;
+mod idle;
 mod plan;
 mod report;
 mod servers;
@@ -170,7 +171,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     ];
     let client = |key: &str| clients.iter().find(|c| c.key == key);
 
-    let machine = machine_description(&root, &node22, &python, &modules);
+    // Held until the run ends (dropped with `run`'s locals).
+    let idle = idle::IdleHold::acquire();
+    let machine = format!(
+        "{}{}\n",
+        machine_description(&root, &node22, &python, &modules),
+        idle.describe()
+    );
     for line in machine.lines() {
         progress(line);
     }
