@@ -215,14 +215,16 @@ impl JsonRpcMessage {
 /// A request serialised from borrows: the wire shape of
 /// [`JsonRpcMessage::Request`], for a caller that sends the same method and
 /// parameters under an id of its own without copying them.
+/// `P` is anything that serialises as the parameters (a session splices
+/// its own `_meta` into them as they are written).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RequestRef<'a> {
+pub(crate) struct RequestRef<'a, P: ?Sized = Value> {
     pub(crate) id: &'a RequestId,
     pub(crate) method: &'a str,
-    pub(crate) params: Option<&'a Value>,
+    pub(crate) params: Option<&'a P>,
 }
 
-impl Serialize for RequestRef<'_> {
+impl<P: Serialize + ?Sized> Serialize for RequestRef<'_, P> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("jsonrpc", "2.0")?;

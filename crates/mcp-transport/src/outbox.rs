@@ -29,7 +29,6 @@ pub(crate) struct Outbox {
     state: Mutex<State>,
     /// Wakes the writer task when bytes are queued or closing begins.
     wake: Notify,
-    codec: Codec,
 }
 
 struct State {
@@ -60,7 +59,7 @@ impl std::fmt::Debug for Outbox {
 }
 
 impl Outbox {
-    pub(crate) fn new(pipe: pipe::Sender, codec: Codec) -> Arc<Outbox> {
+    pub(crate) fn new(pipe: pipe::Sender) -> Arc<Outbox> {
         Arc::new(Outbox {
             state: Mutex::new(State {
                 queued: Vec::new(),
@@ -70,7 +69,6 @@ impl Outbox {
                 stopped: false,
             }),
             wake: Notify::new(),
-            codec,
         })
     }
 
@@ -97,21 +95,17 @@ impl Outbox {
     /// [`Outbox::send`] from a borrowed message (encoded at once, so the
     /// caller keeps it); `Err` once the writer stopped.
     pub(crate) fn send_ref(&self, message: &JsonRpcMessage, write_now: bool) -> Result<(), ()> {
-        self.send_encoded(|out| self.codec.encode_into(message, out), write_now)
+        self.send_serialized(message, write_now)
     }
 
-    /// [`Outbox::send_ref`] for anything that serialises as one message.
-    pub(crate) fn send_serialized<T: serde::Serialize>(
+    /// [`Outbox::send_ref`] for anything that serialises as one message:
+    /// appended to the queue with a newline, then written or left for the
+    /// writer as [`Outbox::send`] says.
+    pub(crate) fn send_serialized<T: serde::Serialize + ?Sized>(
         &self,
         message: &T,
         write_now: bool,
     ) -> Result<(), ()> {
-        self.send_encoded(|out| Codec::encode_serialized_into(message, out), write_now)
-    }
-
-    /// Appends one message, as `encode` writes it, and a newline to the
-    /// queue, then writes or wakes the writer as [`Outbox::send`] says.
-    fn send_encoded(&self, encode: impl FnOnce(&mut Vec<u8>), write_now: bool) -> Result<(), ()> {
         let mut state = self.lock();
         if state.stopped {
             return Err(());
@@ -120,7 +114,7 @@ impl Outbox {
             return Ok(());
         }
         let was_idle = state.queued.is_empty() && !state.writing;
-        encode(&mut state.queued);
+        Codec::encode_serialized_into(message, &mut state.queued);
         state.queued.push(b'\n');
         if !was_idle {
             // The writer is busy or already woken; it will see these bytes.
@@ -242,7 +236,7 @@ mod tests {
     #[tokio::test]
     async fn a_message_larger_than_the_pipe_keeps_its_place_and_close_flushes() {
         let (sender, mut receiver) = pipe::pipe().unwrap();
-        let outbox = Outbox::new(sender, Codec::default());
+        let outbox = Outbox::new(sender);
         let writer = tokio::spawn(Arc::clone(&outbox).run_writer());
         let reader = tokio::spawn(async move {
             let mut bytes = Vec::new();
@@ -274,7 +268,7 @@ mod tests {
         // (until then a caller's write finds it "busy" and leaves the bytes
         // to the writer).
         sender.writable().await.unwrap();
-        let outbox = Outbox::new(sender, Codec::default());
+        let outbox = Outbox::new(sender);
         // No writer task runs: only the caller's own write can deliver it.
         outbox.send(request(7, "hi".to_string()), true).unwrap();
         let mut bytes = vec![0u8; 4096];

@@ -299,7 +299,7 @@ impl StdioTransport {
             .into_owned_fd()
             .and_then(pipe::Sender::from_owned_fd)
             .map_err(|e| spawn_error(format!("stdin pipe: {e}")).with_source(e))?;
-        let outbox = Outbox::new(stdin, options.codec);
+        let outbox = Outbox::new(stdin);
         let writer = tokio::spawn(Arc::clone(&outbox).run_writer());
         let stdout = LineReader::new(stdout, options.codec, server.clone());
         Ok(StdioTransport {

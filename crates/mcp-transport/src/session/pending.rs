@@ -526,6 +526,12 @@ mod tests {
         check(r#""resultType""#, Outcome::Complete);
         // a resultType that is not a string is no known kind
         check(r#"{"resultType":7}"#, Outcome::Complete);
+        // a key given twice: the peek refuses, and the decoded result (the
+        // last one wins) is what the session reads
+        check(
+            r#"{"resultType":"complete","resultType":"input_required"}"#,
+            Outcome::Other,
+        );
     }
 
     #[test]

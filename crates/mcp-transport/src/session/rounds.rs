@@ -97,12 +97,12 @@ pub(super) struct ModernRequest<'a> {
 
 impl Serialize for ModernRequest<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(4))?;
-        map.serialize_entry("jsonrpc", "2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("method", self.method)?;
-        map.serialize_entry("params", &SplicedParams(self))?;
-        map.end()
+        crate::message::RequestRef {
+            id: &RequestId::Number(self.id),
+            method: self.method,
+            params: Some(&SplicedParams(self)),
+        }
+        .serialize(serializer)
     }
 }
 
