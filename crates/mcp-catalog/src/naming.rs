@@ -9,7 +9,9 @@
 //! by raw name, tools sorted by raw name), so the result never depends on
 //! which server answered first.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -185,8 +187,12 @@ pub enum ServerPrefix {
 pub struct NameAllocator {
     style: NamingStyle,
     /// Reserved and emitted names; lowercased for `openclaw`, which compares
-    /// case-insensitively.
-    taken: HashSet<String>,
+    /// case-insensitively. Shared with the catalog's names where they are
+    /// the same text, so a rebuild claims a server's names without copying
+    /// them; hashed with a seeded foldhash, several times faster than
+    /// SipHash on short names while still seeded per process against
+    /// names made to collide.
+    taken: HashSet<Arc<str>, foldhash::fast::RandomState>,
     reserved: HashSet<String>,
     /// Server prefix → raw server name that owns it.
     prefixes: BTreeMap<String, String>,
@@ -201,7 +207,10 @@ impl NameAllocator {
             .collect();
         NameAllocator {
             style,
-            taken: reserved.clone(),
+            taken: reserved
+                .iter()
+                .map(|name| Arc::from(name.as_str()))
+                .collect(),
             reserved,
             prefixes: BTreeMap::new(),
         }
@@ -214,8 +223,11 @@ impl NameAllocator {
         }
     }
 
-    fn key(&self, name: &str) -> String {
-        Self::key_for(self.style, name)
+    fn key<'n>(&self, name: &'n str) -> Cow<'n, str> {
+        match self.style {
+            NamingStyle::OpenClaw => Cow::Owned(name.to_ascii_lowercase()),
+            NamingStyle::Claw => Cow::Borrowed(name),
+        }
     }
 
     /// The prefix of a server's tool names. In `openclaw` style a colliding
@@ -265,32 +277,38 @@ impl NameAllocator {
         }
     }
 
+    /// Makes room for `names` more names, so a build of many tools fills
+    /// the taken set without growing it step by step.
+    pub fn reserve(&mut self, names: usize) {
+        self.taken.reserve(names);
+    }
+
     /// Takes every one of `names` as it is, if all are free; takes none and
     /// returns `false` otherwise. A rebuild uses it for a server whose
     /// names came out unadjusted last time: given the same prefix and
     /// nothing taking them since, [`NameAllocator::tool_name`] would hand
     /// out exactly these again. `names` are distinct (one server's).
-    pub(crate) fn claim<'a>(&mut self, names: impl Iterator<Item = &'a str> + Clone) -> bool {
-        let style = self.style;
-        let key = |name: &'a str| match style {
-            NamingStyle::OpenClaw => std::borrow::Cow::Owned(name.to_ascii_lowercase()),
-            NamingStyle::Claw => std::borrow::Cow::Borrowed(name),
-        };
+    pub(crate) fn claim<'a>(&mut self, names: impl Iterator<Item = &'a Arc<str>> + Clone) -> bool {
         if names
             .clone()
-            .any(|name| self.taken.contains(key(name).as_ref()))
+            .any(|name| self.taken.contains(self.key(name).as_ref()))
         {
             return false;
         }
-        let keys: Vec<String> = names.map(|name| key(name).into_owned()).collect();
-        self.taken.extend(keys);
+        for name in names {
+            let key = match self.key(name) {
+                Cow::Borrowed(_) => Arc::clone(name),
+                Cow::Owned(lowered) => Arc::from(lowered),
+            };
+            self.taken.insert(key);
+        }
         true
     }
 
     /// Whether `name` is free. Used for utility tools, which are never
     /// renamed.
     pub fn is_free(&self, name: &str) -> bool {
-        !self.taken.contains(&self.key(name))
+        !self.taken.contains(self.key(name).as_ref())
     }
 
     /// A unique name for `tool` of `server`, given the server's prefix from
@@ -306,7 +324,7 @@ impl NameAllocator {
             NamingStyle::OpenClaw => self.openclaw_name(prefix, tool),
             NamingStyle::Claw => self.claw_name(prefix, server, tool),
         };
-        self.taken.insert(self.key(&name));
+        self.taken.insert(Arc::from(self.key(&name).as_ref()));
         (name, adjustment)
     }
 
@@ -315,15 +333,15 @@ impl NameAllocator {
         let shortened = full.len() > MAX_NAME_LEN;
         let base = cut(&full, MAX_NAME_LEN).to_owned();
         let key = self.key(&base);
-        if !self.taken.contains(&key) {
+        if !self.taken.contains(key.as_ref()) {
             return (base, shortened.then_some(NameAdjustment::Shortened));
         }
-        let reserved = self.reserved.contains(&key);
+        let reserved = self.reserved.contains(key.as_ref());
         let mut n = 2u32;
         loop {
             let suffix = format!("-{n}");
             let candidate = format!("{}{suffix}", cut(&base, MAX_NAME_LEN - suffix.len()));
-            if !self.taken.contains(&self.key(&candidate)) {
+            if !self.taken.contains(self.key(&candidate).as_ref()) {
                 let adjustment = if reserved {
                     NameAdjustment::ReservedCollision { wanted: base }
                 } else {
@@ -348,14 +366,14 @@ impl NameAllocator {
         } else {
             full.clone()
         };
-        if !self.taken.contains(&self.key(&base)) {
+        if !self.taken.contains(self.key(&base).as_ref()) {
             return (base, shortened.then_some(NameAdjustment::Shortened));
         }
-        let reserved = self.reserved.contains(&self.key(&base));
+        let reserved = self.reserved.contains(self.key(&base).as_ref());
         let mut attempt = 0u32;
         loop {
             let candidate = claw_shorten(&full, server, tool, attempt);
-            if !self.taken.contains(&self.key(&candidate)) {
+            if !self.taken.contains(self.key(&candidate).as_ref()) {
                 let adjustment = if reserved {
                     NameAdjustment::ReservedCollision { wanted: base }
                 } else {

@@ -37,9 +37,8 @@ impl Hasher for FastHasher {
             word.copy_from_slice(chunk);
             self.add(u64::from_le_bytes(word));
         }
-        let mut tail = [0u8; 8];
-        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.add(u64::from_le_bytes(tail));
+        let tail = chunks.remainder();
+        self.add(short_word(tail) ^ ((tail.len() as u64) << 61));
     }
 
     fn write_u8(&mut self, n: u8) {
@@ -59,10 +58,15 @@ impl Hasher for FastHasher {
     }
 }
 
+/// Room for the values a walk has yet to visit in a typical schema, so
+/// the walk allocates once instead of growing its stack step by step.
+const STACK_CAPACITY: usize = 64;
+
 /// A hash of `value`'s content, key order included.
 pub(super) fn content_hash(value: &Value) -> u64 {
     let mut hasher = FastHasher::default();
-    let mut stack = vec![value];
+    let mut stack = Vec::with_capacity(STACK_CAPACITY);
+    stack.push(value);
     while let Some(value) = stack.pop() {
         match value {
             Value::Null => hasher.write_u8(0),
@@ -110,7 +114,8 @@ fn hash_number(n: &Number, hasher: &mut FastHasher) {
 /// Whether `a` and `b` serialise to the same JSON text: the same values,
 /// with object keys in the same order.
 pub(super) fn same_content(a: &Value, b: &Value) -> bool {
-    let mut stack = vec![(a, b)];
+    let mut stack = Vec::with_capacity(STACK_CAPACITY);
+    stack.push((a, b));
     while let Some((a, b)) = stack.pop() {
         if std::ptr::eq(a, b) {
             continue;
@@ -119,13 +124,13 @@ pub(super) fn same_content(a: &Value, b: &Value) -> bool {
             (Value::Null, Value::Null) => {}
             (Value::Bool(a), Value::Bool(b)) if a == b => {}
             (Value::Number(a), Value::Number(b)) if same_number(a, b) => {}
-            (Value::String(a), Value::String(b)) if a == b => {}
+            (Value::String(a), Value::String(b)) if same_text(a, b) => {}
             (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
                 stack.extend(a.iter().zip(b));
             }
             (Value::Object(a), Value::Object(b)) if a.len() == b.len() => {
                 for ((key_a, a), (key_b, b)) in a.iter().zip(b) {
-                    if key_a != key_b {
+                    if !same_text(key_a, key_b) {
                         return false;
                     }
                     stack.push((a, b));
@@ -135,6 +140,51 @@ pub(super) fn same_content(a: &Value, b: &Value) -> bool {
         }
     }
     true
+}
+
+/// `a == b`, with short texts (most keys and values of a schema) compared
+/// inline, in two words, instead of by a call to `memcmp`.
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    match a.len() {
+        0..=8 => short_word(a) == short_word(b),
+        9..=16 => {
+            // The first eight bytes and the last eight, which overlap.
+            let ends = |bytes: &[u8]| (first_eight(bytes), first_eight(&bytes[bytes.len() - 8..]));
+            ends(a) == ends(b)
+        }
+        _ => a == b,
+    }
+}
+
+/// Up to eight bytes as one word, read in at most two loads (a copy of
+/// a length known only at run time would be a call to `memcpy`). Two
+/// inputs of the same length give the same word only if they are equal.
+fn short_word(bytes: &[u8]) -> u64 {
+    match bytes.len() {
+        8 => first_eight(bytes),
+        4..=7 => {
+            let four = |bytes: &[u8]| {
+                let mut word = [0u8; 4];
+                word.copy_from_slice(&bytes[..4]);
+                u64::from(u32::from_le_bytes(word))
+            };
+            four(bytes) | (four(&bytes[bytes.len() - 4..]) << 32)
+        }
+        _ => bytes
+            .iter()
+            .take(8)
+            .fold(0u64, |word, &byte| (word << 8) | u64::from(byte)),
+    }
+}
+
+fn first_eight(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(word)
 }
 
 fn same_number(a: &Number, b: &Number) -> bool {
@@ -190,5 +240,32 @@ mod tests {
             content_hash(&json!([[1], 2])),
             content_hash(&json!([[1, 2]]))
         );
+    }
+
+    #[test]
+    fn texts_compare_as_bytes_at_every_length() {
+        // Each length the inline comparison treats differently, with the
+        // difference at each position (first and last words overlap).
+        for len in 0..=24usize {
+            let text: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
+            assert!(same_text(&text, &text.clone()), "{text:?}");
+            for at in 0..len {
+                let mut other = text.clone().into_bytes();
+                other[at] = b'#';
+                let other = String::from_utf8(other).unwrap_or_default();
+                assert!(!same_text(&text, &other), "{text:?} vs {other:?}");
+                assert_ne!(
+                    content_hash(&json!(text)),
+                    content_hash(&json!(other)),
+                    "{text:?} vs {other:?}"
+                );
+            }
+            let longer = format!("{text}a");
+            assert!(!same_text(&text, &longer), "{text:?} vs {longer:?}");
+        }
+        check(json!(["a\0"]), json!(["a"]), false);
+        check(json!({"ab": 1}), json!({"ab\0": 1}), false);
     }
 }

@@ -467,6 +467,7 @@ pub fn materialize_among<'a>(
         })
         .collect();
     let total: usize = order.iter().map(|listing| listing.tools.len()).sum();
+    allocator.reserve(total);
     let mut tools = Vec::with_capacity(total);
     let mut diagnostics = Vec::new();
     let mut filtered = BTreeMap::new();
@@ -524,7 +525,7 @@ pub fn materialize_among<'a>(
         let reusable = cached.built.as_ref().is_some_and(|built| {
             built.key == key
                 && !built.collided
-                && allocator.claim(built.tools.iter().map(|tool| &*tool.name))
+                && allocator.claim(built.tools.iter().map(|tool| &tool.name))
         });
         if !reusable {
             let mut schemas = Schemas {

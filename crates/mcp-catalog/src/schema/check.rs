@@ -437,7 +437,7 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
         return Ok(());
     }
     let anchors = anchors(root);
-    let mut ids: HashMap<*const Value, usize> = HashMap::new();
+    let mut ids = SchemaIds::default();
     let mut nodes: Vec<(&Value, String)> = Vec::new();
     index_schemas(root, String::new(), &mut ids, &mut nodes);
     // An `$id` below the root starts a new resource, against which a
@@ -551,12 +551,16 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
     Ok(())
 }
 
+/// Schema objects by address. The keys are addresses, not input, so the
+/// fast hash is safe here.
+type SchemaIds = HashMap<*const Value, usize, foldhash::fast::RandomState>;
+
 /// Numbers every schema object under `start` (`start` included) that has
 /// no number yet, by address, with its JSON pointer.
 fn index_schemas<'a>(
     start: &'a Value,
     pointer: String,
-    ids: &mut HashMap<*const Value, usize>,
+    ids: &mut SchemaIds,
     nodes: &mut Vec<(&'a Value, String)>,
 ) {
     let mut stack = vec![(start, pointer)];
@@ -569,20 +573,23 @@ fn index_schemas<'a>(
         }
         ids.insert(value as *const Value, nodes.len());
         for (key, child) in map {
+            // Most keys hold no subschema: their pointer is never written.
+            let Some(kind) = keyword(key).or_else(|| in_place(key)) else {
+                continue;
+            };
             let here = format!("{pointer}/{}", escape_pointer(key));
-            let kind = keyword(key).or_else(|| in_place(key));
             match (kind, child) {
-                (Some(Keyword::Map), Value::Object(children)) => {
+                (Keyword::Map, Value::Object(children)) => {
                     for (name, grandchild) in children {
                         stack.push((grandchild, format!("{here}/{}", escape_pointer(name))));
                     }
                 }
-                (Some(_), Value::Array(children)) => {
+                (_, Value::Array(children)) => {
                     for (i, grandchild) in children.iter().enumerate() {
                         stack.push((grandchild, format!("{here}/{i}")));
                     }
                 }
-                (Some(Keyword::Single), child) => stack.push((child, here)),
+                (Keyword::Single, child) => stack.push((child, here)),
                 _ => {}
             }
         }

@@ -501,6 +501,10 @@ pub(crate) fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
         .map_err(|error| error.to_string())
 }
 
-fn escape_pointer(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
+fn escape_pointer(segment: &str) -> std::borrow::Cow<'_, str> {
+    if segment.contains(['~', '/']) {
+        segment.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        segment.into()
+    }
 }
