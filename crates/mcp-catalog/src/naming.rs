@@ -277,12 +277,6 @@ impl NameAllocator {
         }
     }
 
-    /// Makes room for `names` more names, so a build of many tools fills
-    /// the taken set without growing it step by step.
-    pub fn reserve(&mut self, names: usize) {
-        self.taken.reserve(names);
-    }
-
     /// Takes every one of `names` as it is, if all are free; takes none and
     /// returns `false` otherwise. A rebuild uses it for a server whose
     /// names came out unadjusted last time: given the same prefix and

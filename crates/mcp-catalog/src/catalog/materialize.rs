@@ -467,7 +467,6 @@ pub fn materialize_among<'a>(
         })
         .collect();
     let total: usize = order.iter().map(|listing| listing.tools.len()).sum();
-    allocator.reserve(total);
     let mut tools = Vec::with_capacity(total);
     let mut diagnostics = Vec::new();
     let mut filtered = BTreeMap::new();
