@@ -290,11 +290,7 @@ impl NameAllocator {
             return false;
         }
         for name in names {
-            let key = match self.key(name) {
-                Cow::Borrowed(_) => Arc::clone(name),
-                Cow::Owned(lowered) => Arc::from(lowered),
-            };
-            self.taken.insert(key);
+            self.taken.insert(self.shared_key(name));
         }
         true
     }
@@ -314,12 +310,34 @@ impl NameAllocator {
         server: &str,
         tool: &str,
     ) -> (String, Option<NameAdjustment>) {
+        let (name, adjustment) = self.shared_tool_name(prefix, server, tool);
+        (name.as_ref().to_owned(), adjustment)
+    }
+
+    /// [`NameAllocator::tool_name`], as the one allocation the catalog
+    /// and the taken set share.
+    pub(crate) fn shared_tool_name(
+        &mut self,
+        prefix: &str,
+        server: &str,
+        tool: &str,
+    ) -> (Arc<str>, Option<NameAdjustment>) {
         let (name, adjustment) = match self.style {
             NamingStyle::OpenClaw => self.openclaw_name(prefix, tool),
             NamingStyle::Claw => self.claw_name(prefix, server, tool),
         };
-        self.taken.insert(Arc::from(self.key(&name).as_ref()));
+        let name: Arc<str> = name.into();
+        self.taken.insert(self.shared_key(&name));
         (name, adjustment)
+    }
+
+    /// The taken-set key of `name`: `name` itself where the style keeps
+    /// case, so the set and the catalog share one allocation.
+    fn shared_key(&self, name: &Arc<str>) -> Arc<str> {
+        match self.key(name) {
+            Cow::Borrowed(_) => Arc::clone(name),
+            Cow::Owned(lowered) => lowered.into(),
+        }
     }
 
     fn openclaw_name(&self, prefix: &str, tool: &str) -> (String, Option<NameAdjustment>) {

@@ -28,13 +28,16 @@ use crate::{deep, filter};
 /// cut one with a note saying so; an empty one gets a fallback naming the
 /// server.
 pub fn describe(description: Option<&str>, tool: &str, server: &str, max_chars: usize) -> String {
-    cut_description(description, tool, server, max_chars).text
+    cut_description(description, tool, server, max_chars)
+        .text
+        .into_owned()
 }
 
 /// A description as the model gets it, and how much of it was kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Described {
-    pub(super) text: String,
+pub(super) struct Described<'a> {
+    /// Borrowed from the listing when only trimmed, as most are.
+    pub(super) text: Cow<'a, str>,
     /// `(original, kept)` lengths in characters, when it was cut.
     pub(super) cut: Option<(usize, usize)>,
 }
@@ -45,22 +48,22 @@ const MIN_CHARS_WITH_NOTE: usize = 64;
 
 /// [`describe`], saying whether and where it cut. The whole text, note
 /// included, stays within `max_chars` (providers refuse longer ones).
-pub(super) fn cut_description(
-    description: Option<&str>,
+pub(super) fn cut_description<'a>(
+    description: Option<&'a str>,
     tool: &str,
     server: &str,
     max_chars: usize,
-) -> Described {
+) -> Described<'a> {
     let trimmed = description.map(str::trim).unwrap_or("");
     if trimmed.is_empty() {
         return Described {
-            text: format!("Tool \"{tool}\" of MCP server \"{server}\""),
+            text: format!("Tool \"{tool}\" of MCP server \"{server}\"").into(),
             cut: None,
         };
     }
     if trimmed.char_indices().nth(max_chars).is_none() {
         return Described {
-            text: trimmed.to_owned(),
+            text: trimmed.into(),
             cut: None,
         };
     }
@@ -77,7 +80,7 @@ pub(super) fn cut_description(
         let kept = head(max_chars.saturating_sub(1));
         let kept_chars = kept.chars().count();
         return Described {
-            text: format!("{kept}…"),
+            text: format!("{kept}…").into(),
             cut: Some((original, kept_chars)),
         };
     }
@@ -91,7 +94,7 @@ pub(super) fn cut_description(
     let kept = head(room);
     let kept_chars = kept.chars().count();
     Described {
-        text: format!("{kept}{}", note(kept_chars)),
+        text: format!("{kept}{}", note(kept_chars)).into(),
         cut: Some((original, kept_chars)),
     }
 }
@@ -251,7 +254,7 @@ impl Outputs {
 /// One tool waiting for its name.
 struct Pending<'a> {
     raw_name: &'a str,
-    description: String,
+    description: Cow<'a, str>,
     /// Whether the description was cut.
     cut: bool,
     original: SharedSchema,
@@ -653,7 +656,7 @@ fn build_server(
                 continue;
             }
         };
-        let (name, adjustment) = allocator.tool_name(&key.prefix, server, item.raw_name);
+        let (name, adjustment) = allocator.shared_tool_name(&key.prefix, server, item.raw_name);
         if let Some(adjustment) = adjustment {
             collided |= !matches!(adjustment, NameAdjustment::Shortened);
             diagnostics.push(adjustment_diagnostic(
@@ -664,7 +667,7 @@ fn build_server(
             ));
         }
         tools.push(CatalogTool {
-            name: name.into(),
+            name,
             description: item.description.into(),
             input_schema: prepared.input,
             profile: options.profile,
@@ -784,7 +787,7 @@ fn pending_tools<'a>(
             }
             pending.push(Pending {
                 raw_name: raw,
-                description: utility.description(server),
+                description: utility.description(server).into(),
                 cut: false,
                 original: SharedSchema::Own(Arc::new(utility.input_schema(options.profile))),
                 target: ToolTarget::Utility { utility },
