@@ -60,7 +60,7 @@ impl Hasher for FastHasher {
 
 /// Room for the values a walk has yet to visit in a typical schema, so
 /// the walk allocates once instead of growing its stack step by step.
-const STACK_CAPACITY: usize = 64;
+const STACK_CAPACITY: usize = 32;
 
 /// A hash of `value`'s content, key order included.
 pub(super) fn content_hash(value: &Value) -> u64 {
