@@ -557,8 +557,14 @@ pub fn materialize_among<'a>(
         .retain(|server, _| seen_servers.contains(server.as_str()));
     cache.compact();
     // Each server's run is already sorted, and the runs mostly follow
-    // each other: the sort is close to linear.
-    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    // each other: the sort is close to linear. Names are unique (the
+    // server breaks a tie all the same), so an unstable sort orders them
+    // as a stable one would, without a scratch copy of the catalog.
+    tools.sort_unstable_by(|a, b| {
+        a.name
+            .cmp(&b.name)
+            .then_with(|| a.origin.server.cmp(&b.origin.server))
+    });
     diagnostics.sort();
     let mut catalog = Catalog {
         tools,
