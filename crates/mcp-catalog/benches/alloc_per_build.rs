@@ -10,56 +10,25 @@
 
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_catalog::{
     Catalog, MaterializeOptions, ProviderProfile, SchemaCache, materialize, materialize_cached,
 };
+use mcp_test_peers::counting::{Counting, allocated};
 use support::{listings, listings_numbered, realistic_schema};
-
-/// Counts allocations (and reallocations, which may move) and their bytes.
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counters are plain atomics and allocate nothing.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        // SAFETY: the caller's contract is the system allocator's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System` through `alloc`/`realloc` here.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
-        // SAFETY: as for `dealloc`; `new_size` is the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
 /// Allocations and bytes `build` makes, with the catalog it returns.
 fn counted(build: impl FnOnce() -> Catalog) -> (u64, u64, Catalog) {
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
-    let bytes = BYTES.load(Ordering::Relaxed);
+    let (allocations, bytes) = allocated();
     let catalog = build();
+    let (allocations_after, bytes_after) = allocated();
     (
-        ALLOCATIONS.load(Ordering::Relaxed) - allocations,
-        BYTES.load(Ordering::Relaxed) - bytes,
+        allocations_after - allocations,
+        bytes_after - bytes,
         catalog,
     )
 }

@@ -19,42 +19,11 @@
 mod support;
 use support::{connect, server_binary};
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use mcp_test_peers::counting::{Counting, allocated};
 use mcp_transport::ClientSession;
 use serde_json::json;
-
-/// Counts allocations (and reallocations, which may move) and their bytes.
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counters are plain atomics and allocate nothing.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        // SAFETY: the caller's contract is the system allocator's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System` through `alloc`/`realloc` here.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
-        // SAFETY: as for `dealloc`; `new_size` is the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -71,14 +40,12 @@ async fn call(session: &ClientSession) {
 
 /// Allocations and bytes per call of `run`, which makes `CALLS` calls.
 async fn per_call<F: std::future::Future<Output = ()>>(run: F) -> (f64, f64) {
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
-    let bytes = BYTES.load(Ordering::Relaxed);
+    let (allocations, bytes) = allocated();
     run.await;
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
-    let bytes = BYTES.load(Ordering::Relaxed) - bytes;
+    let (allocations_after, bytes_after) = allocated();
     (
-        allocations as f64 / CALLS as f64,
-        bytes as f64 / CALLS as f64,
+        (allocations_after - allocations) as f64 / CALLS as f64,
+        (bytes_after - bytes) as f64 / CALLS as f64,
     )
 }
 

@@ -10,6 +10,8 @@
 // A missing peer or a failed start fails the test that asked for it.
 #![allow(clippy::expect_used)]
 
+pub mod counting;
+
 use std::net::TcpListener;
 use std::path::PathBuf;
 
