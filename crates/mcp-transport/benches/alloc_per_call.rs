@@ -11,7 +11,8 @@
 //! makes the client's own allocations show; its `echo` takes `message`;
 //! `MCP_EXAMPLE_SERVER_ARGS="--revision 2026-07-28"` makes it speak the
 //! 2026-07-28 wire), else `target/release/mcp-example-server` (which
-//! speaks 2026-07-28), built on demand. Prints one
+//! speaks 2026-07-28 and whose `echo` takes `text`), built on demand.
+//! Prints one
 //! line per case; no criterion groups (a count needs no statistics).
 
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
@@ -31,11 +32,22 @@ static GLOBAL: Counting = Counting;
 const CALLS: u64 = 20_000;
 const IN_FLIGHT: u64 = 64;
 
-async fn call(session: &ClientSession) {
+async fn call(session: &ClientSession, argument: &str) {
     session
-        .call_tool("echo", Some(json!({"message": "hello"})))
+        .call_tool("echo", Some(json!({ argument: "hello" })))
         .await
         .unwrap();
+}
+
+/// The name of `echo`'s argument: `message` for a server given in
+/// `$MCP_EXAMPLE_SERVER` (the minimal server), `text` for the example
+/// server.
+fn echo_argument() -> &'static str {
+    if std::env::var_os("MCP_EXAMPLE_SERVER").is_some() {
+        "message"
+    } else {
+        "text"
+    }
 }
 
 /// Allocations and bytes per call of `run`, which makes `CALLS` calls.
@@ -51,13 +63,14 @@ async fn per_call<F: std::future::Future<Output = ()>>(run: F) -> (f64, f64) {
 
 async fn measure(binary: &std::path::Path, runtime: &str) {
     let session = Arc::new(connect(binary).await);
+    let argument = echo_argument();
     let wire = session.protocol_version().to_owned();
     for _ in 0..1_000 {
-        call(&session).await;
+        call(&session, argument).await;
     }
     let (allocations, bytes) = per_call(async {
         for _ in 0..CALLS {
-            call(&session).await;
+            call(&session, argument).await;
         }
     })
     .await;
@@ -70,7 +83,7 @@ async fn measure(binary: &std::path::Path, runtime: &str) {
                 let session = Arc::clone(&session);
                 tokio::spawn(async move {
                     for _ in 0..CALLS / IN_FLIGHT {
-                        call(&session).await;
+                        call(&session, argument).await;
                     }
                 })
             })
