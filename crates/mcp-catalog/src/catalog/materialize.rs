@@ -15,7 +15,7 @@ use mcp_transport::Tool;
 use serde_json::Value;
 
 use super::intern;
-use super::tool::{SharedSchema, ToolOrigin, ToolTarget, UtilityTool};
+use super::tool::{SharedSchema, ToolOrigin, ToolParts, ToolTarget, UtilityTool};
 use super::{
     Catalog, CatalogDiagnostic, CatalogTool, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
     ServerTools,
@@ -527,7 +527,7 @@ pub fn materialize_among<'a>(
         let reusable = cached.built.as_ref().is_some_and(|built| {
             built.key == key
                 && !built.collided
-                && allocator.claim(built.tools.iter().map(|tool| &tool.name))
+                && allocator.claim(built.tools.iter().map(CatalogTool::shared_name))
         });
         if !reusable {
             let mut schemas = Schemas {
@@ -561,9 +561,9 @@ pub fn materialize_among<'a>(
     // server breaks a tie all the same), so an unstable sort orders them
     // as a stable one would, without a scratch copy of the catalog.
     tools.sort_unstable_by(|a, b| {
-        a.name
-            .cmp(&b.name)
-            .then_with(|| a.origin.server.cmp(&b.origin.server))
+        a.name()
+            .cmp(b.name())
+            .then_with(|| a.server().cmp(b.server()))
     });
     diagnostics.sort();
     let mut catalog = Catalog {
@@ -672,7 +672,7 @@ fn build_server(
                 adjustment,
             ));
         }
-        tools.push(CatalogTool {
+        tools.push(CatalogTool::new(ToolParts {
             name,
             description: item.description.into(),
             input_schema: prepared.input,
@@ -687,7 +687,7 @@ fn build_server(
             validator: OnceLock::new(),
             #[cfg(feature = "validation")]
             output_validator: OnceLock::new(),
-        });
+        }));
     }
     ServerBuild {
         key,

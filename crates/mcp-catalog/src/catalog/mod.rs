@@ -461,7 +461,7 @@ impl Catalog {
     /// Where the tool called `name` is in `tools`.
     fn index_of(&self, name: &str) -> Option<usize> {
         self.tools
-            .binary_search_by(|tool| (*tool.name).cmp(name))
+            .binary_search_by(|tool| tool.name().cmp(name))
             .ok()
     }
 
@@ -493,7 +493,7 @@ impl Catalog {
             style: self.style,
             profile: self.profile,
             tools: &self.tools,
-            origins: self.tools.iter().map(|t| (&*t.name, &*t.origin)).collect(),
+            origins: self.tools.iter().map(|t| (t.name(), t.origin())).collect(),
             filtered: &self.filtered,
             cut: &self.cut,
             diagnostics: &self.diagnostics,

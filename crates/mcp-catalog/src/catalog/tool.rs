@@ -186,8 +186,32 @@ pub struct ToolOrigin {
 /// `generic` and `anthropic`, `{type: "function", name, description,
 /// parameters, strict: true}` for `openai-strict`, and `{name,
 /// description, parameters}` for `gemini`.
-#[derive(Debug)]
 pub struct CatalogTool {
+    /// Behind one pointer, so a catalog is an array of pointers and a
+    /// rebuild that keeps a server's tools shares each with one count.
+    parts: Arc<ToolParts>,
+}
+
+impl std::fmt::Debug for CatalogTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts = &self.parts;
+        let mut tool = f.debug_struct("CatalogTool");
+        tool.field("name", &parts.name)
+            .field("description", &parts.description)
+            .field("input_schema", &parts.input_schema)
+            .field("profile", &parts.profile)
+            .field("origin", &parts.origin)
+            .field("original_schema", &parts.original_schema)
+            .field("normalized_schema", &parts.normalized_schema);
+        #[cfg(feature = "validation")]
+        tool.field("validator", &parts.validator)
+            .field("output_validator", &parts.output_validator);
+        tool.finish()
+    }
+}
+
+/// What a [`CatalogTool`] holds.
+pub(super) struct ToolParts {
     /// Shared (like `description` and `origin`), so a rebuild that keeps
     /// a server's tools copies no text.
     pub(super) name: Arc<str>,
@@ -216,27 +240,27 @@ pub struct CatalogTool {
 impl CatalogTool {
     /// The name the model calls.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.parts.name
     }
 
     /// The description, trimmed and cut.
     pub fn description(&self) -> &str {
-        &self.description
+        &self.parts.description
     }
 
     /// The input schema for this catalog's provider profile.
     pub fn input_schema(&self) -> &Value {
-        self.input_schema.get()
+        self.parts.input_schema.get()
     }
 
     /// The server and the raw tool this name maps back to.
     pub fn origin(&self) -> &ToolOrigin {
-        &self.origin
+        &self.parts.origin
     }
 
     /// The server's own schema, as sent.
     pub fn original_schema(&self) -> &Value {
-        self.original_schema.get()
+        self.parts.original_schema.get()
     }
 
     /// Turns the model's arguments into the server's: `null` for an
@@ -257,7 +281,9 @@ impl CatalogTool {
     pub fn prepare_call(&self, arguments: Value) -> Result<PreparedArguments, CatalogError> {
         let arguments = self.adjusted_arguments(arguments)?;
         let mut warnings = Vec::new();
-        if let Some(unknown) = schema::unknown_arguments(self.original_schema.get(), &arguments) {
+        if let Some(unknown) =
+            schema::unknown_arguments(self.parts.original_schema.get(), &arguments)
+        {
             let takes = match unknown.known.as_slice() {
                 [] => "it takes no arguments".to_owned(),
                 known => format!("it takes: {}", known.join(", ")),
@@ -269,18 +295,18 @@ impl CatalogTool {
                     n => format!(" (and {} more)", n - 1),
                 };
                 return Err(CatalogError::invalid_arguments(
-                    &*self.name,
+                    &*self.parts.name,
                     format!("/{}", name.replace('~', "~0").replace('/', "~1")),
                     format!(
                         "argument `{name}`{others} is not in the schema of tool `{}`, which allows no other arguments; {takes}",
-                        self.name
+                        self.parts.name
                     ),
                 ));
             }
             for name in &unknown.names {
                 warnings.push(format!(
                     "argument `{name}` is not in the schema of tool `{}`; {takes}",
-                    self.name
+                    self.parts.name
                 ));
             }
         }
@@ -301,8 +327,8 @@ impl CatalogTool {
             Value::Null => json!({}),
             other => other,
         };
-        if self.profile == ProviderProfile::OpenAiStrict
-            && let Some(normalized) = &self.normalized_schema
+        if self.parts.profile == ProviderProfile::OpenAiStrict
+            && let Some(normalized) = &self.parts.normalized_schema
         {
             schema::strip_optional_nulls(normalized.get(), &mut arguments);
         }
@@ -320,8 +346,8 @@ impl CatalogTool {
             return Err(self.too_deep());
         }
         #[cfg(not(feature = "validation"))]
-        return schema::cheap_violation(self.original_schema.get(), arguments).map_err(
-            |(path, message)| CatalogError::invalid_arguments(&*self.name, path, message),
+        return schema::cheap_violation(self.parts.original_schema.get(), arguments).map_err(
+            |(path, message)| CatalogError::invalid_arguments(&*self.parts.name, path, message),
         );
         #[cfg(feature = "validation")]
         self.validate_fully(arguments)
@@ -330,11 +356,11 @@ impl CatalogTool {
     /// The JSON Schema validation of [`CatalogTool::validate`].
     #[cfg(feature = "validation")]
     fn validate_fully(&self, arguments: &Value) -> Result<(), CatalogError> {
-        let validator = self.validator.get_or_init(|| {
-            match schema::compile(self.original_schema.get()) {
+        let validator = self.parts.validator.get_or_init(|| {
+            match schema::compile(self.parts.original_schema.get()) {
                 Ok(validator) => Some(Arc::new(validator)),
                 Err(error) => {
-                    tracing::warn!(tool = %self.name, %error, "input schema does not compile; arguments go unchecked");
+                    tracing::warn!(tool = %self.parts.name, %error, "input schema does not compile; arguments go unchecked");
                     None
                 }
             }
@@ -350,7 +376,7 @@ impl CatalogTool {
                 path
             };
             return Err(CatalogError::invalid_arguments(
-                &*self.name,
+                &*self.parts.name,
                 path,
                 error.to_string(),
             ));
@@ -363,7 +389,7 @@ impl CatalogTool {
     /// The server's `outputSchema` for this tool, if it sent one (utility
     /// tools have none).
     pub fn output_schema(&self) -> Option<&Value> {
-        match &self.original_schema {
+        match &self.parts.original_schema {
             SharedSchema::Listed { tools, index } => tools[*index].output_schema.as_ref(),
             SharedSchema::Own(_) => None,
         }
@@ -392,10 +418,10 @@ impl CatalogTool {
         if result.is_error {
             return None;
         }
-        let ToolTarget::Tool { name } = &self.origin.target else {
+        let ToolTarget::Tool { name } = &self.parts.origin.target else {
             return None;
         };
-        let server = &self.origin.server;
+        let server = &self.parts.origin.server;
         let null = Value::Null;
         let structured = result.structured_content.as_ref().unwrap_or(&null);
         if deep::exceeds_depth(structured, MAX_ARGUMENT_DEPTH) {
@@ -404,6 +430,7 @@ impl CatalogTool {
             ));
         }
         let validator = match self
+            .parts
             .output_validator
             .get_or_init(|| schema::compile(schema).map(Arc::new))
         {
@@ -429,7 +456,7 @@ impl CatalogTool {
 
     fn too_deep(&self) -> CatalogError {
         CatalogError::invalid_arguments(
-            &*self.name,
+            &*self.parts.name,
             "/",
             format!("the arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"),
         )
@@ -437,50 +464,59 @@ impl CatalogTool {
 }
 
 impl Clone for CatalogTool {
+    /// A copy of the tool whose validators are compiled anew on first use.
     fn clone(&self) -> Self {
-        CatalogTool {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            input_schema: self.input_schema.clone(),
-            profile: self.profile,
-            origin: self.origin.clone(),
-            original_schema: self.original_schema.clone(),
-            normalized_schema: self.normalized_schema.clone(),
+        let parts = &self.parts;
+        CatalogTool::new(ToolParts {
+            name: parts.name.clone(),
+            description: parts.description.clone(),
+            input_schema: parts.input_schema.clone(),
+            profile: parts.profile,
+            origin: parts.origin.clone(),
+            original_schema: parts.original_schema.clone(),
+            normalized_schema: parts.normalized_schema.clone(),
             #[cfg(feature = "validation")]
             validator: OnceLock::new(),
             #[cfg(feature = "validation")]
             output_validator: OnceLock::new(),
-        }
+        })
     }
 }
 
 impl CatalogTool {
     /// A copy sharing everything, compiled validators included: what a
-    /// rebuild keeps of a server whose listing did not change.
+    /// rebuild keeps of a server whose listing did not change. One
+    /// reference count, however many parts a tool has.
     pub(super) fn share(&self) -> Self {
         CatalogTool {
-            name: Arc::clone(&self.name),
-            description: Arc::clone(&self.description),
-            input_schema: self.input_schema.clone(),
-            profile: self.profile,
-            origin: Arc::clone(&self.origin),
-            original_schema: self.original_schema.clone(),
-            normalized_schema: self.normalized_schema.clone(),
-            #[cfg(feature = "validation")]
-            validator: self.validator.clone(),
-            #[cfg(feature = "validation")]
-            output_validator: self.output_validator.clone(),
+            parts: Arc::clone(&self.parts),
         }
+    }
+
+    pub(super) fn new(parts: ToolParts) -> Self {
+        CatalogTool {
+            parts: Arc::new(parts),
+        }
+    }
+
+    /// The tool's name as the catalog shares it.
+    pub(super) fn shared_name(&self) -> &Arc<str> {
+        &self.parts.name
+    }
+
+    /// The server the tool belongs to.
+    pub(super) fn server(&self) -> &str {
+        &self.parts.origin.server
     }
 }
 
 impl PartialEq for CatalogTool {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-            && self.description == other.description
-            && self.input_schema.get() == other.input_schema.get()
-            && self.profile == other.profile
-            && self.origin == other.origin
+        self.parts.name == other.parts.name
+            && self.parts.description == other.parts.description
+            && self.parts.input_schema.get() == other.parts.input_schema.get()
+            && self.parts.profile == other.parts.profile
+            && self.parts.origin == other.parts.origin
     }
 }
 
@@ -495,10 +531,10 @@ impl CatalogTool {
     /// (the anthropic profile only) it carries `defer_loading: true`.
     pub(crate) fn definition(&self, deferred: bool) -> Definition<'_> {
         Definition {
-            profile: self.profile,
-            name: &self.name,
-            description: &self.description,
-            schema: self.input_schema.get(),
+            profile: self.parts.profile,
+            name: &self.parts.name,
+            description: &self.parts.description,
+            schema: self.parts.input_schema.get(),
             deferred,
         }
     }
