@@ -203,7 +203,7 @@ impl NameAllocator {
     pub fn new<'a>(style: NamingStyle, reserved: impl IntoIterator<Item = &'a str>) -> Self {
         let reserved: HashSet<String> = reserved
             .into_iter()
-            .map(|name| Self::key_for(style, name))
+            .map(|name| Self::key_for(style, name).into_owned())
             .collect();
         NameAllocator {
             style,
@@ -216,18 +216,15 @@ impl NameAllocator {
         }
     }
 
-    fn key_for(style: NamingStyle, name: &str) -> String {
+    fn key_for(style: NamingStyle, name: &str) -> Cow<'_, str> {
         match style {
-            NamingStyle::OpenClaw => name.to_ascii_lowercase(),
-            NamingStyle::Claw => name.to_owned(),
+            NamingStyle::OpenClaw => Cow::Owned(name.to_ascii_lowercase()),
+            NamingStyle::Claw => Cow::Borrowed(name),
         }
     }
 
     fn key<'n>(&self, name: &'n str) -> Cow<'n, str> {
-        match self.style {
-            NamingStyle::OpenClaw => Cow::Owned(name.to_ascii_lowercase()),
-            NamingStyle::Claw => Cow::Borrowed(name),
-        }
+        Self::key_for(self.style, name)
     }
 
     /// The prefix of a server's tool names. In `openclaw` style a colliding
