@@ -89,18 +89,14 @@ impl Outbox {
         message: JsonRpcMessage,
         write_now: bool,
     ) -> Result<(), JsonRpcMessage> {
-        self.send_ref(&message, write_now).map_err(|()| message)
+        self.send_serialized(&message, write_now)
+            .map_err(|()| message)
     }
 
-    /// [`Outbox::send`] from a borrowed message (encoded at once, so the
-    /// caller keeps it); `Err` once the writer stopped.
-    pub(crate) fn send_ref(&self, message: &JsonRpcMessage, write_now: bool) -> Result<(), ()> {
-        self.send_serialized(message, write_now)
-    }
-
-    /// [`Outbox::send_ref`] for anything that serialises as one message:
-    /// appended to the queue with a newline, then written or left for the
-    /// writer as [`Outbox::send`] says.
+    /// [`Outbox::send`] from a borrow of anything that serialises as one
+    /// message (encoded at once, so the caller keeps it): appended to the
+    /// queue with a newline, then written or left for the writer as
+    /// [`Outbox::send`] says; `Err` once the writer stopped.
     pub(crate) fn send_serialized<T: serde::Serialize + ?Sized>(
         &self,
         message: &T,

@@ -1,4 +1,5 @@
-//! Locating the real peers that `cargo xtask peers` installs into `.peers/`.
+//! Locating the real peers that `cargo xtask peers` installs into `.peers/`,
+//! and ([`counting`]) the counting allocator of the allocation benchmarks.
 //! Shared by the peer tests of every crate, as a path-only dev-dependency
 //! (so a crate's package holds only its own files: `cargo package` drops
 //! it), so each follows the same rule: a peer test is

@@ -176,7 +176,6 @@ fn short_word(bytes: &[u8]) -> u64 {
         }
         _ => bytes
             .iter()
-            .take(8)
             .fold(0u64, |word, &byte| (word << 8) | u64::from(byte)),
     }
 }

@@ -563,7 +563,7 @@ pub fn materialize_among<'a>(
     tools.sort_unstable_by(|a, b| {
         a.name()
             .cmp(b.name())
-            .then_with(|| a.server().cmp(b.server()))
+            .then_with(|| a.origin().server.cmp(&b.origin().server))
     });
     diagnostics.sort();
     let mut catalog = Catalog {

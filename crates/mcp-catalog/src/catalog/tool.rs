@@ -212,8 +212,8 @@ impl std::fmt::Debug for CatalogTool {
 
 /// What a [`CatalogTool`] holds.
 pub(super) struct ToolParts {
-    /// Shared (like `description` and `origin`), so a rebuild that keeps
-    /// a server's tools copies no text.
+    /// Shared with the builder's taken-name set; like `description` and
+    /// `origin`, shared by a `Clone` too, which copies no text.
     pub(super) name: Arc<str>,
     pub(super) description: Arc<str>,
     /// Shared with the runtime's schema cache, so a rebuild that reuses it
@@ -502,11 +502,6 @@ impl CatalogTool {
     /// The tool's name as the catalog shares it.
     pub(super) fn shared_name(&self) -> &Arc<str> {
         &self.parts.name
-    }
-
-    /// The server the tool belongs to.
-    pub(super) fn server(&self) -> &str {
-        &self.parts.origin.server
     }
 }
 
