@@ -747,6 +747,20 @@ fn ref_cycles() {
             Expect::LeftOut(&["$id"]),
         );
     }
+    // The same under a property whose name needs escaping in a JSON
+    // pointer: the refusal names the place as `~1` and `~0`.
+    let escaped = json!({"type": "object",
+        "properties": {"a/b~c": {"$id": "https://example.invalid/x",
+                                 "$defs": {"A": {"$ref": "#/$defs/A"}},
+                                 "$ref": "#/$defs/A"}},
+        "$defs": {"A": {"type": "string"}}});
+    check_tool(
+        "nested $id under an escaped name",
+        ProviderProfile::Generic,
+        "hidden",
+        escaped,
+        Expect::LeftOut(&["$id", "/properties/a~1b~0c"]),
+    );
 
     let unresolved: &[(&str, Value)] = &[
         (
