@@ -280,16 +280,24 @@ impl NameAllocator {
     /// nothing taking them since, [`NameAllocator::tool_name`] would hand
     /// out exactly these again. `names` are distinct (one server's).
     pub(crate) fn claim<'a>(&mut self, names: impl Iterator<Item = &'a Arc<str>> + Clone) -> bool {
-        if names
-            .clone()
-            .any(|name| self.taken.contains(self.key(name).as_ref()))
-        {
-            return false;
-        }
-        for name in names {
-            self.taken.insert(self.shared_key(name));
+        // One hash per name: insert, and take the inserted ones back out
+        // in the rare case one was taken.
+        for (claimed, name) in names.clone().enumerate() {
+            if !self.taken.insert(self.shared_key(name)) {
+                for name in names.take(claimed) {
+                    self.taken.remove(self.key(name).as_ref());
+                }
+                return false;
+            }
         }
         true
+    }
+
+    /// Makes room for `additional` more names: a build knows how many
+    /// tools it names, and growing the set step by step rehashes every
+    /// name taken so far each time.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.taken.reserve(additional);
     }
 
     /// Whether `name` is free. Used for utility tools, which are never

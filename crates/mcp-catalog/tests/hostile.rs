@@ -731,6 +731,26 @@ fn ref_cycles() {
         }
     }
 
+    // Normalising moves the subschema to `patternProperties`, so in the
+    // normal form the reference names `false`: the loop is only in the
+    // schema as sent, which calls are validated against. (openai-strict
+    // refuses the free-form keys first.)
+    let only_as_sent = json!({"type": "object", "properties": {"a": {"type": "object",
+        "additionalProperties": {"$ref": "#/properties/a/additionalProperties"}}}});
+    for profile in [
+        ProviderProfile::Generic,
+        ProviderProfile::Anthropic,
+        ProviderProfile::Gemini,
+    ] {
+        check_tool(
+            "a loop only as sent, through additionalProperties",
+            profile,
+            "loop",
+            only_as_sent.clone(),
+            Expect::LeftOut(&["$ref", "cycle", "/properties/a/additionalProperties"]),
+        );
+    }
+
     // A nested `$id` makes `#/$defs/A` mean the nested resource's A to a
     // validator: refused rather than checked against the wrong A.
     let hidden = json!({"type": "object",

@@ -10,7 +10,8 @@ use mcp_catalog::{
     materialize_among,
 };
 use mcp_catalog::{
-    ProviderProfile, normalize_schema, prepare_schema, prepare_schema_shared, schema_for_profile,
+    ProviderProfile, SchemaLimits, check_composition, normalize_schema, prepare_schema,
+    prepare_schema_shared, schema_for_profile,
 };
 use mcp_catalog::{is_valid_name, tool_owners};
 use mcp_transport::Tool;
@@ -81,20 +82,45 @@ fn options(style: NamingStyle) -> MaterializeOptions {
 
 /// Arbitrary JSON-Schema-like values, hostile ones included.
 fn schema_strategy() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(json!({"type": "string", "format": "uri"})),
-        Just(json!({"type": ["string", "null"]})),
-        Just(json!({"type": "integer", "nullable": true})),
-        Just(json!({"type": "array"})),
-        Just(json!({"$dynamicRef": "#meta"})),
-        Just(json!({"enum": [1, "a", null]})),
-        Just(json!({"type": []})),
-        Just(json!(true)),
-        Just(json!(false)),
-        Just(json!({})),
-        Just(json!(null)),
-        Just(json!("string")),
+    schemas_from(Vec::new())
+}
+
+/// Schemas holding references, some of them into places normalising
+/// rewrites or moves (`additionalProperties`, `anyOf`, `type`).
+fn schema_with_refs_strategy() -> impl Strategy<Value = Value> {
+    schemas_from(vec![
+        json!({"$ref": "#"}),
+        json!({"$ref": "#/properties/p0"}),
+        json!({"$ref": "#/additionalProperties"}),
+        json!({"$ref": "#/properties/p0/additionalProperties"}),
+        json!({"$ref": "#/anyOf/0"}),
+        json!({"$ref": "#/allOf/0"}),
+        json!({"$ref": "#/items"}),
+        json!({"$ref": "#/$defs/p0"}),
+        json!({"$ref": "#/$defs/p1/anyOf/1"}),
+        json!({"$dynamicRef": "#/properties/p1"}),
+        json!({"type": ["string", "integer"], "anyOf": [{"$ref": "#/anyOf/0"}]}),
+    ])
+}
+
+/// Schemas made of the usual leaves and `extra` ones, up to four levels.
+fn schemas_from(extra: Vec<Value>) -> impl Strategy<Value = Value> {
+    let mut leaves = vec![
+        json!({"type": "string", "format": "uri"}),
+        json!({"type": ["string", "null"]}),
+        json!({"type": "integer", "nullable": true}),
+        json!({"type": "array"}),
+        json!({"$dynamicRef": "#meta"}),
+        json!({"enum": [1, "a", null]}),
+        json!({"type": []}),
+        json!(true),
+        json!(false),
+        json!({}),
+        json!(null),
+        json!("string"),
     ];
+    leaves.extend(extra);
+    let leaf = prop::sample::select(leaves);
     leaf.prop_recursive(4, 40, 4, |inner| {
         let keywords = prop_oneof![
             Just("properties"),
@@ -237,6 +263,20 @@ proptest! {
             && let Ok(shared) = prepare_schema_shared(&normal, ProviderProfile::Generic)
         {
             prop_assert!(matches!(shared, Cow::Borrowed(_)), "{:#} was copied", normal);
+        }
+    }
+
+    #[test]
+    fn a_prepared_schema_passes_the_reference_checks_as_sent(schema in schema_with_refs_strategy()) {
+        // Calls are validated against the schema as sent: whatever the
+        // preparation accepts, its references must not loop or fan out.
+        for profile in ProviderProfile::ALL {
+            if prepare_schema(&schema, profile).is_ok() {
+                prop_assert!(
+                    check_composition(&schema, &SchemaLimits::default()).is_ok(),
+                    "{} accepted {:#}", profile.as_str(), schema
+                );
+            }
         }
     }
 

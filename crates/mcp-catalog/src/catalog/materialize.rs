@@ -4,7 +4,7 @@
 //! schemas of listings that did not change.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 #[cfg(feature = "validation")]
@@ -178,9 +178,30 @@ const MAX_PER_HASH: usize = 8;
 /// Input schemas prepared so far, by content ([`intern::content_hash`]):
 /// each distinct schema is normalised and rewritten once, however many
 /// tools of however many servers send it.
+///
+/// Each hash counts the cached listings that hold it. One no listing
+/// holds any more is kept a while (a server that changes back, or
+/// reconnects, finds its schemas), and dropped oldest first once such
+/// hashes outnumber the held ones: a long-lived runtime whose servers
+/// keep changing their tools frees a few schemas per rebuild, while they
+/// are still warm, rather than thousands at once.
 #[derive(Debug, Default)]
 struct Inputs {
-    by_hash: HashMap<u64, Vec<InternedInput>>,
+    by_hash: HashMap<u64, Bucket>,
+    /// Hashes in the order no listing held them any more, oldest first.
+    /// One may be named twice, or be held again: [`Inputs::evict`] skips
+    /// those.
+    unheld: VecDeque<u64>,
+    /// How many buckets no listing holds.
+    unheld_buckets: usize,
+}
+
+#[derive(Debug, Default)]
+struct Bucket {
+    entries: Vec<InternedInput>,
+    /// How many times cached listings hold this hash
+    /// ([`CachedListing::hashes`]).
+    holders: usize,
 }
 
 #[derive(Debug)]
@@ -200,7 +221,13 @@ impl Inputs {
         limits: &SchemaLimits,
     ) -> (Result<PreparedSchema, schema::SchemaError>, u64) {
         let hash = intern::content_hash(original.get());
-        let entries = self.by_hash.entry(hash).or_default();
+        let bucket = self.by_hash.entry(hash).or_default();
+        // The caller records the hash in its listing: held from now on.
+        if bucket.holders == 0 && !bucket.entries.is_empty() {
+            self.unheld_buckets = self.unheld_buckets.saturating_sub(1);
+        }
+        bucket.holders += 1;
+        let entries = &mut bucket.entries;
         let found = entries
             .iter()
             .position(|entry| intern::same_content(entry.original.get(), original.get()));
@@ -224,6 +251,53 @@ impl Inputs {
             Err(error) => Err(error.clone()),
         };
         (resolved, hash)
+    }
+
+    /// Lets go of the hashes a dropped listing held.
+    fn release(&mut self, hashes: &[u64]) {
+        for hash in hashes {
+            if let Some(bucket) = self.by_hash.get_mut(hash)
+                && bucket.holders > 0
+            {
+                bucket.holders -= 1;
+                if bucket.holders == 0 {
+                    self.unheld_buckets += 1;
+                    self.unheld.push_back(*hash);
+                }
+            }
+        }
+    }
+
+    /// Drops the buckets no listing has held for longest, until at most
+    /// as many are unheld as held (and 64 more).
+    fn evict(&mut self) {
+        let held = self.by_hash.len().saturating_sub(self.unheld_buckets);
+        while self.unheld_buckets > held + 64 {
+            let Some(hash) = self.unheld.pop_front() else {
+                break;
+            };
+            if self.by_hash.get(&hash).is_some_and(|b| b.holders == 0) {
+                self.by_hash.remove(&hash);
+                self.unheld_buckets = self.unheld_buckets.saturating_sub(1);
+            }
+        }
+        // Buckets held and let go again leave stale names behind.
+        if self.unheld.len() > 2 * self.unheld_buckets + 64 {
+            let by_hash = &self.by_hash;
+            let mut named = HashSet::new();
+            // Newest first, so a bucket keeps the place of its last release.
+            let mut kept: Vec<u64> = self
+                .unheld
+                .iter()
+                .rev()
+                .filter(|hash| {
+                    by_hash.get(*hash).is_some_and(|b| b.holders == 0) && named.insert(**hash)
+                })
+                .copied()
+                .collect();
+            kept.reverse();
+            self.unheld = kept.into();
+        }
     }
 }
 
@@ -320,8 +394,8 @@ struct CachedListing {
     /// Keeps the allocation (and so its address) alive.
     tools: Arc<[Tool]>,
     prepared: Vec<Option<Result<PreparedSchema, Refused>>>,
-    /// The content hashes of the schemas prepared for it, which keep
-    /// their entries of [`Inputs`] when it is compacted.
+    /// The content hashes of the schemas prepared for it: each holds its
+    /// entries of [`Inputs`].
     hashes: Vec<u64>,
     /// The server's finished tools from the last build that made them.
     built: Option<ServerBuild>,
@@ -354,10 +428,11 @@ struct ServerKey {
 }
 
 /// The cache entry for `listing`, fresh when its tools are not the ones
-/// cached.
+/// cached; the hashes the entry it replaces held go to `released`.
 fn cached_listing<'c>(
     listings: &'c mut HashMap<String, CachedListing>,
     listing: &ServerTools,
+    released: &mut Vec<u64>,
 ) -> &'c mut CachedListing {
     let fresh = || CachedListing {
         tools: Arc::clone(&listing.tools),
@@ -367,7 +442,8 @@ fn cached_listing<'c>(
     };
     let entry = listings.entry(listing.server.clone()).or_insert_with(fresh);
     if !Arc::ptr_eq(&entry.tools, &listing.tools) {
-        *entry = fresh();
+        let mut replaced = std::mem::replace(entry, fresh());
+        released.append(&mut replaced.hashes);
     }
     entry
 }
@@ -390,19 +466,14 @@ impl SchemaCache {
         }
     }
 
-    /// Drops what no listing still refers to, once the tables hold more
-    /// than twice that: a long-lived runtime whose servers keep changing
-    /// their tools does not keep every schema it ever saw.
-    fn compact(&mut self) {
+    /// Lets go of what the listings dropped by this build held, and drops
+    /// what has not been held for longest: a long-lived runtime whose
+    /// servers keep changing their tools does not keep every schema it
+    /// ever saw.
+    fn compact(&mut self, released: &[u64]) {
+        self.inputs.release(released);
+        self.inputs.evict();
         let live: usize = self.listings.values().map(|l| l.tools.len() + 4).sum();
-        if self.inputs.by_hash.len() > 2 * live + 64 {
-            let keep: std::collections::HashSet<u64> = self
-                .listings
-                .values()
-                .flat_map(|l| l.hashes.iter().copied())
-                .collect();
-            self.inputs.by_hash.retain(|hash, _| keep.contains(hash));
-        }
         if self.outputs.passed.len() > 2 * live + 64 {
             self.outputs.passed.clear();
         }
@@ -470,11 +541,14 @@ pub fn materialize_among<'a>(
         })
         .collect();
     let total: usize = order.iter().map(|listing| listing.tools.len()).sum();
+    allocator.reserve(total);
     let mut tools = Vec::with_capacity(total);
     let mut diagnostics = Vec::new();
     let mut filtered = BTreeMap::new();
     let mut cut = BTreeMap::new();
     let mut seen_servers = BTreeSet::new();
+    // The hashes of listings this build drops.
+    let mut released: Vec<u64> = Vec::new();
 
     for listing in order {
         let server = listing.server.as_str();
@@ -523,7 +597,7 @@ pub fn materialize_among<'a>(
             features: listing.features,
             description_limit: listing.description_limit,
         };
-        let cached = cached_listing(&mut cache.listings, listing);
+        let cached = cached_listing(&mut cache.listings, listing, &mut released);
         let reusable = cached.built.as_ref().is_some_and(|built| {
             built.key == key
                 && !built.collided
@@ -552,10 +626,15 @@ pub fn materialize_among<'a>(
         }
     }
 
-    cache
-        .listings
-        .retain(|server, _| seen_servers.contains(server.as_str()));
-    cache.compact();
+    cache.listings.retain(|server, listing| {
+        let seen = seen_servers.contains(server.as_str());
+        if !seen {
+            released.append(&mut listing.hashes);
+        }
+        seen
+    });
+    // Only now: a listing that replaced another holds what they share.
+    cache.compact(&released);
     // Each server's run is already sorted, and the runs mostly follow
     // each other: the sort is close to linear. Names are unique (the
     // server breaks a tie all the same), so an unstable sort orders them
@@ -966,6 +1045,91 @@ mod tests {
             features: ServerFeatures::default(),
             description_limit: limit.and_then(NonZeroUsize::new),
         }
+    }
+
+    /// A listing of `server` with one tool per number, each with a
+    /// schema of its own.
+    fn numbered(server: &str, numbers: std::ops::Range<usize>) -> ServerTools {
+        ServerTools {
+            server: server.into(),
+            tools: numbers
+                .map(|n| Tool {
+                    name: format!("t{n}"),
+                    title: None,
+                    description: None,
+                    input_schema: json!({"type": "object", "properties": {"n": {"const": n}}}),
+                    output_schema: None,
+                    annotations: None,
+                    execution: None,
+                })
+                .collect::<Vec<_>>()
+                .into(),
+            filter: ToolFilter::default(),
+            features: ServerFeatures::default(),
+            description_limit: None,
+        }
+    }
+
+    fn interned(cache: &SchemaCache, schema: &Value) -> bool {
+        cache
+            .inputs
+            .by_hash
+            .get(&intern::content_hash(schema))
+            .is_some_and(|bucket| !bucket.entries.is_empty())
+    }
+
+    #[test]
+    fn schemas_no_listing_holds_are_kept_a_while_then_dropped_oldest_first() {
+        let options = MaterializeOptions::default();
+        let mut cache = SchemaCache::default();
+        let steady = numbered("steady", 0..100);
+        let held = 100 + 10;
+        for round in 1..=200 {
+            let start = 1000 * round;
+            let catalog = materialize_cached(
+                &[steady.clone(), numbered("changing", start..start + 10)],
+                &options,
+                &mut cache,
+            );
+            assert_eq!(catalog.tools.len(), 110);
+            let Inputs {
+                by_hash,
+                unheld,
+                unheld_buckets,
+            } = &cache.inputs;
+            let unheld_now = by_hash.values().filter(|b| b.holders == 0).count();
+            assert_eq!(*unheld_buckets, unheld_now, "round {round}");
+            assert!(
+                by_hash.len() <= 2 * held + 64,
+                "round {round}: {}",
+                by_hash.len()
+            );
+            assert!(unheld.len() <= 2 * unheld_now + 64 + 10, "round {round}");
+        }
+        let kept = |round: usize| {
+            interned(
+                &cache,
+                &json!({"type": "object", "properties": {"n": {"const": 1000 * round}}}),
+            )
+        };
+        // The previous rounds' schemas wait for a server that changes back;
+        // the first rounds' are gone; the steady server's stay.
+        assert!(kept(199) && kept(195));
+        assert!(!kept(1) && !kept(100));
+        assert!(interned(&cache, &steady.tools[0].input_schema));
+        // A server that leaves lets go of its schemas too.
+        materialize_cached(&[numbered("changing", 5..15)], &options, &mut cache);
+        for _ in 0..20 {
+            materialize_cached(&[numbered("changing", 5..15)], &options, &mut cache);
+        }
+        assert!(interned(
+            &cache,
+            &numbered("changing", 5..6).tools[0].input_schema
+        ));
+        assert!(cache.inputs.by_hash.len() <= 2 * 10 + 64);
+        // Let go of last, so dropped last.
+        assert!(!interned(&cache, &steady.tools[0].input_schema));
+        assert!(interned(&cache, &steady.tools[99].input_schema));
     }
 
     #[test]

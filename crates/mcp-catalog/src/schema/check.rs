@@ -3,7 +3,9 @@
 //! fetched), and no reference cycle that never reaches a property or an
 //! item.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use serde_json::Value;
 
@@ -17,7 +19,7 @@ use super::{
 /// how much the composition keywords make a validator evaluate.
 pub(super) fn check(normalized: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
     check_structure(normalized, &Path::ROOT, 0)?;
-    let anchors = anchors(normalized);
+    let anchors = Anchors::of(normalized);
     check_refs(normalized, normalized, &anchors, &Path::ROOT, 0)?;
     check_composition(normalized, limits)
 }
@@ -40,7 +42,7 @@ pub fn check_output_schema(schema: &Value, limits: &SchemaLimits) -> Result<(), 
         }
     }
     check_limits(schema, limits)?;
-    let anchors = anchors(schema);
+    let anchors = Anchors::of(schema);
     check_refs(schema, schema, &anchors, &Path::ROOT, 0)?;
     check_composition(schema, limits)
 }
@@ -159,10 +161,10 @@ const REFERENCE_KEYWORDS: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
 
 /// Refuses a reference that does not resolve inside the schema: a missing
 /// pointer or anchor, or a remote reference (never fetched).
-fn check_refs(
-    root: &Value,
+fn check_refs<'a>(
+    root: &'a Value,
     schema: &Value,
-    anchors: &HashMap<&str, &Value>,
+    anchors: &Anchors<'a>,
     path: &Path<'_>,
     depth: usize,
 ) -> Result<(), SchemaError> {
@@ -201,6 +203,29 @@ fn check_refs(
     Ok(())
 }
 
+/// The `$anchor`s and `$dynamicAnchor`s of a schema, found on first
+/// use: most references are pointers and never need them.
+struct Anchors<'a> {
+    root: &'a Value,
+    found: OnceCell<HashMap<&'a str, &'a Value>>,
+}
+
+impl<'a> Anchors<'a> {
+    fn of(root: &'a Value) -> Self {
+        Anchors {
+            root,
+            found: OnceCell::new(),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.found
+            .get_or_init(|| anchors(self.root))
+            .get(name)
+            .copied()
+    }
+}
+
 /// Every `$anchor` and `$dynamicAnchor` of a schema, found without
 /// recursion.
 fn anchors(root: &Value) -> HashMap<&str, &Value> {
@@ -229,7 +254,7 @@ fn anchors(root: &Value) -> HashMap<&str, &Value> {
 /// ever fetched (SEP-2106).
 fn resolve_reference<'a>(
     root: &'a Value,
-    anchors: &HashMap<&str, &'a Value>,
+    anchors: &Anchors<'a>,
     reference: &Value,
 ) -> Option<&'a Value> {
     let reference = reference.as_str()?;
@@ -237,7 +262,7 @@ fn resolve_reference<'a>(
     if fragment.is_empty() || fragment.starts_with('/') {
         resolve_local(root, reference)
     } else {
-        anchors.get(percent_decode(fragment)?.as_ref()).copied()
+        anchors.get(percent_decode(fragment)?.as_ref())
     }
 }
 
@@ -436,10 +461,9 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
         // and the node cap bounds them.
         return Ok(());
     }
-    let anchors = anchors(root);
-    let mut ids = SchemaIds::default();
-    let mut nodes: Vec<(&Value, String)> = Vec::new();
-    index_schemas(root, String::new(), &mut ids, &mut nodes);
+    let anchors = Anchors::of(root);
+    let mut graph = Graph::default();
+    graph.index(root, Origin::Start(""));
     // An `$id` below the root starts a new resource, against which a
     // validator resolves `#…` differently from the walk here; such a
     // schema could hide a cycle from this check, so it is refused.
@@ -447,78 +471,85 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
         .get("$schema")
         .and_then(Value::as_str)
         .is_some_and(|s| s.contains("draft-04"));
-    for (value, pointer) in nodes.iter().skip(1) {
+    for (node, (value, _)) in graph.nodes.iter().enumerate().skip(1) {
         let nested_id =
             value.get("$id").is_some() || (draft4 && value.get("id").is_some_and(Value::is_string));
         if nested_id {
             return Err(schema_error(
-                pointer,
+                &graph.pointer(node),
                 "a schema resource with its own $id inside a schema that uses $ref is not supported",
             ));
         }
     }
 
-    // Edges: in-place subschemas and reference targets. A reference into
-    // a place no keyword makes a schema is read as a schema all the same
-    // (as a validator would) and numbered when first seen.
-    let mut edges: Vec<Vec<usize>> = Vec::new();
+    // Edges: in-place subschemas and reference targets, node by node in
+    // one flat list (`edge_ends[n]` is where node `n`'s edges end). A
+    // reference into a place no keyword makes a schema is read as a
+    // schema all the same (as a validator would) and numbered when first
+    // seen.
+    let mut edges: Vec<usize> = Vec::new();
+    let mut edge_ends: Vec<usize> = Vec::with_capacity(graph.nodes.len());
     let mut i = 0;
-    while i < nodes.len() {
-        let (value, _) = nodes[i];
-        let mut targets = Vec::new();
+    while i < graph.nodes.len() {
+        let (value, _) = graph.nodes[i];
         if let Value::Object(map) = value {
             for (key, child) in map {
                 if REFERENCE_KEYWORDS.contains(&key.as_str()) {
                     if let Some(target) = resolve_reference(root, &anchors, child) {
-                        if !ids.contains_key(&(target as *const Value)) {
-                            let pointer = child.as_str().unwrap_or("").trim_start_matches('#');
-                            index_schemas(target, pointer.to_owned(), &mut ids, &mut nodes);
-                        }
-                        targets.extend(ids.get(&(target as *const Value)).copied());
+                        let reference = child.as_str().unwrap_or("");
+                        graph.index(target, Origin::Start(reference.trim_start_matches('#')));
+                        edges.extend(graph.id(target));
                     }
                     continue;
                 }
-                let children: Vec<&Value> = match (in_place(key), child) {
-                    (Some(Keyword::Map), Value::Object(children)) => children.values().collect(),
-                    (Some(_), Value::Array(children)) => children.iter().collect(),
-                    (Some(Keyword::Single), child) => vec![child],
-                    _ => Vec::new(),
-                };
-                targets.extend(
-                    children
-                        .into_iter()
-                        .filter_map(|c| ids.get(&(c as *const Value)).copied()),
-                );
+                match (in_place(key), child) {
+                    (Some(Keyword::Map), Value::Object(children)) => {
+                        edges.extend(children.values().filter_map(|c| graph.id(c)));
+                    }
+                    (Some(_), Value::Array(children)) => {
+                        edges.extend(children.iter().filter_map(|c| graph.id(c)));
+                    }
+                    (Some(Keyword::Single), child) => edges.extend(graph.id(child)),
+                    _ => {}
+                }
             }
         }
-        edges.push(targets);
+        edge_ends.push(edges.len());
         i += 1;
     }
+    let edges_of = |node: usize| {
+        let start = if node == 0 { 0 } else { edge_ends[node - 1] };
+        &edges[start..edge_ends[node]]
+    };
 
     // Iterative depth-first search; `on_path` marks the current path.
     // Finishing a node (all its edges done) gives how many subschemas it
     // applies to one value: itself and what its edges apply.
-    let mut applied = vec![0usize; nodes.len()];
-    let mut done = vec![false; nodes.len()];
-    let mut on_path = vec![false; nodes.len()];
-    for start in 0..nodes.len() {
+    let count = graph.nodes.len();
+    let mut applied = vec![0usize; count];
+    let mut done = vec![false; count];
+    let mut on_path = vec![false; count];
+    let mut path: Vec<(usize, usize)> = Vec::new();
+    for start in 0..count {
         if done[start] {
             continue;
         }
-        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
+        path.clear();
+        path.push((start, 0));
         on_path[start] = true;
         while let Some(&mut (node, ref mut next)) = path.last_mut() {
-            if let Some(&target) = edges[node].get(*next) {
+            if let Some(&target) = edges_of(node).get(*next) {
                 *next += 1;
                 if on_path[target] {
                     let from = path.iter().position(|(n, _)| *n == target).unwrap_or(0);
                     let mut cycle: Vec<String> = path[from..]
                         .iter()
-                        .map(|(n, _)| pointer_or_root(&nodes[*n].1))
+                        .map(|(n, _)| pointer_or_root(&graph.pointer(*n)))
                         .collect();
-                    cycle.push(pointer_or_root(&nodes[target].1));
+                    let target_pointer = graph.pointer(target);
+                    cycle.push(pointer_or_root(&target_pointer));
                     return Err(schema_error(
-                        &nodes[target].1,
+                        &target_pointer,
                         format!(
                             "$ref cycle {} never reaches a property or item, so it resolves to no schema",
                             cycle.join(" -> ")
@@ -530,12 +561,12 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
                     path.push((target, 0));
                 }
             } else {
-                let total = edges[node]
+                let total = edges_of(node)
                     .iter()
                     .fold(1usize, |sum, &t| sum.saturating_add(applied[t]));
                 if total > max_applied {
                     return Err(schema_error(
-                        &nodes[node].1,
+                        &graph.pointer(node),
                         format!(
                             "composition keywords and $ref apply more than {max_applied} subschemas to one value (the limit per tool)"
                         ),
@@ -551,49 +582,117 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
     Ok(())
 }
 
+/// Every schema object of a schema, numbered by address, with where it
+/// was found. The JSON pointer of a node is rendered only for an error:
+/// most schemas pass, and writing a pointer for each of their objects
+/// was most of this check's allocations.
+#[derive(Default)]
+struct Graph<'a> {
+    ids: SchemaIds,
+    nodes: Vec<(&'a Value, Origin<'a>)>,
+}
+
+/// Where a node of a [`Graph`] was found.
+#[derive(Clone, Copy)]
+enum Origin<'a> {
+    /// The root, or the target of a reference, with the pointer it was
+    /// reached by (`""` for the root).
+    Start(&'a str),
+    /// Under keyword `key` of node `parent`, at `step` inside the
+    /// keyword's map or list (none for a keyword holding one subschema).
+    Under {
+        parent: usize,
+        key: &'a str,
+        step: Option<Step<'a>>,
+    },
+}
+
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Name(&'a str),
+    Index(usize),
+}
+
 /// Schema objects by address. The keys are addresses, not input, so the
 /// fast hash is safe here.
 type SchemaIds = HashMap<*const Value, usize, foldhash::fast::RandomState>;
 
-/// Numbers every schema object under `start` (`start` included) that has
-/// no number yet, by address, with its JSON pointer.
-fn index_schemas<'a>(
-    start: &'a Value,
-    pointer: String,
-    ids: &mut SchemaIds,
-    nodes: &mut Vec<(&'a Value, String)>,
-) {
-    let mut stack = vec![(start, pointer)];
-    while let Some((value, pointer)) = stack.pop() {
-        let Value::Object(map) = value else {
-            continue;
-        };
-        if ids.contains_key(&(value as *const Value)) {
-            continue;
-        }
-        ids.insert(value as *const Value, nodes.len());
-        for (key, child) in map {
-            // Most keys hold no subschema: their pointer is never written.
-            let Some(kind) = keyword(key).or_else(|| in_place(key)) else {
+impl<'a> Graph<'a> {
+    fn id(&self, value: &Value) -> Option<usize> {
+        self.ids.get(&(value as *const Value)).copied()
+    }
+
+    /// Numbers every schema object under `start` (`start` included) that
+    /// has no number yet.
+    fn index(&mut self, start: &'a Value, origin: Origin<'a>) {
+        let mut stack = vec![(start, origin)];
+        while let Some((value, origin)) = stack.pop() {
+            let Value::Object(map) = value else {
                 continue;
             };
-            let here = format!("{pointer}/{}", escape_pointer(key));
-            match (kind, child) {
-                (Keyword::Map, Value::Object(children)) => {
-                    for (name, grandchild) in children {
-                        stack.push((grandchild, format!("{here}/{}", escape_pointer(name))));
+            let node = self.nodes.len();
+            if let Entry::Vacant(slot) = self.ids.entry(value as *const Value) {
+                slot.insert(node);
+                for (key, child) in map {
+                    let Some(kind) = keyword(key).or_else(|| in_place(key)) else {
+                        continue;
+                    };
+                    let under = |step| Origin::Under {
+                        parent: node,
+                        key,
+                        step,
+                    };
+                    match (kind, child) {
+                        (Keyword::Map, Value::Object(children)) => stack.extend(
+                            children
+                                .iter()
+                                .map(|(name, c)| (c, under(Some(Step::Name(name))))),
+                        ),
+                        (_, Value::Array(children)) => stack.extend(
+                            children
+                                .iter()
+                                .enumerate()
+                                .map(|(i, c)| (c, under(Some(Step::Index(i))))),
+                        ),
+                        (Keyword::Single, child) => stack.push((child, under(None))),
+                        _ => {}
                     }
                 }
-                (_, Value::Array(children)) => {
-                    for (i, grandchild) in children.iter().enumerate() {
-                        stack.push((grandchild, format!("{here}/{i}")));
-                    }
-                }
-                (Keyword::Single, child) => stack.push((child, here)),
-                _ => {}
+                self.nodes.push((value, origin));
             }
         }
-        nodes.push((value, pointer));
+    }
+
+    /// The JSON pointer of node `node`, as the walk reached it.
+    fn pointer(&self, node: usize) -> String {
+        let mut steps: Vec<(&str, Option<Step<'_>>)> = Vec::new();
+        let mut at = node;
+        let start = loop {
+            match self.nodes[at].1 {
+                Origin::Start(pointer) => break pointer,
+                Origin::Under { parent, key, step } => {
+                    steps.push((key, step));
+                    at = parent;
+                }
+            }
+        };
+        let mut out = start.to_owned();
+        for (key, step) in steps.iter().rev() {
+            out.push('/');
+            out.push_str(&escape_pointer(key));
+            match step {
+                Some(Step::Name(name)) => {
+                    out.push('/');
+                    out.push_str(&escape_pointer(name));
+                }
+                Some(Step::Index(index)) => {
+                    out.push('/');
+                    out.push_str(&index.to_string());
+                }
+                None => {}
+            }
+        }
+        out
     }
 }
 

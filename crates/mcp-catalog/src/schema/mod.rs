@@ -48,6 +48,7 @@ pub use self::check::{check_composition, check_output_schema, check_ref_cycles};
 pub use self::gemini::GEMINI_KEYWORDS;
 pub use self::limits::{MAX_DEPTH, MAX_JSON_DEPTH, SchemaLimits, check_limits};
 pub use self::normalize::normalize;
+use self::normalize::normalize_tracking_moves;
 pub use self::openai::OPENAI_KEYWORDS;
 
 use self::anthropic::flatten_top_level;
@@ -370,16 +371,23 @@ fn prepare_inner<'s>(
     // Within the limits `normalize` reads the whole schema, so a schema it
     // would leave unchanged can stand for its own normal form.
     let already_normal = (profile == ProviderProfile::Generic || keep_normal) && is_normal(schema);
+    // Calls are validated against the schema as sent: its references must
+    // not loop or fan out either. The checks of the normal form answer
+    // that too unless normalising moved a subschema (see
+    // `normalize_tracking_moves`).
+    let check_as_sent;
     let prepared = if profile == ProviderProfile::Generic && already_normal {
         check(schema, limits)?;
         check_generic_top(schema)?;
+        check_as_sent = false;
         Prepared {
             schema: Cow::Borrowed(schema),
             normalized: keep_normal.then_some(Cow::Borrowed(schema)),
         }
     } else {
         // Normalising may add levels (a type list becomes `anyOf`).
-        let normalized = normalize(schema);
+        let (normalized, moved) = normalize_tracking_moves(schema);
+        check_as_sent = moved;
         check_limits(&normalized, limits)?;
         let kept = match (keep_normal, already_normal) {
             (false, _) => None,
@@ -401,9 +409,9 @@ fn prepare_inner<'s>(
             normalized: kept,
         }
     };
-    // Calls are validated against the schema as sent: its references must
-    // not loop or fan out either (normalising moves a few subschemas).
-    check_composition(schema, limits)?;
+    if check_as_sent {
+        check_composition(schema, limits)?;
+    }
     Ok(prepared)
 }
 

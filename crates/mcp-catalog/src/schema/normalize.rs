@@ -13,11 +13,24 @@ use super::{Keyword, for_each_subschema, keyword};
 /// schema nesting deeper than [`MAX_JSON_DEPTH`] is not read at all and
 /// becomes `false` (accepts nothing), which every profile refuses.
 pub fn normalize(schema: &Value) -> Value {
+    normalize_tracking_moves(schema).0
+}
+
+/// [`normalize`], and whether it moved a subschema to another place
+/// (`additionalProperties` into `patternProperties`, an `anyOf` or
+/// `allOf` under a new `allOf`), where a reference written against the
+/// schema as sent may name something else in the normal form. Without a
+/// move every other rule only removes keywords that hold no subschema,
+/// rewrites `type`, or appends subschemas; so every reference resolves
+/// to the same place in both, and the normal form has every subschema
+/// and every edge of the schema as sent, and more.
+pub(super) fn normalize_tracking_moves(schema: &Value) -> (Value, bool) {
     if deep::exceeds_depth(schema, MAX_JSON_DEPTH) {
-        return Value::Bool(false);
+        return (Value::Bool(false), true);
     }
     let mut out = schema.clone();
-    normalize_in_place(&mut out, 0);
+    let mut moved = false;
+    normalize_in_place(&mut out, 0, &mut moved);
     if let Value::Object(map) = &mut out {
         if !map.contains_key("type") {
             map.insert("type".into(), json!("object"));
@@ -26,10 +39,10 @@ pub fn normalize(schema: &Value) -> Value {
         // `true`, null or a non-schema: any object
         out = json!({"type": "object"});
     }
-    out
+    (out, moved)
 }
 
-fn normalize_in_place(schema: &mut Value, depth: usize) {
+fn normalize_in_place(schema: &mut Value, depth: usize, moved: &mut bool) {
     let Value::Object(map) = schema else {
         return;
     };
@@ -39,9 +52,9 @@ fn normalize_in_place(schema: &mut Value, depth: usize) {
         return;
     }
     if needs_rewrite(map) {
-        rewrite(map);
+        *moved |= rewrite(map);
     }
-    for_each_subschema(map, |sub| normalize_in_place(sub, depth + 1));
+    for_each_subschema(map, |sub| normalize_in_place(sub, depth + 1, moved));
 }
 
 /// Whether any normalisation rule applies to this schema object itself.
@@ -65,7 +78,9 @@ fn needs_rewrite(map: &Map<String, Value>) -> bool {
     })
 }
 
-fn rewrite(map: &mut Map<String, Value>) {
+/// Applies the rules to one schema object; whether a subschema moved.
+fn rewrite(map: &mut Map<String, Value>) -> bool {
+    let mut moved = false;
     map.remove("format");
 
     if let Some(nullable) = map.remove("nullable")
@@ -89,6 +104,7 @@ fn rewrite(map: &mut Map<String, Value>) {
                 let branches: Vec<Value> = types.into_iter().map(|t| json!({"type": t})).collect();
                 match map.remove("anyOf") {
                     Some(existing) => {
+                        moved = true;
                         let mut all = match map.remove("allOf") {
                             Some(Value::Array(all)) => all,
                             Some(other) => vec![other],
@@ -118,6 +134,7 @@ fn rewrite(map: &mut Map<String, Value>) {
         && matches!(map.get("additionalProperties"), Some(Value::Object(_)))
         && let Some(values) = map.remove("additionalProperties")
     {
+        moved = true;
         map.insert("patternProperties".into(), json!({ ".*": values }));
         map.insert("additionalProperties".into(), Value::Bool(false));
     }
@@ -128,6 +145,7 @@ fn rewrite(map: &mut Map<String, Value>) {
     {
         map.insert("items".into(), json!({}));
     }
+    moved
 }
 
 /// Adds `null` to what a schema accepts (`nullable: true`).
