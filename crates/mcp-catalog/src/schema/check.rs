@@ -462,7 +462,7 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
         return Ok(());
     }
     let anchors = Anchors::of(root);
-    let mut graph = Graph::default();
+    let mut graph = Graph::with_capacity(32);
     graph.index(root, Origin::Start(""));
     // An `$id` below the root starts a new resource, against which a
     // validator resolves `#…` differently from the walk here; such a
@@ -487,7 +487,7 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
     // reference into a place no keyword makes a schema is read as a
     // schema all the same (as a validator would) and numbered when first
     // seen.
-    let mut edges: Vec<usize> = Vec::new();
+    let mut edges: Vec<usize> = Vec::with_capacity(graph.nodes.len());
     let mut edge_ends: Vec<usize> = Vec::with_capacity(graph.nodes.len());
     let mut i = 0;
     while i < graph.nodes.len() {
@@ -526,21 +526,19 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
     // Finishing a node (all its edges done) gives how many subschemas it
     // applies to one value: itself and what its edges apply.
     let count = graph.nodes.len();
-    let mut applied = vec![0usize; count];
-    let mut done = vec![false; count];
-    let mut on_path = vec![false; count];
-    let mut path: Vec<(usize, usize)> = Vec::new();
+    let mut visits = vec![Visit::New; count];
+    let mut path: Vec<(usize, usize)> = Vec::with_capacity(16);
     for start in 0..count {
-        if done[start] {
+        if matches!(visits[start], Visit::Done(_)) {
             continue;
         }
         path.clear();
         path.push((start, 0));
-        on_path[start] = true;
+        visits[start] = Visit::OnPath;
         while let Some(&mut (node, ref mut next)) = path.last_mut() {
             if let Some(&target) = edges_of(node).get(*next) {
                 *next += 1;
-                if on_path[target] {
+                if visits[target] == Visit::OnPath {
                     let from = path.iter().position(|(n, _)| *n == target).unwrap_or(0);
                     let mut cycle: Vec<String> = path[from..]
                         .iter()
@@ -556,14 +554,14 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
                         ),
                     ));
                 }
-                if !done[target] {
-                    on_path[target] = true;
+                if visits[target] == Visit::New {
+                    visits[target] = Visit::OnPath;
                     path.push((target, 0));
                 }
             } else {
                 let total = edges_of(node)
                     .iter()
-                    .fold(1usize, |sum, &t| sum.saturating_add(applied[t]));
+                    .fold(1usize, |sum, &t| sum.saturating_add(visits[t].applied()));
                 if total > max_applied {
                     return Err(schema_error(
                         &graph.pointer(node),
@@ -572,9 +570,7 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
                         ),
                     ));
                 }
-                applied[node] = total;
-                on_path[node] = false;
-                done[node] = true;
+                visits[node] = Visit::Done(total);
                 path.pop();
             }
         }
@@ -586,7 +582,6 @@ fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
 /// was found. The JSON pointer of a node is rendered only for an error:
 /// most schemas pass, and writing a pointer for each of their objects
 /// was most of this check's allocations.
-#[derive(Default)]
 struct Graph<'a> {
     ids: SchemaIds,
     nodes: Vec<(&'a Value, Origin<'a>)>,
@@ -617,7 +612,35 @@ enum Step<'a> {
 /// fast hash is safe here.
 type SchemaIds = HashMap<*const Value, usize, foldhash::fast::RandomState>;
 
+/// Where the depth-first search stands with a node.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    New,
+    /// On the current path.
+    OnPath,
+    /// Finished, applying this many subschemas to one value.
+    Done(usize),
+}
+
+impl Visit {
+    fn applied(self) -> usize {
+        match self {
+            Visit::Done(applied) => applied,
+            Visit::New | Visit::OnPath => 0,
+        }
+    }
+}
+
 impl<'a> Graph<'a> {
+    /// Room for `nodes` schema objects: most tool schemas have a few
+    /// dozen, so the tables do not grow step by step.
+    fn with_capacity(nodes: usize) -> Self {
+        Graph {
+            ids: SchemaIds::with_capacity_and_hasher(nodes, Default::default()),
+            nodes: Vec::with_capacity(nodes),
+        }
+    }
+
     fn id(&self, value: &Value) -> Option<usize> {
         self.ids.get(&(value as *const Value)).copied()
     }
@@ -625,7 +648,8 @@ impl<'a> Graph<'a> {
     /// Numbers every schema object under `start` (`start` included) that
     /// has no number yet.
     fn index(&mut self, start: &'a Value, origin: Origin<'a>) {
-        let mut stack = vec![(start, origin)];
+        let mut stack = Vec::with_capacity(32);
+        stack.push((start, origin));
         while let Some((value, origin)) = stack.pop() {
             let Value::Object(map) = value else {
                 continue;
@@ -706,7 +730,8 @@ fn pointer_or_root(pointer: &str) -> String {
 
 /// Whether any object of the schema holds a reference keyword.
 fn has_reference(root: &Value) -> bool {
-    let mut stack = vec![root];
+    let mut stack = Vec::with_capacity(32);
+    stack.push(root);
     while let Some(value) = stack.pop() {
         match value {
             Value::Object(map) => {

@@ -89,15 +89,18 @@ fn rewrite(map: &mut Map<String, Value>) -> bool {
         add_null(map);
     }
 
-    if let Some(Value::Array(types)) = map.get("type") {
-        let mut types = types.clone();
+    if let Some(Value::Array(list)) = map.get_mut("type") {
+        // Taken, not copied: every branch below replaces or removes it.
+        let mut types = std::mem::take(list);
         types.dedup();
         match types.len() {
             0 => {
                 map.remove("type");
             }
             1 => {
-                map.insert("type".into(), types.remove(0));
+                if let Some(slot) = map.get_mut("type") {
+                    *slot = types.remove(0);
+                }
             }
             _ => {
                 map.remove("type");
@@ -151,10 +154,10 @@ fn rewrite(map: &mut Map<String, Value>) -> bool {
 /// Adds `null` to what a schema accepts (`nullable: true`).
 fn add_null(map: &mut Map<String, Value>) {
     match map.get_mut("type") {
-        Some(Value::String(t)) => {
-            if t != "null" {
-                let t = t.clone();
-                map.insert("type".into(), json!([t, "null"]));
+        Some(slot @ Value::String(_)) => {
+            if slot.as_str() != Some("null") {
+                let t = std::mem::take(slot);
+                *slot = Value::Array(vec![t, Value::String("null".into())]);
             }
         }
         Some(Value::Array(types)) => {
