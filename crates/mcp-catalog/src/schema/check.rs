@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::limits::{MAX_DEPTH, SchemaLimits, check_limits};
 use super::{
-    Keyword, Path, SchemaError, escape_pointer, keyword, percent_decode, resolve_local,
-    same_document_fragment, schema_error,
+    Keyword, Path, SchemaError, Segment, escape_pointer, keyword, percent_decode, push_segments,
+    resolve_local, same_document_fragment, schema_error,
 };
 
 /// The checks every profile starts with: structure, then references, then
@@ -598,14 +598,8 @@ enum Origin<'a> {
     Under {
         parent: usize,
         key: &'a str,
-        step: Option<Step<'a>>,
+        step: Option<Segment<'a>>,
     },
-}
-
-#[derive(Clone, Copy)]
-enum Step<'a> {
-    Name(&'a str),
-    Index(usize),
 }
 
 /// Schema objects by address. The keys are addresses, not input, so the
@@ -670,13 +664,13 @@ impl<'a> Graph<'a> {
                         (Keyword::Map, Value::Object(children)) => stack.extend(
                             children
                                 .iter()
-                                .map(|(name, c)| (c, under(Some(Step::Name(name))))),
+                                .map(|(name, c)| (c, under(Some(Segment::Key(name))))),
                         ),
                         (_, Value::Array(children)) => stack.extend(
                             children
                                 .iter()
                                 .enumerate()
-                                .map(|(i, c)| (c, under(Some(Step::Index(i))))),
+                                .map(|(i, c)| (c, under(Some(Segment::Index(i))))),
                         ),
                         (Keyword::Single, child) => stack.push((child, under(None))),
                         _ => {}
@@ -689,33 +683,21 @@ impl<'a> Graph<'a> {
 
     /// The JSON pointer of node `node`, as the walk reached it.
     fn pointer(&self, node: usize) -> String {
-        let mut steps: Vec<(&str, Option<Step<'_>>)> = Vec::new();
+        // Leaf first, as the walk up finds them.
+        let mut segments: Vec<Segment<'_>> = Vec::new();
         let mut at = node;
         let start = loop {
             match self.nodes[at].1 {
                 Origin::Start(pointer) => break pointer,
                 Origin::Under { parent, key, step } => {
-                    steps.push((key, step));
+                    segments.extend(step);
+                    segments.push(Segment::Key(key));
                     at = parent;
                 }
             }
         };
         let mut out = start.to_owned();
-        for (key, step) in steps.iter().rev() {
-            out.push('/');
-            out.push_str(&escape_pointer(key));
-            match step {
-                Some(Step::Name(name)) => {
-                    out.push('/');
-                    out.push_str(&escape_pointer(name));
-                }
-                Some(Step::Index(index)) => {
-                    out.push('/');
-                    out.push_str(&index.to_string());
-                }
-                None => {}
-            }
-        }
+        push_segments(&mut out, segments.into_iter().rev());
         out
     }
 }

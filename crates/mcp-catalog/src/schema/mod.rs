@@ -242,20 +242,25 @@ impl<'a> Path<'a> {
             node = current.parent;
         }
         let mut out = String::new();
-        for segment in segments.iter().rev() {
-            match segment {
-                Segment::Root => {}
-                Segment::Key(key) => {
-                    out.push('/');
-                    out.push_str(&escape_pointer(key));
-                }
-                Segment::Index(index) => {
-                    out.push('/');
-                    out.push_str(&index.to_string());
-                }
+        push_segments(&mut out, segments.into_iter().rev());
+        out
+    }
+}
+
+/// Appends `segments`, root first, to the JSON pointer `out`.
+fn push_segments<'a>(out: &mut String, segments: impl Iterator<Item = Segment<'a>>) {
+    for segment in segments {
+        match segment {
+            Segment::Root => {}
+            Segment::Key(key) => {
+                out.push('/');
+                out.push_str(&escape_pointer(key));
+            }
+            Segment::Index(index) => {
+                out.push('/');
+                out.push_str(&index.to_string());
             }
         }
-        out
     }
 }
 
