@@ -174,7 +174,8 @@ pub async fn open_transport(
             stdio,
             &options.stdio,
             &options.env,
-        )?)),
+        )
+        .await?)),
         #[cfg(not(feature = "stdio"))]
         TransportConfig::Stdio(_) => not_compiled(&server, "stdio", "stdio"),
         #[cfg(feature = "sdk")]

@@ -186,6 +186,8 @@ mod sdk;
 mod sse;
 #[cfg(feature = "stdio")]
 mod stdio;
+#[cfg(all(feature = "stdio", target_os = "linux"))]
+mod stdio_spawn;
 #[cfg(feature = "streamable-http")]
 mod streamable_http;
 #[cfg(feature = "ws")]

@@ -57,7 +57,6 @@ use nix::unistd::Pid;
 use process_wrap::tokio::{KillOnDrop, ProcessGroup, TokioChildWrapper, TokioCommandWrap};
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
-use tokio::process::{ChildStderr, ChildStdout};
 use tokio::task::JoinHandle;
 
 use crate::codec::Codec;
@@ -152,7 +151,7 @@ enum ReaderEvent {
 pub struct StdioTransport {
     server: String,
     codec: Codec,
-    child: Option<Box<dyn TokioChildWrapper>>,
+    child: Option<ServerProcess>,
     pgid: Option<Pid>,
     /// Encoded messages on their way to stdin; shared with the handles
     /// from [`Transport::sender`].
@@ -240,39 +239,54 @@ pub(crate) fn silence_note(
 
 impl StdioTransport {
     /// Spawns the server. Fails with [`TransportErrorKind::Spawn`] when the
-    /// program cannot be started.
+    /// program cannot be started. Blocks the calling thread while the
+    /// server is started (well under a millisecond); `connect` awaits it
+    /// instead.
     pub fn spawn(
         server: impl Into<String>,
         config: &mcp_config::StdioConfig,
         options: &StdioOptions,
     ) -> Result<StdioTransport, TransportError> {
-        Self::spawn_with_base_env(server.into(), config, options, &options.base_env)
+        let server = server.into();
+        let env = child_env(&options.base_env, &config.env, &config.env_passthrough);
+        let started = start(config, &env, on_spawner_thread);
+        Self::from_started(server, config, options, &options.base_env, started)
     }
 
     /// [`StdioTransport::spawn`] drawing the allow-listed variables from
-    /// `base_env` instead of `options.base_env`: `connect` lends the
-    /// host's environment without copying all of it for every server.
-    pub(crate) fn spawn_with_base_env(
+    /// `base_env` instead of `options.base_env` (`connect` lends the host's
+    /// environment without copying all of it for every server), and
+    /// awaiting the spawner thread instead of blocking on it, so a runtime
+    /// thread goes on with the other servers' sessions meanwhile.
+    pub(crate) async fn spawn_with_base_env(
         server: String,
         config: &mcp_config::StdioConfig,
         options: &StdioOptions,
         base_env: &BTreeMap<String, String>,
     ) -> Result<StdioTransport, TransportError> {
         let env = child_env(base_env, &config.env, &config.env_passthrough);
-        let mut command = TokioCommandWrap::with_new(&config.command, |command| {
-            command
-                .args(&config.args)
-                .env_clear()
-                .envs(&env)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            if let Some(cwd) = &config.cwd {
-                command.current_dir(cwd);
+        let mut outcome = Ok(None);
+        // Twice at most: a refused clone is retried as a fork.
+        for _ in 0..2 {
+            outcome = match launch_job(config, &env) {
+                Ok(job) => on_spawner_thread_async(job).await.and_then(register),
+                Err(e) => Err(e),
+            };
+            if !matches!(outcome, Ok(None)) {
+                break;
             }
-            die_with_parent(command);
-        });
-        command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        }
+        let started = outcome.and_then(|started| started.ok_or_else(not_started));
+        Self::from_started(server, config, options, base_env, started)
+    }
+
+    fn from_started(
+        server: String,
+        config: &mcp_config::StdioConfig,
+        options: &StdioOptions,
+        base_env: &BTreeMap<String, String>,
+        started: std::io::Result<Started>,
+    ) -> Result<StdioTransport, TransportError> {
         let spawn_error = |message: String| {
             TransportError::new(
                 &*server,
@@ -282,30 +296,17 @@ impl StdioTransport {
                 },
             )
         };
-        let mut child =
-            spawn_child(command).map_err(|e| spawn_error(e.to_string()).with_source(e))?;
-        let pgid = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw);
-        let io_error = |what: &str| spawn_error(format!("no {what} pipe"));
-        let stdin = child.stdin().take().ok_or_else(|| io_error("stdin"))?;
-        let stdout = child.stdout().take().ok_or_else(|| io_error("stdout"))?;
-        let stderr_pipe = child.stderr().take().ok_or_else(|| io_error("stderr"))?;
-
+        let started = started.map_err(|e| spawn_error(e.to_string()).with_source(e))?;
+        let pgid = started.pid.map(Pid::from_raw);
         let stderr = StderrTail::with_silence_note(silence_note(base_env, config));
-        let stderr_task = tokio::spawn(read_stderr(stderr_pipe, stderr.clone(), server.clone()));
-        let stdin = stdin
-            .into_owned_fd()
-            .and_then(pipe::Sender::from_owned_fd)
-            .map_err(|e| spawn_error(format!("stdin pipe: {e}")).with_source(e))?;
-        let outbox = Outbox::new(stdin);
+        let stderr_task = tokio::spawn(read_stderr(started.stderr, stderr.clone(), server.clone()));
+        let outbox = Outbox::new(started.stdin);
         let writer = tokio::spawn(Arc::clone(&outbox).run_writer());
-        let stdout = LineReader::new(stdout, options.codec, server.clone());
+        let stdout = LineReader::new(started.stdout, options.codec, server.clone());
         Ok(StdioTransport {
             server,
             codec: options.codec,
-            child: Some(child),
+            child: Some(started.process),
             pgid,
             outbox,
             accepting: true,
@@ -363,7 +364,7 @@ impl StdioTransport {
     async fn exited_error(&mut self) -> TransportError {
         let status = match &mut self.child {
             Some(child) => {
-                match tokio::time::timeout(Duration::from_millis(500), child.inner_mut().wait())
+                match tokio::time::timeout(Duration::from_millis(500), child.wait())
                     .await
                 {
                     Ok(Ok(status)) => status.to_string(),
@@ -404,7 +405,7 @@ impl StdioTransport {
     async fn wait_gone(&mut self, grace: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + grace;
         if let Some(child) = &mut self.child
-            && tokio::time::timeout_at(deadline, child.inner_mut().wait())
+            && tokio::time::timeout_at(deadline, child.wait())
                 .await
                 .is_err()
         {
@@ -495,7 +496,7 @@ impl Transport for StdioTransport {
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         // Not closed gracefully: make sure nothing outlives us. The child
-        // itself is also killed (and reaped by tokio) by KillOnDrop.
+        // itself is also killed and reaped when `ServerProcess` drops.
         if self.child.is_some() {
             self.signal_group(Signal::SIGKILL);
         }
@@ -509,16 +510,148 @@ impl Drop for StdioTransport {
     }
 }
 
-/// Forks the child on the spawner thread (see the module docs), inside the
-/// caller's tokio runtime.
-fn spawn_child(mut command: TokioCommandWrap) -> std::io::Result<Box<dyn TokioChildWrapper>> {
+/// A running server process: started by [`stdio_spawn`] on Linux, or by
+/// the standard library's `fork` elsewhere and on kernels that refuse its
+/// clone. Dropping it kills the child and reaps it.
+#[derive(Debug)]
+enum ServerProcess {
+    #[cfg(target_os = "linux")]
+    Cloned(crate::stdio_spawn::ChildProcess),
+    Forked(Box<dyn TokioChildWrapper>),
+}
+
+impl ServerProcess {
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            #[cfg(target_os = "linux")]
+            ServerProcess::Cloned(child) => child.wait().await,
+            ServerProcess::Forked(child) => child.inner_mut().wait().await,
+        }
+    }
+}
+
+/// A started server and the host's ends of its pipes, registered with the
+/// caller's runtime.
+struct Started {
+    process: ServerProcess,
+    /// Its pid, which is also its process group.
+    pid: Option<i32>,
+    stdin: pipe::Sender,
+    stdout: pipe::Receiver,
+    stderr: pipe::Receiver,
+}
+
+/// What the spawner thread produced, before the caller registers it.
+enum Launched {
+    #[cfg(target_os = "linux")]
+    Cloned(crate::stdio_spawn::Spawned),
+    /// The kernel refused the clone: nothing was started.
+    #[cfg(target_os = "linux")]
+    Refused,
+    Forked(Box<dyn TokioChildWrapper>),
+}
+
+type LaunchJob = Box<dyn FnOnce() -> std::io::Result<Launched> + Send>;
+
+/// Set once the kernel refused the clone, so later spawns fork at once.
+#[cfg(target_os = "linux")]
+static CLONE_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The work the spawner thread does for one server, built on the caller's
+/// thread: a clone of a prepared plan on Linux, else a fork by the
+/// standard library inside the caller's runtime.
+fn launch_job(
+    config: &mcp_config::StdioConfig,
+    env: &BTreeMap<String, String>,
+) -> std::io::Result<LaunchJob> {
+    #[cfg(target_os = "linux")]
+    if !CLONE_REFUSED.load(std::sync::atomic::Ordering::Relaxed) {
+        use crate::stdio_spawn::{Launch, SpawnPlan, launch};
+        let plan = SpawnPlan::new(&config.command, &config.args, env, config.cwd.as_deref())?;
+        return Ok(Box::new(move || {
+            launch(&plan).map(|launched| match launched {
+                Launch::Started(spawned) => Launched::Cloned(spawned),
+                Launch::Unsupported => Launched::Refused,
+            })
+        }));
+    }
+    let mut command = TokioCommandWrap::with_new(&config.command, |command| {
+        command
+            .args(&config.args)
+            .env_clear()
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(cwd) = &config.cwd {
+            command.current_dir(cwd);
+        }
+        die_with_parent(command);
+    });
+    command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|e| std::io::Error::other(format!("no tokio runtime: {e}")))?;
-    on_spawner_thread(move || {
+    Ok(Box::new(move || {
         let _entered = runtime.enter();
-        command.spawn()
-    })
-    .unwrap_or_else(|| Err(std::io::Error::other("the process spawner thread is gone")))
+        command.spawn().map(Launched::Forked)
+    }))
+}
+
+/// Registers what the spawner thread started with the caller's runtime;
+/// `None` when the kernel refused the clone (the caller then forks).
+fn register(launched: Launched) -> std::io::Result<Option<Started>> {
+    match launched {
+        #[cfg(target_os = "linux")]
+        Launched::Cloned(spawned) => {
+            // From here on, dropping the process kills and reaps the child.
+            let process = crate::stdio_spawn::ChildProcess::new(spawned.pid, spawned.pidfd)?;
+            Ok(Some(Started {
+                process: ServerProcess::Cloned(process),
+                pid: Some(spawned.pid),
+                stdin: pipe::Sender::from_owned_fd(spawned.stdin)?,
+                stdout: pipe::Receiver::from_owned_fd(spawned.stdout)?,
+                stderr: pipe::Receiver::from_owned_fd(spawned.stderr)?,
+            }))
+        }
+        #[cfg(target_os = "linux")]
+        Launched::Refused => {
+            CLONE_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
+            Ok(None)
+        }
+        Launched::Forked(mut child) => {
+            let pid = child.id().and_then(|id| i32::try_from(id).ok());
+            let missing = |what: &str| std::io::Error::other(format!("no {what} pipe"));
+            let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
+            let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
+            let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
+            Ok(Some(Started {
+                pid,
+                stdin: stdin.into_owned_fd().and_then(pipe::Sender::from_owned_fd)?,
+                stdout: stdout.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)?,
+                stderr: stderr.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)?,
+                process: ServerProcess::Forked(child),
+            }))
+        }
+    }
+}
+
+/// Starts the server, running each launch on the spawner thread through
+/// `run` (which blocks or not); a refused clone is retried as a fork.
+fn start(
+    config: &mcp_config::StdioConfig,
+    env: &BTreeMap<String, String>,
+    run: impl Fn(LaunchJob) -> std::io::Result<Launched>,
+) -> std::io::Result<Started> {
+    for _ in 0..2 {
+        if let Some(started) = register(run(launch_job(config, env)?)?)? {
+            return Ok(started);
+        }
+    }
+    Err(not_started())
+}
+
+fn not_started() -> std::io::Error {
+    std::io::Error::other("the server could not be started")
 }
 
 type SpawnJob = Box<dyn FnOnce() + Send>;
@@ -528,10 +661,9 @@ type SpawnJob = Box<dyn FnOnce() + Send>;
 static SPAWNER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<SpawnJob>>> =
     std::sync::OnceLock::new();
 
-/// Runs `job` on the spawner thread and waits for its result (a fork and
-/// exec: milliseconds). `None` when the thread is unavailable or the job
-/// panicked (the thread survives that).
-fn on_spawner_thread<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+/// Queues `job` on the spawner thread, starting the thread on first use.
+/// False when the thread is unavailable.
+fn send_to_spawner(job: SpawnJob) -> bool {
     let spawner = SPAWNER.get_or_init(|| {
         let (jobs, queue) = std::sync::mpsc::channel::<SpawnJob>();
         std::thread::Builder::new()
@@ -544,15 +676,39 @@ fn on_spawner_thread<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static
             .ok()
             .map(|_| jobs)
     });
+    spawner.as_ref().is_some_and(|jobs| jobs.send(job).is_ok())
+}
+
+fn spawner_gone() -> std::io::Error {
+    std::io::Error::other("the process spawner thread is gone")
+}
+
+/// Runs `job` on the spawner thread and blocks until it is done (well
+/// under a millisecond for a clone, a few for a fork). A job that panicked
+/// reads as a gone thread (the thread survives it).
+fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Launched> {
     let (reply, result) = std::sync::mpsc::sync_channel(1);
-    spawner
-        .as_ref()?
-        .send(Box::new(move || {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-            let _ = reply.send(outcome.ok());
-        }))
-        .ok()?;
-    result.recv().ok().flatten()
+    let sent = send_to_spawner(Box::new(move || {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        let _ = reply.send(outcome.ok());
+    }));
+    if !sent {
+        return Err(spawner_gone());
+    }
+    result.recv().ok().flatten().unwrap_or_else(|| Err(spawner_gone()))
+}
+
+/// [`on_spawner_thread`] that awaits the result instead of blocking.
+async fn on_spawner_thread_async(job: LaunchJob) -> std::io::Result<Launched> {
+    let (reply, result) = tokio::sync::oneshot::channel();
+    let sent = send_to_spawner(Box::new(move || {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        let _ = reply.send(outcome.ok());
+    }));
+    if !sent {
+        return Err(spawner_gone());
+    }
+    result.await.ok().flatten().unwrap_or_else(|| Err(spawner_gone()))
 }
 
 /// Asks the kernel to SIGTERM the child when the thread that forked it
@@ -597,7 +753,7 @@ fn die_with_parent(_command: &mut tokio::process::Command) {}
 /// the partial line and decoded-but-undelivered batch members live here.
 #[derive(Debug)]
 struct LineReader {
-    stdout: ChildStdout,
+    stdout: pipe::Receiver,
     buffer: ReadBuffer,
     line: Vec<u8>,
     too_large: bool,
@@ -608,7 +764,7 @@ struct LineReader {
 }
 
 impl LineReader {
-    fn new(stdout: ChildStdout, codec: Codec, server: String) -> Self {
+    fn new(stdout: pipe::Receiver, codec: Codec, server: String) -> Self {
         LineReader {
             stdout,
             buffer: ReadBuffer::default(),
@@ -733,7 +889,7 @@ struct ReadBuffer {
 impl ReadBuffer {
     /// The unconsumed bytes, reading more when there are none; empty at the
     /// end of the stream. Cancel-safe: nothing is consumed.
-    async fn fill_buf(&mut self, stdout: &mut ChildStdout) -> std::io::Result<&[u8]> {
+    async fn fill_buf(&mut self, stdout: &mut pipe::Receiver) -> std::io::Result<&[u8]> {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
@@ -797,7 +953,7 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Keeps the last bytes of stderr; logs each chunk at trace level.
-async fn read_stderr(mut stderr: ChildStderr, tail: StderrTail, server: String) {
+async fn read_stderr(mut stderr: pipe::Receiver, tail: StderrTail, server: String) {
     // Most servers are quiet: an idle session holds a small buffer, and one
     // that fills it grows it (up to the size a chatty server needs).
     const FIRST: usize = 512;
