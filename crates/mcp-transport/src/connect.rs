@@ -169,13 +169,10 @@ pub async fn open_transport(
     let _ = options;
     match &config.transport {
         #[cfg(feature = "stdio")]
-        TransportConfig::Stdio(stdio) => Ok(Box::new(StdioTransport::spawn_with_base_env(
-            server,
-            stdio,
-            &options.stdio,
-            &options.env,
-        )
-        .await?)),
+        TransportConfig::Stdio(stdio) => Ok(Box::new(
+            StdioTransport::spawn_with_base_env(server, stdio, &options.stdio, &options.env)
+                .await?,
+        )),
         #[cfg(not(feature = "stdio"))]
         TransportConfig::Stdio(_) => not_compiled(&server, "stdio", "stdio"),
         #[cfg(feature = "sdk")]

@@ -364,9 +364,7 @@ impl StdioTransport {
     async fn exited_error(&mut self) -> TransportError {
         let status = match &mut self.child {
             Some(child) => {
-                match tokio::time::timeout(Duration::from_millis(500), child.wait())
-                    .await
-                {
+                match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
                     Ok(Ok(status)) => status.to_string(),
                     Ok(Err(e)) => format!("wait failed: {e}"),
                     Err(_) => "stdout closed".to_string(),
@@ -626,9 +624,15 @@ fn register(launched: Launched) -> std::io::Result<Option<Started>> {
             let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
             Ok(Some(Started {
                 pid,
-                stdin: stdin.into_owned_fd().and_then(pipe::Sender::from_owned_fd)?,
-                stdout: stdout.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)?,
-                stderr: stderr.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)?,
+                stdin: stdin
+                    .into_owned_fd()
+                    .and_then(pipe::Sender::from_owned_fd)?,
+                stdout: stdout
+                    .into_owned_fd()
+                    .and_then(pipe::Receiver::from_owned_fd)?,
+                stderr: stderr
+                    .into_owned_fd()
+                    .and_then(pipe::Receiver::from_owned_fd)?,
                 process: ServerProcess::Forked(child),
             }))
         }
@@ -695,7 +699,11 @@ fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Launched> {
     if !sent {
         return Err(spawner_gone());
     }
-    result.recv().ok().flatten().unwrap_or_else(|| Err(spawner_gone()))
+    result
+        .recv()
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Err(spawner_gone()))
 }
 
 /// [`on_spawner_thread`] that awaits the result instead of blocking.
@@ -708,7 +716,11 @@ async fn on_spawner_thread_async(job: LaunchJob) -> std::io::Result<Launched> {
     if !sent {
         return Err(spawner_gone());
     }
-    result.await.ok().flatten().unwrap_or_else(|| Err(spawner_gone()))
+    result
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Err(spawner_gone()))
 }
 
 /// Asks the kernel to SIGTERM the child when the thread that forked it

@@ -62,7 +62,10 @@ impl SpawnPlan {
     ) -> io::Result<SpawnPlan> {
         let c = |bytes: &[u8]| {
             CString::new(bytes).map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidInput, "nul byte found in provided data")
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "nul byte found in provided data",
+                )
             })
         };
         let candidates = if program.contains('/') {
@@ -192,7 +195,10 @@ thread_local! {
 fn page_size() -> usize {
     // SAFETY: sysconf reads a constant of the system.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
+    usize::try_from(size)
+        .ok()
+        .filter(|&s| s > 0)
+        .unwrap_or(4096)
 }
 
 /// Moves `fd` to a number above 2, so the child's `dup2` onto 0, 1 and 2
@@ -334,8 +340,8 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
             if libc::sigaction(signal, std::ptr::null(), &mut current) != 0 {
                 continue;
             }
-            let caught = current.sa_sigaction != libc::SIG_DFL
-                && current.sa_sigaction != libc::SIG_IGN;
+            let caught =
+                current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN;
             if caught || signal == libc::SIGPIPE {
                 let mut default: libc::sigaction = std::mem::zeroed();
                 default.sa_sigaction = libc::SIG_DFL;
