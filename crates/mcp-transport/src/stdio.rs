@@ -36,15 +36,18 @@
 //!   killer), which runs no drop and no shutdown, still ends its direct
 //!   children; a server that ignores SIGTERM, or its grandchildren, are not
 //!   covered (the process group is, by every orderly exit). The kernel sends
-//!   that signal when the *thread* that forked the child exits, not the
-//!   process, and a tokio runtime forks from whichever worker or
+//!   that signal when the *thread* that created the child exits, not the
+//!   process, and a tokio runtime would spawn from whichever worker or
 //!   blocking-pool thread calls [`StdioTransport::spawn`], which may exit
 //!   long before the host does (an idle blocking thread does after ten
-//!   seconds). So every server is forked from one dedicated thread that
-//!   lives as long as the process, with the caller's runtime entered so the
-//!   pipes and the child belong to it. A host that died between the fork
-//!   and the `prctl` is caught by comparing the parent's pid: the server is
-//!   then not started.
+//!   seconds). So every server is started from one dedicated thread that
+//!   lives as long as the process; `connect` awaits it, and the pipes and
+//!   the child are registered with the caller's runtime. On Linux that
+//!   thread clones the child without copying the host (`stdio_spawn`); a
+//!   kernel that refuses the clone gets the standard library's fork, with
+//!   the signal set by a `pre_exec` hook. A host that died before the
+//!   `prctl` is caught by comparing the parent's pid: the server is then
+//!   not started.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
@@ -727,10 +730,10 @@ async fn on_spawner_thread_async(job: LaunchJob) -> std::io::Result<Launched> {
 /// exits (the spawner thread lives as long as the host, see the module
 /// docs), and refuses to start it when the host is already gone.
 ///
-/// This is the workspace's one `unsafe` block: `Command::pre_exec` is an
-/// unsafe fn, and no safe wrapper sets the parent-death signal. It is why
-/// the workspace lint is `unsafe_code = "deny"` and not `"forbid"` (which
-/// no `allow` can lift).
+/// The fallback's `unsafe` block (the other `unsafe` code is
+/// `stdio_spawn`): `Command::pre_exec` is an unsafe fn, and no safe wrapper
+/// sets the parent-death signal. They are why the workspace lint is
+/// `unsafe_code = "deny"` and not `"forbid"` (which no `allow` can lift).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn die_with_parent(command: &mut tokio::process::Command) {
