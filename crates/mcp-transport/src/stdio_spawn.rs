@@ -470,28 +470,50 @@ impl Drop for ChildProcess {
         if matches!(try_reap(self.pid), Ok(Some(_)) | Err(_)) {
             return;
         }
-        let pid = self.pid;
-        let pidfd = self.pidfd.take();
-        match (tokio::runtime::Handle::try_current(), pidfd) {
+        let reaper = Reaper { pid: self.pid };
+        match (tokio::runtime::Handle::try_current(), self.pidfd.take()) {
             (Ok(runtime), Some(pidfd)) => {
+                // A runtime that shuts down first drops the task, and the
+                // reaper's drop then waits from a thread instead.
                 runtime.spawn(async move {
-                    while matches!(try_reap(pid), Ok(None)) {
+                    loop {
+                        match try_reap(reaper.pid) {
+                            Ok(None) => {}
+                            _ => return reaper.done(),
+                        }
                         match pidfd.readable().await {
                             Ok(mut ready) => ready.clear_ready(),
-                            Err(_) => break,
+                            Err(_) => return,
                         }
                     }
                 });
             }
-            _ => {
-                let _ = std::thread::Builder::new()
-                    .name("mcp-stdio-reaper".to_owned())
-                    .spawn(move || {
-                        let mut status = 0;
-                        // SAFETY: a blocking wait for our own killed child.
-                        unsafe { libc::waitpid(pid, &mut status, 0) };
-                    });
-            }
+            _ => drop(reaper),
         }
+    }
+}
+
+/// Reaps a killed child: by its task, or when dropped unfinished, with a
+/// blocking wait on a thread of its own.
+struct Reaper {
+    pid: i32,
+}
+
+impl Reaper {
+    fn done(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let pid = self.pid;
+        let _ = std::thread::Builder::new()
+            .name("mcp-stdio-reaper".to_owned())
+            .spawn(move || {
+                let mut status = 0;
+                // SAFETY: a blocking wait for our own killed child.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
     }
 }
