@@ -690,16 +690,25 @@ fn spawner_gone() -> std::io::Error {
     std::io::Error::other("the process spawner thread is gone")
 }
 
+/// Queues `job` on the spawner thread and hands its outcome to `reply`:
+/// `None` when it panicked (the thread survives that). False when the
+/// thread is unavailable.
+fn launch_on_spawner(
+    job: LaunchJob,
+    reply: impl FnOnce(Option<std::io::Result<Launched>>) + Send + 'static,
+) -> bool {
+    send_to_spawner(Box::new(move || {
+        reply(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).ok());
+    }))
+}
+
 /// Runs `job` on the spawner thread and blocks until it is done (well
-/// under a millisecond for a clone, a few for a fork). A job that panicked
-/// reads as a gone thread (the thread survives it).
+/// under a millisecond for a clone, a few for a fork).
 fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Launched> {
     let (reply, result) = std::sync::mpsc::sync_channel(1);
-    let sent = send_to_spawner(Box::new(move || {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-        let _ = reply.send(outcome.ok());
-    }));
-    if !sent {
+    if !launch_on_spawner(job, move |outcome| {
+        let _ = reply.send(outcome);
+    }) {
         return Err(spawner_gone());
     }
     result
@@ -712,11 +721,9 @@ fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Launched> {
 /// [`on_spawner_thread`] that awaits the result instead of blocking.
 async fn on_spawner_thread_async(job: LaunchJob) -> std::io::Result<Launched> {
     let (reply, result) = tokio::sync::oneshot::channel();
-    let sent = send_to_spawner(Box::new(move || {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-        let _ = reply.send(outcome.ok());
-    }));
-    if !sent {
+    if !launch_on_spawner(job, move |outcome| {
+        let _ = reply.send(outcome);
+    }) {
         return Err(spawner_gone());
     }
     result
