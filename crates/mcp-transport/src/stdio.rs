@@ -250,10 +250,9 @@ impl StdioTransport {
         config: &mcp_config::StdioConfig,
         options: &StdioOptions,
     ) -> Result<StdioTransport, TransportError> {
-        let server = server.into();
-        let env = child_env(&options.base_env, &config.env, &config.env_passthrough);
-        let started = start(config, &env, on_spawner_thread);
-        Self::from_started(server, config, options, &options.base_env, started)
+        let job = launch_job(config, &options.base_env);
+        let started = job.and_then(on_spawner_thread).and_then(register);
+        Self::from_started(server.into(), config, options, &options.base_env, started)
     }
 
     /// [`StdioTransport::spawn`] drawing the allow-listed variables from
@@ -267,19 +266,10 @@ impl StdioTransport {
         options: &StdioOptions,
         base_env: &BTreeMap<String, String>,
     ) -> Result<StdioTransport, TransportError> {
-        let env = child_env(base_env, &config.env, &config.env_passthrough);
-        let mut outcome = Ok(None);
-        // Twice at most: a refused clone is retried as a fork.
-        for _ in 0..2 {
-            outcome = match launch_job(config, &env) {
-                Ok(job) => on_spawner_thread_async(job).await.and_then(register),
-                Err(e) => Err(e),
-            };
-            if !matches!(outcome, Ok(None)) {
-                break;
-            }
-        }
-        let started = outcome.and_then(|started| started.ok_or_else(not_started));
+        let started = match launch_job(config, base_env) {
+            Ok(job) => on_spawner_thread_async(job).await.and_then(register),
+            Err(e) => Err(e),
+        };
         Self::from_started(server, config, options, base_env, started)
     }
 
@@ -542,13 +532,10 @@ struct Started {
     stderr: pipe::Receiver,
 }
 
-/// What the spawner thread produced, before the caller registers it.
+/// What the spawner thread started, before the caller registers it.
 enum Launched {
     #[cfg(target_os = "linux")]
     Cloned(crate::stdio_spawn::Spawned),
-    /// The kernel refused the clone: nothing was started.
-    #[cfg(target_os = "linux")]
-    Refused,
     Forked(Box<dyn TokioChildWrapper>),
 }
 
@@ -558,66 +545,65 @@ type LaunchJob = Box<dyn FnOnce() -> std::io::Result<Launched> + Send>;
 #[cfg(target_os = "linux")]
 static CLONE_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// The work the spawner thread does for one server, built on the caller's
-/// thread: a clone of a prepared plan on Linux, else a fork by the
-/// standard library inside the caller's runtime.
+/// The work the spawner thread does for one server: on Linux a clone
+/// (`stdio_spawn`), and where the kernel refuses it, or elsewhere, a fork
+/// by the standard library inside the caller's runtime.
 fn launch_job(
     config: &mcp_config::StdioConfig,
-    env: &BTreeMap<String, String>,
+    base_env: &BTreeMap<String, String>,
 ) -> std::io::Result<LaunchJob> {
-    #[cfg(target_os = "linux")]
-    if !CLONE_REFUSED.load(std::sync::atomic::Ordering::Relaxed) {
-        use crate::stdio_spawn::{Launch, SpawnPlan, launch};
-        let plan = SpawnPlan::new(&config.command, &config.args, env, config.cwd.as_deref())?;
-        return Ok(Box::new(move || {
-            launch(&plan).map(|launched| match launched {
-                Launch::Started(spawned) => Launched::Cloned(spawned),
-                Launch::Unsupported => Launched::Refused,
-            })
-        }));
-    }
-    let mut command = TokioCommandWrap::with_new(&config.command, |command| {
-        command
-            .args(&config.args)
-            .env_clear()
-            .envs(env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(cwd) = &config.cwd {
-            command.current_dir(cwd);
-        }
-        die_with_parent(command);
-    });
-    command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    let env = child_env(base_env, &config.env, &config.env_passthrough);
+    let command = config.command.clone();
+    let args = config.args.clone();
+    let cwd = config.cwd.clone();
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|e| std::io::Error::other(format!("no tokio runtime: {e}")))?;
     Ok(Box::new(move || {
+        #[cfg(target_os = "linux")]
+        {
+            use crate::stdio_spawn::{Launch, SpawnPlan, launch};
+            use std::sync::atomic::Ordering;
+            if !CLONE_REFUSED.load(Ordering::Relaxed) {
+                let plan = SpawnPlan::new(&command, &args, &env, cwd.as_deref())?;
+                match launch(&plan)? {
+                    Launch::Started(spawned) => return Ok(Launched::Cloned(spawned)),
+                    Launch::Unsupported => CLONE_REFUSED.store(true, Ordering::Relaxed),
+                }
+            }
+        }
+        let mut wrapped = TokioCommandWrap::with_new(&command, |command| {
+            command
+                .args(&args)
+                .env_clear()
+                .envs(&env)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            if let Some(cwd) = &cwd {
+                command.current_dir(cwd);
+            }
+            die_with_parent(command);
+        });
+        wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
         let _entered = runtime.enter();
-        command.spawn().map(Launched::Forked)
+        wrapped.spawn().map(Launched::Forked)
     }))
 }
 
-/// Registers what the spawner thread started with the caller's runtime;
-/// `None` when the kernel refused the clone (the caller then forks).
-fn register(launched: Launched) -> std::io::Result<Option<Started>> {
+/// Registers what the spawner thread started with the caller's runtime.
+fn register(launched: Launched) -> std::io::Result<Started> {
     match launched {
         #[cfg(target_os = "linux")]
         Launched::Cloned(spawned) => {
             // From here on, dropping the process kills and reaps the child.
             let process = crate::stdio_spawn::ChildProcess::new(spawned.pid, spawned.pidfd)?;
-            Ok(Some(Started {
+            Ok(Started {
                 process: ServerProcess::Cloned(process),
                 pid: Some(spawned.pid),
                 stdin: pipe::Sender::from_owned_fd(spawned.stdin)?,
                 stdout: pipe::Receiver::from_owned_fd(spawned.stdout)?,
                 stderr: pipe::Receiver::from_owned_fd(spawned.stderr)?,
-            }))
-        }
-        #[cfg(target_os = "linux")]
-        Launched::Refused => {
-            CLONE_REFUSED.store(true, std::sync::atomic::Ordering::Relaxed);
-            Ok(None)
+            })
         }
         Launched::Forked(mut child) => {
             let pid = child.id().and_then(|id| i32::try_from(id).ok());
@@ -625,7 +611,7 @@ fn register(launched: Launched) -> std::io::Result<Option<Started>> {
             let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
             let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
             let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
-            Ok(Some(Started {
+            Ok(Started {
                 pid,
                 stdin: stdin
                     .into_owned_fd()
@@ -637,28 +623,9 @@ fn register(launched: Launched) -> std::io::Result<Option<Started>> {
                     .into_owned_fd()
                     .and_then(pipe::Receiver::from_owned_fd)?,
                 process: ServerProcess::Forked(child),
-            }))
+            })
         }
     }
-}
-
-/// Starts the server, running each launch on the spawner thread through
-/// `run` (which blocks or not); a refused clone is retried as a fork.
-fn start(
-    config: &mcp_config::StdioConfig,
-    env: &BTreeMap<String, String>,
-    run: impl Fn(LaunchJob) -> std::io::Result<Launched>,
-) -> std::io::Result<Started> {
-    for _ in 0..2 {
-        if let Some(started) = register(run(launch_job(config, env)?)?)? {
-            return Ok(started);
-        }
-    }
-    Err(not_started())
-}
-
-fn not_started() -> std::io::Error {
-    std::io::Error::other("the server could not be started")
 }
 
 type SpawnJob = Box<dyn FnOnce() + Send>;

@@ -38,8 +38,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-/// Everything the child reads, built on the caller's thread (the spawner
-/// thread only clones): owned C strings, so it can cross threads.
+/// Everything the child reads, as owned C strings, built before the clone
+/// so the child allocates nothing.
 #[derive(Debug)]
 pub(crate) struct SpawnPlan {
     /// The paths `execve` tries in order: the program itself when it names
@@ -426,7 +426,7 @@ impl ChildProcess {
             if let Some(status) = self.status {
                 return Ok(status);
             }
-            if let Some(status) = self.try_reap()? {
+            if let Some(status) = try_reap(self.pid)? {
                 self.status = Some(status);
                 self.pidfd = None;
                 continue;
@@ -438,10 +438,6 @@ impl ChildProcess {
             let mut ready = pidfd.readable().await?;
             ready.clear_ready();
         }
-    }
-
-    fn try_reap(&self) -> io::Result<Option<std::process::ExitStatus>> {
-        try_reap(self.pid)
     }
 }
 
