@@ -36,6 +36,8 @@ use crate::streamable_http::StreamableHttpTransport;
 #[cfg(feature = "ws")]
 use crate::ws::WsTransport;
 
+use crate::era::EraMemory;
+use crate::protocol::is_modern;
 #[cfg(feature = "sdk")]
 use crate::sdk::{SdkOptions, SdkRegistry, SdkTransport};
 use crate::session::{ClientSession, SessionOptions};
@@ -70,6 +72,11 @@ pub struct ConnectOptions {
     /// The host's claude.ai credentials, for `claudeai-proxy` entries.
     #[cfg(feature = "oauth")]
     pub claudeai_credentials: Option<Arc<dyn AuthProvider>>,
+    /// What earlier connects learned about each configuration's era: a
+    /// server that answered `initialize` before is not probed with
+    /// `server/discover` first, and every connect records what it found.
+    /// `None` (the default) keeps nothing: every connect probes.
+    pub eras: Option<Arc<EraMemory>>,
 }
 
 impl ConnectOptions {
@@ -124,6 +131,14 @@ impl ConnectOptions {
         self
     }
 
+    /// Sets the memory of server eras that connects consult and update
+    /// ([`ConnectOptions::eras`]).
+    #[must_use]
+    pub fn with_eras(mut self, eras: Arc<EraMemory>) -> Self {
+        self.eras = Some(eras);
+        self
+    }
+
     #[cfg(feature = "oauth")]
     /// Sets the host's claude.ai credentials, for `claudeai-proxy` entries.
     #[must_use]
@@ -152,6 +167,7 @@ impl std::fmt::Debug for ConnectOptions {
         debug
             .field("auth", &self.auth)
             .field("claudeai_credentials", &self.claudeai_credentials);
+        debug.field("eras", &self.eras.is_some());
         debug.finish()
     }
 }
@@ -276,6 +292,13 @@ pub async fn connect(
     session_options.connect_timeout = connect_timeout;
     session_options.request_timeout = config.timeouts.request;
     session_options.tool_call_timeout = config.timeouts.tool_call;
+    let era = options
+        .eras
+        .as_deref()
+        .and_then(|eras| Some((eras, EraMemory::key(config)?)));
+    if let Some((eras, key)) = &era {
+        session_options.assume_legacy |= eras.assumes_legacy(key);
+    }
     let started = tokio::time::Instant::now();
     // Both steps are boxed: their state machines are several kilobytes,
     // and a host connecting a hundred servers at once would otherwise hold
@@ -295,7 +318,7 @@ pub async fn connect(
             })??;
     // The handshake gets what is left of the connect timeout.
     session_options.connect_timeout = connect_timeout.saturating_sub(started.elapsed());
-    Box::pin(ClientSession::initialize(
+    let session = Box::pin(ClientSession::initialize(
         transport,
         config.name.clone(),
         session_options,
@@ -314,7 +337,11 @@ pub async fn connect(
             },
         ),
         _ => error,
-    })
+    })?;
+    if let Some((eras, key)) = &era {
+        eras.record(key, !is_modern(session.protocol_version()));
+    }
+    Ok(session)
 }
 
 #[cfg(test)]

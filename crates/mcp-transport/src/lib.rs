@@ -157,6 +157,7 @@
 
 mod codec;
 mod connect;
+mod era;
 pub mod error_codes;
 #[cfg(feature = "remote")]
 mod event_stream;
@@ -195,6 +196,7 @@ mod ws;
 
 pub use codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, MAX_DEPTH, Undecodable};
 pub use connect::{ConnectOptions, connect, open_transport};
+pub use era::EraMemory;
 #[cfg(feature = "remote")]
 pub use headers_helper::{
     HEADERS_HELPER_TIMEOUT, run_headers_helper, run_headers_helper_with_timeout,

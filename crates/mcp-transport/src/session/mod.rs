@@ -138,6 +138,11 @@ pub struct SessionOptions {
     /// taken for one that predates it (some never answer a request sent
     /// before `initialize`).
     pub discover_timeout: Duration,
+    /// The server answered `initialize` before (an [`crate::EraMemory`]
+    /// finding): start with `initialize` instead of the `server/discover`
+    /// probe. Any refusal of that `initialize` runs the probe as if this
+    /// were unset, so a server that has since moved on is still reached.
+    pub assume_legacy: bool,
     /// The log level asked of the server (`debug`, `info`, ... ): sent in
     /// every request's `_meta` at 2026-07-28, with `logging/setLevel`
     /// before. `None` asks for no log messages.
@@ -197,6 +202,13 @@ impl SessionOptions {
     #[must_use]
     pub fn with_discover_timeout(mut self, discover_timeout: Duration) -> Self {
         self.discover_timeout = discover_timeout;
+        self
+    }
+
+    /// Sets [`SessionOptions::assume_legacy`].
+    #[must_use]
+    pub fn with_assume_legacy(mut self, assume_legacy: bool) -> Self {
+        self.assume_legacy = assume_legacy;
         self
     }
 
@@ -278,6 +290,7 @@ impl fmt::Debug for SessionOptions {
             .field("protocol_version", &self.protocol_version)
             .field("pin_protocol", &self.pin_protocol)
             .field("discover_timeout", &self.discover_timeout)
+            .field("assume_legacy", &self.assume_legacy)
             .field("log_level", &self.log_level)
             .field("extensions", &self.extensions.keys().collect::<Vec<_>>())
             .field("max_input_rounds", &self.max_input_rounds)
@@ -310,6 +323,7 @@ impl SessionOptions {
             protocol_version: LATEST_PROTOCOL_VERSION.to_string(),
             pin_protocol: false,
             discover_timeout: Duration::from_secs(5),
+            assume_legacy: false,
             log_level: None,
             extensions: default_extensions(),
             max_input_rounds: 8,

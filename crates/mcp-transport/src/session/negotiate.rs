@@ -14,6 +14,10 @@
 //!   legacy, and the `initialize` handshake runs at the newest older
 //!   revision the session allows.
 //!
+//! With [`SessionOptions::assume_legacy`] (the server answered
+//! `initialize` before) the session starts with `initialize`, and only a
+//! refusal of it leads to the probe above.
+//!
 //! A server that lists a revision and then refuses it, or answers
 //! `initialize` with a revision it was not offered, ends the negotiation
 //! with a named error instead of a loop.
@@ -42,6 +46,17 @@ impl Shared {
         let wanted = self.wanted_versions()?;
         let started = Instant::now();
         let newest_modern = wanted.iter().find(|v| is_modern(v));
+        if newest_modern.is_some()
+            && self.options.assume_legacy
+            && wanted.iter().any(|v| !is_modern(v))
+        {
+            match self.initialize_legacy(&wanted, started).await {
+                Err(refusal) if refused_handshake(&refusal) => {
+                    tracing::debug!(server = %self.server, error = %refusal, "initialize refused although the server answered it before; probing with server/discover");
+                }
+                done => return done,
+            }
+        }
         if let Some(first) = newest_modern {
             let offered = match self.discover(first, started).await? {
                 Probe::Modern(result) if result.supported_versions.iter().any(|v| v == first) => {
@@ -355,6 +370,20 @@ impl Shared {
             modern: None,
         })
     }
+}
+
+/// Whether an `initialize` that was expected to work failed in a way a
+/// server that moved to the modern era explains (a refusal, or an answer
+/// naming a revision without `initialize`): the probe then decides. A
+/// dead connection or the connect timeout stands as it is.
+fn refused_handshake(error: &TransportError) -> bool {
+    matches!(
+        error.kind(),
+        TransportErrorKind::Rpc { .. }
+            | TransportErrorKind::VersionNegotiation { .. }
+            | TransportErrorKind::UnsupportedVersion { .. }
+            | TransportErrorKind::NoCommonVersion { .. }
+    )
 }
 
 /// The revisions an error's `data.supported` lists (none when absent).
