@@ -23,6 +23,9 @@
 //! connected sessions held for a second). It prints one JSON line that
 //! also carries the process's own peak RSS (`VmHWM`, children excluded).
 //!
+//! `ours` keeps the eras it finds in `BENCH_ERA_FILE` when it is set
+//! ([`EraMemory`]), as a host keeps them between launches.
+//!
 //! Runtime: a current-thread tokio runtime unless `BENCH_RUNTIME=multi`
 //! (the harness picks per scenario and documents it).
 
@@ -34,7 +37,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use mcp_catalog::{McpConnector, ServerSet, SessionRuntime};
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, TransportConfig};
-use mcp_transport::{ClientSession, ConnectOptions};
+use mcp_transport::{ClientSession, ConnectOptions, EraMemory};
 use serde_json::{Value, json};
 
 mod raw_http;
@@ -98,7 +101,13 @@ fn server_config(name: String, target: &Target) -> ServerConfig {
 /// Made once, as a host makes it, and lent to every connect.
 fn connect_options() -> &'static ConnectOptions {
     static OPTIONS: std::sync::OnceLock<ConnectOptions> = std::sync::OnceLock::new();
-    OPTIONS.get_or_init(|| ConnectOptions::default().with_env(std::env::vars().collect()))
+    OPTIONS.get_or_init(|| {
+        let options = ConnectOptions::default().with_env(std::env::vars().collect());
+        match std::env::var_os("BENCH_ERA_FILE") {
+            Some(file) => options.with_eras(Arc::new(EraMemory::open(file))),
+            None => options,
+        }
+    })
 }
 
 async fn connect(target: &Target) -> Result<ClientSession> {

@@ -200,9 +200,16 @@ impl Signals {
 }
 
 /// What a connection needs from outside: the environment stdio children
-/// draw their allow-listed variables from, stored OAuth credentials, and
-/// the host's answers to what servers ask ([`crate::host`]).
+/// draw their allow-listed variables from, stored OAuth credentials, the
+/// eras servers were found in before (`<home>/.mcp-cli/eras.json`, so a
+/// server that answered `initialize` last time is not probed with
+/// `server/discover` first), and the host's answers to what servers ask
+/// ([`crate::host`]).
 pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
+    let eras = mcp_transport::EraMemory::open(context.home.join(".mcp-cli").join("eras.json"));
+    if let Some(problem) = eras.problem() {
+        crate::output::errln!("warning: {}", crate::output::shown(&problem));
+    }
     let mut session =
         mcp_transport::SessionOptions::default().with_handler(crate::host::Host::handler(context));
     if let Some(revision) = &context.protocol {
@@ -215,6 +222,7 @@ pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOption
         .with_auth(std::sync::Arc::new(crate::auth::StoredCredentials::new(
             context,
         )))
+        .with_eras(std::sync::Arc::new(eras))
 }
 
 /// A `--timeout S` value: positive seconds, fractions allowed.

@@ -81,6 +81,16 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let minimal = build_minimal_server(&root, &bench_out)?;
     let ours = build_ours(&root)?;
     let rmcp = build_rmcp(&root, &target_dir);
+    // Ours keeps the eras it finds in a file, as a host does between
+    // launches (rmcp's client is told the era instead); each run of the
+    // benchmark starts from an empty one.
+    let eras = bench_out.join("eras.json");
+    match fs::remove_file(&eras) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            bail!("removing {}: {e}", eras.display())
+        }
+        _ => {}
+    }
 
     let sdk = modules.join("@modelcontextprotocol/sdk/package.json");
     let sdk2 = modules.join("@modelcontextprotocol/client/package.json");
@@ -112,7 +122,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             key: "ours",
             label: "**ours** (mcp-transport / mcp-catalog)",
             argv: vec![path_str(&ours), "ours".into()],
-            env: vec![],
+            env: vec![("BENCH_ERA_FILE".into(), path_str(&eras))],
             skipped: None,
         },
         Client {
