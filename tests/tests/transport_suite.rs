@@ -302,6 +302,35 @@ async fn times_out_and_cancels(harness: &dyn Harness, version: &str) {
     session.close().await.unwrap();
 }
 
+/// Each call keeps its own deadline, whichever was sent first: a short one
+/// sent while a long one waits times out on time, and the long one, still
+/// answered within its own, is unaffected.
+async fn each_call_keeps_its_own_deadline(harness: &dyn Harness, version: &str) {
+    let session = connect(harness, version, ServerOptions::default()).await;
+    let long = CallOptions::default().with_timeout(Duration::from_secs(20));
+    let short = CallOptions::default().with_timeout(Duration::from_millis(200));
+    let answered =
+        session.call_tool_with("slow", Some(json!({"steps": 1, "step_ms": 3000})), &long);
+    let timed_out = async {
+        // Sent once the long call is on its way.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let started = Instant::now();
+        let error = session
+            .call_tool_with("slow", Some(json!({"steps": 1, "step_ms": 5000})), &short)
+            .await
+            .unwrap_err();
+        (error, started.elapsed())
+    };
+    let (answered, (error, waited)) = tokio::join!(answered, timed_out);
+    assert_eq!(first_text(&answered.unwrap()), "finished 1 steps");
+    assert!(
+        matches!(error.kind(), TransportErrorKind::Timeout { .. }),
+        "{error}"
+    );
+    assert!(waited < Duration::from_millis(2500), "waited {waited:?}");
+    session.close().await.unwrap();
+}
+
 async fn dropping_a_call_cancels_it(harness: &dyn Harness, version: &str) {
     let session = connect(harness, version, ServerOptions::default()).await;
     let call = session.call_tool("slow", Some(json!({"steps": 1, "step_ms": 5000})));
@@ -617,6 +646,7 @@ macro_rules! transport_suite {
                 resources_and_prompts,
                 delivers_progress_and_progress_resets_the_timeout,
                 times_out_and_cancels,
+                each_call_keeps_its_own_deadline,
                 dropping_a_call_cancels_it,
                 surfaces_list_changed,
                 answers_ping_both_ways,

@@ -6,7 +6,7 @@
 
 use super::*;
 
-use super::pending::Body;
+use super::pending::{Body, Reply};
 use crate::message::Incoming;
 
 /// The driver: owns the transport, forwards commands out and dispatches
@@ -163,7 +163,7 @@ fn deliver_to(shared: &Shared, id: Option<&RequestId>, outcome: Result<Body, Err
     let pending = lock(&shared.pending).entries.remove(&key);
     match pending {
         Some(pending) => {
-            let _ = pending.reply.send(Ok(outcome));
+            let _ = pending.reply.send(Reply::Answer(outcome));
         }
         None => {
             tracing::debug!(server = %shared.server, id = key, "response for no pending request")
@@ -218,8 +218,13 @@ pub(super) fn deliver_progress(shared: &Shared, params: Option<&Value>) {
             .and_then(Value::as_str)
             .map(str::to_string),
     };
-    let table = lock(&shared.pending);
-    if let Some(sender) = table.entries.get(&token).and_then(|p| p.progress.as_ref()) {
+    let mut table = lock(&shared.pending);
+    if let Some(pending) = table.entries.get_mut(&token)
+        && let Some(sender) = &pending.progress
+    {
+        // A later deadline needs no wake-up: the deadline task finds it
+        // when it wakes for the earlier one.
+        pending.deadline.restart(Instant::now());
         let _ = sender.send(progress);
     }
 }

@@ -31,6 +31,7 @@
 //! table and the request path in `pending`, the driver task in `driver`,
 //! pagination in `list`.
 
+mod deadlines;
 mod driver;
 mod list;
 mod listen;
@@ -502,6 +503,8 @@ struct Shared {
     /// the driver task.
     direct: Option<MessageSender>,
     pending: Mutex<PendingTable>,
+    /// Wakes the deadline task for a deadline earlier than its target.
+    deadlines: tokio::sync::Notify,
     next_id: AtomicI64,
     /// Created by the first [`ClientSession::events`] call: its ring of
     /// `event_capacity` slots is allocated up front, and a session nobody
@@ -546,12 +549,16 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Aborts the driver task when the session is dropped.
-struct DriverHandle(tokio::task::JoinHandle<()>);
+/// Aborts the driver and deadline tasks when the session is dropped.
+struct DriverHandle {
+    driver: tokio::task::JoinHandle<()>,
+    deadlines: tokio::task::JoinHandle<()>,
+}
 
 impl Drop for DriverHandle {
     fn drop(&mut self) {
-        self.0.abort();
+        self.driver.abort();
+        self.deadlines.abort();
     }
 }
 
@@ -606,6 +613,7 @@ impl ClientSession {
             commands: commands_tx,
             direct,
             pending: Mutex::new(PendingTable::default()),
+            deadlines: tokio::sync::Notify::new(),
             next_id: AtomicI64::new(0),
             events: Mutex::new(None),
             ended: watch::channel(None).0,
@@ -620,11 +628,10 @@ impl ClientSession {
             marks_own_failures,
             server_info: Mutex::new(None),
         });
-        let driver = DriverHandle(tokio::spawn(drive(
-            transport,
-            Arc::clone(&shared),
-            commands_rx,
-        )));
+        let driver = DriverHandle {
+            driver: tokio::spawn(drive(transport, Arc::clone(&shared), commands_rx)),
+            deadlines: tokio::spawn(deadlines::watch(Arc::clone(&shared))),
+        };
         let negotiated = shared.negotiate().await?;
         let modern = negotiated.modern.is_some();
         if let Some(meta) = negotiated.modern {

@@ -6,13 +6,22 @@ use super::*;
 
 use std::hash::BuildHasherDefault;
 
+use super::deadlines::Deadline;
 use super::rounds::ModernMeta;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// What the driver hands back to a waiting caller.
-pub(super) type Reply = Result<Result<Body, ErrorObject>, TransportError>;
+/// What a waiting caller is handed: by the driver, or by the deadline
+/// task.
+pub(super) enum Reply {
+    /// The server's answer: a result, or its error.
+    Answer(Result<Body, ErrorObject>),
+    /// The connection ended first.
+    Ended(TransportError),
+    /// The request's deadline passed first; the entry is already gone.
+    TimedOut,
+}
 
 /// A result as it reaches its caller: still raw (the common case, decoded
 /// once into the type the caller asked for), or a `Value` (from a transport
@@ -102,6 +111,7 @@ impl Body {
 pub(super) struct Pending {
     pub(super) reply: oneshot::Sender<Reply>,
     pub(super) progress: Option<mpsc::UnboundedSender<Progress>>,
+    pub(super) deadline: Deadline,
 }
 
 /// Requests in flight, and why the connection ended once it has.
@@ -109,6 +119,9 @@ pub(super) struct Pending {
 pub(super) struct PendingTable {
     pub(super) entries: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
     pub(super) ended: Option<TransportError>,
+    /// The deadline the session's deadline task sleeps towards (see
+    /// `deadlines`); `None` while it waits for one.
+    pub(super) armed: Option<Instant>,
 }
 
 /// Hashes the table's keys, ids this session counts up itself, with one
@@ -208,7 +221,7 @@ impl Shared {
         };
         let reason = self.ended_error();
         for pending in drained {
-            let _ = pending.reply.send(Err(reason.clone()));
+            let _ = pending.reply.send(Reply::Ended(reason.clone()));
         }
         self.ended.send_replace(Some(reason));
     }
@@ -333,7 +346,13 @@ impl Shared {
         } else {
             params
         };
-        let alone = {
+        let timeout = options
+            .timeout
+            .unwrap_or_else(|| self.default_timeout(method));
+        let started = Instant::now();
+        let hard_deadline = options.max_total_timeout.map(|max| started + max);
+        let deadline = Deadline::new(started, timeout, hard_deadline);
+        let (alone, wake) = {
             let mut table = lock(&self.pending);
             if let Some(reason) = &table.ended {
                 return Err(reason.clone());
@@ -343,10 +362,14 @@ impl Shared {
                 Pending {
                     reply: reply_tx,
                     progress: progress_tx,
+                    deadline,
                 },
             );
-            table.entries.len() == 1
+            (table.entries.len() == 1, table.arm(deadline.at))
         };
+        if wake {
+            self.deadlines.notify_one();
+        }
         let mut guard = InFlight {
             shared: self,
             id,
@@ -381,14 +404,7 @@ impl Shared {
             }
         };
 
-        let timeout = options
-            .timeout
-            .unwrap_or_else(|| self.default_timeout(method));
-        let started = Instant::now();
-        let hard_deadline = options.max_total_timeout.map(|max| started + max);
-        let mut deadline = started + timeout;
         loop {
-            let wake = hard_deadline.map_or(deadline, |hard| hard.min(deadline));
             tokio::select! {
                 reply = &mut reply_rx => {
                     guard.cancel_reason = None;
@@ -398,26 +414,31 @@ impl Shared {
                             callback(progress);
                         }
                     }
-                    let reply = reply.unwrap_or_else(|_| Err(self.ended_error()))?;
-                    return reply
-                        .map(|body| (body, kept))
-                        .map_err(|error| self.answer_error(method, error));
+                    return match reply {
+                        Ok(Reply::Answer(answer)) => answer
+                            .map(|body| (body, kept))
+                            .map_err(|error| self.answer_error(method, error)),
+                        Ok(Reply::Ended(reason)) => Err(reason),
+                        Err(_) => Err(self.ended_error()),
+                        Ok(Reply::TimedOut) => {
+                            if guard.cancellable {
+                                self.cancel(id, "timed out");
+                            }
+                            Err(TransportError::new(
+                                &*self.server,
+                                TransportErrorKind::Timeout {
+                                    method: method.to_string(),
+                                    after: Instant::now().duration_since(started),
+                                },
+                            ))
+                        }
+                    };
                 }
+                // The driver restarts the deadline as it delivers progress.
                 Some(progress) = recv_progress(&mut progress_rx) => {
-                    deadline = Instant::now() + timeout;
                     if let Some(callback) = &options.progress {
                         callback(progress);
                     }
-                }
-                () = tokio::time::sleep_until(wake) => {
-                    guard.cancel_reason = Some("timed out");
-                    return Err(TransportError::new(
-                        &*self.server,
-                        TransportErrorKind::Timeout {
-                            method: method.to_string(),
-                            after: Instant::now().duration_since(started),
-                        },
-                    ));
                 }
             }
         }
@@ -470,11 +491,18 @@ impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         let removed = lock(&self.shared.pending).entries.remove(&self.id);
         if let (Some(_), Some(reason), true) = (removed, self.cancel_reason, self.cancellable) {
-            let _ = self.shared.send(JsonRpcMessage::notification(
-                "notifications/cancelled",
-                Some(json!({ "requestId": self.id, "reason": reason })),
-            ));
+            self.shared.cancel(self.id, reason);
         }
+    }
+}
+
+impl Shared {
+    /// Tells the server the client stopped waiting for request `id`.
+    fn cancel(&self, id: i64, reason: &str) {
+        let _ = self.send(JsonRpcMessage::notification(
+            "notifications/cancelled",
+            Some(json!({ "requestId": id, "reason": reason })),
+        ));
     }
 }
 
