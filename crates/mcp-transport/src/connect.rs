@@ -16,7 +16,6 @@
 //! `connect` the provider should only refresh.
 
 use std::collections::BTreeMap;
-#[cfg(any(feature = "sdk", feature = "oauth"))]
 use std::sync::Arc;
 
 #[cfg(feature = "remote")]
