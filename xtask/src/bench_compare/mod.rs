@@ -21,6 +21,7 @@
 //! instead of failing the run.
 
 mod clients;
+mod combine;
 mod idle;
 mod plan;
 mod report;
@@ -50,10 +51,19 @@ pub(crate) struct Args {
     /// Replace the results section of BENCHMARKS.md with this run's.
     #[arg(long)]
     write: bool,
+    /// Measure nothing: print the rows against rmcp 3.11 and the
+    /// TypeScript SDK 2.x across these saved runs (each the output of one
+    /// `bench-compare`), with in how many runs ours led each.
+    #[arg(long, num_args = 1.., value_name = "RUN")]
+    combine: Vec<PathBuf>,
 }
 
 #[allow(clippy::print_stdout)]
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    if !args.combine.is_empty() {
+        combine::run(&args.combine)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let root = workspace_root();
     let started = Instant::now();
     let plan = Plan {
