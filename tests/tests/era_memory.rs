@@ -50,6 +50,17 @@ async fn check(
     eras: Option<Arc<EraMemory>>,
     seeded: bool,
 ) -> (Result<String, TransportError>, Option<bool>) {
+    check_with(row, config, eras, seeded, SessionOptions::default()).await
+}
+
+/// [`check`] with the session's own options.
+async fn check_with(
+    row: &str,
+    config: &ServerConfig,
+    eras: Option<Arc<EraMemory>>,
+    seeded: bool,
+    session: SessionOptions,
+) -> (Result<String, TransportError>, Option<bool>) {
     let key = EraMemory::key(config).unwrap();
     if let (Some(eras), true) = (&eras, seeded) {
         eras.record(&key, true);
@@ -57,7 +68,7 @@ async fn check(
     }
     let mut options = ConnectOptions::default()
         .with_env(test_env())
-        .with_session(SessionOptions::default());
+        .with_session(session);
     if let Some(eras) = &eras {
         options = options.with_eras(Arc::clone(eras));
     }
@@ -107,4 +118,27 @@ async fn what_a_connect_learns_survives_in_the_era_file() {
     let (version, legacy) = check("dual", &dual, Some(Arc::new(restarted)), false).await;
     assert_eq!(version.unwrap(), "2026-07-28");
     assert_eq!(legacy, Some(false));
+}
+
+#[tokio::test]
+async fn a_session_held_to_older_revisions_learns_nothing() {
+    // It never probes, so its `initialize` says nothing of whether the
+    // server also speaks the modern era.
+    let dual = example(&ServerOptions::default());
+    let memory = Arc::new(EraMemory::in_memory());
+    for session in [
+        SessionOptions::default().with_protocol_version("2025-11-25"),
+        SessionOptions::default()
+            .with_protocol_version("2026-07-28")
+            .with_pin_protocol(true),
+    ] {
+        let row = format!(
+            "{} pinned {}",
+            session.protocol_version, session.pin_protocol
+        );
+        let (version, legacy) =
+            check_with(&row, &dual, Some(Arc::clone(&memory)), false, session).await;
+        assert!(version.is_ok(), "{row}: {version:?}");
+        assert_eq!(legacy, Some(false), "{row}");
+    }
 }

@@ -74,6 +74,8 @@ pub struct ConnectOptions {
     /// What earlier connects learned about each configuration's era: a
     /// server that answered `initialize` before is not probed with
     /// `server/discover` first, and every connect records what it found.
+    /// Only a session that may go modern uses it: one held to older
+    /// revisions (or pinned) never probes, so it learns nothing either.
     /// `None` (the default) keeps nothing: every connect probes.
     pub eras: Option<Arc<EraMemory>>,
 }
@@ -291,9 +293,15 @@ pub async fn connect(
     session_options.connect_timeout = connect_timeout;
     session_options.request_timeout = config.timeouts.request;
     session_options.tool_call_timeout = config.timeouts.tool_call;
+    // Only a session that may go modern determines the era: one held to
+    // older revisions never probes, and its `initialize` says nothing of
+    // whether the server also speaks the modern era.
+    let determines_era =
+        is_modern(&session_options.protocol_version) && !session_options.pin_protocol;
     let era = options
         .eras
         .as_deref()
+        .filter(|_| determines_era)
         .and_then(|eras| Some((eras, EraMemory::key(config)?)));
     if let Some((eras, key)) = &era {
         session_options.assume_legacy |= eras.assumes_legacy(key);
