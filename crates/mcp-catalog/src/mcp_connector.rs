@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
 use mcp_transport::{
-    CallOptions, ClientSession, ConnectOptions, ListKind, ServerEvent, TransportError,
+    CallOptions, ClientSession, ConnectOptions, EraMemory, ListKind, ServerEvent, TransportError,
 };
 use mcp_transport::{CallToolResult, Tool};
 use mcp_transport::{Listing, ProgressCallback, RejectedTool};
@@ -42,9 +42,15 @@ pub struct McpConnector {
 impl McpConnector {
     /// A connector with these transport options. Each entry's own timeouts
     /// replace the session's; the event ring is capped at
-    /// [`CATALOG_EVENT_CAPACITY`].
+    /// [`CATALOG_EVENT_CAPACITY`]. Without an era memory in `options`
+    /// ([`ConnectOptions::eras`]) the connector keeps one in memory, so a
+    /// server found legacy is not probed again when the runtime reconnects
+    /// it; give it one backed by a file to keep the eras across restarts.
     pub fn new(mut options: ConnectOptions) -> Self {
         options.session.event_capacity = options.session.event_capacity.min(CATALOG_EVENT_CAPACITY);
+        if options.eras.is_none() {
+            options.eras = Some(Arc::new(EraMemory::in_memory()));
+        }
         McpConnector { options }
     }
 }
@@ -320,6 +326,21 @@ impl Connection for SessionConnection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connector_remembers_eras_in_memory_unless_given_a_memory() {
+        let own = McpConnector::new(ConnectOptions::default());
+        assert!(own.options.eras.is_some());
+        let given = Arc::new(EraMemory::in_memory());
+        let connector = McpConnector::new(ConnectOptions::default().with_eras(Arc::clone(&given)));
+        assert!(
+            connector
+                .options
+                .eras
+                .as_ref()
+                .is_some_and(|eras| Arc::ptr_eq(eras, &given))
+        );
+    }
 
     fn event_capacity_kept(requested: usize) -> usize {
         let mut options = ConnectOptions::default();
