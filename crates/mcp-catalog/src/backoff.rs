@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::clock::later;
+
 /// When a server is paused and for how long.
 /// Made from [`BackoffPolicy::default`] (3 failures, 60 s) and the
 /// `with_*` methods.
@@ -70,8 +72,8 @@ impl Backoff {
             });
         }
         match self.trial_started {
-            Some(started) if now < started + policy.pause => Err(Paused {
-                until: started + policy.pause,
+            Some(started) if now < later(started, policy.pause) => Err(Paused {
+                until: later(started, policy.pause),
                 failures: self.failures,
             }),
             _ => {
@@ -89,7 +91,7 @@ impl Backoff {
         self.failures = self.failures.saturating_add(1);
         self.trial_started = None;
         if self.failures >= policy.threshold {
-            self.paused_until = Some(now + policy.pause);
+            self.paused_until = Some(later(now, policy.pause));
         }
     }
 
@@ -107,6 +109,20 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pause_of_any_length_holds_without_overflowing() {
+        let policy = BackoffPolicy::default()
+            .with_threshold(1)
+            .with_pause(Duration::MAX);
+        let t0 = Instant::now();
+        let mut backoff = Backoff::default();
+        backoff.fail(t0, policy);
+        let year = Duration::from_secs(365 * 24 * 3600);
+        let paused = backoff.admit(t0 + year, policy).unwrap_err();
+        assert!(paused.until > t0 + 50 * year, "{:?}", paused.until - t0);
+        assert_eq!(backoff.paused_until(t0 + year), Some(paused.until));
+    }
 
     #[test]
     fn three_failures_pause_and_a_trial_follows() {

@@ -16,6 +16,16 @@ pub trait Clock: Send + Sync + fmt::Debug {
     }
 }
 
+/// `at + by`, or a century after `at` when the sum does not fit an
+/// `Instant`: a server's `ttlMs` and a host's pause can be any size, and
+/// `+` panics past the platform's range.
+pub(crate) fn later(at: Instant, by: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+    at.checked_add(by)
+        .or_else(|| at.checked_add(CENTURY))
+        .unwrap_or(at)
+}
+
 /// The real clock.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
@@ -47,7 +57,7 @@ impl ManualClock {
     /// Moves the clock forward.
     pub fn advance(&self, by: Duration) {
         let mut elapsed = self.elapsed.lock().unwrap_or_else(|e| e.into_inner());
-        *elapsed += by;
+        *elapsed = elapsed.saturating_add(by);
     }
 
     fn elapsed(&self) -> Duration {
@@ -63,11 +73,13 @@ impl Default for ManualClock {
 
 impl Clock for ManualClock {
     fn now(&self) -> Instant {
-        self.start + self.elapsed()
+        later(self.start, self.elapsed())
     }
 
     fn wall_now(&self) -> SystemTime {
-        self.wall_start + self.elapsed()
+        self.wall_start
+            .checked_add(self.elapsed())
+            .unwrap_or(self.wall_start)
     }
 }
 

@@ -449,7 +449,9 @@ impl RuntimeShared {
             }
         };
         // The TTL counts from when the listing arrived.
-        let fresh_until = listing.ttl.map(|ttl| self.clock.now() + ttl);
+        let fresh_until = listing
+            .ttl
+            .map(|ttl| crate::clock::later(self.clock.now(), ttl));
         let mut tools = listing.items;
         let max_depth = self
             .options

@@ -822,10 +822,11 @@ impl RuntimeShared {
     pub(super) fn paused_error(&self, server: &str, paused: Paused) -> CatalogError {
         let now = self.clock.now();
         let retry_in = paused.until.saturating_duration_since(now);
+        let wall = self.clock.wall_now();
         CatalogError::paused(
             server,
             paused.failures,
-            rfc3339(self.clock.wall_now() + retry_in),
+            rfc3339(wall.checked_add(retry_in).unwrap_or(wall)),
             retry_in,
         )
     }

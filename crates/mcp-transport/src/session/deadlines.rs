@@ -43,7 +43,7 @@ impl Deadline {
     /// Progress arrived at `now`: the timeout starts over, within the hard
     /// limit.
     pub(super) fn restart(&mut self, now: Instant) {
-        let idle = now.checked_add(self.timeout).unwrap_or(now + FAR_FUTURE);
+        let idle = later(now, self.timeout);
         self.at = self.hard.map_or(idle, |hard| hard.min(idle));
     }
 }
@@ -51,6 +51,16 @@ impl Deadline {
 /// Far enough for a timeout that never ends in practice (`Duration::MAX`
 /// does not fit an `Instant`).
 const FAR_FUTURE: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+/// `at + by`, or a century after `at` when the sum does not fit an
+/// `Instant`: a timeout from a configuration file or a poll interval from a
+/// server can be any size, and `+` panics past the platform's range (a
+/// `u64` count of milliseconds already overflows some platforms').
+pub(super) fn later(at: Instant, by: Duration) -> Instant {
+    at.checked_add(by)
+        .or_else(|| at.checked_add(FAR_FUTURE))
+        .unwrap_or(at)
+}
 
 impl PendingTable {
     /// Whether the deadline task must wake to see `deadline`: it is earlier
@@ -67,7 +77,7 @@ impl PendingTable {
 
 /// The deadline task of one session: runs until aborted with the session.
 pub(super) async fn watch(shared: Arc<Shared>) {
-    let sleep = tokio::time::sleep_until(Instant::now() + FAR_FUTURE);
+    let sleep = tokio::time::sleep_until(later(Instant::now(), FAR_FUTURE));
     tokio::pin!(sleep);
     loop {
         let armed = lock(&shared.pending).armed;
@@ -128,6 +138,20 @@ mod tests {
         assert_eq!(deadline.at, now + 15 * second, "the hard limit holds");
         let endless = Deadline::new(now, Duration::MAX, None);
         assert!(endless.at > now + 365 * 24 * 3600 * second);
+        let capped = Deadline::new(now, Duration::MAX, Some(later(now, Duration::MAX)));
+        assert!(capped.at > now + 365 * 24 * 3600 * second);
+    }
+
+    #[test]
+    fn a_deadline_past_the_clocks_range_is_a_century_away() {
+        let now = Instant::now();
+        let century = Duration::from_secs(100 * 365 * 24 * 3600);
+        assert_eq!(
+            later(now, Duration::from_secs(5)),
+            now + Duration::from_secs(5)
+        );
+        assert_eq!(later(now, Duration::MAX), now + century);
+        assert_eq!(later(now, Duration::from_secs(u64::MAX / 2)), now + century);
     }
 
     #[test]

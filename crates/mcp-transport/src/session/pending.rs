@@ -350,7 +350,9 @@ impl Shared {
             .timeout
             .unwrap_or_else(|| self.default_timeout(method));
         let started = Instant::now();
-        let hard_deadline = options.max_total_timeout.map(|max| started + max);
+        let hard_deadline = options
+            .max_total_timeout
+            .map(|max| super::deadlines::later(started, max));
         let deadline = Deadline::new(started, timeout, hard_deadline);
         let (alone, wake) = {
             let mut table = lock(&self.pending);

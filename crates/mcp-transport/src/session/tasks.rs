@@ -21,6 +21,7 @@
 
 use crate::task::{Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
 
+use super::deadlines::later;
 use super::*;
 
 /// Shortest wait between two polls: a `pollInterval` of 0 must not turn
@@ -487,8 +488,8 @@ impl<'a> Poll<'a> {
             progress: options.progress.clone(),
             timeout,
             started,
-            deadline: started + timeout,
-            hard_deadline: options.max_total_timeout.map(|max| started + max),
+            deadline: later(started, timeout),
+            hard_deadline: options.max_total_timeout.map(|max| later(started, max)),
             last: None,
             steps: 0,
         }
@@ -518,7 +519,7 @@ impl<'a> Poll<'a> {
     }
 
     fn touch(&mut self) {
-        self.deadline = Instant::now() + self.timeout;
+        self.deadline = later(Instant::now(), self.timeout);
     }
 
     fn wake(&self) -> Instant {
@@ -537,7 +538,7 @@ impl<'a> Poll<'a> {
         let interval = interval
             .unwrap_or(DEFAULT_POLL_INTERVAL)
             .max(MIN_POLL_INTERVAL);
-        let next = Instant::now() + interval;
+        let next = later(Instant::now(), interval);
         let wake = self.wake();
         if next >= wake {
             tokio::time::sleep_until(wake).await;
@@ -849,6 +850,36 @@ mod tests {
             hello()
         );
         assert!(server.requests("tasks/get").is_empty());
+    }
+
+    #[tokio::test]
+    async fn timeouts_and_intervals_of_any_size_are_waited_not_added_up() {
+        // A host's "never time out" and a server's absurd interval used to
+        // overflow `Instant + Duration` and panic.
+        let server = TaskServer::new(
+            extension_caps(),
+            created(),
+            vec![
+                task("working", json!({})),
+                task("completed", json!({"result": hello()})),
+            ],
+        );
+        let session = connect(&server, None).await;
+        let endless = CallOptions::default()
+            .with_timeout(Duration::MAX)
+            .with_max_total_timeout(Duration::MAX);
+        assert_eq!(run(&session, &endless).await.unwrap(), hello());
+
+        let mut created = created();
+        created["pollIntervalMs"] = json!(1.0e300);
+        let server = TaskServer::new(extension_caps(), created, vec![task("working", json!({}))]);
+        let session = connect(&server, None).await;
+        let options = CallOptions::default().with_timeout(Duration::from_millis(100));
+        let error = run(&session, &options).await.unwrap_err();
+        assert!(
+            matches!(error.kind(), TransportErrorKind::Timeout { .. }),
+            "{error}"
+        );
     }
 
     #[tokio::test]
