@@ -71,9 +71,12 @@ impl Backoff {
                 failures: self.failures,
             });
         }
-        match self.trial_started {
-            Some(started) if now < later(started, policy.pause) => Err(Paused {
-                until: later(started, policy.pause),
+        match self
+            .trial_started
+            .map(|started| later(started, policy.pause))
+        {
+            Some(until) if now < until => Err(Paused {
+                until,
                 failures: self.failures,
             }),
             _ => {
