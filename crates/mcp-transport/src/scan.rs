@@ -16,6 +16,12 @@
 //! as bytes arrive (the SSE decoder feeds it while it skips an oversized
 //! event). It does not validate: a caller uses it only after the parser
 //! has refused the bytes.
+//!
+//! One more question is asked of bytes the parser already accepted: what
+//! is one top-level member of a result ([`top_level_member`]), so the
+//! session reads a 2026-07-28 result's `resultType` without walking the
+//! rest through a parser (every result carries it, so this is on the path
+//! of every call).
 
 use crate::message::RequestId;
 
@@ -295,6 +301,151 @@ impl AnswerScan {
     }
 }
 
+/// One top-level member of a JSON object, as [`top_level_member`] finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TopLevel<'a> {
+    /// The text is an array or a scalar: it has no members.
+    NotAnObject,
+    /// The object has no such member.
+    Absent,
+    /// The member's value, as its JSON text.
+    Found(&'a str),
+    /// The member is given more than once, or the text is not well-formed
+    /// JSON where the scan had to look.
+    Unreadable,
+}
+
+/// The value of the member `key` of the object `text`, read without
+/// building anything: strings are skipped to their closing quote, nested
+/// values to their closing bracket (counted, not recursed into). A key
+/// written with escapes is compared as it decodes. Every member is looked
+/// at, so a key given twice is noticed.
+pub(crate) fn top_level_member<'a>(text: &'a str, key: &str) -> TopLevel<'a> {
+    let bytes = text.as_bytes();
+    let mut at = skip_space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return TopLevel::NotAnObject;
+    }
+    let mut found = None;
+    at = skip_space(bytes, at + 1);
+    if bytes.get(at) != Some(&b'}') {
+        loop {
+            let Some(key_end) = string_end(bytes, at) else {
+                return TopLevel::Unreadable;
+            };
+            let Some(this_key) = text.get(at..key_end) else {
+                return TopLevel::Unreadable;
+            };
+            at = skip_space(bytes, key_end);
+            if bytes.get(at) != Some(&b':') {
+                return TopLevel::Unreadable;
+            }
+            at = skip_space(bytes, at + 1);
+            let Some(value_end) = value_end(bytes, at) else {
+                return TopLevel::Unreadable;
+            };
+            if key_is(this_key, key) {
+                match (found, text.get(at..value_end)) {
+                    (None, Some(value)) => found = Some(value),
+                    _ => return TopLevel::Unreadable,
+                }
+            }
+            at = skip_space(bytes, value_end);
+            match bytes.get(at) {
+                Some(b',') => at = skip_space(bytes, at + 1),
+                Some(b'}') => break,
+                _ => return TopLevel::Unreadable,
+            }
+        }
+    }
+    if skip_space(bytes, at + 1) != bytes.len() {
+        return TopLevel::Unreadable;
+    }
+    found.map_or(TopLevel::Absent, TopLevel::Found)
+}
+
+/// Whether the quoted key `quoted` (with its quotes) decodes to `key`.
+fn key_is(quoted: &str, key: &str) -> bool {
+    let inner = &quoted[1..quoted.len() - 1];
+    // An escape is longer than the character it stands for.
+    if inner.len() <= key.len() || !inner.as_bytes().contains(&b'\\') {
+        return inner == key;
+    }
+    serde_json::from_str::<std::borrow::Cow<'_, str>>(quoted).is_ok_and(|decoded| decoded == key)
+}
+
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// Where the string opening at `at` ends (past its closing quote).
+fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let mut at = at + 1;
+    loop {
+        at += quote_or_backslash(bytes.get(at..)?)?;
+        if bytes[at] == b'"' {
+            return Some(at + 1);
+        }
+        // A backslash and the byte it escapes.
+        at += 2;
+    }
+}
+
+/// The first `"` or `\\` in `bytes`. Most strings in a result are short
+/// (keys, kinds) and read fastest a byte at a time; a long one (a tool's
+/// text) is searched with SIMD past its first bytes.
+fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    const SHORT: usize = 32;
+    let (head, tail) = bytes.split_at(bytes.len().min(SHORT));
+    match head.iter().position(|byte| matches!(byte, b'"' | b'\\')) {
+        Some(at) => Some(at),
+        None => Some(head.len() + memchr::memchr2(b'"', b'\\', tail)?),
+    }
+}
+
+/// Where the value starting at `at` ends: past a string's closing quote,
+/// past the bracket that closes an array or object, or at the byte that
+/// ends a number or literal.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => string_end(bytes, at),
+        b'[' | b'{' => {
+            let mut depth = 0usize;
+            let mut at = at;
+            loop {
+                match bytes.get(at)? {
+                    b'"' => {
+                        at = string_end(bytes, at)?;
+                        continue;
+                    }
+                    b'[' | b'{' => depth += 1,
+                    b']' | b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(at + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                at += 1;
+            }
+        }
+        _ => {
+            let end = bytes[at..]
+                .iter()
+                .position(|byte| matches!(byte, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                .map_or(bytes.len(), |length| at + length);
+            (end > at).then_some(end)
+        }
+    }
+}
+
 fn parse_id(text: &[u8]) -> Option<RequestId> {
     match serde_json::from_slice::<serde_json::Value>(text).ok()? {
         serde_json::Value::Number(n) => n.as_i64().map(RequestId::Number),
@@ -370,6 +521,51 @@ mod tests {
             ("]]]][", 1),
         ] {
             assert_eq!(depth(input.as_bytes()), expect, "{input}");
+        }
+    }
+
+    #[test]
+    fn the_end_of_a_string_is_found_at_any_length() {
+        for length in 0..100 {
+            for end in [b'"', b'\\'] {
+                let mut text = vec![b'a'; length];
+                assert_eq!(quote_or_backslash(&text), None, "{length}");
+                text.push(end);
+                text.extend_from_slice(b"b\"");
+                assert_eq!(quote_or_backslash(&text), Some(length), "{length}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_top_level_member_is_found_past_anything_before_it() {
+        use TopLevel::*;
+        for (input, expect) in [
+            (r#"{"k":"v"}"#, Found(r#""v""#)),
+            (
+                r#" { "a" : [1, {"k": 2}] , "k" : {"x": "}"} } "#,
+                Found(r#"{"x": "}"}"#),
+            ),
+            (r#"{"a":"\"k\":1","k":-1.5e3}"#, Found("-1.5e3")),
+            (
+                r#"{"a":"0123456789012345678901234567890\"k\":[1]\\","k":[]}"#,
+                Found("[]"),
+            ),
+            (r#"{"\u006b":true}"#, Found("true")),
+            (r#"{"a":{"k":1}}"#, Absent),
+            ("{}", Absent),
+            (r#"["k"]"#, NotAnObject),
+            (r#""k""#, NotAnObject),
+            ("", NotAnObject),
+            (r#"{"k":1,"k":1}"#, Unreadable),
+            (r#"{"k":1,}"#, Unreadable),
+            (r#"{"k" 1}"#, Unreadable),
+            (r#"{"k":"unterminated}"#, Unreadable),
+            (r#"{"a":[1,2}"#, Unreadable),
+            (r#"{"k":1} trailing"#, Unreadable),
+            (r#"{"k":}"#, Unreadable),
+        ] {
+            assert_eq!(top_level_member(input, "k"), expect, "{input}");
         }
     }
 }

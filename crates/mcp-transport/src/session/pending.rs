@@ -8,8 +8,8 @@ use std::hash::BuildHasherDefault;
 
 use super::deadlines::Deadline;
 use super::rounds::ModernMeta;
+use crate::scan::TopLevel;
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// What a waiting caller is handed: by the driver, or by the deadline
@@ -47,19 +47,10 @@ pub(super) enum Outcome {
     Other,
 }
 
-/// The one member of a raw result the peek reads; serde skips the rest
-/// without building it.
-#[derive(Deserialize)]
-struct ResultTypePeek<'a> {
-    #[serde(rename = "resultType", borrow, default)]
-    result_type: Option<&'a RawValue>,
-}
-
 impl Body {
     /// Whether the result is final, read from its top-level `resultType`
-    /// without decoding the rest: a raw result with no quoted
-    /// `"resultType"` anywhere costs one byte search, one with it one
-    /// pass that skips every other member.
+    /// without decoding the rest (one pass of [`crate::scan`] that skips
+    /// every other member).
     pub(super) fn outcome(&self) -> Outcome {
         let complete = |kind: Option<&str>| match kind {
             None | Some("complete") => Outcome::Complete,
@@ -67,24 +58,20 @@ impl Body {
         };
         match self {
             Body::Value(value) => complete(value.get("resultType").and_then(Value::as_str)),
-            Body::Raw(_) if !self.may_have("resultType") => Outcome::Complete,
-            // Only an object has members (serde would also read a struct
-            // from an array); anything else is the caller's decode to refuse.
-            Body::Raw(raw) if !raw.get().trim_start().starts_with('{') => Outcome::Complete,
-            // serde skips the other members without recursing, so only a
-            // `resultType` given twice fails the peek: the decoded result
-            // then says what it is.
-            Body::Raw(raw) => match serde_json::from_str::<ResultTypePeek<'_>>(raw.get()) {
+            Body::Raw(raw) => match crate::scan::top_level_member(raw.get(), "resultType") {
+                // Only an object has members; anything else is the
+                // caller's decode to refuse.
+                TopLevel::NotAnObject | TopLevel::Absent => Outcome::Complete,
+                TopLevel::Found(r#""complete""#) => Outcome::Complete,
                 // A `resultType` that is not a string names no kind, as
                 // for a decoded result.
-                Ok(peek) => complete(
-                    peek.result_type
-                        .and_then(|kind| {
-                            serde_json::from_str::<std::borrow::Cow<'_, str>>(kind.get()).ok()
-                        })
+                TopLevel::Found(kind) => complete(
+                    serde_json::from_str::<std::borrow::Cow<'_, str>>(kind)
+                        .ok()
                         .as_deref(),
                 ),
-                Err(_) => Outcome::Other,
+                // Given twice: the decoded result then says what it is.
+                TopLevel::Unreadable => Outcome::Other,
             },
         }
     }
@@ -511,6 +498,7 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
     fn check(result: &str, expect: Outcome) {
         let raw = Body::Raw(RawValue::from_string(result.to_owned()).unwrap());
@@ -548,8 +536,13 @@ mod tests {
             r#"{"content":[{"type":"text","text":"\"resultType\""}]}"#,
             Outcome::Complete,
         );
-        // an escaped value is read as what it means
+        // an escaped value or key is read as what it means
         check(r#"{"resultType":"comp\u006cete"}"#, Outcome::Complete);
+        check(r#"{"result\u0054ype":"input_required"}"#, Outcome::Other);
+        check(
+            " {\n\t\"content\" : [ ] ,\r\n \"resultType\" :\"task\" } ",
+            Outcome::Other,
+        );
         // a result that is not an object has no members: the caller's
         // decode refuses it, whichever way it arrived
         check(r#"["resultType"]"#, Outcome::Complete);
@@ -564,11 +557,85 @@ mod tests {
         );
     }
 
+    /// What a parser reads as the top-level `resultType`: the reference
+    /// the scan must agree with (serde refuses a field given twice).
+    fn parsed_outcome(text: &str) -> Outcome {
+        #[derive(Deserialize)]
+        struct Peek<'a> {
+            #[serde(rename = "resultType", borrow, default)]
+            result_type: Option<&'a RawValue>,
+        }
+        if !text.trim_start().starts_with('{') {
+            return Outcome::Complete;
+        }
+        match serde_json::from_str::<Peek<'_>>(text) {
+            Ok(peek) => match peek
+                .result_type
+                .and_then(|kind| serde_json::from_str::<String>(kind.get()).ok())
+                .as_deref()
+            {
+                None | Some("complete") => Outcome::Complete,
+                Some(_) => Outcome::Other,
+            },
+            Err(_) => Outcome::Other,
+        }
+    }
+
+    /// JSON text of any shape, with keys and strings that look like the
+    /// peek's (escaped, quoted, nested) and whitespace anywhere.
+    fn json_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let space = prop::sample::select(vec!["", " ", "\n\t", "\r\n  "]);
+        let string = prop::sample::select(vec![
+            r#""resultType""#,
+            r#""result\u0054ype""#,
+            r#""complete""#,
+            r#""comp\u006cete""#,
+            r#""input_required""#,
+            r#""task""#,
+            r#""\"resultType\"""#,
+            r#""a\\""#,
+            r#""}]{[,:""#,
+            r#""é \ud83d\ude00""#,
+            // long enough to be searched past its first bytes, with an
+            // escape across that boundary
+            r#""aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"],\"resultType\":{[\\bbbbbbbbbbbbbbbbbbbbbbbbbb""#,
+            r#""""#,
+        ]);
+        let scalar = prop::sample::select(vec!["0", "-1.5e3", "true", "false", "null"]);
+        let leaf = prop_oneof![
+            string.clone().prop_map(str::to_owned),
+            scalar.prop_map(str::to_owned)
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            let member = (space.clone(), string.clone(), space.clone(), inner.clone());
+            prop_oneof![
+                prop::collection::vec(member, 0..6).prop_map(|members| {
+                    let members: Vec<String> = members
+                        .into_iter()
+                        .map(|(before, key, after, value)| format!("{before}{key}{after}:{value}"))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+                prop::collection::vec(inner, 0..4)
+                    .prop_map(|items| format!("[{}]", items.join(" , "))),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_scan_reads_resulttype_as_a_parser_does(text in json_text()) {
+            let raw = RawValue::from_string(text.clone()).unwrap();
+            proptest::prop_assert_eq!(Body::Raw(raw).outcome(), parsed_outcome(&text), "{}", text);
+        }
+    }
+
     #[test]
     fn the_peek_reads_past_any_depth_without_building_it() {
-        // serde skips the other members iteratively, so a result deeper
-        // than its default limit is peeked like any other; the caller's
-        // decode then applies the depth ceiling.
+        // The scan counts brackets instead of recursing, so a result
+        // deeper than serde's default limit is peeked like any other; the
+        // caller's decode then applies the depth ceiling.
         for (kind, expect) in [("complete", Outcome::Complete), ("task", Outcome::Other)] {
             let deep = format!(
                 r#"{{"x":{}{},"resultType":"{kind}"}}"#,

@@ -26,6 +26,9 @@ pub(super) struct ModernMeta {
     /// The same entries, each encoded once, spliced into every request a
     /// transport encodes from a borrow (see [`ModernMeta::request`]).
     encoded: Vec<(String, Box<RawValue>)>,
+    /// The whole `_meta` object encoded once, for the usual request
+    /// whose caller set no `_meta` keys of its own.
+    object: Option<Box<RawValue>>,
 }
 
 impl ModernMeta {
@@ -56,7 +59,12 @@ impl ModernMeta {
                 Some((key.clone(), serde_json::value::to_raw_value(value).ok()?))
             })
             .collect();
-        ModernMeta { entries, encoded }
+        let object = serde_json::value::to_raw_value(&entries).ok();
+        ModernMeta {
+            entries,
+            encoded,
+            object,
+        }
     }
 
     /// The request `id` of `method` as [`ModernMeta::apply`] would send
@@ -95,6 +103,20 @@ pub(super) struct ModernRequest<'a> {
     meta: &'a ModernMeta,
 }
 
+impl<'a> ModernRequest<'a> {
+    /// The caller's own `_meta` keys that the session's entries do not
+    /// replace (a progress token).
+    fn callers_meta(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + use<'a> {
+        let own = &self.meta.entries;
+        self.params
+            .and_then(|params| params.get("_meta"))
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(move |(key, _)| !own.contains_key(key.as_str()))
+    }
+}
+
 impl Serialize for ModernRequest<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         crate::message::RequestRef {
@@ -117,7 +139,12 @@ impl Serialize for SplicedParams<'_> {
         for (key, value) in members.filter(|(key, _)| key.as_str() != "_meta") {
             map.serialize_entry(key, value)?;
         }
-        map.serialize_entry("_meta", &SplicedMeta(self.0))?;
+        match &self.0.meta.object {
+            Some(object) if self.0.callers_meta().next().is_none() => {
+                map.serialize_entry("_meta", &**object)?
+            }
+            _ => map.serialize_entry("_meta", &SplicedMeta(self.0))?,
+        }
         map.end()
     }
 }
@@ -128,20 +155,11 @@ struct SplicedMeta<'a>(&'a ModernRequest<'a>);
 
 impl Serialize for SplicedMeta<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let own = &self.0.meta;
-        let callers = self
-            .0
-            .params
-            .and_then(|params| params.get("_meta"))
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .filter(|(key, _)| !own.entries.contains_key(key.as_str()));
         let mut map = serializer.serialize_map(None)?;
-        for (key, value) in callers {
+        for (key, value) in self.0.callers_meta() {
             map.serialize_entry(key, value)?;
         }
-        for (key, value) in &own.encoded {
+        for (key, value) in &self.0.meta.encoded {
             map.serialize_entry(key, value)?;
         }
         map.end()
@@ -410,6 +428,14 @@ mod tests {
                 crate::protocol::META_PROTOCOL_VERSION: "1999-01-01",
             }})),
         );
+        // a caller's `_meta` with nothing of its own left is the session's
+        check_spliced(
+            &meta,
+            Some(json!({"name": "x", "_meta": {
+                crate::protocol::META_PROTOCOL_VERSION: "1999-01-01",
+            }})),
+        );
+        check_spliced(&meta, Some(json!({"name": "x", "_meta": {}})));
         // a `_meta` or parameters that are not an object are replaced
         check_spliced(&meta, Some(json!({"name": "x", "_meta": [1, 2]})));
         check_spliced(&meta, Some(json!([1, 2])));
