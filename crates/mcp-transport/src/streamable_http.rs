@@ -694,10 +694,24 @@ impl Transport for StreamableHttpTransport {
         if self.inbox.is_closed() {
             return Err(TransportError::closed(&*self.shared.server));
         }
+        let shared = Arc::clone(&self.shared);
+        // A modern request is encoded by its own task, once per attempt
+        // under that attempt's id.
+        let message = match message {
+            JsonRpcMessage::Request(request)
+                if request.method != "initialize" && modern::modern_version(&request).is_some() =>
+            {
+                let version = modern::modern_version(&request)
+                    .unwrap_or_default()
+                    .to_owned();
+                shared.spawn_modern(request, version);
+                return Ok(());
+            }
+            message => message,
+        };
         // Shared by every send of the body (a retry after a 401 or a
         // re-initialisation) without a copy.
         let body = Bytes::from(encode(&message));
-        let shared = Arc::clone(&self.shared);
         match message {
             JsonRpcMessage::Request(request) if request.method == "initialize" => {
                 lock(&shared.state).initialize = Some(request.clone());
@@ -711,13 +725,6 @@ impl Transport for StreamableHttpTransport {
                         task.deliver(synthetic_error(request.id, e.to_string()));
                     }
                 });
-                Ok(())
-            }
-            JsonRpcMessage::Request(request) if modern::modern_version(&request).is_some() => {
-                let version = modern::modern_version(&request)
-                    .unwrap_or_default()
-                    .to_owned();
-                shared.spawn_modern(request, version);
                 Ok(())
             }
             JsonRpcMessage::Request(request) => {
