@@ -70,7 +70,8 @@ impl Body {
                         .ok()
                         .as_deref(),
                 ),
-                // Given twice: the decoded result then says what it is.
+                // Given twice, or bytes the scan cannot follow: the
+                // decoded result then says what it is (or why it is not).
                 TopLevel::Unreadable => Outcome::Other,
             },
         }
