@@ -62,7 +62,6 @@ impl Body {
                 // Only an object has members; anything else is the
                 // caller's decode to refuse.
                 TopLevel::NotAnObject | TopLevel::Absent => Outcome::Complete,
-                TopLevel::Found(r#""complete""#) => Outcome::Complete,
                 // A `resultType` that is not a string names no kind, as
                 // for a decoded result.
                 TopLevel::Found(kind) => complete(

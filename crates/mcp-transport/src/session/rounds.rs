@@ -23,11 +23,9 @@ const INPUT_REQUIRED: &str = "input_required";
 #[derive(Debug, Clone)]
 pub(super) struct ModernMeta {
     pub(super) entries: Map<String, Value>,
-    /// The same entries, each encoded once, spliced into every request a
-    /// transport encodes from a borrow (see [`ModernMeta::request`]).
-    encoded: Vec<(String, Box<RawValue>)>,
-    /// The whole `_meta` object encoded once, for the usual request
-    /// whose caller set no `_meta` keys of its own.
+    /// The same entries as one object, encoded once and spliced into every
+    /// request a transport encodes from a borrow whose caller set no
+    /// `_meta` keys of its own (see [`ModernMeta::request`]).
     object: Option<Box<RawValue>>,
 }
 
@@ -53,24 +51,15 @@ impl ModernMeta {
             );
         }
         // Encoding a `Value` cannot fail: every key is a string.
-        let encoded = entries
-            .iter()
-            .filter_map(|(key, value)| {
-                Some((key.clone(), serde_json::value::to_raw_value(value).ok()?))
-            })
-            .collect();
         let object = serde_json::value::to_raw_value(&entries).ok();
-        ModernMeta {
-            entries,
-            encoded,
-            object,
-        }
+        ModernMeta { entries, object }
     }
 
     /// The request `id` of `method` as [`ModernMeta::apply`] would send
     /// it, encoded from borrows: the caller's parameters and `_meta` keys
-    /// as they are, these entries as encoded once. Nothing is built or
-    /// copied per request.
+    /// as they are, these entries as encoded once (or, after a caller's
+    /// own `_meta` keys, one by one). Nothing is built or copied per
+    /// request.
     pub(super) fn request<'a>(
         &'a self,
         id: i64,
@@ -159,7 +148,7 @@ impl Serialize for SplicedMeta<'_> {
         for (key, value) in self.0.callers_meta() {
             map.serialize_entry(key, value)?;
         }
-        for (key, value) in &self.0.meta.encoded {
+        for (key, value) in &self.0.meta.entries {
             map.serialize_entry(key, value)?;
         }
         map.end()
