@@ -275,8 +275,8 @@ impl Serialize for JsonRpcMessage {
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "R: Deserialize<'de>"))]
 pub(crate) struct RawMessage<R = Value> {
-    #[serde(default)]
-    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Version>,
     #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     #[serde(default)]
@@ -344,11 +344,73 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     T::deserialize(deserializer).map(Some)
 }
 
+/// The `jsonrpc` member as read: every message carries it, so `"2.0"` is
+/// recognised without building a `Value` (and its `String`); anything else
+/// is kept whole for the error that names it.
+enum Version {
+    Two,
+    Other(Value),
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(VersionVisitor)
+    }
+}
+
+struct VersionVisitor;
+
+impl<'de> serde::de::Visitor<'de> for VersionVisitor {
+    type Value = Version;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Version, E> {
+        Ok(if v == "2.0" {
+            Version::Two
+        } else {
+            Version::Other(Value::String(v.to_owned()))
+        })
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Version, E> {
+        Ok(Version::Other(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Version, E> {
+        Ok(Version::Other(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Version, E> {
+        Ok(Version::Other(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Version, E> {
+        Ok(Version::Other(Value::from(v)))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Version, E> {
+        Ok(Version::Other(Value::Null))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Version, A::Error> {
+        Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Version::Other)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Version, A::Error> {
+        Value::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Version::Other)
+    }
+}
+
 /// The `jsonrpc` member must be `"2.0"`.
-fn check_version(jsonrpc: Option<Value>) -> Result<(), String> {
+fn check_version(jsonrpc: Option<Version>) -> Result<(), String> {
     match jsonrpc {
-        Some(Value::String(v)) if v == "2.0" => Ok(()),
-        Some(other) => Err(format!("jsonrpc must be \"2.0\", not {}", excerpt(&other))),
+        Some(Version::Two) => Ok(()),
+        Some(Version::Other(other)) => {
+            Err(format!("jsonrpc must be \"2.0\", not {}", excerpt(&other)))
+        }
         None => Err("missing \"jsonrpc\": \"2.0\"".to_string()),
     }
 }

@@ -120,6 +120,35 @@ fn names_the_problem_of_invalid_messages() {
         r#"{"id":1,"method":"x"}"#,
         r#"error: invalid JSON-RPC message: missing "jsonrpc": "2.0""#,
     );
+    // Every kind of JSON a server may put in `jsonrpc` is named.
+    for (version, named) in [
+        (r#""2.0 ""#, r#""2.0 ""#),
+        (r#""2\u002e0""#, ""),
+        ("2.0", "2.0"),
+        ("2", "2"),
+        ("-2", "-2"),
+        ("true", "true"),
+        ("null", "null"),
+        (r#"["2.0"]"#, r#"["2.0"]"#),
+        (r#"{"v":"2.0","w":[1]}"#, r#"{"v":"2.0","w":[1]}"#),
+    ] {
+        let frame = format!(r#"{{"jsonrpc":{version},"id":1,"method":"x"}}"#);
+        let expected = if named.is_empty() {
+            "request 1 x -".to_owned()
+        } else {
+            format!(r#"error: invalid JSON-RPC message: jsonrpc must be "2.0", not {named}"#)
+        };
+        check(&frame, &expected);
+    }
+    // Past serde_json's own depth limit, read on a grown stack.
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    check(
+        &format!(r#"{{"jsonrpc":{deep},"id":1,"method":"x"}}"#),
+        &format!(
+            r#"error: invalid JSON-RPC message: jsonrpc must be "2.0", not {}..."#,
+            "[".repeat(60)
+        ),
+    );
     check(
         r#"{"jsonrpc":"2.0","id":1,"method":5}"#,
         "error: invalid JSON-RPC message: method must be a string, not a number",
