@@ -47,6 +47,10 @@ pub(super) enum Outcome {
     Other,
 }
 
+/// The searcher for the bytes of the key `resultType`, built once.
+static RESULT_TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new("resultType"));
+
 impl Body {
     /// Whether the result is final, read from its top-level `resultType`
     /// without decoding the rest (one pass of [`crate::scan`] that skips
@@ -74,6 +78,24 @@ impl Body {
                 TopLevel::Unreadable => Outcome::Other,
             },
         }
+    }
+
+    /// [`Body::outcome`] in a session of the given era. Before 2026-07-28
+    /// a result names `resultType` only if a server sends it anyway, and
+    /// one whose bytes hold neither those letters nor a backslash (the
+    /// only ways to spell the key) cannot: two vectorised searches instead
+    /// of a walk over every member. A modern result always names it, so
+    /// the walk runs at once.
+    pub(super) fn outcome_in_era(&self, modern: bool) -> Outcome {
+        if !modern
+            && let Body::Raw(raw) = self
+            && RESULT_TYPE.find(raw.get().as_bytes()).is_none()
+            && memchr::memchr(b'\\', raw.get().as_bytes()).is_none()
+        {
+            // The bytes are valid JSON already (the envelope was parsed).
+            return Outcome::Complete;
+        }
+        self.outcome()
     }
 
     /// Whether the result may hold the member `key` at some level: always
@@ -503,6 +525,7 @@ mod tests {
     fn check(result: &str, expect: Outcome) {
         let raw = Body::Raw(RawValue::from_string(result.to_owned()).unwrap());
         assert_eq!(raw.outcome(), expect, "raw {result}");
+        assert_eq!(raw.outcome_in_era(false), expect, "raw, legacy {result}");
         let value = Body::Value(serde_json::from_str(result).unwrap());
         assert_eq!(value.outcome(), expect, "decoded {result}");
     }
@@ -627,7 +650,11 @@ mod tests {
         #[test]
         fn the_scan_reads_resulttype_as_a_parser_does(text in json_text()) {
             let raw = RawValue::from_string(text.clone()).unwrap();
-            proptest::prop_assert_eq!(Body::Raw(raw).outcome(), parsed_outcome(&text), "{}", text);
+            let body = Body::Raw(raw);
+            let parsed = parsed_outcome(&text);
+            proptest::prop_assert_eq!(body.outcome(), parsed, "{}", text);
+            proptest::prop_assert_eq!(body.outcome_in_era(false), parsed, "legacy {}", text);
+            proptest::prop_assert_eq!(body.outcome_in_era(true), parsed, "modern {}", text);
         }
     }
 

@@ -217,7 +217,7 @@ impl Shared {
         let learns_info = meta.is_some()
             && lock(&self.server_info).is_none()
             && body.may_have(crate::protocol::META_SERVER_INFO);
-        if body.outcome() == Outcome::Complete && !learns_info {
+        if body.outcome_in_era(meta.is_some()) == Outcome::Complete && !learns_info {
             return Ok(body);
         }
         let params = copy.unwrap_or(kept);
