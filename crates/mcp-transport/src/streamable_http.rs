@@ -698,14 +698,14 @@ impl Transport for StreamableHttpTransport {
         // A modern request is encoded by its own task, once per attempt
         // under that attempt's id.
         let message = match message {
-            JsonRpcMessage::Request(request)
-                if request.method != "initialize" && modern::modern_version(&request).is_some() =>
-            {
-                let version = modern::modern_version(&request)
-                    .unwrap_or_default()
-                    .to_owned();
-                shared.spawn_modern(request, version);
-                return Ok(());
+            JsonRpcMessage::Request(request) if request.method != "initialize" => {
+                match modern::modern_version(&request).map(str::to_owned) {
+                    Some(version) => {
+                        shared.spawn_modern(request, version);
+                        return Ok(());
+                    }
+                    None => JsonRpcMessage::Request(request),
+                }
             }
             message => message,
         };

@@ -47,9 +47,23 @@ pub(super) enum Outcome {
     Other,
 }
 
-/// The searcher for the bytes of the key `resultType`, built once.
+/// The searcher for the key `resultType`, built once: every result of a
+/// legacy session is searched for it.
 static RESULT_TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memchr::memmem::Finder::new("resultType"));
+
+/// Whether `text` holds the key `finder` searches for written out between
+/// quotes (a key inside a JSON string has its quotes escaped, so it never
+/// matches).
+fn holds_quoted(text: &[u8], finder: &memchr::memmem::Finder<'_>) -> bool {
+    let len = finder.needle().len();
+    // One plain search first: most texts do not hold the key at all, and
+    // an iterator costs more to set up.
+    finder.find(text).is_some()
+        && finder
+            .find_iter(text)
+            .any(|at| at > 0 && text[at - 1] == b'"' && text.get(at + len) == Some(&b'"'))
+}
 
 impl Body {
     /// Whether the result is final, read from its top-level `resultType`
@@ -82,14 +96,14 @@ impl Body {
 
     /// [`Body::outcome`] in a session of the given era. Before 2026-07-28
     /// a result names `resultType` only if a server sends it anyway, and
-    /// one whose bytes hold neither those letters nor a backslash (the
-    /// only ways to spell the key) cannot: two vectorised searches instead
-    /// of a walk over every member. A modern result always names it, so
-    /// the walk runs at once.
+    /// one whose bytes hold neither the quoted key nor a backslash (the
+    /// only ways to spell it) cannot: two vectorised searches instead of a
+    /// walk over every member. A modern result always names it, so the
+    /// walk runs at once.
     pub(super) fn outcome_in_era(&self, modern: bool) -> Outcome {
         if !modern
             && let Body::Raw(raw) = self
-            && RESULT_TYPE.find(raw.get().as_bytes()).is_none()
+            && !holds_quoted(raw.get().as_bytes(), &RESULT_TYPE)
             && memchr::memchr(b'\\', raw.get().as_bytes()).is_none()
         {
             // The bytes are valid JSON already (the envelope was parsed).
@@ -99,20 +113,11 @@ impl Body {
     }
 
     /// Whether the result may hold the member `key` at some level: always
-    /// for a decoded value, for raw bytes only if the quoted key occurs (a
-    /// key inside a JSON string is escaped, so it never matches).
+    /// for a decoded value, for raw bytes only if the quoted key occurs.
     pub(super) fn may_have(&self, key: &str) -> bool {
         match self {
             Body::Value(_) => true,
-            Body::Raw(raw) => {
-                let text = raw.get().as_bytes();
-                let key = key.as_bytes();
-                text.windows(key.len() + 2).any(|window| {
-                    window[0] == b'"'
-                        && window[window.len() - 1] == b'"'
-                        && &window[1..window.len() - 1] == key
-                })
-            }
+            Body::Raw(raw) => holds_quoted(raw.get().as_bytes(), &memchr::memmem::Finder::new(key)),
         }
     }
 }
