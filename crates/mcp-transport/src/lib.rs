@@ -165,6 +165,7 @@ mod http;
 mod message;
 pub mod param_headers;
 mod protocol;
+mod request_meta;
 mod scan;
 mod session;
 mod stderr_tail;
@@ -216,9 +217,10 @@ pub use protocol::{
     META_SUBSCRIPTION_ID, Prompt, ReadResourceResult, Resource, ResourceTemplate, TASKS_EXTENSION,
     Tool, is_modern,
 };
+#[doc(hidden)]
+pub use request_meta::RequestMeta;
 #[cfg(feature = "sdk")]
 pub use router::{ToolOutput, ToolRouter, ToolSpec};
-#[doc(hidden)]
 pub use scan::AnswerScan;
 #[cfg(feature = "sdk")]
 pub use sdk::{SdkOptions, SdkRegistry, SdkServer, SdkServerConnection, SdkTransport};

@@ -60,6 +60,7 @@ use crate::http::{
 use crate::inbox::{Delivery, Inbox, Tasks};
 use crate::message::{Incoming, JsonRpcMessage, Notification, Request, RequestId};
 use crate::param_headers::ToolHeaderTable;
+use crate::request_meta::RequestMeta;
 use crate::transport::{Transport, TransportError, TransportErrorKind};
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -182,15 +183,17 @@ impl Shared {
 
     /// Runs a modern request in its own task, remembered until it ends so a
     /// cancellation can close its stream.
-    fn spawn_modern(self: &Arc<Self>, request: Request, version: String) {
+    fn spawn_modern(self: &Arc<Self>, request: Request, modern: modern::Modern) {
         let id = request.id.clone();
         let task = Arc::clone(self);
         let mut state = lock(&self.state);
-        state.modern_version = Some(version.clone());
+        if state.modern_version.as_deref() != Some(modern.version()) {
+            state.modern_version = Some(modern.version().to_owned());
+        }
         // Held across the spawn so the task cannot end before it is noted.
         let handle = self.tasks.spawn(async move {
             let id = request.id.clone();
-            Arc::clone(&task).modern_request(request, version).await;
+            Arc::clone(&task).modern_request(request, modern).await;
             lock(&task.state).modern_streams.remove(&id);
         });
         state.modern_streams.insert(id, handle);
@@ -701,7 +704,7 @@ impl Transport for StreamableHttpTransport {
             JsonRpcMessage::Request(request) if request.method != "initialize" => {
                 match modern::modern_version(&request).map(str::to_owned) {
                     Some(version) => {
-                        shared.spawn_modern(request, version);
+                        shared.spawn_modern(request, modern::Modern::Named(version));
                         return Ok(());
                     }
                     None => JsonRpcMessage::Request(request),
@@ -785,6 +788,25 @@ impl Transport for StreamableHttpTransport {
                 shared.one_way("POST of a response", post).await
             }
         }
+    }
+
+    async fn send_with_meta(
+        &mut self,
+        request: Request,
+        meta: Arc<RequestMeta>,
+    ) -> Result<(), TransportError> {
+        if request.method == "initialize" {
+            let params = Some(meta.apply(request.params));
+            return self
+                .send(JsonRpcMessage::Request(Request { params, ..request }))
+                .await;
+        }
+        if self.inbox.is_closed() {
+            return Err(TransportError::closed(&*self.shared.server));
+        }
+        self.shared
+            .spawn_modern(request, modern::Modern::Spliced(meta));
+        Ok(())
     }
 
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::message::{Incoming, JsonRpcMessage};
+use crate::message::{Incoming, JsonRpcMessage, Request};
+use crate::request_meta::RequestMeta;
 use crate::stderr_tail::StderrTail;
 
 /// Errors raised by transports and the session: the server they concern,
@@ -666,6 +667,23 @@ pub trait Transport: Send {
     /// Sends one message. Returns once the message is handed to the wire; it
     /// does not wait for the answer.
     async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError>;
+
+    /// Sends a request of a session at 2026-07-28 or later, whose `_meta`
+    /// entries (revision, client identity, capabilities) the session made
+    /// once: `meta`. The default adds them to the parameters
+    /// ([`RequestMeta::apply`]) and calls [`Transport::send`]; a transport
+    /// that encodes each request itself may write them as encoded once
+    /// instead, saving a copy of them per request (streamable HTTP does).
+    /// Either way the server receives the same request.
+    async fn send_with_meta(
+        &mut self,
+        request: Request,
+        meta: Arc<RequestMeta>,
+    ) -> Result<(), TransportError> {
+        let params = Some(meta.apply(request.params));
+        self.send(JsonRpcMessage::Request(Request { params, ..request }))
+            .await
+    }
 
     /// The next message from the server; `Ok(None)` once the server closed.
     /// An error here ends the connection (the session fails every request

@@ -945,3 +945,112 @@ async fn after_a_refused_probe_the_same_transport_speaks_the_older_revision() {
         ]
     );
 }
+
+/// A session at this revision hands its `_meta` to the transport apart
+/// from the caller's parameters; every POST still carries it whole, with a
+/// caller's progress token beside it, under headers naming the revision,
+/// the method and the tool, a re-issue under a new id included.
+#[tokio::test]
+async fn a_sessions_meta_reaches_every_post_whole() {
+    let script: Script = Arc::new(|seen: &Seen, before| {
+        let id = seen.body["id"].clone();
+        match seen.rpc_method() {
+            "server/discover" => json_answer(
+                200,
+                json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "supportedVersions": [VERSION],
+                    "capabilities": {"tools": {}},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}},
+                    "resultType": "complete"}}),
+            ),
+            // The first listing's stream breaks; its re-issue answers.
+            "tools/list" if id.is_number() => broken_stream(),
+            "tools/list" => json_answer(
+                200,
+                json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [], "resultType": "complete"}}),
+            ),
+            "tools/call" => json_answer(
+                200,
+                json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "content": [{"type": "text", "text": format!("answer {before}")}],
+                    "resultType": "complete"}}),
+            ),
+            _ => Answer {
+                status: if seen.method == "GET" { 405 } else { 202 },
+                headers: vec![],
+                parts: vec![],
+                pause: Duration::ZERO,
+            },
+        }
+    });
+    let (url, seen) = server(script).await;
+    let options = mcp_transport::SessionOptions::default()
+        .with_protocol_version(VERSION)
+        .with_pin_protocol(true)
+        .with_client_info(mcp_transport::Implementation {
+            name: "meta-test".into(),
+            version: "7".into(),
+            ..Default::default()
+        });
+    let session =
+        mcp_transport::ClientSession::initialize(Box::new(connect(&url).await), "files", options)
+            .await
+            .unwrap();
+    let arguments = json!({"message": "hi"});
+    session
+        .call_tool("echo", Some(arguments.clone()))
+        .await
+        .unwrap();
+    let progress = mcp_transport::CallOptions::default().with_progress(|_| {});
+    session
+        .call_tool_with("echo", Some(arguments.clone()), &progress)
+        .await
+        .unwrap();
+    assert!(session.list_tools().await.unwrap().is_empty());
+    session.close().await.unwrap();
+
+    let seen = seen.lock().unwrap().clone();
+    let posts: Vec<_> = seen
+        .iter()
+        .filter(|s| s.method == "POST" && s.rpc_method() != "server/discover")
+        .collect();
+    let summary: Vec<_> = posts
+        .iter()
+        .map(|s| {
+            format!(
+                "{} id={} version={} method={} name={}",
+                s.rpc_method(),
+                if s.body["id"].is_string() { "reissued" } else { "first" },
+                s.header("mcp-protocol-version").unwrap_or("-"),
+                s.header("mcp-method").unwrap_or("-"),
+                s.header("mcp-name").unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "tools/call id=first version=2026-07-28 method=tools/call name=echo",
+            "tools/call id=first version=2026-07-28 method=tools/call name=echo",
+            "tools/list id=first version=2026-07-28 method=tools/list name=-",
+            "tools/list id=reissued version=2026-07-28 method=tools/list name=-",
+        ]
+    );
+    for (n, post) in posts.iter().enumerate() {
+        let params = &post.body["params"];
+        let meta = &params["_meta"];
+        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], json!(VERSION));
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientInfo"]["name"],
+            json!("meta-test")
+        );
+        assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
+        // Only the second call asked for progress, under its own id.
+        let token = (n == 1).then(|| post.body["id"].clone());
+        assert_eq!(meta.get("progressToken").cloned(), token, "{post:?}");
+        if post.rpc_method() == "tools/call" {
+            assert_eq!(params["name"], json!("echo"));
+            assert_eq!(params["arguments"], arguments);
+        }
+    }
+}

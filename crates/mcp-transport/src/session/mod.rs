@@ -492,6 +492,9 @@ pub trait ClientHandler: Send + Sync {
 
 enum Command {
     Send(JsonRpcMessage),
+    /// A request of a modern session, for the transport to add the
+    /// session's `_meta` to (see [`Transport::send_with_meta`]).
+    SendWithMeta(Request, Arc<crate::request_meta::RequestMeta>),
     Close(oneshot::Sender<Result<(), TransportError>>),
 }
 
@@ -516,7 +519,7 @@ struct Shared {
     stderr: Option<StderrTail>,
     options: SessionOptions,
     /// Set once a modern revision is chosen: the `_meta` of every request.
-    modern: OnceLock<rounds::ModernMeta>,
+    modern: OnceLock<Arc<crate::request_meta::RequestMeta>>,
     /// The `subscriptions/listen` in progress (modern sessions only).
     listener: Mutex<Option<listen::Listener>>,
     /// Resources the host subscribed to.

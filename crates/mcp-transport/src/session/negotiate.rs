@@ -25,12 +25,12 @@
 use super::*;
 use crate::error_codes;
 use crate::protocol::{DiscoverResult, is_modern};
-use rounds::ModernMeta;
+use crate::request_meta::RequestMeta;
 
 /// What negotiation settled on.
 pub(super) struct Negotiated {
     pub(super) identity: InitializeResult,
-    pub(super) modern: Option<ModernMeta>,
+    pub(super) modern: Option<Arc<RequestMeta>>,
 }
 
 /// How a `server/discover` probe ended.
@@ -167,7 +167,7 @@ impl Shared {
         if remaining.is_zero() {
             return Err(self.connect_timeout_error());
         }
-        let meta = ModernMeta::new(version, &self.options);
+        let meta = rounds::modern_meta(version, &self.options);
         let call = CallOptions {
             timeout: Some(patience.min(remaining)),
             ..CallOptions::default()
@@ -280,7 +280,7 @@ impl Shared {
         };
         Negotiated {
             identity,
-            modern: Some(ModernMeta::new(version, &self.options)),
+            modern: Some(rounds::modern_meta(version, &self.options)),
         }
     }
 

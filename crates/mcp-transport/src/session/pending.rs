@@ -7,7 +7,7 @@ use super::*;
 use std::hash::BuildHasherDefault;
 
 use super::deadlines::Deadline;
-use super::rounds::ModernMeta;
+use crate::request_meta::{RequestMeta, with_meta};
 use crate::scan::TopLevel;
 
 use serde_json::value::RawValue;
@@ -344,7 +344,7 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
         keep: bool,
-        meta: Option<&ModernMeta>,
+        meta: Option<&Arc<RequestMeta>>,
     ) -> Result<(Body, Option<Value>), TransportError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, mut reply_rx) = oneshot::channel();
@@ -392,22 +392,36 @@ impl Shared {
             cancel_reason: Some("the client stopped waiting"),
             cancellable: method != "initialize" && method != "server/discover",
         };
+        let request_id = RequestId::Number(id);
         let spliced = meta.and_then(|meta| {
             let direct = self.direct.as_ref()?;
-            direct.send_serialized(&meta.request(id, method, params.as_ref()), alone)
+            direct.send_serialized(&meta.request(&request_id, method, params.as_ref()), alone)
         });
-        let kept = match spliced {
-            Some(sent) => {
+        let kept = match (spliced, meta) {
+            (Some(sent), _) => {
                 sent.map_err(|()| self.ended_error())?;
                 params.filter(|_| keep)
             }
-            None => {
+            // A transport without its own queue adds the `_meta` itself
+            // (streamable HTTP writes it as encoded once).
+            (None, Some(meta)) if self.direct.is_none() => {
+                let request = Request {
+                    id: request_id,
+                    method: method.to_string(),
+                    params,
+                };
+                self.commands
+                    .send(Command::SendWithMeta(request, Arc::clone(meta)))
+                    .map_err(|_| self.ended_error())?;
+                None
+            }
+            (None, meta) => {
                 let params = match meta {
                     Some(meta) => Some(meta.apply(params)),
                     None => params,
                 };
                 let message = JsonRpcMessage::Request(Request {
-                    id: RequestId::Number(id),
+                    id: request_id,
                     method: method.to_string(),
                     params,
                 });
@@ -470,28 +484,6 @@ async fn recv_progress(rx: &mut Option<mpsc::UnboundedReceiver<Progress>>) -> Op
 
 fn with_progress_token(params: Option<Value>, id: i64) -> Value {
     with_meta(params, [("progressToken".to_owned(), Value::from(id))])
-}
-
-/// `params` (an object, made one if it is not) with `entries` added to its
-/// `_meta`; keys already there and not in `entries` stay.
-pub(super) fn with_meta(
-    params: Option<Value>,
-    entries: impl IntoIterator<Item = (String, Value)>,
-) -> Value {
-    let mut params = match params {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
-    };
-    let meta = params
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(Map::new());
-    }
-    if let Value::Object(meta) = meta {
-        meta.extend(entries);
-    }
-    Value::Object(params)
 }
 
 /// Removes a request from the table when its caller stops waiting, and

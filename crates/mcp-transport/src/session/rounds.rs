@@ -9,150 +9,36 @@
 
 use super::*;
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::value::RawValue;
-
 use super::pending::{Body, Outcome};
+use crate::request_meta::RequestMeta;
 
 /// `resultType` of an interim result that needs input from the client.
 const INPUT_REQUIRED: &str = "input_required";
 
-/// The `_meta` a modern session adds to every request: revision, client
-/// identity, client capabilities and, when the host asked for logs, the
-/// level.
-#[derive(Debug, Clone)]
-pub(super) struct ModernMeta {
-    pub(super) entries: Map<String, Value>,
-    /// The same entries as one object, encoded once and spliced into every
-    /// request a transport encodes from a borrow whose caller set no
-    /// `_meta` keys of its own (see [`ModernMeta::request`]).
-    object: Option<Box<RawValue>>,
-}
-
-impl ModernMeta {
-    pub(super) fn new(version: &str, options: &SessionOptions) -> ModernMeta {
-        let mut entries = Map::new();
+/// The `_meta` a modern session at `version` adds to every request:
+/// revision, client identity, client capabilities and, when the host asked
+/// for logs, the level.
+pub(super) fn modern_meta(version: &str, options: &SessionOptions) -> Arc<RequestMeta> {
+    let mut entries = Map::new();
+    entries.insert(
+        crate::protocol::META_PROTOCOL_VERSION.to_owned(),
+        Value::from(version),
+    );
+    entries.insert(
+        crate::protocol::META_CLIENT_INFO.to_owned(),
+        json!(options.client_info),
+    );
+    entries.insert(
+        crate::protocol::META_CLIENT_CAPABILITIES.to_owned(),
+        client_capabilities(options, true),
+    );
+    if let Some(level) = &options.log_level {
         entries.insert(
-            crate::protocol::META_PROTOCOL_VERSION.to_owned(),
-            Value::from(version),
+            crate::protocol::META_LOG_LEVEL.to_owned(),
+            Value::from(level.as_str()),
         );
-        entries.insert(
-            crate::protocol::META_CLIENT_INFO.to_owned(),
-            json!(options.client_info),
-        );
-        entries.insert(
-            crate::protocol::META_CLIENT_CAPABILITIES.to_owned(),
-            client_capabilities(options, true),
-        );
-        if let Some(level) = &options.log_level {
-            entries.insert(
-                crate::protocol::META_LOG_LEVEL.to_owned(),
-                Value::from(level.as_str()),
-            );
-        }
-        // Encoding a `Value` cannot fail: every key is a string.
-        let object = serde_json::value::to_raw_value(&entries).ok();
-        ModernMeta { entries, object }
     }
-
-    /// The request `id` of `method` as [`ModernMeta::apply`] would send
-    /// it, encoded from borrows: the caller's parameters and `_meta` keys
-    /// as they are, these entries as encoded once (or, after a caller's
-    /// own `_meta` keys, one by one). Nothing is built or copied per
-    /// request.
-    pub(super) fn request<'a>(
-        &'a self,
-        id: i64,
-        method: &'a str,
-        params: Option<&'a Value>,
-    ) -> ModernRequest<'a> {
-        ModernRequest {
-            id,
-            method,
-            params: params.and_then(Value::as_object),
-            meta: self,
-        }
-    }
-
-    /// `params` with these entries in its `_meta` (keys the caller set
-    /// there, like `progressToken`, stay).
-    pub(super) fn apply(&self, params: Option<Value>) -> Value {
-        pending::with_meta(params, self.entries.clone())
-    }
-}
-
-/// A request with the session's modern `_meta` spliced in (see
-/// [`ModernMeta::request`]). Parameters that are not an object become
-/// `{"_meta": …}` alone, and a caller's `_meta` that is not an object is
-/// replaced, as [`ModernMeta::apply`] does.
-pub(super) struct ModernRequest<'a> {
-    id: i64,
-    method: &'a str,
-    params: Option<&'a Map<String, Value>>,
-    meta: &'a ModernMeta,
-}
-
-impl<'a> ModernRequest<'a> {
-    /// The caller's own `_meta` keys that the session's entries do not
-    /// replace (a progress token).
-    fn callers_meta(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + use<'a> {
-        let own = &self.meta.entries;
-        self.params
-            .and_then(|params| params.get("_meta"))
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .filter(move |(key, _)| !own.contains_key(key.as_str()))
-    }
-}
-
-impl Serialize for ModernRequest<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        crate::message::RequestRef {
-            id: &RequestId::Number(self.id),
-            method: self.method,
-            params: Some(&SplicedParams(self)),
-        }
-        .serialize(serializer)
-    }
-}
-
-/// The parameters of a [`ModernRequest`]: the caller's members, then
-/// `_meta`.
-struct SplicedParams<'a>(&'a ModernRequest<'a>);
-
-impl Serialize for SplicedParams<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let members = self.0.params.into_iter().flatten();
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in members.filter(|(key, _)| key.as_str() != "_meta") {
-            map.serialize_entry(key, value)?;
-        }
-        match &self.0.meta.object {
-            Some(object) if self.0.callers_meta().next().is_none() => {
-                map.serialize_entry("_meta", &**object)?
-            }
-            _ => map.serialize_entry("_meta", &SplicedMeta(self.0))?,
-        }
-        map.end()
-    }
-}
-
-/// The `_meta` of a [`ModernRequest`]: the caller's keys (a progress
-/// token) that the session's entries do not replace, then those entries.
-struct SplicedMeta<'a>(&'a ModernRequest<'a>);
-
-impl Serialize for SplicedMeta<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value) in self.0.callers_meta() {
-            map.serialize_entry(key, value)?;
-        }
-        for (key, value) in &self.0.meta.entries {
-            map.serialize_entry(key, value)?;
-        }
-        map.end()
-    }
+    Arc::new(RequestMeta::new(version, entries))
 }
 
 /// The capabilities a session declares: the host handler's, plus the
@@ -369,9 +255,9 @@ mod tests {
     }
 
     #[test]
-    fn modern_meta_keeps_the_callers_own_keys() {
-        let options = SessionOptions::default();
-        let meta = ModernMeta::new("2026-07-28", &options);
+    fn modern_meta_names_the_revision_client_and_capabilities() {
+        let options = SessionOptions::default().with_log_level("debug");
+        let meta = modern_meta("2026-07-28", &options);
         let params = meta.apply(Some(json!({"_meta": {"progressToken": 3}, "name": "x"})));
         assert_eq!(params["_meta"]["progressToken"], json!(3));
         assert_eq!(
@@ -382,52 +268,12 @@ mod tests {
             params["_meta"][crate::protocol::META_CLIENT_CAPABILITIES],
             json!({"extensions": {crate::protocol::TASKS_EXTENSION: {}}})
         );
+        assert_eq!(
+            params["_meta"][crate::protocol::META_LOG_LEVEL],
+            json!("debug")
+        );
         assert_eq!(params["name"], json!("x"));
-        let no_params = meta.apply(None);
-        assert!(no_params["_meta"][crate::protocol::META_CLIENT_INFO].is_object());
-    }
-
-    /// The request spliced from borrows reads as the one `apply` builds.
-    fn check_spliced(meta: &ModernMeta, params: Option<Value>) {
-        let spliced =
-            serde_json::to_string(&meta.request(7, "tools/call", params.as_ref())).unwrap();
-        let built = JsonRpcMessage::Request(Request {
-            id: RequestId::Number(7),
-            method: "tools/call".to_owned(),
-            params: Some(meta.apply(params.clone())),
-        });
-        let spliced: Value = serde_json::from_str(&spliced).unwrap();
-        assert_eq!(spliced, serde_json::to_value(&built).unwrap(), "{params:?}");
-    }
-
-    #[test]
-    fn a_spliced_request_carries_what_apply_builds() {
-        let options = SessionOptions::default().with_log_level("debug");
-        let meta = ModernMeta::new("2026-07-28", &options);
-        check_spliced(&meta, None);
-        check_spliced(
-            &meta,
-            Some(json!({"name": "echo", "arguments": {"message": "hi"}})),
-        );
-        // the caller's own keys stay; the session's replace a caller's
-        check_spliced(
-            &meta,
-            Some(json!({"name": "x", "_meta": {
-                "progressToken": 3,
-                crate::protocol::META_PROTOCOL_VERSION: "1999-01-01",
-            }})),
-        );
-        // a caller's `_meta` with nothing of its own left is the session's
-        check_spliced(
-            &meta,
-            Some(json!({"name": "x", "_meta": {
-                crate::protocol::META_PROTOCOL_VERSION: "1999-01-01",
-            }})),
-        );
-        check_spliced(&meta, Some(json!({"name": "x", "_meta": {}})));
-        // a `_meta` or parameters that are not an object are replaced
-        check_spliced(&meta, Some(json!({"name": "x", "_meta": [1, 2]})));
-        check_spliced(&meta, Some(json!([1, 2])));
-        check_spliced(&meta, Some(json!("text")));
+        assert!(meta.apply(None)["_meta"][crate::protocol::META_CLIENT_INFO].is_object());
+        assert_eq!(meta.version(), "2026-07-28");
     }
 }

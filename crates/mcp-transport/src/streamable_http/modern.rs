@@ -40,11 +40,12 @@ use super::{PROTOCOL_VERSION, Shared, lock};
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::event_stream::SseItem;
 use crate::http::{
-    decode_payload, encode_request, excerpt, failure_answer, io_error, is_message_event,
+    decode_payload, encode_serialized, excerpt, failure_answer, io_error, is_message_event,
     media_type, read_body_capped, read_refusal, sse_events,
 };
 use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, RequestRef, Response};
 use crate::param_headers::{ToolHeaderTable, encode_header_value};
+use crate::request_meta::RequestMeta;
 use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 
 use std::sync::Arc;
@@ -73,6 +74,26 @@ const REPEAT_SAFE_METHODS: &[&str] = &[
     "tasks/get",
     "tasks/list",
 ];
+
+/// How a modern request names its revision.
+pub(crate) enum Modern {
+    /// Its own `_meta` names it (a request built with the session's
+    /// entries, or by hand): it is sent as it is.
+    Named(String),
+    /// The session handed its `_meta` apart, to be written into the
+    /// request as encoded once.
+    Spliced(Arc<RequestMeta>),
+}
+
+impl Modern {
+    /// The revision the request is sent at.
+    pub(crate) fn version(&self) -> &str {
+        match self {
+            Modern::Named(version) => version,
+            Modern::Spliced(meta) => meta.version(),
+        }
+    }
+}
 
 /// The protocol version a modern request names in its `_meta`; `None` for
 /// a request of an older revision.
@@ -154,8 +175,8 @@ impl Shared {
     /// Sends a modern request and delivers its answer (or a made-up one
     /// naming why there is none), re-issuing it once under a new id when
     /// its stream breaks and it is safe to repeat.
-    pub(super) async fn modern_request(self: Arc<Self>, request: Request, version: String) {
-        let headers = match request_headers(&request, &version, &self.tool_headers) {
+    pub(super) async fn modern_request(self: Arc<Self>, request: Request, modern: Modern) {
+        let headers = match request_headers(&request, modern.version(), &self.tool_headers) {
             Ok(headers) => headers,
             Err(message) => {
                 let error = io_error(&self.server, message);
@@ -166,12 +187,19 @@ impl Shared {
         let mut reissued = false;
         loop {
             // The same request under this attempt's id, encoded from
-            // borrows (its parameters are never copied).
-            let body = Bytes::from(encode_request(RequestRef {
-                id: &attempt,
-                method: &request.method,
-                params: request.params.as_ref(),
-            }));
+            // borrows (its parameters are never copied), with the
+            // session's `_meta` as encoded once when it was handed apart.
+            let params = request.params.as_ref();
+            let body = Bytes::from(match &modern {
+                Modern::Spliced(meta) => {
+                    encode_serialized(&meta.request(&attempt, &request.method, params))
+                }
+                Modern::Named(_) => encode_serialized(&RequestRef {
+                    id: &attempt,
+                    method: &request.method,
+                    params,
+                }),
+            });
             let lost = match self
                 .modern_exchange(&body, &headers, &attempt, &request.id)
                 .await

@@ -1,0 +1,238 @@
+//! The `_meta` a session at MCP 2026-07-28 or later adds to every request
+//! (revision, client identity, client capabilities, log level), made once
+//! per session and written into each request without being copied.
+//!
+//! A transport that encodes requests itself (stdio's queue, streamable
+//! HTTP) writes the caller's parameters as they are and the session's
+//! entries as encoded once ([`RequestMeta::request`]); any other transport
+//! gets the entries added to the parameters ([`RequestMeta::apply`]), and
+//! both write the same request.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::message::{RequestId, RequestRef};
+
+/// The `_meta` entries a modern session adds to every request, kept
+/// decoded (to merge with a caller's own `_meta` keys) and encoded once.
+/// The session makes it; a transport receives it with each request
+/// through [`crate::Transport::send_with_meta`].
+#[derive(Debug, Clone)]
+pub struct RequestMeta {
+    version: String,
+    entries: Map<String, Value>,
+    /// The same entries as one object, written as they are into every
+    /// request whose caller set no `_meta` keys of its own.
+    object: Option<Box<RawValue>>,
+}
+
+impl RequestMeta {
+    /// Entries for requests at `version`; `entries` hold the revision
+    /// itself under [`crate::protocol::META_PROTOCOL_VERSION`].
+    pub(crate) fn new(version: &str, entries: Map<String, Value>) -> RequestMeta {
+        // Encoding a `Value` cannot fail: every key is a string.
+        let object = serde_json::value::to_raw_value(&entries).ok();
+        RequestMeta {
+            version: version.to_owned(),
+            entries,
+            object,
+        }
+    }
+
+    /// The protocol revision the requests are sent at (what streamable
+    /// HTTP puts in `MCP-Protocol-Version`).
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// `params` with these entries in its `_meta`: keys the caller set
+    /// there (a progress token) stay, these replace the caller's of the
+    /// same name; parameters that are not an object, or a `_meta` that is
+    /// not one, are replaced.
+    pub fn apply(&self, params: Option<Value>) -> Value {
+        with_meta(params, self.entries.clone())
+    }
+
+    /// The request `id` of `method` as [`RequestMeta::apply`] would have
+    /// it, encoded from borrows: the caller's parameters and `_meta` keys
+    /// as they are, these entries as encoded once (or, after a caller's
+    /// own `_meta` keys, one by one). Nothing is built or copied.
+    pub(crate) fn request<'a>(
+        &'a self,
+        id: &'a RequestId,
+        method: &'a str,
+        params: Option<&'a Value>,
+    ) -> SplicedRequest<'a> {
+        SplicedRequest {
+            id,
+            method,
+            params: params.and_then(Value::as_object),
+            meta: self,
+        }
+    }
+}
+
+/// `params` (an object, made one if it is not) with `entries` added to its
+/// `_meta`; keys already there and not in `entries` stay.
+pub(crate) fn with_meta(
+    params: Option<Value>,
+    entries: impl IntoIterator<Item = (String, Value)>,
+) -> Value {
+    let mut params = match params {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    if let Value::Object(meta) = meta {
+        meta.extend(entries);
+    }
+    Value::Object(params)
+}
+
+/// A request with a session's [`RequestMeta`] spliced in (see
+/// [`RequestMeta::request`]).
+pub(crate) struct SplicedRequest<'a> {
+    id: &'a RequestId,
+    method: &'a str,
+    params: Option<&'a Map<String, Value>>,
+    meta: &'a RequestMeta,
+}
+
+impl<'a> SplicedRequest<'a> {
+    /// The caller's own `_meta` keys that the session's entries do not
+    /// replace (a progress token).
+    fn callers_meta(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + use<'a> {
+        let own = &self.meta.entries;
+        self.params
+            .and_then(|params| params.get("_meta"))
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(move |(key, _)| !own.contains_key(key.as_str()))
+    }
+}
+
+impl Serialize for SplicedRequest<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        RequestRef {
+            id: self.id,
+            method: self.method,
+            params: Some(&SplicedParams(self)),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// The parameters of a [`SplicedRequest`]: the caller's members, then
+/// `_meta`.
+struct SplicedParams<'a>(&'a SplicedRequest<'a>);
+
+impl Serialize for SplicedParams<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let members = self.0.params.into_iter().flatten();
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in members.filter(|(key, _)| key.as_str() != "_meta") {
+            map.serialize_entry(key, value)?;
+        }
+        match &self.0.meta.object {
+            Some(object) if self.0.callers_meta().next().is_none() => {
+                map.serialize_entry("_meta", &**object)?
+            }
+            _ => map.serialize_entry("_meta", &SplicedMeta(self.0))?,
+        }
+        map.end()
+    }
+}
+
+/// The `_meta` of a [`SplicedRequest`]: the caller's keys (a progress
+/// token) that the session's entries do not replace, then those entries.
+struct SplicedMeta<'a>(&'a SplicedRequest<'a>);
+
+impl Serialize for SplicedMeta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.0.callers_meta() {
+            map.serialize_entry(key, value)?;
+        }
+        for (key, value) in &self.0.meta.entries {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{JsonRpcMessage, Request};
+    use crate::protocol::{META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION};
+    use serde_json::json;
+
+    fn meta() -> RequestMeta {
+        let entries = json!({
+            META_PROTOCOL_VERSION: "2026-07-28",
+            META_CLIENT_INFO: {"name": "client", "version": "1.0.0"},
+            META_LOG_LEVEL: "debug",
+        });
+        let Value::Object(entries) = entries else {
+            unreachable!("an object literal")
+        };
+        RequestMeta::new("2026-07-28", entries)
+    }
+
+    /// The request spliced from borrows reads as the one `apply` builds,
+    /// under a number id and a string id alike.
+    fn check(params: Option<Value>) {
+        let meta = meta();
+        for id in [RequestId::Number(7), RequestId::String("reissue-1".into())] {
+            let spliced =
+                serde_json::to_string(&meta.request(&id, "tools/call", params.as_ref())).unwrap();
+            let built = JsonRpcMessage::Request(Request {
+                id: id.clone(),
+                method: "tools/call".to_owned(),
+                params: Some(meta.apply(params.clone())),
+            });
+            let spliced: Value = serde_json::from_str(&spliced).unwrap();
+            assert_eq!(spliced, serde_json::to_value(&built).unwrap(), "{params:?}");
+        }
+    }
+
+    #[test]
+    fn a_spliced_request_carries_what_apply_builds() {
+        check(None);
+        check(Some(
+            json!({"name": "echo", "arguments": {"message": "hi"}}),
+        ));
+        // the caller's own keys stay; the session's replace a caller's
+        check(Some(json!({"name": "x", "_meta": {
+            "progressToken": 3,
+            META_PROTOCOL_VERSION: "1999-01-01",
+        }})));
+        // a caller's `_meta` with nothing of its own left is the session's
+        check(Some(json!({"name": "x", "_meta": {
+            META_PROTOCOL_VERSION: "1999-01-01",
+        }})));
+        check(Some(json!({"name": "x", "_meta": {}})));
+        // a `_meta` or parameters that are not an object are replaced
+        check(Some(json!({"name": "x", "_meta": [1, 2]})));
+        check(Some(json!([1, 2])));
+        check(Some(json!("text")));
+    }
+
+    #[test]
+    fn apply_keeps_the_callers_own_keys() {
+        let meta = meta();
+        let params = meta.apply(Some(json!({"_meta": {"progressToken": 3}, "name": "x"})));
+        assert_eq!(params["_meta"]["progressToken"], json!(3));
+        assert_eq!(params["_meta"][META_PROTOCOL_VERSION], json!("2026-07-28"));
+        assert_eq!(params["name"], json!("x"));
+        assert_eq!(meta.version(), "2026-07-28");
+        assert!(meta.apply(None)["_meta"][META_CLIENT_INFO].is_object());
+    }
+}
