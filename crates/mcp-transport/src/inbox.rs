@@ -46,9 +46,32 @@ pub(crate) struct Delivery {
 
 /// The tasks of one connection, aborted together (see [`Inbox`]). Tasks
 /// may spawn more tasks through a clone.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Tasks {
-    handles: Arc<Mutex<Vec<AbortHandle>>>,
+    running: Arc<Mutex<Running>>,
+    /// The runtime the connection was made on: its tasks run there even
+    /// when a caller's task starts them (a modern HTTP request).
+    runtime: Option<tokio::runtime::Handle>,
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Tasks {
+            running: Arc::default(),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Running {
+    handles: Vec<AbortHandle>,
+    /// How many handles trigger the next sweep of finished ones: twice
+    /// what the last sweep kept, so a spawn costs O(1) amortised however
+    /// many requests are in flight.
+    sweep_at: usize,
+    /// Set by [`Tasks::abort_all`]: nothing is spawned after it.
+    closed: bool,
 }
 
 impl Inbox {
@@ -188,19 +211,40 @@ impl Tasks {
         &self,
         task: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> AbortHandle {
-        let handle = tokio::spawn(task).abort_handle();
-        let mut handles = lock(&self.handles);
-        handles.retain(|t| !t.is_finished());
-        handles.push(handle.clone());
+        let handle = match &self.runtime {
+            Some(runtime) => runtime.spawn(task),
+            None => tokio::spawn(task),
+        }
+        .abort_handle();
+        let mut running = lock(&self.running);
+        if running.closed {
+            handle.abort();
+            return handle;
+        }
+        if running.handles.len() >= running.sweep_at {
+            running.handles.retain(|t| !t.is_finished());
+            running.sweep_at = (running.handles.len() * 2).max(SWEEP_AT_LEAST);
+        }
+        running.handles.push(handle.clone());
         handle
     }
 
+    /// Whether [`Tasks::abort_all`] ran: the connection is closing.
+    pub(crate) fn is_closed(&self) -> bool {
+        lock(&self.running).closed
+    }
+
     fn abort_all(&self) {
-        for task in lock(&self.handles).drain(..) {
+        let mut running = lock(&self.running);
+        running.closed = true;
+        for task in running.handles.drain(..) {
             task.abort();
         }
     }
 }
+
+/// The fewest handles kept before finished ones are swept out.
+const SWEEP_AT_LEAST: usize = 16;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -218,7 +218,6 @@ pub use protocol::{
     Tool, is_modern,
 };
 #[doc(hidden)]
-pub use request_meta::RequestMeta;
 #[cfg(feature = "sdk")]
 pub use router::{ToolOutput, ToolRouter, ToolSpec};
 pub use scan::AnswerScan;
@@ -239,7 +238,9 @@ pub use stdio::{StdioOptions, StdioTransport};
 #[cfg(feature = "streamable-http")]
 pub use streamable_http::StreamableHttpTransport;
 pub use task::{RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
-pub use transport::{HttpFailure, MessageSender, Transport, TransportError, TransportErrorKind};
+pub use transport::{
+    HttpFailure, MessageSender, ModernSender, Transport, TransportError, TransportErrorKind,
+};
 #[cfg(feature = "ws")]
 pub use ws::WsTransport;
 

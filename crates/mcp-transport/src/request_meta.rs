@@ -2,11 +2,12 @@
 //! (revision, client identity, client capabilities, log level), made once
 //! per session and written into each request without being copied.
 //!
-//! A transport that encodes requests itself (stdio's queue, streamable
-//! HTTP) writes the caller's parameters as they are and the session's
-//! entries as encoded once ([`RequestMeta::request`]); any other transport
-//! gets the entries added to the parameters ([`RequestMeta::apply`]), and
-//! both write the same request.
+//! A transport that encodes requests from borrows (stdio's queue, and
+//! streamable HTTP through its [`crate::ModernSender`]) writes the
+//! caller's parameters as they are and the session's entries as encoded
+//! once ([`RequestMeta::request`]); any other transport gets the entries
+//! added to the parameters ([`RequestMeta::apply`]), and both write the
+//! same request.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -16,10 +17,10 @@ use crate::message::{RequestId, RequestRef};
 
 /// The `_meta` entries a modern session adds to every request, kept
 /// decoded (to merge with a caller's own `_meta` keys) and encoded once.
-/// The session makes it; a transport receives it with each request
-/// through [`crate::Transport::send_with_meta`].
 #[derive(Debug, Clone)]
-pub struct RequestMeta {
+pub(crate) struct RequestMeta {
+    // Read by streamable HTTP alone, for its `MCP-Protocol-Version`.
+    #[cfg_attr(not(feature = "streamable-http"), allow(dead_code))]
     version: String,
     entries: Map<String, Value>,
     /// The same entries as one object, written as they are into every
@@ -42,7 +43,8 @@ impl RequestMeta {
 
     /// The protocol revision the requests are sent at (what streamable
     /// HTTP puts in `MCP-Protocol-Version`).
-    pub fn version(&self) -> &str {
+    #[cfg_attr(not(feature = "streamable-http"), allow(dead_code))]
+    pub(crate) fn version(&self) -> &str {
         &self.version
     }
 
@@ -50,7 +52,7 @@ impl RequestMeta {
     /// there (a progress token) stay, these replace the caller's of the
     /// same name; parameters that are not an object, or a `_meta` that is
     /// not one, are replaced.
-    pub fn apply(&self, params: Option<Value>) -> Value {
+    pub(crate) fn apply(&self, params: Option<Value>) -> Value {
         with_meta(params, self.entries.clone())
     }
 

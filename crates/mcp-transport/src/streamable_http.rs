@@ -61,7 +61,7 @@ use crate::inbox::{Delivery, Inbox, Tasks};
 use crate::message::{Incoming, JsonRpcMessage, Notification, Request, RequestId};
 use crate::param_headers::ToolHeaderTable;
 use crate::request_meta::RequestMeta;
-use crate::transport::{Transport, TransportError, TransportErrorKind};
+use crate::transport::{ModernSender, Transport, TransportError, TransportErrorKind};
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -85,7 +85,7 @@ pub struct StreamableHttpTransport {
 }
 
 #[derive(Debug)]
-struct Shared {
+pub(crate) struct Shared {
     server: String,
     kind: &'static str,
     url: reqwest::Url,
@@ -183,20 +183,40 @@ impl Shared {
 
     /// Runs a modern request in its own task, remembered until it ends so a
     /// cancellation can close its stream.
-    fn spawn_modern(self: &Arc<Self>, request: Request, modern: modern::Modern) {
-        let id = request.id.clone();
+    fn spawn_modern(self: &Arc<Self>, request: modern::Prepared, version: &str) {
+        let id = request.id().clone();
         let task = Arc::clone(self);
         let mut state = lock(&self.state);
-        if state.modern_version.as_deref() != Some(modern.version()) {
-            state.modern_version = Some(modern.version().to_owned());
+        if state.modern_version.as_deref() != Some(version) {
+            state.modern_version = Some(version.to_owned());
         }
         // Held across the spawn so the task cannot end before it is noted.
         let handle = self.tasks.spawn(async move {
-            let id = request.id.clone();
-            Arc::clone(&task).modern_request(request, modern).await;
+            let id = request.id().clone();
+            Arc::clone(&task).modern_request(request).await;
             lock(&task.state).modern_streams.remove(&id);
         });
         state.modern_streams.insert(id, handle);
+    }
+
+    /// Posts a request of a modern session from the caller's task (see
+    /// [`crate::ModernSender`]): written from borrows, the session's
+    /// `_meta` spliced in. Fails once the transport is closing.
+    pub(crate) fn post_spliced(
+        self: &Arc<Self>,
+        id: &RequestId,
+        method: &str,
+        params: Option<&serde_json::Value>,
+        meta: &RequestMeta,
+    ) -> Result<(), ()> {
+        if self.tasks.is_closed() {
+            return Err(());
+        }
+        match modern::Prepared::spliced(id, method, params, meta, &self.tool_headers) {
+            Ok(request) => self.spawn_modern(request, meta.version()),
+            Err(message) => self.fail(id.clone(), &io_error(&self.server, message)),
+        }
+        Ok(())
     }
 
     /// Runs a one-way exchange (a notification or response POST, the
@@ -702,13 +722,14 @@ impl Transport for StreamableHttpTransport {
         // under that attempt's id.
         let message = match message {
             JsonRpcMessage::Request(request) if request.method != "initialize" => {
-                match modern::modern_version(&request).map(str::to_owned) {
-                    Some(version) => {
-                        shared.spawn_modern(request, modern::Modern::Named(version));
-                        return Ok(());
+                if let Some(version) = modern::modern_version(&request) {
+                    match modern::Prepared::named(&request, version, &shared.tool_headers) {
+                        Ok(prepared) => shared.spawn_modern(prepared, version),
+                        Err(message) => shared.fail(request.id, &io_error(&shared.server, message)),
                     }
-                    None => JsonRpcMessage::Request(request),
+                    return Ok(());
                 }
+                JsonRpcMessage::Request(request)
             }
             message => message,
         };
@@ -790,25 +811,6 @@ impl Transport for StreamableHttpTransport {
         }
     }
 
-    async fn send_with_meta(
-        &mut self,
-        request: Request,
-        meta: Arc<RequestMeta>,
-    ) -> Result<(), TransportError> {
-        if request.method == "initialize" {
-            let params = Some(meta.apply(request.params));
-            return self
-                .send(JsonRpcMessage::Request(Request { params, ..request }))
-                .await;
-        }
-        if self.inbox.is_closed() {
-            return Err(TransportError::closed(&*self.shared.server));
-        }
-        self.shared
-            .spawn_modern(request, modern::Modern::Spliced(meta));
-        Ok(())
-    }
-
     async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
         self.inbox.receive().await
     }
@@ -851,6 +853,10 @@ impl Transport for StreamableHttpTransport {
 
     fn tool_headers(&self) -> Option<ToolHeaderTable> {
         Some(self.shared.tool_headers.clone())
+    }
+
+    fn modern_sender(&self) -> Option<ModernSender> {
+        Some(ModernSender::http(Arc::clone(&self.shared)))
     }
 
     fn marks_own_failures(&self) -> bool {

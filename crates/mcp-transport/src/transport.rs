@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::message::{Incoming, JsonRpcMessage, Request};
+use crate::message::{Incoming, JsonRpcMessage, RequestId};
 use crate::request_meta::RequestMeta;
 use crate::stderr_tail::StderrTail;
 
@@ -668,23 +668,6 @@ pub trait Transport: Send {
     /// does not wait for the answer.
     async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError>;
 
-    /// Sends a request of a session at 2026-07-28 or later, whose `_meta`
-    /// entries (revision, client identity, capabilities) the session made
-    /// once: `meta`. The default adds them to the parameters
-    /// ([`RequestMeta::apply`]) and calls [`Transport::send`]; a transport
-    /// that encodes each request itself may write them as encoded once
-    /// instead, saving a copy of them per request (streamable HTTP does).
-    /// Either way the server receives the same request.
-    async fn send_with_meta(
-        &mut self,
-        request: Request,
-        meta: Arc<RequestMeta>,
-    ) -> Result<(), TransportError> {
-        let params = Some(meta.apply(request.params));
-        self.send(JsonRpcMessage::Request(Request { params, ..request }))
-            .await
-    }
-
     /// The next message from the server; `Ok(None)` once the server closed.
     /// An error here ends the connection (the session fails every request
     /// in flight with it).
@@ -733,6 +716,17 @@ pub trait Transport: Send {
         None
     }
 
+    /// A handle that sends each request of a session at 2026-07-28 or
+    /// later straight from the caller's task, written from borrows with
+    /// the session's `_meta` spliced in, for transports on which such a
+    /// request stands alone (streamable HTTP posts each on its own, and
+    /// nothing of that revision must reach the server before it). `None`
+    /// (the default): those requests go through [`Transport::send`], their
+    /// `_meta` added to their parameters, like any other message.
+    fn modern_sender(&self) -> Option<ModernSender> {
+        None
+    }
+
     /// The table of each tool's `x-mcp-header` parameters (and which tools
     /// are safe to re-issue) that the transport reads on every
     /// `tools/call`, for transports that mirror parameters into headers
@@ -752,6 +746,52 @@ pub trait Transport: Send {
     /// errors.
     fn marks_own_failures(&self) -> bool {
         false
+    }
+}
+
+/// A cloneable handle that sends a modern session's requests from the
+/// caller's task (see [`Transport::modern_sender`]).
+#[derive(Clone)]
+pub struct ModernSender {
+    route: ModernRoute,
+}
+
+#[derive(Clone)]
+enum ModernRoute {
+    #[cfg(feature = "streamable-http")]
+    Http(Arc<crate::streamable_http::Shared>),
+}
+
+impl std::fmt::Debug for ModernSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModernSender").finish_non_exhaustive()
+    }
+}
+
+impl ModernSender {
+    #[cfg(feature = "streamable-http")]
+    pub(crate) fn http(shared: Arc<crate::streamable_http::Shared>) -> Self {
+        ModernSender {
+            route: ModernRoute::Http(shared),
+        }
+    }
+
+    /// Sends the request `id` of `method` with the caller's `params` and
+    /// the session's `meta`, neither copied; fails once the transport is
+    /// closing (the request is then dropped).
+    pub(crate) fn send(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Option<&serde_json::Value>,
+        meta: &RequestMeta,
+    ) -> Result<(), ()> {
+        #[cfg(not(feature = "streamable-http"))]
+        let _ = (id, method, params, meta);
+        match self.route {
+            #[cfg(feature = "streamable-http")]
+            ModernRoute::Http(ref shared) => shared.post_spliced(id, method, params, meta),
+        }
     }
 }
 

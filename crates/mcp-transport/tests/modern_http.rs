@@ -1020,7 +1020,11 @@ async fn a_sessions_meta_reaches_every_post_whole() {
             format!(
                 "{} id={} version={} method={} name={}",
                 s.rpc_method(),
-                if s.body["id"].is_string() { "reissued" } else { "first" },
+                if s.body["id"].is_string() {
+                    "reissued"
+                } else {
+                    "first"
+                },
                 s.header("mcp-protocol-version").unwrap_or("-"),
                 s.header("mcp-method").unwrap_or("-"),
                 s.header("mcp-name").unwrap_or("-"),
@@ -1039,7 +1043,10 @@ async fn a_sessions_meta_reaches_every_post_whole() {
     for (n, post) in posts.iter().enumerate() {
         let params = &post.body["params"];
         let meta = &params["_meta"];
-        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], json!(VERSION));
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            json!(VERSION)
+        );
         assert_eq!(
             meta["io.modelcontextprotocol/clientInfo"]["name"],
             json!("meta-test")

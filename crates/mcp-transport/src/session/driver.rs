@@ -29,11 +29,6 @@ pub(super) async fn drive(
                         break e;
                     }
                 }
-                Some(Command::SendWithMeta(request, meta)) => {
-                    if let Err(e) = transport.send_with_meta(request, meta).await {
-                        break e;
-                    }
-                }
                 Some(Command::Close(reply)) => {
                     shared.end(shared.closed_error());
                     handlers.abort_all();

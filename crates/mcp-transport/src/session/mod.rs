@@ -67,7 +67,9 @@ use crate::protocol::{
     LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use crate::stderr_tail::StderrTail;
-use crate::transport::{MessageSender, Transport, TransportError, TransportErrorKind};
+use crate::transport::{
+    MessageSender, ModernSender, Transport, TransportError, TransportErrorKind,
+};
 
 use driver::drive;
 use pending::PendingTable;
@@ -492,9 +494,6 @@ pub trait ClientHandler: Send + Sync {
 
 enum Command {
     Send(JsonRpcMessage),
-    /// A request of a modern session, for the transport to add the
-    /// session's `_meta` to (see [`Transport::send_with_meta`]).
-    SendWithMeta(Request, Arc<crate::request_meta::RequestMeta>),
     Close(oneshot::Sender<Result<(), TransportError>>),
 }
 
@@ -505,6 +504,9 @@ struct Shared {
     /// The transport's own outgoing queue, when it has one: messages skip
     /// the driver task.
     direct: Option<MessageSender>,
+    /// Where a modern request goes from the caller's task when `direct`
+    /// does not take every message (streamable HTTP).
+    modern_direct: Option<ModernSender>,
     pending: Mutex<PendingTable>,
     /// Wakes the deadline task for a deadline earlier than its target.
     deadlines: tokio::sync::Notify,
@@ -608,6 +610,7 @@ impl ClientSession {
         let kind = transport.kind();
         let stderr = transport.stderr_tail();
         let direct = transport.sender();
+        let modern_direct = transport.modern_sender();
         let tool_headers = transport.tool_headers();
         let marks_own_failures = transport.marks_own_failures();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
@@ -615,6 +618,7 @@ impl ClientSession {
             server,
             commands: commands_tx,
             direct,
+            modern_direct,
             pending: Mutex::new(PendingTable::default()),
             deadlines: tokio::sync::Notify::new(),
             next_id: AtomicI64::new(0),

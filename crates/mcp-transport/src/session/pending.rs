@@ -187,12 +187,15 @@ impl Shared {
             .map_err(|_| self.ended_error())
     }
 
-    /// Whether requests are encoded from a borrow (stdio's queue), so the
-    /// caller keeps its parameters without a copy.
-    pub(super) fn sends_by_reference(&self) -> bool {
-        self.direct
+    /// Whether requests are encoded from a borrow (stdio's queue; a modern
+    /// session's requests over streamable HTTP), so the caller keeps its
+    /// parameters without a copy.
+    pub(super) fn sends_by_reference(&self, modern: bool) -> bool {
+        let direct = self
+            .direct
             .as_ref()
-            .is_some_and(MessageSender::sends_by_reference)
+            .is_some_and(MessageSender::sends_by_reference);
+        direct || (modern && self.direct.is_none() && self.modern_direct.is_some())
     }
 
     /// [`Shared::send_hinted`] that hands the request's parameters back
@@ -393,29 +396,19 @@ impl Shared {
             cancellable: method != "initialize" && method != "server/discover",
         };
         let request_id = RequestId::Number(id);
-        let spliced = meta.and_then(|meta| {
-            let direct = self.direct.as_ref()?;
-            direct.send_serialized(&meta.request(&request_id, method, params.as_ref()), alone)
+        let spliced = meta.and_then(|meta| match (&self.direct, &self.modern_direct) {
+            (Some(direct), _) => {
+                direct.send_serialized(&meta.request(&request_id, method, params.as_ref()), alone)
+            }
+            (None, Some(modern)) => Some(modern.send(&request_id, method, params.as_ref(), meta)),
+            (None, None) => None,
         });
-        let kept = match (spliced, meta) {
-            (Some(sent), _) => {
+        let kept = match spliced {
+            Some(sent) => {
                 sent.map_err(|()| self.ended_error())?;
                 params.filter(|_| keep)
             }
-            // A transport without its own queue adds the `_meta` itself
-            // (streamable HTTP writes it as encoded once).
-            (None, Some(meta)) if self.direct.is_none() => {
-                let request = Request {
-                    id: request_id,
-                    method: method.to_string(),
-                    params,
-                };
-                self.commands
-                    .send(Command::SendWithMeta(request, Arc::clone(meta)))
-                    .map_err(|_| self.ended_error())?;
-                None
-            }
-            (None, meta) => {
+            None => {
                 let params = match meta {
                     Some(meta) => Some(meta.apply(params)),
                     None => params,

@@ -95,7 +95,7 @@ impl Shared {
         // transport that encodes from a borrow hands them back, for any
         // other a copy is kept. Either way they are the caller's, without
         // the session's `_meta`, which every round adds again.
-        let by_reference = self.sends_by_reference();
+        let by_reference = self.sends_by_reference(meta.is_some());
         let copy = (!by_reference).then(|| params.clone());
         let (body, kept) = self
             .exchange_keeping(method, params, options, by_reference, meta)

@@ -2,14 +2,19 @@
 //! request metadata headers, the answer (JSON or a response stream scoped
 //! to the request), refusals, and a broken stream.
 //!
-//! A request is modern when its `params._meta` carries
-//! `io.modelcontextprotocol/protocolVersion`; the session puts it there and
-//! the transport needs no other hint. Such a POST carries
-//! `MCP-Protocol-Version` (that value), `Mcp-Method`, `Mcp-Name`
+//! A modern session posts its requests through the transport's
+//! [`crate::ModernSender`], from the caller's task: each is written from
+//! borrows with the session's `_meta` spliced in as encoded once
+//! ([`Prepared::spliced`]), and the session keeps the parameters for an
+//! input round without a copy. A request handed to `send` is modern when
+//! its `params._meta` carries `io.modelcontextprotocol/protocolVersion`
+//! (the `server/discover` probe, a request built by hand). Such a POST
+//! carries `MCP-Protocol-Version` (the revision), `Mcp-Method`, `Mcp-Name`
 //! (`tools/call`, `prompts/get`: `params.name`; `resources/read`:
 //! `params.uri`; `tasks/get`, `tasks/update`, `tasks/cancel`:
-//! `params.taskId`, as SEP-2663's binding asks) and the tool's `Mcp-Param-*` headers from the
-//! [`ToolHeaderTable`], never `Mcp-Session-Id` or `Last-Event-ID`.
+//! `params.taskId`, as SEP-2663's binding asks) and the tool's
+//! `Mcp-Param-*` headers from the [`ToolHeaderTable`], never
+//! `Mcp-Session-Id` or `Last-Event-ID`.
 //!
 //! - **Refusals:** a 4xx or 5xx whose body is a JSON-RPC error is that
 //!   request's answer (the session reads `-32022` unsupported version,
@@ -18,8 +23,9 @@
 //!   request fails with [`HttpFailure::Status`].
 //! - **Broken stream:** streams cannot be resumed at this revision. A
 //!   request safe to repeat ([`repeat_safe`]) is posted once more under a
-//!   new id, mapped back to the caller's; any other request, or a second
-//!   break, fails at once with [`TransportErrorKind::StreamBroken`].
+//!   new id (the same bytes, the id rewritten), mapped back to the
+//!   caller's; any other request, or a second break, fails at once with
+//!   [`TransportErrorKind::StreamBroken`].
 //! - **Cancellation:** closing the response stream is the signal, so
 //!   `notifications/cancelled` for a modern request aborts its task and is
 //!   not posted.
@@ -47,6 +53,7 @@ use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, RequestRef, R
 use crate::param_headers::{ToolHeaderTable, encode_header_value};
 use crate::request_meta::RequestMeta;
 use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
+use serde_json::Value;
 
 use std::sync::Arc;
 
@@ -75,23 +82,70 @@ const REPEAT_SAFE_METHODS: &[&str] = &[
     "tasks/list",
 ];
 
-/// How a modern request names its revision.
-pub(crate) enum Modern {
-    /// Its own `_meta` names it (a request built with the session's
-    /// entries, or by hand): it is sent as it is.
-    Named(String),
-    /// The session handed its `_meta` apart, to be written into the
-    /// request as encoded once.
-    Spliced(Arc<RequestMeta>),
+/// A modern request ready to post: its body, encoded once (the session's
+/// `_meta` spliced in as encoded once when it came apart), and what its
+/// task needs besides.
+pub(crate) struct Prepared {
+    /// The caller's id, under which the answer is delivered.
+    caller: RequestId,
+    method: String,
+    /// The JSON-RPC request under the caller's id.
+    body: Bytes,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    /// Whether it may be posted again after its stream broke.
+    repeat_safe: bool,
 }
 
-impl Modern {
-    /// The revision the request is sent at.
-    pub(crate) fn version(&self) -> &str {
-        match self {
-            Modern::Named(version) => version,
-            Modern::Spliced(meta) => meta.version(),
-        }
+impl Prepared {
+    /// A request that names its revision in its own `_meta` (built with
+    /// the session's entries, or by hand), sent as it is.
+    pub(crate) fn named(
+        request: &Request,
+        version: &str,
+        tools: &ToolHeaderTable,
+    ) -> Result<Prepared, String> {
+        let params = request.params.as_ref();
+        let body = encode_serialized(&RequestRef {
+            id: &request.id,
+            method: &request.method,
+            params,
+        });
+        Prepared::new(&request.id, &request.method, params, version, tools, body)
+    }
+
+    /// A request written from borrows with the session's `_meta`
+    /// spliced in: neither the parameters nor the entries are copied.
+    pub(crate) fn spliced(
+        id: &RequestId,
+        method: &str,
+        params: Option<&Value>,
+        meta: &RequestMeta,
+        tools: &ToolHeaderTable,
+    ) -> Result<Prepared, String> {
+        let body = encode_serialized(&meta.request(id, method, params));
+        Prepared::new(id, method, params, meta.version(), tools, body)
+    }
+
+    fn new(
+        id: &RequestId,
+        method: &str,
+        params: Option<&Value>,
+        version: &str,
+        tools: &ToolHeaderTable,
+        body: String,
+    ) -> Result<Prepared, String> {
+        Ok(Prepared {
+            caller: id.clone(),
+            method: method.to_owned(),
+            headers: request_headers(method, params, version, tools)?,
+            repeat_safe: repeat_safe(method, params, tools),
+            body: Bytes::from(body),
+        })
+    }
+
+    /// The caller's id.
+    pub(crate) fn id(&self) -> &RequestId {
+        &self.caller
     }
 }
 
@@ -109,20 +163,21 @@ pub(crate) fn modern_version(request: &Request) -> Option<&str> {
 /// Whether `request` may be sent again after its stream broke: the methods
 /// of [`REPEAT_SAFE_METHODS`], and `tools/call` of a tool the table marks
 /// read-only or idempotent.
-pub(crate) fn repeat_safe(request: &Request, tools: &ToolHeaderTable) -> bool {
-    match request.method.as_str() {
-        "tools/call" => param_str(request, "name").is_some_and(|name| tools.is_repeat_safe(name)),
+fn repeat_safe(method: &str, params: Option<&Value>, tools: &ToolHeaderTable) -> bool {
+    match method {
+        "tools/call" => param_str(params, "name").is_some_and(|name| tools.is_repeat_safe(name)),
         method => REPEAT_SAFE_METHODS.contains(&method),
     }
 }
 
-fn param_str<'a>(request: &'a Request, key: &str) -> Option<&'a str> {
-    request.params.as_ref()?.get(key)?.as_str()
+fn param_str<'a>(params: Option<&'a Value>, key: &str) -> Option<&'a str> {
+    params?.get(key)?.as_str()
 }
 
 /// The request metadata headers of a modern request (SEP-2243).
-pub(crate) fn request_headers(
-    request: &Request,
+fn request_headers(
+    method: &str,
+    params: Option<&Value>,
     version: &str,
     tools: &ToolHeaderTable,
 ) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
@@ -130,14 +185,14 @@ pub(crate) fn request_headers(
     let version = HeaderValue::from_str(version)
         .map_err(|_| format!("protocol version {version:?} cannot be sent as a header"))?;
     headers.push((HeaderName::from_static(PROTOCOL_VERSION), version));
-    let method = HeaderValue::from_str(&encode_header_value(&request.method))
+    let method_value = HeaderValue::from_str(&encode_header_value(method))
         .map_err(|_| "the method cannot be sent as a header".to_owned())?;
-    headers.push((HeaderName::from_static(MCP_METHOD), method));
-    let name = match request.method.as_str() {
-        "tools/call" | "prompts/get" => param_str(request, "name"),
-        "resources/read" => param_str(request, "uri"),
+    headers.push((HeaderName::from_static(MCP_METHOD), method_value));
+    let name = match method {
+        "tools/call" | "prompts/get" => param_str(params, "name"),
+        "resources/read" => param_str(params, "uri"),
         // SEP-2663: intermediaries route every request of a task by its id.
-        "tasks/get" | "tasks/update" | "tasks/cancel" => param_str(request, "taskId"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => param_str(params, "taskId"),
         _ => None,
     };
     if let Some(name) = name {
@@ -146,10 +201,9 @@ pub(crate) fn request_headers(
             plain(&encode_header_value(name))?,
         ));
     }
-    if request.method == "tools/call" {
-        let arguments = request.params.as_ref().and_then(|p| p.get("arguments"));
-        for (name, value) in tools.headers_for(param_str(request, "name").unwrap_or(""), arguments)
-        {
+    if method == "tools/call" {
+        let arguments = params.and_then(|p| p.get("arguments"));
+        for (name, value) in tools.headers_for(param_str(params, "name").unwrap_or(""), arguments) {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("{name} is not a header name"))?;
             headers.push((name, plain(&value)?));
@@ -172,36 +226,15 @@ enum Lost {
 }
 
 impl Shared {
-    /// Sends a modern request and delivers its answer (or a made-up one
+    /// Posts a modern request and delivers its answer (or a made-up one
     /// naming why there is none), re-issuing it once under a new id when
     /// its stream breaks and it is safe to repeat.
-    pub(super) async fn modern_request(self: Arc<Self>, request: Request, modern: Modern) {
-        let headers = match request_headers(&request, modern.version(), &self.tool_headers) {
-            Ok(headers) => headers,
-            Err(message) => {
-                let error = io_error(&self.server, message);
-                return self.fail(request.id.clone(), &error);
-            }
-        };
-        let mut attempt = request.id.clone();
-        let mut reissued = false;
+    pub(super) async fn modern_request(self: Arc<Self>, request: Prepared) {
+        let mut attempt = request.caller.clone();
+        let mut body = request.body.clone();
         loop {
-            // The same request under this attempt's id, encoded from
-            // borrows (its parameters are never copied), with the
-            // session's `_meta` as encoded once when it was handed apart.
-            let params = request.params.as_ref();
-            let body = Bytes::from(match &modern {
-                Modern::Spliced(meta) => {
-                    encode_serialized(&meta.request(&attempt, &request.method, params))
-                }
-                Modern::Named(_) => encode_serialized(&RequestRef {
-                    id: &attempt,
-                    method: &request.method,
-                    params,
-                }),
-            });
             let lost = match self
-                .modern_exchange(&body, &headers, &attempt, &request.id)
+                .modern_exchange(&body, &request.headers, &attempt, &request.caller)
                 .await
             {
                 Ok(()) => return,
@@ -210,13 +243,19 @@ impl Shared {
             let error = match lost {
                 Lost::Failed(error) => error,
                 Lost::Broken(cause) => {
-                    if lock(&self.state).cancelled.remove(&request.id) {
+                    if lock(&self.state).cancelled.remove(&request.caller) {
                         return;
                     }
-                    if !reissued && repeat_safe(&request, &self.tool_headers) {
+                    let reissue = (attempt == request.caller && request.repeat_safe)
+                        .then(|| self.fresh_id())
+                        .and_then(|fresh| {
+                            let again = with_request_id(&request.body, &request.caller, &fresh)?;
+                            Some((fresh, again))
+                        });
+                    if let Some((fresh, again)) = reissue {
                         tracing::debug!(server = %self.server, method = %request.method, %cause, "response stream broke; re-issuing");
-                        reissued = true;
-                        attempt = self.fresh_id();
+                        attempt = fresh;
+                        body = again;
                         continue;
                     }
                     tracing::debug!(server = %self.server, method = %request.method, %cause, "response stream broke");
@@ -228,7 +267,7 @@ impl Shared {
                     )
                 }
             };
-            return self.fail(request.id.clone(), &error);
+            return self.fail(request.caller.clone(), &error);
         }
     }
 
@@ -424,6 +463,21 @@ fn rpc_error(body: &[u8]) -> Option<crate::message::ErrorObject> {
     }
 }
 
+/// `body`, a request encoded under `old` (as [`RequestRef`] writes one:
+/// `jsonrpc`, then `id`), under `new` instead; the rest of its bytes are
+/// kept as they are. `None` if the body does not start that way.
+fn with_request_id(body: &Bytes, old: &RequestId, new: &RequestId) -> Option<Bytes> {
+    const START: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    let old = serde_json::to_vec(old).ok()?;
+    let rest = body.strip_prefix(START)?.strip_prefix(old.as_slice())?;
+    let new = serde_json::to_vec(new).ok()?;
+    let mut again = Vec::with_capacity(START.len() + new.len() + rest.len());
+    again.extend_from_slice(START);
+    again.extend_from_slice(&new);
+    again.extend_from_slice(rest);
+    Some(Bytes::from(again))
+}
+
 /// Ids match, also when a bridge turned a numeric id into a string.
 fn same_id(a: &RequestId, b: &RequestId) -> bool {
     match (a, b) {
@@ -439,16 +493,16 @@ mod tests {
     use serde_json::{Value, json};
 
     fn mcp_name(method: &str, params: Value) -> Option<String> {
-        let request = Request {
-            id: RequestId::Number(1),
-            method: method.to_owned(),
-            params: Some(params),
-        };
-        request_headers(&request, "2026-07-28", &ToolHeaderTable::default())
-            .ok()?
-            .into_iter()
-            .find(|(name, _)| name.as_str() == MCP_NAME)
-            .and_then(|(_, value)| value.to_str().ok().map(str::to_owned))
+        request_headers(
+            method,
+            Some(&params),
+            "2026-07-28",
+            &ToolHeaderTable::default(),
+        )
+        .ok()?
+        .into_iter()
+        .find(|(name, _)| name.as_str() == MCP_NAME)
+        .and_then(|(_, value)| value.to_str().ok().map(str::to_owned))
     }
 
     #[test]
@@ -465,5 +519,23 @@ mod tests {
             Some("echo")
         );
         assert_eq!(mcp_name("tools/list", json!({})), None);
+    }
+
+    #[test]
+    fn a_reissue_changes_the_id_and_nothing_else() {
+        let request = Request {
+            id: RequestId::Number(12),
+            method: "tools/list".to_owned(),
+            params: Some(json!({"cursor": "c", "_meta": {"id": 12}})),
+        };
+        let prepared =
+            Prepared::named(&request, "2026-07-28", &ToolHeaderTable::default()).unwrap();
+        let fresh = RequestId::String("mcp-transport-reissue-0".to_owned());
+        let again = with_request_id(&prepared.body, prepared.id(), &fresh).unwrap();
+        let mut expected: Value = serde_json::from_slice(&prepared.body).unwrap();
+        expected["id"] = json!("mcp-transport-reissue-0");
+        assert_eq!(serde_json::from_slice::<Value>(&again).unwrap(), expected);
+        // a body under another id is not rewritten
+        assert!(with_request_id(&prepared.body, &fresh, &RequestId::Number(1)).is_none());
     }
 }
