@@ -521,7 +521,7 @@ struct Shared {
     stderr: Option<StderrTail>,
     options: SessionOptions,
     /// Set once a modern revision is chosen: the `_meta` of every request.
-    modern: OnceLock<Arc<crate::request_meta::RequestMeta>>,
+    modern: OnceLock<crate::request_meta::RequestMeta>,
     /// The `subscriptions/listen` in progress (modern sessions only).
     listener: Mutex<Option<listen::Listener>>,
     /// Resources the host subscribed to.

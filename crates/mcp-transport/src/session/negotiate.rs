@@ -30,7 +30,7 @@ use crate::request_meta::RequestMeta;
 /// What negotiation settled on.
 pub(super) struct Negotiated {
     pub(super) identity: InitializeResult,
-    pub(super) modern: Option<Arc<RequestMeta>>,
+    pub(super) modern: Option<RequestMeta>,
 }
 
 /// How a `server/discover` probe ended.

@@ -347,7 +347,7 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
         keep: bool,
-        meta: Option<&Arc<RequestMeta>>,
+        meta: Option<&RequestMeta>,
     ) -> Result<(Body, Option<Value>), TransportError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, mut reply_rx) = oneshot::channel();

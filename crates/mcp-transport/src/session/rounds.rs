@@ -18,7 +18,7 @@ const INPUT_REQUIRED: &str = "input_required";
 /// The `_meta` a modern session at `version` adds to every request:
 /// revision, client identity, client capabilities and, when the host asked
 /// for logs, the level.
-pub(super) fn modern_meta(version: &str, options: &SessionOptions) -> Arc<RequestMeta> {
+pub(super) fn modern_meta(version: &str, options: &SessionOptions) -> RequestMeta {
     let mut entries = Map::new();
     entries.insert(
         crate::protocol::META_PROTOCOL_VERSION.to_owned(),
@@ -38,7 +38,7 @@ pub(super) fn modern_meta(version: &str, options: &SessionOptions) -> Arc<Reques
             Value::from(level.as_str()),
         );
     }
-    Arc::new(RequestMeta::new(version, entries))
+    RequestMeta::new(version, entries)
 }
 
 /// The capabilities a session declares: the host handler's, plus the
