@@ -856,6 +856,33 @@ async fn a_listen_stream_stays_open_and_feeds_the_inbox() {
     assert_eq!(summary, ["POST subscriptions/listen"]);
 }
 
+/// What a server answers to anything but a request: 405 to the GET
+/// stream, 202 to a notification or the closing DELETE.
+fn no_body(seen: &Seen) -> Answer {
+    Answer {
+        status: if seen.method == "GET" { 405 } else { 202 },
+        headers: vec![],
+        parts: vec![],
+        pause: Duration::ZERO,
+    }
+}
+
+/// The request's `MCP-Protocol-Version`, `Mcp-Session-Id`, `Mcp-Method`
+/// or `Mcp-Name` header, each as `short=value` (`-` when absent).
+fn headers_line(seen: &Seen, shorts: &[&str]) -> String {
+    let header = |short: &str| match short {
+        "version" => "mcp-protocol-version",
+        "session" => "mcp-session-id",
+        "method" => "mcp-method",
+        _ => "mcp-name",
+    };
+    shorts
+        .iter()
+        .map(|short| format!("{short}={}", seen.header(header(short)).unwrap_or("-")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[tokio::test]
 async fn after_a_refused_probe_the_same_transport_speaks_the_older_revision() {
     let script: Script = Arc::new(|seen: &Seen, _| match seen.rpc_method() {
@@ -875,12 +902,7 @@ async fn after_a_refused_probe_the_same_transport_speaks_the_older_revision() {
             200,
             json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": {"tools": []}}),
         ),
-        _ => Answer {
-            status: if seen.method == "GET" { 405 } else { 202 },
-            headers: vec![],
-            parts: vec![],
-            pause: Duration::ZERO,
-        },
+        _ => no_body(seen),
     });
     let (url, seen) = server(script).await;
     let mut transport = connect(&url).await;
@@ -924,12 +946,10 @@ async fn after_a_refused_probe_the_same_transport_speaks_the_older_revision() {
         .iter()
         .map(|s| {
             format!(
-                "{} {} version={} session={} method={}",
+                "{} {} {}",
                 s.method,
                 s.rpc_method(),
-                s.header("mcp-protocol-version").unwrap_or("-"),
-                s.header("mcp-session-id").unwrap_or("-"),
-                s.header("mcp-method").unwrap_or("-"),
+                headers_line(s, &["version", "session", "method"]),
             )
         })
         .collect();
@@ -975,12 +995,7 @@ async fn a_sessions_meta_reaches_every_post_whole() {
                     "content": [{"type": "text", "text": format!("answer {before}")}],
                     "resultType": "complete"}}),
             ),
-            _ => Answer {
-                status: if seen.method == "GET" { 405 } else { 202 },
-                headers: vec![],
-                parts: vec![],
-                pause: Duration::ZERO,
-            },
+            _ => no_body(seen),
         }
     });
     let (url, seen) = server(script).await;
@@ -1017,18 +1032,13 @@ async fn a_sessions_meta_reaches_every_post_whole() {
     let summary: Vec<_> = posts
         .iter()
         .map(|s| {
-            format!(
-                "{} id={} version={} method={} name={}",
-                s.rpc_method(),
-                if s.body["id"].is_string() {
-                    "reissued"
-                } else {
-                    "first"
-                },
-                s.header("mcp-protocol-version").unwrap_or("-"),
-                s.header("mcp-method").unwrap_or("-"),
-                s.header("mcp-name").unwrap_or("-"),
-            )
+            let id = if s.body["id"].is_string() {
+                "reissued"
+            } else {
+                "first"
+            };
+            let headers = headers_line(s, &["version", "method", "name"]);
+            format!("{} id={id} {headers}", s.rpc_method())
         })
         .collect();
     assert_eq!(
