@@ -206,32 +206,28 @@ impl Delivery {
 
 impl Tasks {
     /// Runs `task` until it ends or the set is aborted; the handle stops
-    /// it alone (closing a request's response stream cancels it).
+    /// it alone (closing a request's response stream cancels it). `None`,
+    /// and nothing runs, once the set was aborted: the connection closed.
     pub(crate) fn spawn(
         &self,
         task: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> AbortHandle {
+    ) -> Option<AbortHandle> {
+        let mut running = lock(&self.running);
+        if running.closed {
+            return None;
+        }
+        // Spawned under the lock, so `abort_all` cannot miss it.
         let handle = match &self.runtime {
             Some(runtime) => runtime.spawn(task),
             None => tokio::spawn(task),
         }
         .abort_handle();
-        let mut running = lock(&self.running);
-        if running.closed {
-            handle.abort();
-            return handle;
-        }
         if running.handles.len() >= running.sweep_at {
             running.handles.retain(|t| !t.is_finished());
             running.sweep_at = (running.handles.len() * 2).max(SWEEP_AT_LEAST);
         }
         running.handles.push(handle.clone());
-        handle
-    }
-
-    /// Whether [`Tasks::abort_all`] ran: the connection is closing.
-    pub(crate) fn is_closed(&self) -> bool {
-        lock(&self.running).closed
+        Some(handle)
     }
 
     fn abort_all(&self) {

@@ -181,10 +181,22 @@ impl Shared {
         self.tasks.spawn(fut);
     }
 
-    /// Runs a modern request in its own task, remembered until it ends so a
-    /// cancellation can close its stream.
-    fn spawn_modern(self: &Arc<Self>, request: modern::Prepared, version: &str) {
-        let id = request.id().clone();
+    /// Runs the modern request `id` in its own task, remembered until it
+    /// ends so a cancellation can close its stream; a request that could
+    /// not be prepared fails at once. `Err` once the connection closed.
+    fn post_modern(
+        self: &Arc<Self>,
+        id: &RequestId,
+        prepared: Result<modern::Prepared, String>,
+        version: &str,
+    ) -> Result<(), ()> {
+        let request = match prepared {
+            Ok(request) => request,
+            Err(message) => {
+                self.fail(id.clone(), &io_error(&self.server, message));
+                return Ok(());
+            }
+        };
         let task = Arc::clone(self);
         let mut state = lock(&self.state);
         if state.modern_version.as_deref() != Some(version) {
@@ -196,7 +208,8 @@ impl Shared {
             Arc::clone(&task).modern_request(request).await;
             lock(&task.state).modern_streams.remove(&id);
         });
-        state.modern_streams.insert(id, handle);
+        state.modern_streams.insert(id.clone(), handle.ok_or(())?);
+        Ok(())
     }
 
     /// Posts a request of a modern session from the caller's task (see
@@ -209,14 +222,8 @@ impl Shared {
         params: Option<&serde_json::Value>,
         meta: &RequestMeta,
     ) -> Result<(), ()> {
-        if self.tasks.is_closed() {
-            return Err(());
-        }
-        match modern::Prepared::spliced(id, method, params, meta, &self.tool_headers) {
-            Ok(request) => self.spawn_modern(request, meta.version()),
-            Err(message) => self.fail(id.clone(), &io_error(&self.server, message)),
-        }
-        Ok(())
+        let prepared = modern::Prepared::spliced(id, method, params, meta, &self.tool_headers);
+        self.post_modern(id, prepared, meta.version())
     }
 
     /// Runs a one-way exchange (a notification or response POST, the
@@ -723,11 +730,10 @@ impl Transport for StreamableHttpTransport {
         let message = match message {
             JsonRpcMessage::Request(request) if request.method != "initialize" => {
                 if let Some(version) = modern::modern_version(&request) {
-                    match modern::Prepared::named(&request, version, &shared.tool_headers) {
-                        Ok(prepared) => shared.spawn_modern(prepared, version),
-                        Err(message) => shared.fail(request.id, &io_error(&shared.server, message)),
-                    }
-                    return Ok(());
+                    let prepared = modern::Prepared::named(&request, version, &shared.tool_headers);
+                    return shared
+                        .post_modern(&request.id, prepared, version)
+                        .map_err(|()| TransportError::closed(&*shared.server));
                 }
                 JsonRpcMessage::Request(request)
             }

@@ -189,13 +189,14 @@ impl Shared {
 
     /// Whether requests are encoded from a borrow (stdio's queue; a modern
     /// session's requests over streamable HTTP), so the caller keeps its
-    /// parameters without a copy.
+    /// parameters without a copy: the choice [`Shared::exchange_keeping`]
+    /// makes, in the same order.
     pub(super) fn sends_by_reference(&self, modern: bool) -> bool {
-        let direct = self
-            .direct
-            .as_ref()
-            .is_some_and(MessageSender::sends_by_reference);
-        direct || (modern && self.direct.is_none() && self.modern_direct.is_some())
+        match (&self.direct, &self.modern_direct) {
+            (Some(direct), _) => direct.sends_by_reference(),
+            (None, Some(_)) => modern,
+            (None, None) => false,
+        }
     }
 
     /// [`Shared::send_hinted`] that hands the request's parameters back
