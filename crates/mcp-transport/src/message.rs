@@ -224,6 +224,11 @@ pub(crate) struct RequestRef<'a, P: ?Sized = Value> {
     pub(crate) params: Option<&'a P>,
 }
 
+/// What a [`RequestRef`] written as compact JSON starts with, its id
+/// right after (a re-issue swaps the id in the written bytes).
+#[cfg(feature = "streamable-http")]
+pub(crate) const REQUEST_START: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+
 impl<P: Serialize + ?Sized> Serialize for RequestRef<'_, P> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;

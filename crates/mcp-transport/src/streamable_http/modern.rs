@@ -467,7 +467,7 @@ fn rpc_error(body: &[u8]) -> Option<crate::message::ErrorObject> {
 /// `jsonrpc`, then `id`), under `new` instead; the rest of its bytes are
 /// kept as they are. `None` if the body does not start that way.
 fn with_request_id(body: &Bytes, old: &RequestId, new: &RequestId) -> Option<Bytes> {
-    const START: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const START: &[u8] = crate::message::REQUEST_START;
     let old = serde_json::to_vec(old).ok()?;
     let rest = body.strip_prefix(START)?.strip_prefix(old.as_slice())?;
     let new = serde_json::to_vec(new).ok()?;
