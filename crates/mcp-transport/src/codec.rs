@@ -48,7 +48,9 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::error_codes;
-use crate::message::{ErrorObject, Incoming, JsonRpcMessage, RawEnvelope, RawMessage, RequestId};
+use crate::message::{
+    ErrorObject, Incoming, JsonRpcMessage, RawAnswer, RawEnvelope, RawJson, RawMessage, RequestId,
+};
 use crate::scan::{self, AnswerScan};
 use crate::transport::TransportErrorKind;
 
@@ -132,8 +134,7 @@ pub(crate) enum ResultError {
 /// under the depth rules of the module docs: the message it came in counts
 /// one level more, a message past [`MAX_DEPTH`] is refused, one nesting
 /// past `serde_json`'s default limit is parsed on a growing stack.
-pub(crate) fn decode_result<T: DeserializeOwned>(raw: &RawValue) -> Result<T, ResultError> {
-    let text = raw.get();
+pub(crate) fn decode_result<T: DeserializeOwned>(text: &str) -> Result<T, ResultError> {
     let measure = || scan::depth(text.as_bytes()) + 1;
     // Nesting `MAX_DEPTH` levels takes at least twice as many bytes, so a
     // short result (every ordinary one) needs no scan.
@@ -363,6 +364,13 @@ impl Codec {
     ) -> Result<(), TransportErrorKind> {
         let single = frame.len() <= self.max_message_bytes
             && frame.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if single && let Some(answer) = crate::plain_answer::read(frame) {
+            out.extend(std::iter::once(Incoming::Answer(RawAnswer {
+                id: answer.id,
+                result: RawJson::checked(answer.result, answer.result_type),
+            })));
+            return Ok(());
+        }
         if single
             && let Ok(envelope) = parse::<RawEnvelope>(frame)
             && let Ok(incoming) = envelope.into_incoming()

@@ -164,6 +164,7 @@ mod event_stream;
 mod http;
 mod message;
 pub mod param_headers;
+mod plain_answer;
 mod protocol;
 mod request_meta;
 mod scan;
@@ -208,7 +209,8 @@ pub use http::AuthProviders;
 pub use http::{HttpOptions, decode_sse_body};
 pub use http::{TRANSPORT_ERROR_CODE, TRANSPORT_FAILURE_KEY};
 pub use message::{
-    ErrorObject, Incoming, JsonRpcMessage, Notification, RawAnswer, Request, RequestId, Response,
+    ErrorObject, Incoming, JsonRpcMessage, Notification, RawAnswer, RawJson, Request, RequestId,
+    Response,
 };
 pub use protocol::{
     CallToolResult, DiscoverResult, FIRST_MODERN_VERSION, GetPromptResult, Implementation,

@@ -113,7 +113,96 @@ pub struct RawAnswer {
     /// The id of the request it answers.
     pub id: RequestId,
     /// The `result` member, exactly as it was sent.
-    pub result: Box<RawValue>,
+    pub result: RawJson,
+}
+
+/// The text of one valid JSON value, kept as it arrived.
+///
+/// Made from a [`RawValue`] (which `serde_json` checked), or by this
+/// crate's readers from bytes they checked themselves, which also note
+/// where the value's top-level `resultType` is on the way.
+#[derive(Clone)]
+pub struct RawJson {
+    text: Box<str>,
+    result_type: ResultTypeAt,
+}
+
+/// Where a result's top-level `resultType` member is, as far as its reader
+/// learnt. Offsets are of its value's JSON text within the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResultTypeAt {
+    /// Not learnt: [`crate::scan::top_level_member`] looks when asked.
+    NotLooked,
+    /// The result is not an object.
+    NotAnObject,
+    /// The result is an object without the member.
+    Absent,
+    /// The member's value lies between the two offsets.
+    At(usize, usize),
+    /// The member is given more than once.
+    Twice,
+}
+
+impl RawJson {
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        &self.text
+    }
+
+    /// `text` that a reader of this crate checked to be one valid value,
+    /// with what it learnt of its `resultType`.
+    pub(crate) fn checked(text: &str, result_type: ResultTypeAt) -> Self {
+        RawJson {
+            text: text.into(),
+            result_type,
+        }
+    }
+
+    /// The top-level `resultType` member, as the reader noted it or as a
+    /// scan finds it.
+    pub(crate) fn result_type(&self) -> crate::scan::TopLevel<'_> {
+        use crate::scan::TopLevel;
+        match self.result_type {
+            ResultTypeAt::NotLooked => crate::scan::top_level_member(&self.text, "resultType"),
+            ResultTypeAt::NotAnObject => TopLevel::NotAnObject,
+            ResultTypeAt::Absent => TopLevel::Absent,
+            ResultTypeAt::At(start, end) => self
+                .text
+                .get(start..end)
+                .map_or(TopLevel::Unreadable, TopLevel::Found),
+            ResultTypeAt::Twice => TopLevel::Unreadable,
+        }
+    }
+
+    /// Whether the reader learnt where (or whether) `resultType` is.
+    pub(crate) fn knows_result_type(&self) -> bool {
+        self.result_type != ResultTypeAt::NotLooked
+    }
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for RawJson {}
+
+impl From<Box<RawValue>> for RawJson {
+    fn from(raw: Box<RawValue>) -> Self {
+        RawJson {
+            text: raw.into(),
+            result_type: ResultTypeAt::NotLooked,
+        }
+    }
+}
+
+impl std::fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RawJson")
+            .field(&format_args!("{}", self.text))
+            .finish()
+    }
 }
 
 impl From<JsonRpcMessage> for Incoming {
@@ -139,7 +228,7 @@ impl Incoming {
         match self {
             Incoming::Message(message) => message,
             Incoming::Answer(answer) => {
-                match crate::codec::decode_result::<Value>(&answer.result) {
+                match crate::codec::decode_result::<Value>(answer.result.get()) {
                     Ok(value) => JsonRpcMessage::result(answer.id, value),
                     Err(crate::codec::ResultError::Refused(kind)) => {
                         crate::codec::undecodable_answer(answer.id, &kind)
@@ -324,7 +413,10 @@ impl RawEnvelope {
             let Some(id) = id else {
                 return Err("successful response has a null id".to_string());
             };
-            return Ok(Incoming::Answer(RawAnswer { id, result }));
+            return Ok(Incoming::Answer(RawAnswer {
+                id,
+                result: result.into(),
+            }));
         }
         // Every other shape: the result's content plays no part in how
         // these are read (or refused), so a marker stands in for it.

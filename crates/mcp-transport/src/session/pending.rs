@@ -10,7 +10,7 @@ use super::deadlines::Deadline;
 use crate::request_meta::{RequestMeta, with_meta};
 use crate::scan::TopLevel;
 
-use serde_json::value::RawValue;
+use crate::message::RawJson;
 
 /// What a waiting caller is handed: by the driver, or by the deadline
 /// task.
@@ -31,7 +31,7 @@ pub(super) enum Body {
     /// Any result, decoded.
     Value(Value),
     /// The result's bytes as they arrived.
-    Raw(Box<RawValue>),
+    Raw(RawJson),
 }
 
 /// A result's top-level `resultType`, for the session to know whether it
@@ -76,7 +76,7 @@ impl Body {
         };
         match self {
             Body::Value(value) => complete(value.get("resultType").and_then(Value::as_str)),
-            Body::Raw(raw) => match crate::scan::top_level_member(raw.get(), "resultType") {
+            Body::Raw(raw) => match raw.result_type() {
                 // Only an object has members; anything else is the
                 // caller's decode to refuse.
                 TopLevel::NotAnObject | TopLevel::Absent => Outcome::Complete,
@@ -103,6 +103,7 @@ impl Body {
     pub(super) fn outcome_in_era(&self, modern: bool) -> Outcome {
         if !modern
             && let Body::Raw(raw) = self
+            && !raw.knows_result_type()
             && !holds_quoted(raw.get().as_bytes(), &RESULT_TYPE)
             && memchr::memchr(b'\\', raw.get().as_bytes()).is_none()
         {
@@ -268,7 +269,7 @@ impl Shared {
     pub(super) fn body_value(&self, method: &str, body: Body) -> Result<Value, TransportError> {
         match body {
             Body::Value(value) => Ok(value),
-            Body::Raw(raw) => match crate::codec::decode_result::<Value>(&raw) {
+            Body::Raw(raw) => match crate::codec::decode_result::<Value>(raw.get()) {
                 Ok(value) => Ok(value),
                 Err(crate::codec::ResultError::Refused(kind)) => {
                     Err(self.answer_error(method, crate::codec::undecodable_error(&kind)))
@@ -292,7 +293,7 @@ impl Shared {
         };
         match body {
             Body::Value(value) => crate::codec::from_value(value).map_err(invalid),
-            Body::Raw(raw) => match crate::codec::decode_result::<T>(&raw) {
+            Body::Raw(raw) => match crate::codec::decode_result::<T>(raw.get()) {
                 Ok(value) => Ok(value),
                 Err(crate::codec::ResultError::Refused(kind)) => {
                     Err(self.answer_error(method, crate::codec::undecodable_error(&kind)))
@@ -512,9 +513,10 @@ impl Shared {
 mod tests {
     use super::*;
     use serde::Deserialize;
+    use serde_json::value::RawValue;
 
     fn check(result: &str, expect: Outcome) {
-        let raw = Body::Raw(RawValue::from_string(result.to_owned()).unwrap());
+        let raw = Body::Raw(RawValue::from_string(result.to_owned()).unwrap().into());
         assert_eq!(raw.outcome(), expect, "raw {result}");
         assert_eq!(raw.outcome_in_era(false), expect, "raw, legacy {result}");
         let value = Body::Value(serde_json::from_str(result).unwrap());
@@ -641,7 +643,7 @@ mod tests {
         #[test]
         fn the_scan_reads_resulttype_as_a_parser_does(text in json_text()) {
             let raw = RawValue::from_string(text.clone()).unwrap();
-            let body = Body::Raw(raw);
+            let body = Body::Raw(raw.into());
             let parsed = parsed_outcome(&text);
             proptest::prop_assert_eq!(body.outcome(), parsed, "{}", text);
             proptest::prop_assert_eq!(body.outcome_in_era(false), parsed, "legacy {}", text);
@@ -664,7 +666,7 @@ mod tests {
             let mut deserializer = serde_json::Deserializer::from_str(&deep);
             deserializer.disable_recursion_limit();
             let raw = Box::<RawValue>::deserialize(&mut deserializer).unwrap();
-            assert_eq!(Body::Raw(raw).outcome(), expect, "{kind}");
+            assert_eq!(Body::Raw(raw.into()).outcome(), expect, "{kind}");
         }
     }
 }

@@ -1,0 +1,740 @@
+//! The common successful answer, read without `serde`.
+//!
+//! Nearly every message a client reads is one answer of one shape:
+//! `{"jsonrpc":"2.0","id":7,"result":{…}}`, its three members in any order.
+//! [`read`] checks such a frame completely (every byte of the result too,
+//! as the parser would) and returns its id and where its result lies, in
+//! one pass without building or allocating anything; the derived parser
+//! spent most of its time on the envelope's keys and on copying the result
+//! it had already walked.
+//!
+//! It answers only when it is sure: anything else (another member, a key
+//! written with escapes, a member given twice, an id that is not a plain
+//! integer or string, a `\u` escape of a surrogate, nesting past
+//! [`MAX_NESTING`], bytes that are not UTF-8, invalid JSON) returns `None`
+//! and the frame goes to the parser, which reads it or says why not. So a
+//! frame it accepts is one the parser accepts as the same answer, and the
+//! parser alone words every error.
+
+use crate::message::{RequestId, ResultTypeAt};
+
+/// Deepest nesting read here (the result counts from 1); deeper results
+/// go to the parser, which knows the depth rules.
+pub(crate) const MAX_NESTING: u32 = 64;
+
+/// A successful answer as [`read`] finds it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct PlainAnswer<'a> {
+    pub(crate) id: RequestId,
+    /// The result's JSON text.
+    pub(crate) result: &'a str,
+    /// Where the result's top-level `resultType` is, learnt on the way.
+    pub(crate) result_type: ResultTypeAt,
+}
+
+/// The answer `frame` is when it is one successful answer with no other
+/// member; `None` for anything else.
+pub(crate) fn read(frame: &[u8]) -> Option<PlainAnswer<'_>> {
+    // Checked once here, so the walk below only needs to look at ASCII.
+    let text = std::str::from_utf8(frame).ok()?;
+    let bytes = text.as_bytes();
+    let mut at = skip_space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    let (mut version, mut id, mut result) = (false, None, None);
+    loop {
+        at = skip_space(bytes, at + 1);
+        let key_end = plain_string_end(bytes, at)?;
+        let key = &bytes[at + 1..key_end - 1];
+        at = skip_space(bytes, key_end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_space(bytes, at + 1);
+        match key {
+            b"jsonrpc" if !version => {
+                if bytes.get(at..at + 5) != Some(b"\"2.0\"") {
+                    return None;
+                }
+                version = true;
+                at += 5;
+            }
+            b"id" if id.is_none() => {
+                let (read, end) = request_id(text, at)?;
+                id = Some(read);
+                at = end;
+            }
+            b"result" if result.is_none() => {
+                let (end, result_type) = value_end(bytes, at)?;
+                result = Some((&text[at..end], result_type));
+                at = end;
+            }
+            _ => return None,
+        }
+        at = skip_space(bytes, at);
+        match bytes.get(at)? {
+            b',' => continue,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    if skip_space(bytes, at + 1) != bytes.len() || !version {
+        return None;
+    }
+    let (result, result_type) = result?;
+    Some(PlainAnswer {
+        id: id?,
+        result,
+        result_type,
+    })
+}
+
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// An id that is an integer in `i64` (no fraction, no exponent) or a
+/// string without escapes, and where it ends.
+fn request_id(text: &str, at: usize) -> Option<(RequestId, usize)> {
+    let bytes = text.as_bytes();
+    if bytes.get(at) == Some(&b'"') {
+        let end = plain_string_end(bytes, at)?;
+        return Some((RequestId::String(text[at + 1..end - 1].to_owned()), end));
+    }
+    let negative = bytes.get(at) == Some(&b'-');
+    let digits_start = at + usize::from(negative);
+    let digits_end = digits_start
+        + bytes[digits_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+    let digits = &text[digits_start..digits_end];
+    let valid = match digits.as_bytes() {
+        [] => false,
+        [b'0', _, ..] => false,
+        _ => !matches!(bytes.get(digits_end), Some(b'.' | b'e' | b'E')),
+    };
+    if !valid {
+        return None;
+    }
+    // At most 19 digits fit; `parse` refuses more (the parser would read
+    // them as a float, which is no id).
+    let magnitude: i64 = digits.parse().ok()?;
+    match (negative, magnitude) {
+        // The parser reads `-0` as a float, which is no id.
+        (true, 0) => None,
+        (true, magnitude) => Some((RequestId::Number(-magnitude), digits_end)),
+        (false, magnitude) => Some((RequestId::Number(magnitude), digits_end)),
+    }
+}
+
+/// Where the string opening at `at` ends (past its closing quote), if it
+/// has no escape and no control character.
+fn plain_string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let inner = at + 1;
+    let stop = inner + special_byte(&bytes[inner..])?;
+    (bytes[stop] == b'"').then_some(stop + 1)
+}
+
+/// Where the string opening at `at` ends (past its closing quote), its
+/// escapes checked; `None` if it is not a valid JSON string, or escapes a
+/// surrogate (whose pairing the parser judges).
+fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let mut at = at + 1;
+    loop {
+        at += special_byte(bytes.get(at..)?)?;
+        match bytes[at] {
+            b'"' => return Some(at + 1),
+            b'\\' => {
+                at = escape_end(bytes, at)?;
+            }
+            // A control character, which JSON allows only escaped.
+            _ => return None,
+        }
+    }
+}
+
+/// Past the escape starting with the backslash at `at`.
+fn escape_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(at + 2),
+        b'u' => {
+            let hex = std::str::from_utf8(bytes.get(at + 2..at + 6)?).ok()?;
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let unit = u16::from_str_radix(hex, 16).ok()?;
+            (!(0xD800..=0xDFFF).contains(&unit)).then_some(at + 6)
+        }
+        _ => None,
+    }
+}
+
+/// The first `"`, `\` or control character in `bytes`, eight bytes at a
+/// time: a tool's text can be long, and most of a result is strings.
+fn special_byte(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        // A byte's high bit is set where it is zero after the xor, or
+        // below 0x20; bits above the first such byte may be set wrongly
+        // (borrows), so only the lowest one is used.
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+        let found = zero(word ^ QUOTES)
+            | zero(word ^ BACKSLASHES)
+            | (word.wrapping_sub(SPACES) & !word & HIGHS);
+        if found != 0 {
+            return Some(offset + (found.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|at| offset + at)
+}
+
+/// Where the JSON value starting at `at` ends, every byte of it checked,
+/// and where its top-level `resultType` is; `None` if it is not one valid
+/// value or nests past [`MAX_NESTING`]. Iterative: the open containers are
+/// bits of one word.
+fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, ResultTypeAt)> {
+    let start = at;
+    let mut result_type = if bytes.get(at) == Some(&b'{') {
+        ResultTypeAt::Absent
+    } else {
+        ResultTypeAt::NotAnObject
+    };
+    // Where the value of a top-level `resultType` starts, until it ends.
+    let mut watched = None;
+    // Bit `n` set: the container at depth `n + 1` is an object.
+    let mut objects: u64 = 0;
+    let mut depth: u32 = 0;
+    loop {
+        // A value starts at `at`.
+        at = skip_space(bytes, at);
+        let mut opened = false;
+        match *bytes.get(at)? {
+            open @ (b'{' | b'[') => {
+                if depth == MAX_NESTING {
+                    return None;
+                }
+                let object = open == b'{';
+                let close = if object { b'}' } else { b']' };
+                at = skip_space(bytes, at + 1);
+                if bytes.get(at) == Some(&close) {
+                    at += 1;
+                } else {
+                    objects = (objects & !(1 << depth)) | (u64::from(object) << depth);
+                    depth += 1;
+                    opened = true;
+                    if object {
+                        let (key_end, value) = member(bytes, at)?;
+                        if depth == 1 {
+                            watched = result_type.note_key(&bytes[at..key_end], value - start);
+                        }
+                        at = value;
+                    }
+                }
+            }
+            b'"' => at = string_end(bytes, at)?,
+            b't' => at = literal_end(bytes, at, b"true")?,
+            b'f' => at = literal_end(bytes, at, b"false")?,
+            b'n' => at = literal_end(bytes, at, b"null")?,
+            b'-' | b'0'..=b'9' => at = number_end(bytes, at)?,
+            _ => return None,
+        }
+        if opened {
+            continue;
+        }
+        // A value ended at `at`: close what it ends, or go to the next one.
+        loop {
+            if depth == 1
+                && let Some(value) = watched.take()
+            {
+                result_type = result_type.found(value, at - start);
+            }
+            if depth == 0 {
+                return Some((at, result_type));
+            }
+            let object = (objects >> (depth - 1)) & 1 == 1;
+            at = skip_space(bytes, at);
+            match (*bytes.get(at)?, object) {
+                (b',', true) => {
+                    let key = skip_space(bytes, at + 1);
+                    let (key_end, value) = member(bytes, key)?;
+                    if depth == 1 {
+                        watched = result_type.note_key(&bytes[key..key_end], value - start);
+                    }
+                    at = value;
+                    break;
+                }
+                (b',', false) => {
+                    at += 1;
+                    break;
+                }
+                (b'}', true) | (b']', false) => {
+                    at += 1;
+                    depth -= 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+impl ResultTypeAt {
+    /// Notes the top-level key `quoted` (with its quotes) whose value
+    /// starts at `value`; returns where that value starts, relative to
+    /// the result, if the key is `resultType` seen for the first time.
+    fn note_key(&mut self, quoted: &[u8], value: usize) -> Option<usize> {
+        if quoted == b"\"resultType\"" {
+            match self {
+                ResultTypeAt::Absent => return Some(value),
+                ResultTypeAt::At(..) => *self = ResultTypeAt::Twice,
+                _ => {}
+            }
+        } else if quoted.contains(&b'\\') {
+            // A key with escapes may spell `resultType`; the scan decodes it.
+            *self = ResultTypeAt::NotLooked;
+        }
+        None
+    }
+
+    /// The top-level `resultType` found between `start` and `end`.
+    fn found(self, start: usize, end: usize) -> Self {
+        match self {
+            ResultTypeAt::Absent => ResultTypeAt::At(start, end),
+            other => other,
+        }
+    }
+}
+
+/// A member's key starting at `at`: where the key ends, and where its
+/// value starts (past the colon and any space).
+fn member(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let key_end = string_end(bytes, at)?;
+    let colon = skip_space(bytes, key_end);
+    (bytes.get(colon) == Some(&b':')).then(|| (key_end, skip_space(bytes, colon + 1)))
+}
+
+fn literal_end(bytes: &[u8], at: usize, literal: &[u8]) -> Option<usize> {
+    (bytes.get(at..at + literal.len()) == Some(literal)).then_some(at + literal.len())
+}
+
+/// Past the number starting at `at`:
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+fn number_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+    let digits = |at: usize| {
+        bytes[at..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    if bytes.get(at) == Some(&b'-') {
+        at += 1;
+    }
+    match bytes.get(at)? {
+        b'0' => at += 1,
+        b'1'..=b'9' => at += digits(at),
+        _ => return None,
+    }
+    if bytes.get(at) == Some(&b'.') {
+        let fraction = digits(at + 1);
+        if fraction == 0 {
+            return None;
+        }
+        at += 1 + fraction;
+    }
+    if let Some(b'e' | b'E') = bytes.get(at) {
+        at += 1;
+        if let Some(b'+' | b'-') = bytes.get(at) {
+            at += 1;
+        }
+        let exponent = digits(at);
+        if exponent == 0 {
+            return None;
+        }
+        at += exponent;
+    }
+    Some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Incoming, RawEnvelope, RawJson};
+    use crate::scan::top_level_member;
+    use proptest::prelude::*;
+
+    /// What the parser makes of `frame`: the id and result text of a
+    /// successful answer, or `None` for anything else.
+    fn parsed(frame: &[u8]) -> Option<(RequestId, String)> {
+        let envelope = serde_json::from_slice::<RawEnvelope>(frame).ok()?;
+        match envelope.into_incoming().ok()? {
+            Incoming::Answer(answer) => Some((answer.id, answer.result.get().to_owned())),
+            Incoming::Message(_) => None,
+        }
+    }
+
+    /// What the reader makes of `frame`, checked against the parser: the
+    /// same answer, and the same `resultType` as the scan finds.
+    fn read_checked(frame: &[u8]) -> Result<Option<(RequestId, String)>, String> {
+        let Some(answer) = read(frame) else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(frame);
+        let read = Some((answer.id, answer.result.to_owned()));
+        if parsed(frame) != read {
+            return Err(format!("read {read:?}, parsed {:?}: {text}", parsed(frame)));
+        }
+        let noted = RawJson::checked(answer.result, answer.result_type);
+        let scanned = top_level_member(answer.result, "resultType");
+        if noted.result_type() != scanned {
+            return Err(format!(
+                "noted {:?}, scanned {scanned:?}: {text}",
+                noted.result_type()
+            ));
+        }
+        Ok(read)
+    }
+
+    /// `read` gives `expect`, and agrees with the parser and the scan.
+    fn check(frame: &str, expect: Option<(RequestId, &str)>) {
+        let read = read_checked(frame.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        let expect = expect.map(|(id, result)| (id, result.to_owned()));
+        assert_eq!(read, expect, "{frame}");
+    }
+
+    fn number(id: i64) -> RequestId {
+        RequestId::Number(id)
+    }
+
+    #[test]
+    fn the_answers_servers_send_are_read() {
+        let result = r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#;
+        check(
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#),
+            Some((number(1), result)),
+        );
+        // The TypeScript SDK writes the result first.
+        check(
+            &format!(r#"{{"result":{result},"jsonrpc":"2.0","id":"a-b"}}"#),
+            Some((RequestId::String("a-b".into()), result)),
+        );
+        check(
+            "\r\n{ \"id\" : -5 ,\n\t\"jsonrpc\": \"2.0\", \"result\": null }\n",
+            Some((number(-5), "null")),
+        );
+        check(
+            r#"{"jsonrpc":"2.0","id":9223372036854775807,"result":[1,-0.5e+3,true,false,null,{},[],"\u00e9\n\"é"]}"#,
+            Some((
+                number(i64::MAX),
+                r#"[1,-0.5e+3,true,false,null,{},[],"\u00e9\n\"é"]"#,
+            )),
+        );
+        let long = "x".repeat(1000);
+        let result = format!(r#"{{"text":"{long}\\\\","resultType":"complete"}}"#);
+        check(
+            &format!(r#"{{"jsonrpc":"2.0","id":0,"result":{result}}}"#),
+            Some((number(0), &result)),
+        );
+    }
+
+    #[test]
+    fn the_results_top_level_result_type_is_noted_on_the_way() {
+        use crate::scan::TopLevel;
+        for (result, expect) in [
+            (
+                r#"{"content":[],"resultType" : "complete" ,"_meta":{}}"#,
+                TopLevel::Found(r#""complete""#),
+            ),
+            (
+                r#"{"resultType":{"a":[1]}}"#,
+                TopLevel::Found(r#"{"a":[1]}"#),
+            ),
+            (r#"{"resultType":7}"#, TopLevel::Found("7")),
+            (
+                r#"{"content":[{"resultType":"task"}],"x":{"resultType":1}}"#,
+                TopLevel::Absent,
+            ),
+            (r#"{"a":"\"resultType\""}"#, TopLevel::Absent),
+            (r#"{}"#, TopLevel::Absent),
+            (r#"["resultType"]"#, TopLevel::NotAnObject),
+            (r#""resultType""#, TopLevel::NotAnObject),
+            (
+                r#"{"resultType":"a","resultType":"b"}"#,
+                TopLevel::Unreadable,
+            ),
+            // spelt with an escape: left to the scan, which decodes it
+            (
+                r#"{"result\u0054ype":"task"}"#,
+                TopLevel::Found(r#""task""#),
+            ),
+        ] {
+            let frame = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{result}}}"#);
+            check(&frame, Some((number(3), result)));
+            let answer = read(frame.as_bytes()).expect("read");
+            let noted = RawJson::checked(answer.result, answer.result_type);
+            assert_eq!(noted.result_type(), expect, "{result}");
+            assert_eq!(
+                noted.knows_result_type(),
+                !result.contains("\\u0054"),
+                "{result}"
+            );
+        }
+    }
+
+    #[test]
+    fn everything_else_is_left_to_the_parser() {
+        for frame in [
+            // other members, or other messages
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"x":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/x","params":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            // a member missing, or given twice
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            // the version or a key with escapes, or another version
+            r#"{"jsonrpc":"2\u002e0","id":1,"result":{}}"#,
+            r#"{"json\u0072pc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            // ids that are no integer, or that the parser must judge
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.0,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1e2,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":01,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"a\"b","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":[],"result":{}}"#,
+            // results that are not valid JSON
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":1,}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1,]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[01]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1.]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[.5]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[1e]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[tru]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":["\x"]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":["\u12g4"]}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[\"a\u{1}b\"]}",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+            // a surrogate escape, whose pairing the parser judges
+            r#"{"jsonrpc":"2.0","id":1,"result":["\ud83d\ude00"]}"#,
+        ] {
+            check(frame, None);
+        }
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
+            "[".repeat(MAX_NESTING as usize + 1),
+            "]".repeat(MAX_NESTING as usize + 1)
+        );
+        check(&deep, None);
+        let deepest = format!(
+            "{}{}",
+            "[".repeat(MAX_NESTING as usize),
+            "]".repeat(MAX_NESTING as usize)
+        );
+        check(
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{deepest}}}"#),
+            Some((number(1), &deepest)),
+        );
+        assert_eq!(
+            read(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}"),
+            None
+        );
+    }
+
+    /// Envelopes near the reader's shape: its three members (mostly
+    /// valid) in any order, sometimes another member or one given twice,
+    /// results of any shape with an invalid token now and then, and some
+    /// frames mutated at one byte.
+    fn frame() -> impl Strategy<Value = Vec<u8>> {
+        let space = prop::sample::select(vec!["", "", " ", "\n\t", "\r\n  ", "\u{b}"]);
+        let string = prop_oneof![
+            8 => prop::sample::select(vec![
+                r#""a""#,
+                r#""""#,
+                r#""\"\\\/\b\f\n\r\t""#,
+                r#""\u00e9\u0041""#,
+                "\"é😀\"",
+                r#""aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"],\"id\":{[\\bbbbbbbbbbbbbbbbbbb""#,
+                r#""resultType""#,
+                r#""resultType""#,
+                r#""result\u0054ype""#,
+                r#""complete""#,
+            ]),
+            1 => prop::sample::select(vec![
+                r#""\ud83d\ude00""#,
+                r#""\x""#,
+                r#""\u12""#,
+                "\"a\u{1}\"",
+                "\"a\u{7f}\u{1f}\"",
+                r#""unterminated"#,
+            ]),
+        ];
+        let scalar = prop_oneof![
+            8 => prop::sample::select(vec!["0", "-1", "1.5", "-1.5e3", "1E+2", "true", "false", "null"]),
+            1 => prop::sample::select(vec!["-0", "01", "1.", ".5", "1e", "2e-", "tru", "nul", "-", "+1"]),
+        ];
+        let leaf = prop_oneof![
+            string.clone().prop_map(str::to_owned),
+            scalar.prop_map(str::to_owned)
+        ];
+        let inner_space = space.clone();
+        let value = leaf.prop_recursive(4, 48, 5, move |inner| {
+            let space = &inner_space;
+            let member = (space.clone(), string.clone(), space.clone(), inner.clone());
+            prop_oneof![
+                8 => prop::collection::vec(member, 0..5).prop_map(|members| {
+                    let members: Vec<String> = members
+                        .into_iter()
+                        .map(|(before, key, after, value)| format!("{before}{key}{after}:{value}"))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+                8 => prop::collection::vec(inner, 0..4)
+                    .prop_map(|items| format!("[{}]", items.join(" , "))),
+                1 => prop::sample::select(vec!["{,}", "[1,]", "{\"a\"}", "[}", "{]"])
+                    .prop_map(str::to_owned),
+            ]
+        });
+        let id = prop_oneof![
+            6 => prop::sample::select(vec!["1", "0", "-7", "9223372036854775807", "\"s\"", "\"\""]),
+            1 => prop::sample::select(vec![
+                "-0", "01", "1.0", "1e2", "9223372036854775808", "-9223372036854775808",
+                "\"s\\\"\"", "null", "[]", "1 2",
+            ]),
+        ];
+        let version = prop_oneof![
+            6 => Just("\"2.0\""),
+            1 => prop::sample::select(vec!["\"2\\u002e0\"", "\"1.0\"", "2", "\"2.0 \""]),
+        ];
+        let extra = (
+            prop::sample::select(vec![
+                "\"jsonrpc\"",
+                "\"id\"",
+                "\"result\"",
+                "\"error\"",
+                "\"method\"",
+                "\"x\"",
+                "\"i\\u0064\"",
+            ]),
+            value.clone(),
+        );
+        let members = (
+            version,
+            id,
+            value,
+            prop::collection::vec(extra, 0..2),
+            prop::sample::select(vec![0usize, 1, 2, 3]),
+        )
+            .prop_flat_map(|(version, id, result, extra, drop)| {
+                let mut members = vec![
+                    ("\"jsonrpc\"".to_owned(), version.to_owned()),
+                    ("\"id\"".to_owned(), id.to_owned()),
+                    ("\"result\"".to_owned(), result),
+                ];
+                // Now and then one of the three is missing.
+                if drop < members.len() && extra.len() == 1 {
+                    members.remove(drop);
+                }
+                members.extend(
+                    extra
+                        .into_iter()
+                        .map(|(key, value)| (key.to_owned(), value)),
+                );
+                Just(members).prop_shuffle()
+            });
+        let envelope = (members, prop::collection::vec(space.clone(), 4), space).prop_map(
+            |(members, gaps, after)| {
+                let members: Vec<String> = members
+                    .into_iter()
+                    .map(|(key, value)| format!("{}{key}{}:{}{value}", gaps[0], gaps[1], gaps[2]))
+                    .collect();
+                format!("{{{}{}}}{after}", members.join(","), gaps[3])
+            },
+        );
+        let edit = (any::<prop::sample::Index>(), 0u8..3, any::<u8>());
+        (envelope, prop::option::weighted(0.25, edit)).prop_map(|(text, edit)| {
+            let mut bytes = text.into_bytes();
+            if let Some((at, kind, byte)) = edit {
+                let at = at.index(bytes.len() + 1);
+                match kind {
+                    0 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    1 if at < bytes.len() => bytes[at] = byte,
+                    _ => bytes.insert(at, byte),
+                }
+            }
+            bytes
+        })
+    }
+
+    /// A well-formed answer in the reader's shape, members in any order.
+    fn answer() -> impl Strategy<Value = (Vec<u8>, i64)> {
+        (
+            any::<i64>(),
+            any::<bool>(),
+            prop::sample::select(vec![0usize, 1, 2]),
+        )
+            .prop_map(|(id, pretty, rotate)| {
+                let gap = if pretty { " \n" } else { "" };
+                let mut members = [
+                    format!(r#""jsonrpc":{gap}"2.0""#),
+                    format!(r#""id":{gap}{id}"#),
+                    format!(r#""result":{gap}{{"content":[{{"type":"text","text":"{id}"}}]}}"#),
+                ];
+                members.rotate_left(rotate);
+                (
+                    format!("{{{}}}", members.join(&format!(",{gap}"))).into_bytes(),
+                    id,
+                )
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn what_it_reads_the_parser_reads_the_same(frame in frame()) {
+            if let Err(e) = read_checked(&frame) {
+                prop_assert!(false, "{}", e);
+            }
+        }
+
+        #[test]
+        fn every_plain_answer_is_read(answer in answer()) {
+            let (frame, id) = answer;
+            let read = read_checked(&frame);
+            prop_assert_eq!(read.map(|read| read.map(|(id, _)| id)), Ok(Some(number(id))));
+        }
+    }
+}
