@@ -164,6 +164,7 @@ mod event_stream;
 mod http;
 mod message;
 pub mod param_headers;
+mod params;
 mod plain_answer;
 mod protocol;
 mod request_meta;

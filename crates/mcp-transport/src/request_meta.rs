@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::message::{RequestId, RequestRef};
+use crate::params::ParamsRef;
 
 /// The `_meta` entries a modern session adds to every request, kept
 /// decoded (to merge with a caller's own `_meta` keys) and encoded once.
@@ -64,12 +65,12 @@ impl RequestMeta {
         &'a self,
         id: &'a RequestId,
         method: &'a str,
-        params: Option<&'a Value>,
+        params: ParamsRef<'a>,
     ) -> SplicedRequest<'a> {
         SplicedRequest {
             id,
             method,
-            params: params.and_then(Value::as_object),
+            params,
             meta: self,
         }
     }
@@ -102,7 +103,7 @@ pub(crate) fn with_meta(
 pub(crate) struct SplicedRequest<'a> {
     id: &'a RequestId,
     method: &'a str,
-    params: Option<&'a Map<String, Value>>,
+    params: ParamsRef<'a>,
     meta: &'a RequestMeta,
 }
 
@@ -112,7 +113,7 @@ impl<'a> SplicedRequest<'a> {
     fn callers_meta(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + use<'a> {
         let own = &self.meta.entries;
         self.params
-            .and_then(|params| params.get("_meta"))
+            .member("_meta")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
@@ -137,10 +138,10 @@ struct SplicedParams<'a>(&'a SplicedRequest<'a>);
 
 impl Serialize for SplicedParams<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let members = self.0.params.into_iter().flatten();
+        let members = self.0.params.members();
         let mut map = serializer.serialize_map(None)?;
-        for (key, value) in members.filter(|(key, _)| key.as_str() != "_meta") {
-            map.serialize_entry(key, value)?;
+        for (key, value) in members.filter(|(key, _)| *key != "_meta") {
+            map.serialize_entry(key, &value)?;
         }
         match &self.0.meta.object {
             Some(object) if self.0.callers_meta().next().is_none() => {
@@ -173,6 +174,7 @@ impl Serialize for SplicedMeta<'_> {
 mod tests {
     use super::*;
     use crate::message::{JsonRpcMessage, Request};
+    use crate::params::Params;
     use crate::protocol::{META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION};
     use serde_json::json;
 
@@ -190,15 +192,16 @@ mod tests {
 
     /// The request spliced from borrows reads as the one `apply` builds,
     /// under a number id and a string id alike.
-    fn check(params: Option<Value>) {
+    fn check<'a>(params: impl Into<Params<'a>>) {
+        let params = params.into();
         let meta = meta();
         for id in [RequestId::Number(7), RequestId::String("reissue-1".into())] {
             let spliced =
-                serde_json::to_string(&meta.request(&id, "tools/call", params.as_ref())).unwrap();
+                serde_json::to_string(&meta.request(&id, "tools/call", params.view())).unwrap();
             let built = JsonRpcMessage::Request(Request {
                 id: id.clone(),
                 method: "tools/call".to_owned(),
-                params: Some(meta.apply(params.clone())),
+                params: Some(meta.apply(params.clone().into_value())),
             });
             let spliced: Value = serde_json::from_str(&spliced).unwrap();
             assert_eq!(spliced, serde_json::to_value(&built).unwrap(), "{params:?}");
@@ -225,6 +228,15 @@ mod tests {
         check(Some(json!({"name": "x", "_meta": [1, 2]})));
         check(Some(json!([1, 2])));
         check(Some(json!("text")));
+        // a tool call's name and arguments, kept apart
+        check(Params::ToolCall {
+            name: "echo",
+            arguments: Some(json!({"message": "hi", "_meta": {"inside": true}})),
+        });
+        check(Params::ToolCall {
+            name: "echo",
+            arguments: None,
+        });
     }
 
     #[test]

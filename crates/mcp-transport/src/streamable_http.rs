@@ -219,7 +219,7 @@ impl Shared {
         self: &Arc<Self>,
         id: &RequestId,
         method: &str,
-        params: Option<&serde_json::Value>,
+        params: crate::params::ParamsRef<'_>,
         meta: &RequestMeta,
     ) -> Result<(), ()> {
         let prepared = modern::Prepared::spliced(id, method, params, meta, &self.tool_headers);

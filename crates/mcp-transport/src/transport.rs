@@ -783,7 +783,7 @@ impl ModernSender {
         &self,
         id: &RequestId,
         method: &str,
-        params: Option<&serde_json::Value>,
+        params: crate::params::ParamsRef<'_>,
         meta: &RequestMeta,
     ) -> Result<(), ()> {
         #[cfg(not(feature = "streamable-http"))]
@@ -849,8 +849,8 @@ impl MessageSender {
         }
     }
 
-    /// Whether [`MessageSender::send_ref`] works: the queue encodes at
-    /// once, so the caller keeps its message.
+    /// Whether [`MessageSender::send_serialized`] works: the queue encodes
+    /// at once, so the caller keeps what it wrote from.
     pub(crate) fn sends_by_reference(&self) -> bool {
         match &self.queue {
             Queue::Channel(_) => false,
@@ -875,14 +875,6 @@ impl MessageSender {
             #[cfg(feature = "stdio")]
             Queue::Stdio(outbox) => Some(outbox.send_serialized(message, alone)),
         }
-    }
-
-    /// Queues a borrowed message, for a caller that needs it again (the
-    /// session keeps a request's parameters for an input round). `None`
-    /// when this queue takes messages only by value; `Some(Err)` once the
-    /// writer stopped.
-    pub(crate) fn send_ref(&self, message: &JsonRpcMessage, alone: bool) -> Option<Result<(), ()>> {
-        self.send_serialized(message, alone)
     }
 }
 

@@ -62,6 +62,7 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
+use crate::params::Params;
 use crate::protocol::{
     CallToolResult, GetPromptResult, Implementation, InitializeResult, KNOWN_PROTOCOL_VERSIONS,
     LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
@@ -836,13 +837,10 @@ impl ClientSession {
         arguments: Option<Value>,
         options: &CallOptions,
     ) -> Result<CallToolResult, TransportError> {
-        let mut params = json!({ "name": name });
-        if let Some(arguments) = arguments {
-            params["arguments"] = arguments;
-        }
+        let params = Params::ToolCall { name, arguments };
         let body = self
             .shared
-            .request_body("tools/call", Some(params), options)
+            .request_body("tools/call", params, options)
             .await?;
         // Raw bytes come back only for a complete result (the request
         // path peeked at them already); a decoded one may be a task.
@@ -907,7 +905,7 @@ impl ClientSession {
     ) -> Result<T, TransportError> {
         let body = self
             .shared
-            .request_body(method, params, &CallOptions::default())
+            .request_body(method, params.into(), &CallOptions::default())
             .await?;
         self.shared.body_typed(method, body)
     }

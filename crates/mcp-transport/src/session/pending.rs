@@ -7,6 +7,8 @@ use super::*;
 use std::hash::BuildHasherDefault;
 
 use super::deadlines::Deadline;
+use crate::message::RequestRef;
+use crate::params::Params;
 use crate::request_meta::{RequestMeta, with_meta};
 use crate::scan::TopLevel;
 
@@ -200,28 +202,6 @@ impl Shared {
         }
     }
 
-    /// [`Shared::send_hinted`] that hands the request's parameters back
-    /// when the transport encoded it from a borrow.
-    fn send_keeping(
-        &self,
-        message: JsonRpcMessage,
-        alone: bool,
-    ) -> Result<Option<Value>, TransportError> {
-        if let Some(sent) = self
-            .direct
-            .as_ref()
-            .and_then(|direct| direct.send_ref(&message, alone))
-        {
-            sent.map_err(|()| self.ended_error())?;
-            return Ok(match message {
-                JsonRpcMessage::Request(request) => request.params,
-                _ => None,
-            });
-        }
-        self.send_hinted(message, alone)?;
-        Ok(None)
-    }
-
     pub(super) fn ended_error(&self) -> TransportError {
         lock(&self.pending)
             .ended
@@ -332,7 +312,7 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Body, TransportError> {
-        self.exchange_keeping(method, params, options, false, None)
+        self.exchange_keeping(method, params.into(), options, false, None)
             .await
             .map(|(body, _)| body)
     }
@@ -343,14 +323,14 @@ impl Shared {
     /// parameters as the caller gave them when the transport encoded them
     /// from a borrow (see [`Shared::sends_by_reference`]), for a later
     /// input round.
-    pub(super) async fn exchange_keeping(
+    pub(super) async fn exchange_keeping<'p>(
         self: &Arc<Self>,
         method: &str,
-        params: Option<Value>,
+        params: Params<'p>,
         options: &CallOptions,
         keep: bool,
         meta: Option<&RequestMeta>,
-    ) -> Result<(Body, Option<Value>), TransportError> {
+    ) -> Result<(Body, Option<Params<'p>>), TransportError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = match options.progress {
@@ -361,7 +341,7 @@ impl Shared {
             None => (None, None),
         };
         let params = if progress_tx.is_some() {
-            Some(with_progress_token(params, id))
+            Params::Value(Some(with_progress_token(params.into_value(), id)))
         } else {
             params
         };
@@ -398,19 +378,31 @@ impl Shared {
             cancellable: method != "initialize" && method != "server/discover",
         };
         let request_id = RequestId::Number(id);
-        let spliced = meta.and_then(|meta| match (&self.direct, &self.modern_direct) {
-            (Some(direct), _) => {
-                direct.send_serialized(&meta.request(&request_id, method, params.as_ref()), alone)
+        // Written from borrows where the transport encodes at once (the
+        // parameters stay the caller's), else handed over as a message.
+        let view = params.view();
+        let sent = match (meta, &self.direct, &self.modern_direct) {
+            (Some(meta), Some(direct), _) => {
+                direct.send_serialized(&meta.request(&request_id, method, view), alone)
             }
-            (None, Some(modern)) => Some(modern.send(&request_id, method, params.as_ref(), meta)),
-            (None, None) => None,
-        });
-        let kept = match spliced {
+            (Some(meta), None, Some(modern)) => Some(modern.send(&request_id, method, view, meta)),
+            (None, Some(direct), _) => direct.send_serialized(
+                &RequestRef {
+                    id: &request_id,
+                    method,
+                    params: view.present().as_ref(),
+                },
+                alone,
+            ),
+            _ => None,
+        };
+        let kept = match sent {
             Some(sent) => {
                 sent.map_err(|()| self.ended_error())?;
-                params.filter(|_| keep)
+                keep.then_some(params)
             }
             None => {
+                let params = params.into_value();
                 let params = match meta {
                     Some(meta) => Some(meta.apply(params)),
                     None => params,
@@ -420,12 +412,8 @@ impl Shared {
                     method: method.to_string(),
                     params,
                 });
-                if keep {
-                    self.send_keeping(message, alone)?
-                } else {
-                    self.send_hinted(message, alone)?;
-                    None
-                }
+                self.send_hinted(message, alone)?;
+                None
             }
         };
 

@@ -10,6 +10,7 @@
 use super::*;
 
 use super::pending::{Body, Outcome};
+use crate::params::Params;
 use crate::request_meta::RequestMeta;
 
 /// `resultType` of an interim result that needs input from the client.
@@ -76,7 +77,7 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Value, TransportError> {
-        let body = self.request_body(method, params, options).await?;
+        let body = self.request_body(method, params.into(), options).await?;
         self.body_value(method, body)
     }
 
@@ -87,7 +88,7 @@ impl Shared {
     pub(super) async fn request_body(
         self: &Arc<Self>,
         method: &str,
-        params: Option<Value>,
+        params: Params<'_>,
         options: &CallOptions,
     ) -> Result<Body, TransportError> {
         let meta = self.modern.get();
@@ -106,7 +107,7 @@ impl Shared {
         if body.outcome_in_era(meta.is_some()) == Outcome::Complete && !learns_info {
             return Ok(body);
         }
-        let params = copy.unwrap_or(kept);
+        let params = copy.or(kept).and_then(Params::into_value);
         let mut result = self.body_value(method, body)?;
         let mut rounds = 0;
         while result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED) {
@@ -123,7 +124,7 @@ impl Shared {
             let responses = self.answer_input_requests(method, &result).await?;
             let retry = retry_params(params.clone(), responses, result.get("requestState"));
             let (body, _) = self
-                .exchange_keeping(method, Some(retry), options, false, meta)
+                .exchange_keeping(method, Params::Value(Some(retry)), options, false, meta)
                 .await?;
             result = self.body_value(method, body)?;
         }

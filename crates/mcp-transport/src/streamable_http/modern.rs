@@ -51,9 +51,9 @@ use crate::http::{
 };
 use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, RequestRef, Response};
 use crate::param_headers::{ToolHeaderTable, encode_header_value};
+use crate::params::ParamsRef;
 use crate::request_meta::RequestMeta;
 use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
-use serde_json::Value;
 
 use std::sync::Arc;
 
@@ -104,12 +104,12 @@ impl Prepared {
         version: &str,
         tools: &ToolHeaderTable,
     ) -> Result<Prepared, String> {
-        let params = request.params.as_ref();
         let body = encode_serialized(&RequestRef {
             id: &request.id,
             method: &request.method,
-            params,
+            params: request.params.as_ref(),
         });
+        let params = ParamsRef::from(request.params.as_ref());
         Prepared::new(&request.id, &request.method, params, version, tools, body)
     }
 
@@ -118,7 +118,7 @@ impl Prepared {
     pub(crate) fn spliced(
         id: &RequestId,
         method: &str,
-        params: Option<&Value>,
+        params: ParamsRef<'_>,
         meta: &RequestMeta,
         tools: &ToolHeaderTable,
     ) -> Result<Prepared, String> {
@@ -129,7 +129,7 @@ impl Prepared {
     fn new(
         id: &RequestId,
         method: &str,
-        params: Option<&Value>,
+        params: ParamsRef<'_>,
         version: &str,
         tools: &ToolHeaderTable,
         body: String,
@@ -163,21 +163,19 @@ pub(crate) fn modern_version(request: &Request) -> Option<&str> {
 /// Whether `request` may be sent again after its stream broke: the methods
 /// of [`REPEAT_SAFE_METHODS`], and `tools/call` of a tool the table marks
 /// read-only or idempotent.
-fn repeat_safe(method: &str, params: Option<&Value>, tools: &ToolHeaderTable) -> bool {
+fn repeat_safe(method: &str, params: ParamsRef<'_>, tools: &ToolHeaderTable) -> bool {
     match method {
-        "tools/call" => param_str(params, "name").is_some_and(|name| tools.is_repeat_safe(name)),
+        "tools/call" => params
+            .str_member("name")
+            .is_some_and(|name| tools.is_repeat_safe(name)),
         method => REPEAT_SAFE_METHODS.contains(&method),
     }
-}
-
-fn param_str<'a>(params: Option<&'a Value>, key: &str) -> Option<&'a str> {
-    params?.get(key)?.as_str()
 }
 
 /// The request metadata headers of a modern request (SEP-2243).
 fn request_headers(
     method: &str,
-    params: Option<&Value>,
+    params: ParamsRef<'_>,
     version: &str,
     tools: &ToolHeaderTable,
 ) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
@@ -189,10 +187,10 @@ fn request_headers(
         .map_err(|_| "the method cannot be sent as a header".to_owned())?;
     headers.push((HeaderName::from_static(MCP_METHOD), method_value));
     let name = match method {
-        "tools/call" | "prompts/get" => param_str(params, "name"),
-        "resources/read" => param_str(params, "uri"),
+        "tools/call" | "prompts/get" => params.str_member("name"),
+        "resources/read" => params.str_member("uri"),
         // SEP-2663: intermediaries route every request of a task by its id.
-        "tasks/get" | "tasks/update" | "tasks/cancel" => param_str(params, "taskId"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.str_member("taskId"),
         _ => None,
     };
     if let Some(name) = name {
@@ -202,8 +200,8 @@ fn request_headers(
         ));
     }
     if method == "tools/call" {
-        let arguments = params.and_then(|p| p.get("arguments"));
-        for (name, value) in tools.headers_for(param_str(params, "name").unwrap_or(""), arguments) {
+        let arguments = params.member("arguments");
+        for (name, value) in tools.headers_for(params.str_member("name").unwrap_or(""), arguments) {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("{name} is not a header name"))?;
             headers.push((name, plain(&value)?));
@@ -493,16 +491,25 @@ mod tests {
     use serde_json::{Value, json};
 
     fn mcp_name(method: &str, params: Value) -> Option<String> {
-        request_headers(
-            method,
-            Some(&params),
-            "2026-07-28",
-            &ToolHeaderTable::default(),
-        )
-        .ok()?
-        .into_iter()
-        .find(|(name, _)| name.as_str() == MCP_NAME)
-        .and_then(|(_, value)| value.to_str().ok().map(str::to_owned))
+        let tools = ToolHeaderTable::default();
+        let headers = request_headers(method, Some(&params).into(), "2026-07-28", &tools);
+        // A tool call the session keeps apart gets the same headers.
+        if let Some(name) = params.get("name").and_then(Value::as_str) {
+            let apart = ParamsRef::ToolCall {
+                name,
+                arguments: params.get("arguments"),
+            };
+            assert_eq!(
+                request_headers(method, apart, "2026-07-28", &tools),
+                headers,
+                "{params}"
+            );
+        }
+        headers
+            .ok()?
+            .into_iter()
+            .find(|(name, _)| name.as_str() == MCP_NAME)
+            .and_then(|(_, value)| value.to_str().ok().map(str::to_owned))
     }
 
     #[test]
