@@ -398,15 +398,15 @@ impl Codec {
         Codec::encode_serialized_into(message, out);
     }
 
-    /// [`Codec::encode_into`] for anything that serialises as a message
-    /// from `Value`s, raw values and strings.
-    pub(crate) fn encode_serialized_into<T: serde::Serialize + ?Sized>(
-        message: &T,
-        out: &mut Vec<u8>,
-    ) {
-        // Serialising into a Vec cannot fail: every key is a string and
-        // `Value` has no failing cases.
-        if let Err(e) = serde_json::to_writer(&mut *out, message) {
+    /// [`Codec::encode_into`] for anything written as one message (a
+    /// request written from borrows).
+    pub(crate) fn encode_serialized_into<T: WriteJson + ?Sized>(message: &T, out: &mut Vec<u8>) {
+        let start = out.len();
+        // Writing into a Vec cannot fail: every key is a string and
+        // `Value` has no failing cases; if it ever did, nothing half
+        // written is left behind.
+        if let Err(e) = message.write_json(out) {
+            out.truncate(start);
             tracing::error!(error = %e, "json-rpc message failed to serialise");
         }
     }
@@ -417,6 +417,13 @@ impl Codec {
         self.encode_into(message, &mut out);
         out
     }
+}
+
+/// A message written as compact JSON: the same bytes as its `Serialize`
+/// (where it has one), in whatever way is quickest.
+pub(crate) trait WriteJson {
+    /// Appends the message to `out`.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
 }
 
 /// Syntax and end-of-input errors mean "not JSON"; data errors mean the JSON

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::codec::WriteJson;
 use crate::error_codes;
 use crate::transport::TransportErrorKind;
 
@@ -315,8 +316,38 @@ pub(crate) struct RequestRef<'a, P: ?Sized = Value> {
 
 /// What a [`RequestRef`] written as compact JSON starts with, its id
 /// right after (a re-issue swaps the id in the written bytes).
-#[cfg(feature = "streamable-http")]
 pub(crate) const REQUEST_START: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+
+impl<P: Serialize + ?Sized> WriteJson for RequestRef<'_, P> {
+    /// The bytes its `Serialize` writes, the constant parts copied as they
+    /// are instead of escaped key by key (a request is written per call).
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(REQUEST_START);
+        serde_json::to_writer(&mut *out, self.id)?;
+        out.extend_from_slice(br#","method":"#);
+        serde_json::to_writer(&mut *out, self.method)?;
+        if let Some(params) = self.params {
+            out.extend_from_slice(br#","params":"#);
+            serde_json::to_writer(&mut *out, params)?;
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+impl WriteJson for JsonRpcMessage {
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            JsonRpcMessage::Request(request) => RequestRef {
+                id: &request.id,
+                method: &request.method,
+                params: request.params.as_ref(),
+            }
+            .write_json(out),
+            message => serde_json::to_writer(out, message),
+        }
+    }
+}
 
 impl<P: Serialize + ?Sized> Serialize for RequestRef<'_, P> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -621,5 +652,74 @@ impl<'de> Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = RawMessage::deserialize(deserializer)?;
         raw.into_message().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::ParamsRef;
+    use serde_json::json;
+
+    /// Written by hand, the same bytes as its `Serialize` writes.
+    fn check<T: WriteJson + Serialize>(message: &T) {
+        let mut written = Vec::new();
+        message.write_json(&mut written).unwrap();
+        let serialized = serde_json::to_vec(message).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&written),
+            String::from_utf8_lossy(&serialized)
+        );
+    }
+
+    #[test]
+    fn a_request_is_written_as_it_serialises() {
+        let ids = [
+            RequestId::Number(0),
+            RequestId::Number(-5),
+            RequestId::Number(i64::MAX),
+            RequestId::String("a\"b\u{1}é".into()),
+        ];
+        let arguments = json!({"message": "hi\n", "n": [1, 2.5]});
+        let params = [
+            None,
+            Some(json!({"name": "echo", "arguments": arguments})),
+            Some(json!("text")),
+        ];
+        for id in &ids {
+            for method in ["tools/call", "we\"ird\u{7f}\n"] {
+                for params in &params {
+                    let request = RequestRef {
+                        id,
+                        method,
+                        params: params.as_ref(),
+                    };
+                    check(&request);
+                    check(&JsonRpcMessage::Request(Request {
+                        id: id.clone(),
+                        method: method.to_owned(),
+                        params: params.clone(),
+                    }));
+                }
+                let tool_call = ParamsRef::ToolCall {
+                    name: "echo \"x\"",
+                    arguments: Some(&arguments),
+                };
+                check(&RequestRef {
+                    id,
+                    method,
+                    params: Some(&tool_call),
+                });
+            }
+        }
+        check(&JsonRpcMessage::notification(
+            "notifications/x",
+            Some(json!({"a": 1})),
+        ));
+        check(&JsonRpcMessage::result(RequestId::Number(3), json!({})));
+        check(&JsonRpcMessage::error(
+            None,
+            ErrorObject::method_not_found("nope"),
+        ));
     }
 }

@@ -13,6 +13,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::codec::WriteJson;
 use crate::message::{RequestId, RequestRef};
 use crate::params::ParamsRef;
 
@@ -132,6 +133,17 @@ impl Serialize for SplicedRequest<'_> {
     }
 }
 
+impl WriteJson for SplicedRequest<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        RequestRef {
+            id: self.id,
+            method: self.method,
+            params: Some(&SplicedParams(self)),
+        }
+        .write_json(out)
+    }
+}
+
 /// The parameters of a [`SplicedRequest`]: the caller's members, then
 /// `_meta`.
 struct SplicedParams<'a>(&'a SplicedRequest<'a>);
@@ -203,6 +215,10 @@ mod tests {
                 method: "tools/call".to_owned(),
                 params: Some(meta.apply(params.clone().into_value())),
             });
+            let mut written = Vec::new();
+            let request = meta.request(&id, "tools/call", params.view());
+            request.write_json(&mut written).unwrap();
+            assert_eq!(written, serde_json::to_vec(&request).unwrap());
             let spliced: Value = serde_json::from_str(&spliced).unwrap();
             assert_eq!(spliced, serde_json::to_value(&built).unwrap(), "{params:?}");
         }

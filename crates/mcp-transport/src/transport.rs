@@ -863,7 +863,7 @@ impl MessageSender {
     /// once from a borrow (a request whose parts the caller keeps encoded
     /// elsewhere). `None` when this queue takes messages only by value;
     /// `Some(Err)` once the writer stopped.
-    pub(crate) fn send_serialized<T: serde::Serialize>(
+    pub(crate) fn send_serialized<T: crate::codec::WriteJson>(
         &self,
         message: &T,
         alone: bool,

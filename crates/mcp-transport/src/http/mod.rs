@@ -228,7 +228,7 @@ pub(crate) fn encode(message: &JsonRpcMessage) -> String {
 #[cfg(feature = "remote")]
 /// Encodes anything that serialises as one message (a request written
 /// from borrows) as its JSON text.
-pub(crate) fn encode_serialized<T: serde::Serialize>(message: &T) -> String {
+pub(crate) fn encode_serialized<T: crate::codec::WriteJson>(message: &T) -> String {
     let mut out = Vec::with_capacity(128);
     Codec::encode_serialized_into(message, &mut out);
     // serde_json writes UTF-8, so this takes the buffer without a copy.
