@@ -69,8 +69,9 @@ fn holds_quoted(text: &[u8], finder: &memchr::memmem::Finder<'_>) -> bool {
 
 impl Body {
     /// Whether the result is final, read from its top-level `resultType`
-    /// without decoding the rest (one pass of [`crate::scan`] that skips
-    /// every other member).
+    /// without decoding the rest: where the reader that checked the frame
+    /// noted it, else one pass of [`crate::scan`] that skips every other
+    /// member.
     pub(super) fn outcome(&self) -> Outcome {
         let complete = |kind: Option<&str>| match kind {
             None | Some("complete") => Outcome::Complete,
@@ -101,7 +102,7 @@ impl Body {
     /// one whose bytes hold neither the quoted key nor a backslash (the
     /// only ways to spell it) cannot: two vectorised searches instead of a
     /// walk over every member. A modern result always names it, so the
-    /// walk runs at once.
+    /// walk runs at once. Neither runs when the reader noted the member.
     pub(super) fn outcome_in_era(&self, modern: bool) -> Outcome {
         if !modern
             && let Body::Raw(raw) = self
