@@ -16,7 +16,10 @@
 //!   naming the server.
 //!
 //! Decoding goes straight from bytes into the typed message through one
-//! `serde` pass (no intermediate `Value` for the envelope).
+//! `serde` pass (no intermediate `Value` for the envelope). The session's
+//! transports ([`Codec::decode_incoming`]) first offer a frame to
+//! [`crate::plain_answer`], which reads the common successful answer
+//! without serde and leaves everything else to this parser.
 //!
 //! # Depth
 //!
