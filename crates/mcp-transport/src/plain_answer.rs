@@ -4,9 +4,9 @@
 //! `{"jsonrpc":"2.0","id":7,"result":{…}}`, its three members in any order.
 //! [`read`] checks such a frame completely (every byte of the result too,
 //! as the parser would) and returns its id and where its result lies, in
-//! one pass without building or allocating anything; the derived parser
-//! spent most of its time on the envelope's keys and on copying the result
-//! it had already walked.
+//! one pass without building anything (a string id is its one
+//! allocation); the derived parser spent most of its time on the
+//! envelope's keys and on copying the result it had already walked.
 //!
 //! It answers only when it is sure: anything else (another member, a key
 //! written with escapes, a member given twice, an id that is not a plain
