@@ -17,6 +17,7 @@
 //! parser alone words every error.
 
 use crate::message::{RequestId, ResultTypeAt};
+use crate::scan::skip_space;
 
 /// Deepest nesting read here (the result counts from 1); deeper results
 /// go to the parser, which knows the depth rules.
@@ -35,9 +36,7 @@ pub(crate) struct PlainAnswer<'a> {
 /// The answer `frame` is when it is one successful answer with no other
 /// member; `None` for anything else.
 pub(crate) fn read(frame: &[u8]) -> Option<PlainAnswer<'_>> {
-    // Checked once here, so the walk below only needs to look at ASCII.
-    let text = std::str::from_utf8(frame).ok()?;
-    let bytes = text.as_bytes();
+    let bytes = frame;
     let mut at = skip_space(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
         return None;
@@ -61,13 +60,13 @@ pub(crate) fn read(frame: &[u8]) -> Option<PlainAnswer<'_>> {
                 at += 5;
             }
             b"id" if id.is_none() => {
-                let (read, end) = request_id(text, at)?;
+                let (read, end) = request_id(bytes, at)?;
                 id = Some(read);
                 at = end;
             }
             b"result" if result.is_none() => {
                 let (end, result_type) = value_end(bytes, at)?;
-                result = Some((&text[at..end], result_type));
+                result = Some((at..end, result_type));
                 at = end;
             }
             _ => return None,
@@ -82,7 +81,11 @@ pub(crate) fn read(frame: &[u8]) -> Option<PlainAnswer<'_>> {
     if skip_space(bytes, at + 1) != bytes.len() || !version {
         return None;
     }
-    let (result, result_type) = result?;
+    let (span, result_type) = result?;
+    // The grammar takes bytes past ASCII only inside strings: the result's
+    // and a string id's (checked there), so only the result is left to
+    // check, once the frame is known to be an answer.
+    let result = std::str::from_utf8(&bytes[span]).ok()?;
     Some(PlainAnswer {
         id: id?,
         result,
@@ -90,20 +93,13 @@ pub(crate) fn read(frame: &[u8]) -> Option<PlainAnswer<'_>> {
     })
 }
 
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
-        at += 1;
-    }
-    at
-}
-
 /// An id that is an integer in `i64` (no fraction, no exponent) or a
 /// string without escapes, and where it ends.
-fn request_id(text: &str, at: usize) -> Option<(RequestId, usize)> {
-    let bytes = text.as_bytes();
+fn request_id(bytes: &[u8], at: usize) -> Option<(RequestId, usize)> {
     if bytes.get(at) == Some(&b'"') {
         let end = plain_string_end(bytes, at)?;
-        return Some((RequestId::String(text[at + 1..end - 1].to_owned()), end));
+        let id = std::str::from_utf8(&bytes[at + 1..end - 1]).ok()?;
+        return Some((RequestId::String(id.to_owned()), end));
     }
     let negative = bytes.get(at) == Some(&b'-');
     let digits_start = at + usize::from(negative);
@@ -112,7 +108,7 @@ fn request_id(text: &str, at: usize) -> Option<(RequestId, usize)> {
             .iter()
             .take_while(|b| b.is_ascii_digit())
             .count();
-    let digits = &text[digits_start..digits_end];
+    let digits = std::str::from_utf8(&bytes[digits_start..digits_end]).ok()?;
     let valid = match digits.as_bytes() {
         [] => false,
         [b'0', _, ..] => false,

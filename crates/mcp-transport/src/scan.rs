@@ -374,7 +374,8 @@ fn key_is(quoted: &str, key: &str) -> bool {
     serde_json::from_str::<std::borrow::Cow<'_, str>>(quoted).is_ok_and(|decoded| decoded == key)
 }
 
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+/// Past the JSON whitespace at `at`.
+pub(crate) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
         at += 1;
     }
