@@ -567,6 +567,63 @@ mod tests {
         );
     }
 
+    /// What a hostile server might send: bytes that are not UTF-8 wherever
+    /// they can stand, a result of megabytes, nesting far past the limit.
+    #[test]
+    fn hostile_frames_are_read_or_declined_whole() {
+        // Not UTF-8 in a string id, in a key, outside any string, deep in
+        // the result, and a lone continuation byte: the parser's to refuse.
+        for frame in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\",\"result\":{}}"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"k\xff\":1}}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[1,\xff]}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[[[{\"a\":\"ok \xed\xa0\x80\"}]]]}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\x80\"}",
+            b"{\"json\xffrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+        ] {
+            assert_eq!(read(frame), None, "{}", String::from_utf8_lossy(frame));
+            assert_eq!(parsed(frame), None, "{}", String::from_utf8_lossy(frame));
+        }
+        // Valid UTF-8 past ASCII is read like any other text.
+        check(
+            r#"{"jsonrpc":"2.0","id":"é-1","result":{"ключ":"值 😀"}}"#,
+            Some((RequestId::String("é-1".into()), r#"{"ключ":"值 😀"}"#)),
+        );
+        // Four megabytes of text, escapes and control characters spread
+        // through it, are read in one pass; one raw control byte at the end
+        // leaves the frame to the parser.
+        let text = "text \\n\\u0001 \\\"".repeat(4 * 1024 * 1024 / 16);
+        let result = format!(r#"{{"content":[{{"type":"text","text":"{text}"}}]}}"#);
+        check(
+            &format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result}}}"#),
+            Some((number(2), &result)),
+        );
+        let raw_control = format!("{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":\"{text}\u{1f}\"}}");
+        check(&raw_control, None);
+        // A result nested 100,000 levels deep is declined without
+        // recursing; the parser keeps it raw, as before, and the caller's
+        // decode refuses it as too deep.
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"result":{}{}}}"#,
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert_eq!(read(deep.as_bytes()), None);
+        let mut incoming = Vec::new();
+        let decoded = crate::Codec::default().decode_incoming(deep.as_bytes(), &mut incoming);
+        assert!(decoded.is_ok(), "{decoded:?}");
+        let [Incoming::Answer(answer)] = &incoming[..] else {
+            panic!("one raw answer, not {} messages", incoming.len());
+        };
+        assert_eq!(answer.id, number(5));
+        assert!(matches!(
+            crate::codec::decode_result::<serde_json::Value>(answer.result.get()),
+            Err(crate::codec::ResultError::Refused(
+                crate::TransportErrorKind::TooDeep { .. }
+            ))
+        ));
+    }
+
     /// Envelopes near the reader's shape: its three members (mostly
     /// valid) in any order, sometimes another member or one given twice,
     /// results of any shape with an invalid token now and then, and some
