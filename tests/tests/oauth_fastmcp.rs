@@ -41,10 +41,7 @@ async fn echo(session: &ClientSession, message: &str) -> String {
         .call_tool("echo", Some(json!({"message": message})))
         .await
         .unwrap();
-    result.content[0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    result.content[0].as_text().unwrap_or_default().to_owned()
 }
 
 /// Status of an MCP POST made with `token`, bypassing the provider.

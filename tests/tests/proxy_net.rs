@@ -106,7 +106,7 @@ async fn the_proxy_carries_the_server_id_and_host_credentials_to_a_real_peer() {
         .call_tool("echo", Some(json!({"message": "through the proxy"})))
         .await
         .unwrap();
-    assert_eq!(result.content[0]["text"], json!("Echo: through the proxy"));
+    assert_eq!(result.content[0].as_text(), Some("Echo: through the proxy"));
     session.close().await.unwrap();
 
     // Wrong id: the proxy knows no such server.

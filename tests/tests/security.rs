@@ -217,7 +217,7 @@ async fn env_safety_holds_for_a_real_peer_reading_its_own_environment() {
     let session = connect(&server, &options).await.unwrap();
     let result = session.call_tool("get-env", Some(json!({}))).await.unwrap();
     session.close().await.unwrap();
-    let text = result.content[0]["text"].as_str().unwrap();
+    let text = result.content[0].as_text().unwrap();
     let start = text.find('{').unwrap();
     let child_env: BTreeMap<String, String> = serde_json::from_str(&text[start..]).unwrap();
     check_child_env(&child_env, "server-everything get-env");

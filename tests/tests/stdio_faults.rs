@@ -46,7 +46,7 @@ async fn connect(
 
 async fn tool_text(session: &ClientSession, tool: &str) -> String {
     let result = session.call_tool(tool, None).await.unwrap();
-    result.content[0]["text"].as_str().unwrap().to_string()
+    result.content[0].as_text().unwrap().to_string()
 }
 
 async fn pid_of(session: &ClientSession, tool: &str) -> i32 {
@@ -96,7 +96,7 @@ async fn skips_garbage_lines_on_stdout() {
         .call_tool("echo", Some(json!({"text": "still fine"})))
         .await
         .unwrap();
-    assert_eq!(echo.content[0]["text"], "still fine");
+    assert_eq!(echo.content[0].as_text(), Some("still fine"));
     assert!(session.list_tools().await.unwrap().len() > 10);
     session.close().await.unwrap();
 }

@@ -42,7 +42,7 @@ async fn a_message_past_the_cap_fails_clearly_with_bounded_memory() {
         .call_tool("huge", Some(json!({"bytes": 3 * MIB})))
         .await
         .unwrap();
-    assert_eq!(result.content[0]["text"].as_str().unwrap().len(), 3 * MIB);
+    assert_eq!(result.content[0].as_text().unwrap().len(), 3 * MIB);
 
     let before = peak_rss();
     let error = session

@@ -59,7 +59,7 @@ async fn connect_with(
 }
 
 fn first_text(result: &mcp_transport::CallToolResult) -> &str {
-    result.content[0]["text"].as_str().unwrap_or_default()
+    result.content[0].as_text().unwrap_or_default()
 }
 
 async fn cancelled_count(session: &ClientSession) -> u64 {

@@ -26,7 +26,7 @@ use mcp_catalog::{
 use mcp_catalog::{convert_result_owned, dispose_result};
 use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::ConnectOptions;
-use mcp_transport::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
 
 /// A deep copy of every listing: the plain clone of the input each
@@ -159,7 +159,7 @@ fn call_path(c: &mut Criterion) {
     // A typical text-heavy answer: 16 blocks of 4 KiB, under the cap.
     let result = CallToolResult {
         content: (0..16)
-            .map(|i| json!({"type": "text", "text": format!("{i:04} {}", "x".repeat(4091))}))
+            .map(|i| ContentBlock::text(format!("{i:04} {}", "x".repeat(4091))))
             .collect(),
         structured_content: None,
         is_error: false,

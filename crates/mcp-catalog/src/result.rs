@@ -7,9 +7,9 @@
 //! cap is cut with a note saying so.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use mcp_transport::CallToolResult;
+use mcp_transport::{CallToolResult, ContentBlock, MediaContent, TextContent};
 
 use crate::deep;
 
@@ -97,13 +97,42 @@ impl ModelResult {
 }
 
 /// Converts one content block by the table in REFERENCE §3.5.
-pub fn convert_block(block: &Value) -> ModelBlock {
+pub fn convert_block(block: &ContentBlock) -> ModelBlock {
     convert_block_capped(block, usize::MAX)
 }
 
 /// [`convert_block`], writing a block shown as JSON text only up to about
 /// `max_len` bytes.
-fn convert_block_capped(block: &Value, max_len: usize) -> ModelBlock {
+fn convert_block_capped(block: &ContentBlock, max_len: usize) -> ModelBlock {
+    match block {
+        ContentBlock::Text(text) => ModelBlock::text(&text.text),
+        ContentBlock::Image(media) if shows_image(media) => ModelBlock::Image {
+            data: media.data.clone(),
+            mime_type: media.mime_type.clone(),
+        },
+        ContentBlock::Audio(media) => audio_note(&media.mime_type),
+        ContentBlock::Other(value) => convert_json_block(value, max_len),
+        typed => convert_json_block(&typed.to_value(), max_len),
+    }
+}
+
+/// Whether an image block is given to the model as an image.
+fn shows_image(media: &MediaContent) -> bool {
+    !media.data.is_empty() && !media.mime_type.is_empty()
+}
+
+/// What the model is told of an audio block.
+fn audio_note(mime_type: &str) -> ModelBlock {
+    if mime_type.is_empty() {
+        ModelBlock::text("[audio]")
+    } else {
+        ModelBlock::text(format!("[audio {mime_type}]"))
+    }
+}
+
+/// [`convert_block_capped`] of a block kept as JSON: any kind but the
+/// typed ones, or a typed kind not of its shape.
+fn convert_json_block(block: &Value, max_len: usize) -> ModelBlock {
     let as_json_text =
         |block: &Value| ModelBlock::text(deep::to_json_capped(block, false, max_len));
     let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
@@ -122,12 +151,7 @@ fn convert_block_capped(block: &Value, max_len: usize) -> ModelBlock {
             }
             _ => as_json_text(block),
         },
-        "audio" => match str_field("mimeType") {
-            Some(mime_type) if !mime_type.is_empty() => {
-                ModelBlock::text(format!("[audio {mime_type}]"))
-            }
-            _ => ModelBlock::text("[audio]"),
-        },
+        "audio" => audio_note(str_field("mimeType").unwrap_or("")),
         "resource_link" => {
             let Some(uri) = str_field("uri") else {
                 return as_json_text(block);
@@ -163,7 +187,7 @@ fn repeats(text: &str, structured: &Value) -> bool {
 
 /// Drops a result without recursion (its values may nest any depth).
 pub fn dispose_result(result: CallToolResult) {
-    result.content.into_iter().for_each(deep::dispose);
+    result.content.into_iter().for_each(dispose_block);
     if let Some(structured) = result.structured_content {
         deep::dispose(structured);
     }
@@ -202,19 +226,65 @@ pub fn convert_result_owned(result: CallToolResult, max_bytes: usize) -> ModelRe
     model
 }
 
+/// Drops a block without recursion.
+fn dispose_block(block: ContentBlock) {
+    match block {
+        ContentBlock::Text(text) => dispose_maps([text.annotations, text.meta]),
+        ContentBlock::Image(media) | ContentBlock::Audio(media) => {
+            dispose_maps([media.annotations, media.meta]);
+        }
+        other => deep::dispose(other.into_value()),
+    }
+}
+
+/// Drops a typed block's `annotations` and `_meta` without recursion.
+fn dispose_maps(maps: [Option<Map<String, Value>>; 2]) {
+    maps.into_iter()
+        .flatten()
+        .for_each(|map| deep::dispose(Value::Object(map)));
+}
+
 /// Whether a block says it is text (a repeat of the structured content is
 /// looked for only in those).
-fn is_text_block(block: &Value) -> bool {
-    block.get("type").and_then(Value::as_str) == Some("text")
+fn is_text_block(block: &ContentBlock) -> bool {
+    block.kind() == Some("text")
 }
 
 /// [`convert_block_capped`] of a block the caller is done with, moving
 /// the strings it keeps.
-fn convert_block_owned(block: Value, max_len: usize) -> ModelBlock {
+fn convert_block_owned(block: ContentBlock, max_len: usize) -> ModelBlock {
+    match block {
+        ContentBlock::Text(TextContent {
+            text,
+            annotations,
+            meta,
+        }) => {
+            dispose_maps([annotations, meta]);
+            ModelBlock::Text { text }
+        }
+        ContentBlock::Other(value) => convert_json_block_owned(value, max_len),
+        ContentBlock::Image(media) if shows_image(&media) => {
+            dispose_maps([media.annotations, media.meta]);
+            ModelBlock::Image {
+                data: media.data,
+                mime_type: media.mime_type,
+            }
+        }
+        other => {
+            let converted = convert_block_capped(&other, max_len);
+            dispose_block(other);
+            converted
+        }
+    }
+}
+
+/// [`convert_json_block`] of a block the caller is done with, moving the
+/// strings it keeps.
+fn convert_json_block_owned(block: Value, max_len: usize) -> ModelBlock {
     let mut map = match block {
         Value::Object(map) => map,
         other => {
-            let converted = convert_block_capped(&other, max_len);
+            let converted = convert_json_block(&other, max_len);
             deep::dispose(other);
             return converted;
         }
@@ -249,7 +319,7 @@ fn convert_block_owned(block: Value, max_len: usize) -> ModelBlock {
     let rest = Value::Object(map);
     let converted = match moved {
         Some(block) => block,
-        None => convert_block_capped(&rest, max_len),
+        None => convert_json_block(&rest, max_len),
     };
     deep::dispose(rest);
     converted

@@ -24,7 +24,7 @@ use mcp_catalog::{
     SessionRuntime, ToolTarget, materialize,
 };
 use mcp_config::{Level, ServerConfig, TransportConfig};
-use mcp_transport::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
 
 /// Levels of the deep rows: far past any recursion a 2 MiB stack allows.
@@ -482,7 +482,7 @@ fn deep_values_through_the_runtime() {
         (
             "deep structuredContent",
             || CallToolResult {
-                content: vec![json!({"type": "text", "text": "see structured"})],
+                content: vec![json!({"type": "text", "text": "see structured"}).into()],
                 structured_content: Some(obj(vec![("tree", nested_objects(DEEP))])),
                 is_error: false,
             },
@@ -491,10 +491,10 @@ fn deep_values_through_the_runtime() {
         (
             "deep unknown block",
             || CallToolResult {
-                content: vec![obj(vec![
+                content: vec![ContentBlock::from(obj(vec![
                     ("type", json!("widget")),
                     ("body", nested_arrays(DEEP)),
-                ])],
+                ]))],
                 structured_content: None,
                 is_error: false,
             },
@@ -503,10 +503,10 @@ fn deep_values_through_the_runtime() {
         (
             "deep text field",
             || CallToolResult {
-                content: vec![obj(vec![
+                content: vec![ContentBlock::from(obj(vec![
                     ("type", json!("text")),
                     ("text", nested_arrays(DEEP)),
-                ])],
+                ]))],
                 structured_content: None,
                 is_error: true,
             },
@@ -515,10 +515,10 @@ fn deep_values_through_the_runtime() {
         (
             "deep resource",
             || CallToolResult {
-                content: vec![obj(vec![
+                content: vec![ContentBlock::from(obj(vec![
                     ("type", json!("resource")),
                     ("resource", nested_objects(DEEP)),
-                ])],
+                ]))],
                 structured_content: None,
                 is_error: false,
             },
@@ -614,7 +614,7 @@ fn schemas_at_the_limit_validate_on_a_small_stack() {
         let script = Scripted {
             tools: Arc::new(|| vec![tool("nested", nested_schema(MAX_ITEMS, wrap_items))]),
             result: Arc::new(|| CallToolResult {
-                content: vec![json!({"type": "text", "text": "done"})],
+                content: vec![json!({"type": "text", "text": "done"}).into()],
                 structured_content: None,
                 is_error: false,
             }),
@@ -868,7 +868,7 @@ fn ref_cycles_through_the_runtime() {
                     ]
                 }),
                 result: Arc::new(|| CallToolResult {
-                    content: vec![json!({"type": "text", "text": "done"})],
+                    content: vec![json!({"type": "text", "text": "done"}).into()],
                     structured_content: None,
                     is_error: false,
                 }),

@@ -1,16 +1,26 @@
 //! The result-conversion table of REFERENCE §3.5, block by block.
 
 use mcp_catalog::{ModelBlock, ResultStatus, convert_block, convert_result, convert_result_owned};
-use mcp_transport::CallToolResult;
+use mcp_transport::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 fn text(t: &str) -> ModelBlock {
     ModelBlock::Text { text: t.to_owned() }
 }
 
-/// Converts one block and compares.
+/// Converts one block, typed as the client reads it and kept as JSON
+/// (how a block of its kind but not of its shape is kept), and compares.
 fn check(block: Value, expect: ModelBlock) {
-    assert_eq!(convert_block(&block), expect, "block {block}");
+    assert_eq!(
+        convert_block(&ContentBlock::from(block.clone())),
+        expect,
+        "block {block}"
+    );
+    assert_eq!(
+        convert_block(&ContentBlock::Other(block.clone())),
+        expect,
+        "block {block} as JSON"
+    );
 }
 
 #[test]
@@ -102,7 +112,7 @@ fn unknown_block_becomes_json_text() {
 
 fn result(content: Vec<Value>, structured: Option<Value>, is_error: bool) -> CallToolResult {
     CallToolResult {
-        content,
+        content: content.into_iter().map(ContentBlock::from).collect(),
         structured_content: structured,
         is_error,
     }

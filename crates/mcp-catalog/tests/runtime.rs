@@ -255,7 +255,7 @@ impl Connection for FakeConnection {
             scripts[&self.server].structured.clone()
         };
         Ok(CallToolResult {
-            content: vec![json!({"type": "text", "text": format!("{name} {arguments}")})],
+            content: vec![json!({"type": "text", "text": format!("{name} {arguments}")}).into()],
             structured_content: structured,
             is_error: false,
         })

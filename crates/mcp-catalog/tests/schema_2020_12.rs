@@ -12,7 +12,7 @@ use std::net::TcpListener;
 
 use mcp_catalog::{Catalog, MaterializeOptions, ServerTools, materialize};
 use mcp_catalog::{ProviderProfile, SchemaLimits, check_output_schema, prepare_schema};
-use mcp_transport::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 
 /// The focal schema of the conformance scenario
@@ -309,7 +309,7 @@ fn check_output(row: &str, output_schema: Value, result: CallToolResult, expect:
 
 fn structured(value: Option<Value>, is_error: bool) -> CallToolResult {
     CallToolResult {
-        content: vec![json!({"type": "text", "text": "x"})],
+        content: vec![ContentBlock::text("x")],
         structured_content: value,
         is_error,
     }

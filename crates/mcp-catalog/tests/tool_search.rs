@@ -19,7 +19,7 @@ use mcp_catalog::{
     SessionRuntime, ToolBudget,
 };
 use mcp_config::{ServerConfig, TransportConfig};
-use mcp_transport::{CallToolResult, Tool};
+use mcp_transport::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
 
 const BUDGET: usize = 10_000;
@@ -305,9 +305,7 @@ impl Connection for Service {
         _progress: Option<mcp_transport::ProgressCallback>,
     ) -> Result<CallToolResult, CatalogError> {
         Ok(CallToolResult {
-            content: vec![
-                json!({"type": "text", "text": format!("{} {name} {arguments}", self.0)}),
-            ],
+            content: vec![ContentBlock::text(format!("{} {name} {arguments}", self.0))],
             structured_content: None,
             is_error: false,
         })

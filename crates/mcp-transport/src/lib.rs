@@ -157,6 +157,7 @@
 
 mod codec;
 mod connect;
+mod content;
 mod era;
 pub mod error_codes;
 #[cfg(feature = "remote")]
@@ -199,6 +200,7 @@ mod ws;
 
 pub use codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, MAX_DEPTH, Undecodable};
 pub use connect::{ConnectOptions, connect, open_transport};
+pub use content::{ContentBlock, MediaContent, TextContent};
 pub use era::EraMemory;
 #[cfg(feature = "remote")]
 pub use headers_helper::{

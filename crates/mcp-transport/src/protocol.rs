@@ -1,10 +1,12 @@
 //! The MCP payloads the session and the catalog exchange, typed only as far
-//! as the client needs. Everything a server may extend (content blocks,
-//! annotations, `_meta`) stays a JSON value so an unknown field or block
-//! type never makes a result unreadable.
+//! as the client needs. Everything a server may extend (annotations,
+//! `_meta`, content blocks other than text, image and audio) stays a JSON
+//! value so an unknown field or block type never makes a result unreadable.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::ContentBlock;
 
 /// Protocol versions this client knows, newest first.
 pub const KNOWN_PROTOCOL_VERSIONS: &[&str] = &[
@@ -140,14 +142,15 @@ fn empty_object_schema() -> Value {
     serde_json::json!({"type": "object"})
 }
 
-/// The answer to `tools/call`. Content blocks stay raw JSON; the catalog
+/// The answer to `tools/call`. Text, image and audio blocks are typed;
+/// every other block stays JSON as sent (see [`ContentBlock`]); the catalog
 /// converts them for a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
-    /// The content blocks (`text`, `image`, `audio`, `resource`, ...), as raw JSON.
+    /// The content blocks, in the server's order.
     #[serde(default)]
-    pub content: Vec<Value>,
+    pub content: Vec<ContentBlock>,
     /// The structured result, matching the tool's output schema when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,

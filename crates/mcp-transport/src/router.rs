@@ -690,6 +690,7 @@ fn complete(mut result: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ContentBlock;
     use crate::sdk::{SdkOptions, SdkTransport};
     use crate::session::{ClientSession, ListKind, ServerEvent, SessionOptions};
     use crate::transport::TransportErrorKind;
@@ -766,25 +767,19 @@ mod tests {
             .unwrap();
         assert!(!sum.is_error);
         assert_eq!(sum.structured_content, Some(json!({"sum": 5})));
-        assert_eq!(
-            sum.content,
-            [json!({"type": "text", "text": "{\"sum\":5}"})]
-        );
+        assert_eq!(sum.content, [ContentBlock::text("{\"sum\":5}")]);
 
         // A handler's error and arguments that do not fit are results the
         // model sees, not protocol errors.
         let failed = session.call_tool("fail", None).await.unwrap();
         assert!(failed.is_error);
-        assert_eq!(
-            failed.content,
-            [json!({"type": "text", "text": "the disk is full"})]
-        );
+        assert_eq!(failed.content, [ContentBlock::text("the disk is full")]);
         let misfit = session
             .call_tool("add", Some(json!({"a": "two"})))
             .await
             .unwrap();
         assert!(misfit.is_error);
-        let text = misfit.content[0]["text"].as_str().unwrap();
+        let text = misfit.content[0].as_text().unwrap();
         assert!(text.starts_with("invalid arguments for add:"), "{text}");
 
         let unknown = session.call_tool("nope", None).await.unwrap_err();

@@ -98,20 +98,12 @@ async fn server_everything_over_stdio() {
         .call_tool("echo", Some(json!({"message": "hello peer"})))
         .await
         .unwrap();
-    assert!(
-        echo.content[0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("hello peer")
-    );
+    assert!(echo.content[0].as_text().unwrap().contains("hello peer"));
     let sum = session
         .call_tool("get-sum", Some(json!({"a": 2, "b": 3})))
         .await
         .unwrap();
-    assert!(
-        sum.content[0]["text"].as_str().unwrap().contains('5'),
-        "{sum:?}"
-    );
+    assert!(sum.content[0].as_text().unwrap().contains('5'), "{sum:?}");
 
     // Progress with `_meta.progressToken`.
     let progress: Arc<Mutex<Vec<f64>>> = Arc::default();
@@ -132,8 +124,8 @@ async fn server_everything_over_stdio() {
     // The server asked for our roots (right after initialize or via the tool).
     let listed = session.call_tool("get-roots-list", None).await.unwrap();
     assert!(
-        listed.content[0]["text"]
-            .as_str()
+        listed.content[0]
+            .as_text()
             .unwrap()
             .contains("file:///tmp/project"),
         "{listed:?}"

@@ -84,7 +84,7 @@ fn text_of(result: &mcp_transport::CallToolResult) -> String {
     result
         .content
         .iter()
-        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .filter_map(|block| block.as_text())
         .collect()
 }
 

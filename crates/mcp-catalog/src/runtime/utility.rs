@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_transport::CallToolResult;
+use mcp_transport::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::UtilityTool;
@@ -117,7 +117,7 @@ impl UtilityCall<'_> {
             None
         };
         let result = CallToolResult {
-            content,
+            content: content.into_iter().map(ContentBlock::from).collect(),
             structured_content: None,
             is_error: false,
         };

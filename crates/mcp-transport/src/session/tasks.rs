@@ -1058,7 +1058,7 @@ mod tests {
             .call_tool_as_task("hello_world", None, &CallOptions::default())
             .await
             .unwrap();
-        assert_eq!(result.content[0]["text"], "Hello, Luca!");
+        assert_eq!(result.content[0].as_text(), Some("Hello, Luca!"));
         assert_eq!(
             server.requests("tools/call"),
             vec![json!({"name": "hello_world", "task": {}})]

@@ -1,0 +1,873 @@
+//! The content blocks of a tool result, typed where their shape is fixed.
+//!
+//! `tools/call` answers with blocks of five kinds (every revision from
+//! 2024-11-05 to 2026-07-28 has the same): `text`, `image`, `audio`,
+//! `resource_link` and `resource`. The first three have a fixed shape and
+//! are nearly every block a tool returns, so they are read straight into
+//! [`TextContent`] and [`MediaContent`], with no JSON map built per block.
+//! Every other block stays JSON exactly as the server sent it
+//! ([`ContentBlock::Other`]): resource blocks (whose members are open:
+//! icons, sizes, nested contents), kinds a later revision may add, and a
+//! text, image or audio block that lacks a member of its kind, has one of
+//! the wrong type, or carries one its kind does not name. So reading a
+//! block never rejects it and never loses a member: [`ContentBlock::to_value`]
+//! gives back the JSON that was read (a typed block writes `type` first).
+//!
+//! Reading from text ([`Deserialize`]) and from a [`Value`]
+//! ([`From<Value>`]) sort a block the same way.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{MapAccess, SeqAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// One content block of a tool result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContentBlock {
+    /// A `text` block.
+    Text(TextContent),
+    /// An `image` block.
+    Image(MediaContent),
+    /// An `audio` block.
+    Audio(MediaContent),
+    /// Any other block, as sent: `resource_link`, `resource`, a kind this
+    /// client does not know, or a `text`, `image` or `audio` block that is
+    /// not of its kind's shape (see the module docs).
+    Other(Value),
+}
+
+/// A `text` block: `{"type": "text", "text": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TextContent {
+    /// The text.
+    pub text: String,
+    /// The block's `annotations` (`audience`, `priority`, `lastModified`).
+    pub annotations: Option<Map<String, Value>>,
+    /// The block's `_meta`.
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// An `image` or `audio` block: `{"type": …, "data": …, "mimeType": …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MediaContent {
+    /// The bytes, base64-encoded as the server sent them.
+    pub data: String,
+    /// Their media type (`image/png`, `audio/wav`, …).
+    pub mime_type: String,
+    /// The block's `annotations`.
+    pub annotations: Option<Map<String, Value>>,
+    /// The block's `_meta`.
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl ContentBlock {
+    /// A text block saying `text`.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text(TextContent {
+            text: text.into(),
+            ..TextContent::default()
+        })
+    }
+
+    /// The block's `type`, when it has one that is a string.
+    pub fn kind(&self) -> Option<&str> {
+        match self {
+            ContentBlock::Text(_) => Some(Kind::Text.name()),
+            ContentBlock::Image(_) => Some(Kind::Image.name()),
+            ContentBlock::Audio(_) => Some(Kind::Audio.name()),
+            ContentBlock::Other(value) => value.get("type").and_then(Value::as_str),
+        }
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ContentBlock::Text(text) => Some(&text.text),
+            _ => None,
+        }
+    }
+
+    /// The block as JSON.
+    pub fn to_value(&self) -> Value {
+        match self {
+            ContentBlock::Other(value) => value.clone(),
+            typed => typed.clone().into_value(),
+        }
+    }
+
+    /// The block as JSON, moving its strings.
+    pub fn into_value(self) -> Value {
+        let (kind, members, annotations, meta) = match self {
+            ContentBlock::Other(value) => return value,
+            ContentBlock::Text(text) => (
+                Kind::Text,
+                vec![("text", text.text)],
+                text.annotations,
+                text.meta,
+            ),
+            ContentBlock::Image(media) => media.into_parts(Kind::Image),
+            ContentBlock::Audio(media) => media.into_parts(Kind::Audio),
+        };
+        let mut map = Map::new();
+        map.insert("type".into(), Value::String(kind.name().into()));
+        for (name, text) in members {
+            map.insert(name.into(), Value::String(text));
+        }
+        if let Some(annotations) = annotations {
+            map.insert("annotations".into(), Value::Object(annotations));
+        }
+        if let Some(meta) = meta {
+            map.insert("_meta".into(), Value::Object(meta));
+        }
+        Value::Object(map)
+    }
+}
+
+/// A typed block's members, as [`ContentBlock::into_value`] writes them.
+type Parts = (
+    Kind,
+    Vec<(&'static str, String)>,
+    Option<Map<String, Value>>,
+    Option<Map<String, Value>>,
+);
+
+impl MediaContent {
+    fn into_parts(self, kind: Kind) -> Parts {
+        (
+            kind,
+            vec![("data", self.data), ("mimeType", self.mime_type)],
+            self.annotations,
+            self.meta,
+        )
+    }
+}
+
+impl From<Value> for ContentBlock {
+    /// Sorts a block as reading it from text does; never recurses.
+    fn from(value: Value) -> Self {
+        let Value::Object(mut map) = value else {
+            return ContentBlock::Other(value);
+        };
+        let kind = map
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(Kind::named);
+        match kind {
+            Some(kind) if fits(kind, map.iter().map(|(name, v)| (Member::named(name), v))) => {
+                typed(kind, |member| map.remove(member.name()))
+            }
+            _ => ContentBlock::Other(Value::Object(map)),
+        }
+    }
+}
+
+impl From<ContentBlock> for Value {
+    fn from(block: ContentBlock) -> Self {
+        block.into_value()
+    }
+}
+
+impl From<TextContent> for ContentBlock {
+    fn from(text: TextContent) -> Self {
+        ContentBlock::Text(text)
+    }
+}
+
+impl Serialize for ContentBlock {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ContentBlock::Other(value) => value.serialize(serializer),
+            ContentBlock::Text(text) => write_typed(
+                serializer,
+                Kind::Text,
+                &[("text", &text.text)],
+                &text.annotations,
+                &text.meta,
+            ),
+            ContentBlock::Image(media) => write_media(serializer, Kind::Image, media),
+            ContentBlock::Audio(media) => write_media(serializer, Kind::Audio, media),
+        }
+    }
+}
+
+fn write_media<S: Serializer>(
+    serializer: S,
+    kind: Kind,
+    media: &MediaContent,
+) -> Result<S::Ok, S::Error> {
+    write_typed(
+        serializer,
+        kind,
+        &[("data", &media.data), ("mimeType", &media.mime_type)],
+        &media.annotations,
+        &media.meta,
+    )
+}
+
+fn write_typed<S: Serializer>(
+    serializer: S,
+    kind: Kind,
+    members: &[(&str, &String)],
+    annotations: &Option<Map<String, Value>>,
+    meta: &Option<Map<String, Value>>,
+) -> Result<S::Ok, S::Error> {
+    let len = 1 + members.len() + usize::from(annotations.is_some()) + usize::from(meta.is_some());
+    let mut map = serializer.serialize_map(Some(len))?;
+    map.serialize_entry("type", kind.name())?;
+    for (name, text) in members {
+        map.serialize_entry(name, text)?;
+    }
+    if let Some(annotations) = annotations {
+        map.serialize_entry("annotations", annotations)?;
+    }
+    if let Some(meta) = meta {
+        map.serialize_entry("_meta", meta)?;
+    }
+    map.end()
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ReadVisitor::<ContentBlock>(PhantomData))
+    }
+}
+
+impl ReadAs for ContentBlock {
+    const EXPECTING: &'static str = "a content block";
+
+    fn from_value(value: Value) -> Self {
+        ContentBlock::Other(value)
+    }
+
+    /// Reads the members into their slots, and once one is not a typed
+    /// block's member, the rest into a map as they come.
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut slots = Slots::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Known(Member::Type) => {
+                    let kind = map.next_value::<TypeMember>()?;
+                    slots.put_type(kind);
+                }
+                Key::Known(member) => {
+                    let value = map.next_value::<Value>()?;
+                    slots.put(member, value);
+                }
+                Key::Other(name) => {
+                    let mut rest = slots.into_map();
+                    rest.insert(name, map.next_value()?);
+                    while let Some((name, value)) = map.next_entry::<String, Value>()? {
+                        rest.insert(name, value);
+                    }
+                    return Ok(ContentBlock::Other(Value::Object(rest)));
+                }
+            }
+        }
+        Ok(slots.finish())
+    }
+}
+
+/// The kinds read into a typed block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Image,
+    Audio,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Text => "text",
+            Kind::Image => "image",
+            Kind::Audio => "audio",
+        }
+    }
+
+    fn named(name: &str) -> Option<Kind> {
+        match name {
+            "text" => Some(Kind::Text),
+            "image" => Some(Kind::Image),
+            "audio" => Some(Kind::Audio),
+            _ => None,
+        }
+    }
+
+    /// The members a block of this kind must have.
+    fn required(self) -> &'static [Member] {
+        match self {
+            Kind::Text => &[Member::Text],
+            Kind::Image | Kind::Audio => &[Member::Data, Member::MimeType],
+        }
+    }
+}
+
+/// The members a typed block may have; the value is its slot's index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Member {
+    Type,
+    Text,
+    Data,
+    MimeType,
+    Annotations,
+    Meta,
+}
+
+const MEMBERS: [Member; 6] = [
+    Member::Type,
+    Member::Text,
+    Member::Data,
+    Member::MimeType,
+    Member::Annotations,
+    Member::Meta,
+];
+
+impl Member {
+    fn name(self) -> &'static str {
+        match self {
+            Member::Type => "type",
+            Member::Text => "text",
+            Member::Data => "data",
+            Member::MimeType => "mimeType",
+            Member::Annotations => "annotations",
+            Member::Meta => "_meta",
+        }
+    }
+
+    fn named(name: &str) -> Option<Member> {
+        MEMBERS.into_iter().find(|member| member.name() == name)
+    }
+
+    /// Whether a block of `kind` may carry this member holding `value`
+    /// (its `type` was read as `kind` already).
+    fn fits(self, kind: Kind, value: &Value) -> bool {
+        match self {
+            Member::Type => true,
+            Member::Text => kind == Kind::Text && value.is_string(),
+            Member::Data | Member::MimeType => kind != Kind::Text && value.is_string(),
+            Member::Annotations | Member::Meta => value.is_object(),
+        }
+    }
+}
+
+/// Whether a block whose `type` is `kind` and whose other members are
+/// `members` (`None`: a name no typed block has) is of its kind's shape.
+fn fits<'a>(kind: Kind, members: impl Iterator<Item = (Option<Member>, &'a Value)>) -> bool {
+    let mut present = 0usize;
+    for (member, value) in members {
+        match member {
+            Some(member) if member.fits(kind, value) => {
+                if kind.required().contains(&member) {
+                    present += 1;
+                }
+            }
+            _ => return false,
+        }
+    }
+    present == kind.required().len()
+}
+
+/// The typed block of `kind` made of the members `take` gives up (they
+/// [`fits`] the kind).
+fn typed(kind: Kind, mut take: impl FnMut(Member) -> Option<Value>) -> ContentBlock {
+    let string = |value: Option<Value>| match value {
+        Some(Value::String(text)) => text,
+        _ => String::new(),
+    };
+    let object = |value: Option<Value>| match value {
+        Some(Value::Object(map)) => Some(map),
+        _ => None,
+    };
+    let annotations = object(take(Member::Annotations));
+    let meta = object(take(Member::Meta));
+    match kind {
+        Kind::Text => ContentBlock::Text(TextContent {
+            text: string(take(Member::Text)),
+            annotations,
+            meta,
+        }),
+        Kind::Image | Kind::Audio => {
+            let media = MediaContent {
+                data: string(take(Member::Data)),
+                mime_type: string(take(Member::MimeType)),
+                annotations,
+                meta,
+            };
+            if kind == Kind::Image {
+                ContentBlock::Image(media)
+            } else {
+                ContentBlock::Audio(media)
+            }
+        }
+    }
+}
+
+/// A block's `type`: one of the typed kinds, read without allocating, or
+/// anything else as JSON.
+enum TypeMember {
+    Kind(Kind),
+    Value(Value),
+}
+
+impl TypeMember {
+    fn into_value(self) -> Value {
+        match self {
+            TypeMember::Kind(kind) => Value::String(kind.name().into()),
+            TypeMember::Value(value) => value,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TypeMember {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ReadVisitor::<TypeMember>(PhantomData))
+    }
+}
+
+impl ReadAs for TypeMember {
+    const EXPECTING: &'static str = "a content block's type";
+
+    fn from_value(value: Value) -> Self {
+        TypeMember::Value(value)
+    }
+
+    fn from_str(text: &str) -> Option<Self> {
+        Kind::named(text).map(TypeMember::Kind)
+    }
+}
+
+/// A member's name: one a typed block has, or another.
+enum Key {
+    Known(Member),
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a member name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Key, E> {
+                Ok(Member::named(name).map_or_else(|| Key::Other(name.to_owned()), Key::Known))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, name: String) -> Result<Key, E> {
+                Ok(Member::named(&name).map_or(Key::Other(name), Key::Known))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// The members of a block being read, while they are all a typed block's,
+/// and the order they came in.
+struct Slots {
+    kind: Option<TypeMember>,
+    values: [Option<Value>; MEMBERS.len()],
+    order: [Member; MEMBERS.len()],
+    seen: usize,
+}
+
+impl Default for Slots {
+    fn default() -> Self {
+        Slots {
+            kind: None,
+            values: Default::default(),
+            order: MEMBERS,
+            seen: 0,
+        }
+    }
+}
+
+impl Slots {
+    /// A member given twice keeps its first place and its last value, as
+    /// in a JSON map.
+    fn note(&mut self, member: Member, first: bool) {
+        if first {
+            self.order[self.seen] = member;
+            self.seen += 1;
+        }
+    }
+
+    fn put_type(&mut self, kind: TypeMember) {
+        let first = self.kind.is_none();
+        self.kind = Some(kind);
+        self.note(Member::Type, first);
+    }
+
+    fn put(&mut self, member: Member, value: Value) {
+        let first = self.values[member as usize].replace(value).is_none();
+        self.note(member, first);
+    }
+
+    fn into_map(mut self) -> Map<String, Value> {
+        let mut map = Map::new();
+        for &member in &self.order[..self.seen] {
+            let value = match member {
+                Member::Type => self.kind.take().map(TypeMember::into_value),
+                other => self.values[other as usize].take(),
+            };
+            if let Some(value) = value {
+                map.insert(member.name().to_owned(), value);
+            }
+        }
+        map
+    }
+
+    fn finish(mut self) -> ContentBlock {
+        let kind = match self.kind {
+            Some(TypeMember::Kind(kind)) => Some(kind),
+            _ => None,
+        };
+        let present = MEMBERS
+            .iter()
+            .zip(&self.values)
+            .filter_map(|(&member, value)| value.as_ref().map(|value| (Some(member), value)));
+        match kind {
+            Some(kind) if fits(kind, present) => {
+                typed(kind, |member| self.values[member as usize].take())
+            }
+            _ => ContentBlock::Other(Value::Object(self.into_map())),
+        }
+    }
+}
+
+/// How a visited value becomes `Self`: a string or a map may be read
+/// specially; anything else is kept as JSON.
+trait ReadAs: Sized {
+    const EXPECTING: &'static str;
+
+    fn from_value(value: Value) -> Self;
+
+    fn from_str(_text: &str) -> Option<Self> {
+        None
+    }
+
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        Value::deserialize(MapAccessDeserializer::new(map)).map(Self::from_value)
+    }
+}
+
+struct ReadVisitor<T>(PhantomData<T>);
+
+impl<'de, T: ReadAs> Visitor<'de> for ReadVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str(T::EXPECTING)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<T, E> {
+        Ok(T::from_value(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<T, E> {
+        Ok(T::from_value(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
+        Ok(T::from_value(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
+        Ok(T::from_value(Value::from(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        Ok(T::from_str(v).unwrap_or_else(|| T::from_value(Value::String(v.to_owned()))))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<T, E> {
+        Ok(match T::from_str(&v) {
+            Some(read) => read,
+            None => T::from_value(Value::String(v)),
+        })
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<T, E> {
+        Ok(T::from_value(Value::Null))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<T, E> {
+        Ok(T::from_value(Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        Value::deserialize(deserializer).map(T::from_value)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        Value::deserialize(SeqAccessDeserializer::new(seq)).map(T::from_value)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::from_map(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// What a block is read as.
+    #[derive(Debug, PartialEq)]
+    enum Sorted {
+        Text,
+        Image,
+        Audio,
+        Other,
+    }
+
+    /// Reads `text` as a block from text and from its value, and checks
+    /// both read the same, into `expect`, and write back the same JSON.
+    fn check(text: &str, expect: Sorted) {
+        let from_text: ContentBlock = serde_json::from_str(text).expect(text);
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(ContentBlock::from(value.clone()), from_text, "{text}");
+        let sorted = match &from_text {
+            ContentBlock::Text(_) => Sorted::Text,
+            ContentBlock::Image(_) => Sorted::Image,
+            ContentBlock::Audio(_) => Sorted::Audio,
+            ContentBlock::Other(_) => Sorted::Other,
+        };
+        assert_eq!(sorted, expect, "{text}");
+        assert_eq!(from_text.to_value(), value, "{text}");
+        assert_eq!(serde_json::to_value(&from_text).unwrap(), value, "{text}");
+        assert_eq!(from_text.clone().into_value(), value, "{text}");
+        let kind = value.get("type").and_then(Value::as_str);
+        assert_eq!(from_text.kind(), kind, "{text}");
+    }
+
+    #[test]
+    fn blocks_of_a_fixed_shape_are_typed_and_every_other_is_kept_as_sent() {
+        use Sorted::*;
+        let rows = [
+            (r#"{"type":"text","text":"hi"}"#, Text),
+            (r#"{"text":"hi","type":"text"}"#, Text),
+            (r#"{"type":"text","text":""}"#, Text),
+            (
+                r#"{"type":"text","text":"hi","annotations":{"audience":["user"],"priority":0.5},"_meta":{"k":[1]}}"#,
+                Text,
+            ),
+            (r#"{"_meta":{},"text":"hi","type":"text"}"#, Text),
+            (
+                r#"{"type":"image","data":"aGk=","mimeType":"image/png"}"#,
+                Image,
+            ),
+            (
+                r#"{"mimeType":"image/png","type":"image","data":""}"#,
+                Image,
+            ),
+            (
+                r#"{"type":"audio","data":"aGk=","mimeType":"audio/wav","annotations":{}}"#,
+                Audio,
+            ),
+            // Names and escapes as the parser reads them.
+            (
+                r#"{"t\u0079pe":"t\u0065xt","text":"a\"b\\c\u00e9\ud83d\ude00"}"#,
+                Text,
+            ),
+            (r#"{"type":"text","text":"first","text":"last"}"#, Text),
+            (r#"{"type":"image","type":"text","text":"x"}"#, Text),
+            (
+                r#"{"type":"text","type":"image","data":"d","mimeType":"m"}"#,
+                Image,
+            ),
+            // Kinds kept as JSON.
+            (
+                r#"{"type":"resource_link","uri":"file:///a","name":"a"}"#,
+                Other,
+            ),
+            (
+                r#"{"type":"resource","resource":{"uri":"file:///a","text":"x"}}"#,
+                Other,
+            ),
+            (r#"{"type":"hologram","text":"x"}"#, Other),
+            (r#"{"type":"Text","text":"x"}"#, Other),
+            (r#"{"text":"x"}"#, Other),
+            (r#"{}"#, Other),
+            // A typed kind not of its shape.
+            (r#"{"type":"text"}"#, Other),
+            (r#"{"type":"text","text":5}"#, Other),
+            (r#"{"type":"text","text":null}"#, Other),
+            (r#"{"type":"text","text":"x","extra":1}"#, Other),
+            (r#"{"extra":1,"type":"text","text":"x"}"#, Other),
+            (
+                r#"{"type":"text","extra":{"deep":[1,{"a":null}]},"text":"x"}"#,
+                Other,
+            ),
+            (r#"{"type":"text","text":"x","annotations":null}"#, Other),
+            (r#"{"type":"text","text":"x","annotations":[]}"#, Other),
+            (r#"{"type":"text","text":"x","_meta":"m"}"#, Other),
+            (r#"{"type":"text","text":"x","data":"d"}"#, Other),
+            (r#"{"type":"image","data":"d"}"#, Other),
+            (r#"{"type":"image","data":"d","mimeType":7}"#, Other),
+            (
+                r#"{"type":"audio","data":"d","mimeType":"m","text":"t"}"#,
+                Other,
+            ),
+            (r#"{"type":"text","text":"x","type":"image"}"#, Other),
+            (r#"{"type":5,"text":"x"}"#, Other),
+            (r#"{"type":null,"text":"x"}"#, Other),
+            (r#"{"type":["text"],"text":"x"}"#, Other),
+            (r#"{"type":{"text":1},"text":"x"}"#, Other),
+            (r#"{"type":true,"text":"x"}"#, Other),
+            (r#"{"type":-1.5e300,"text":"x"}"#, Other),
+            (r#"{"type":18446744073709551615,"text":"x"}"#, Other),
+            // Not an object at all.
+            (r#""text""#, Other),
+            (r#"5"#, Other),
+            (r#"-5"#, Other),
+            (r#"0.5"#, Other),
+            (r#"null"#, Other),
+            (r#"true"#, Other),
+            (r#"["text","x"]"#, Other),
+        ];
+        for (text, expect) in rows {
+            check(text, expect);
+        }
+    }
+
+    #[test]
+    fn a_block_kept_as_json_keeps_its_members_and_their_order() {
+        let text = r#"{"text":"x","z":1,"type":"text","a":{"b":2},"_meta":{}}"#;
+        let block: ContentBlock = serde_json::from_str(text).unwrap();
+        let ContentBlock::Other(Value::Object(map)) = &block else {
+            panic!("{block:?}");
+        };
+        let names: Vec<&str> = map.keys().map(String::as_str).collect();
+        let mut expect = vec!["text", "z", "type", "a", "_meta"];
+        // Without `preserve_order` (a feature some crate in the build may
+        // turn on) a map keeps its names sorted.
+        let probe: Map<String, Value> =
+            [("b".to_owned(), Value::Null), ("a".to_owned(), Value::Null)]
+                .into_iter()
+                .collect();
+        if probe.keys().next().map(String::as_str) == Some("a") {
+            expect.sort_unstable();
+        }
+        assert_eq!(names, expect);
+        assert_eq!(
+            block.to_value(),
+            serde_json::from_str::<Value>(text).unwrap()
+        );
+    }
+
+    #[test]
+    fn typed_blocks_are_written_type_first_with_what_they_carry() {
+        let text = ContentBlock::text("hi");
+        assert_eq!(
+            serde_json::to_string(&text).unwrap(),
+            r#"{"type":"text","text":"hi"}"#
+        );
+        assert_eq!(text.as_text(), Some("hi"));
+        let image = ContentBlock::Image(MediaContent {
+            data: "aGk=".into(),
+            mime_type: "image/png".into(),
+            annotations: Some(Map::new()),
+            meta: None,
+        });
+        assert_eq!(
+            serde_json::to_string(&image).unwrap(),
+            r#"{"type":"image","data":"aGk=","mimeType":"image/png","annotations":{}}"#
+        );
+        assert_eq!(image.as_text(), None);
+        assert_eq!(image.kind(), Some("image"));
+        assert_eq!(ContentBlock::Other(json!(5)).kind(), None);
+    }
+
+    #[test]
+    fn a_result_reads_its_blocks_in_order() {
+        let result: crate::CallToolResult = serde_json::from_str(
+            r#"{"content":[{"type":"text","text":"a"},{"type":"resource_link","uri":"u","name":"n"},{"type":"image","data":"d","mimeType":"m"}],"isError":true}"#,
+        )
+        .unwrap();
+        assert!(result.is_error);
+        assert_eq!(
+            result.content,
+            [
+                ContentBlock::text("a"),
+                ContentBlock::Other(json!({"type": "resource_link", "uri": "u", "name": "n"})),
+                ContentBlock::Image(MediaContent {
+                    data: "d".into(),
+                    mime_type: "m".into(),
+                    annotations: None,
+                    meta: None,
+                }),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_block_that_is_not_json_of_its_shape_fails_only_as_bad_json() {
+        for text in [r#"{"type":"text","text":"x""#, r#"{"type":"text",}"#, "[1,"] {
+            assert!(
+                serde_json::from_str::<ContentBlock>(text).is_err(),
+                "{text}"
+            );
+        }
+    }
+
+    /// Blocks near the typed shapes: members drawn from the names a typed
+    /// block has and one it does not, each holding a value of any type,
+    /// some given twice, in any order.
+    fn near_block() -> impl Strategy<Value = String> {
+        let name = prop::sample::select(vec![
+            "type",
+            "text",
+            "data",
+            "mimeType",
+            "annotations",
+            "_meta",
+            "uri",
+        ]);
+        let value = prop::sample::select(vec![
+            r#""text""#,
+            r#""image""#,
+            r#""audio""#,
+            r#""resource_link""#,
+            r#""""#,
+            r#""x\u00e9""#,
+            "5",
+            "-0.5",
+            "null",
+            "true",
+            "{}",
+            r#"{"audience":["user"]}"#,
+            "[]",
+            r#"[{"a":[null]}]"#,
+        ]);
+        prop::collection::vec((name, value), 0..7).prop_map(|members| {
+            let members: Vec<String> = members
+                .into_iter()
+                .map(|(name, value)| format!("\"{name}\":{value}"))
+                .collect();
+            format!("{{{}}}", members.join(","))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn text_and_its_value_sort_a_block_the_same_and_lose_nothing(text in near_block()) {
+            let from_text: ContentBlock = serde_json::from_str(&text).unwrap();
+            let value: Value = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(&ContentBlock::from(value.clone()), &from_text);
+            prop_assert_eq!(from_text.to_value(), value.clone());
+            prop_assert_eq!(serde_json::to_value(&from_text).unwrap(), value);
+        }
+    }
+}
