@@ -340,7 +340,15 @@ impl Member {
     }
 
     fn named(name: &str) -> Option<Member> {
-        MEMBERS.into_iter().find(|member| member.name() == name)
+        match name {
+            "type" => Some(Member::Type),
+            "text" => Some(Member::Text),
+            "data" => Some(Member::Data),
+            "mimeType" => Some(Member::MimeType),
+            "annotations" => Some(Member::Annotations),
+            "_meta" => Some(Member::Meta),
+            _ => None,
+        }
     }
 
     /// Whether a block of `kind` may carry this member holding `value`
@@ -763,6 +771,15 @@ mod tests {
             block.to_value(),
             serde_json::from_str::<Value>(text).unwrap()
         );
+    }
+
+    #[test]
+    fn every_member_is_found_by_its_name() {
+        for member in MEMBERS {
+            assert_eq!(Member::named(member.name()), Some(member));
+        }
+        assert_eq!(Member::named("Type"), None);
+        assert_eq!(Member::named("meta"), None);
     }
 
     #[test]

@@ -140,7 +140,7 @@
 //!     let tools = session.list_tools().await?;
 //!     assert_eq!(tools[0].name, "add");
 //!     let result = session.call_tool("add", Some(json!({"a": 2, "b": 3}))).await?;
-//!     assert_eq!(result.content[0]["text"], "5");
+//!     assert_eq!(result.content[0].as_text(), Some("5"));
 //!     session.close().await
 //! }
 //! # }
