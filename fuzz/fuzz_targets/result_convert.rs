@@ -26,6 +26,8 @@ fn size(block: &ModelBlock) -> usize {
     match block {
         ModelBlock::Text { text } => text.len(),
         ModelBlock::Image { data, .. } => data.len(),
+        // A kind added later: counted by its JSON, as a model would get it.
+        other => serde_json::to_string(other).map_or(0, |json| json.len()),
     }
 }
 

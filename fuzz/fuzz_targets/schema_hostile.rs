@@ -23,9 +23,8 @@ use std::sync::Arc;
 use libfuzzer_sys::fuzz_target;
 use mcp_catalog::{normalize_schema, prepare_schema, strip_optional_nulls};
 use mcp_catalog::{
-    MaterializeOptions, NamingStyle, ProviderProfile, ServerFeatures, ServerTools, materialize,
+    MaterializeOptions, NamingStyle, ProviderProfile, ServerTools, materialize,
 };
-use mcp_config::ToolFilter;
 use mcp_fuzz::grammars::{ARGUMENTS, SCHEMA};
 use mcp_fuzz::{HOSTILE_STRINGS, Input, document, drop_value};
 use mcp_transport::Tool;
@@ -61,6 +60,7 @@ fuzz_target!(|data: &[u8]| {
             input_schema: schema,
             output_schema: None,
             annotations: None,
+            execution: None,
         }]));
     for (profile, style) in ProviderProfile::ALL
         .into_iter()

@@ -4,8 +4,8 @@
 
 use mcp_config::diagnostic_line;
 use mcp_config::{
-    Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, TransportConfig, config_hash,
-    load, redact_url, redacted_signature, signature,
+    Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, StdioConfig, TransportConfig,
+    config_hash, load, redact_url, redacted_command_line, redacted_signature, signature,
 };
 use serde_json::{Value, json};
 
@@ -102,47 +102,41 @@ pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
 }
 
 /// What a server runs or reaches, for `list`: a stdio server's command and
-/// arguments (shell-quoted; credentials in url arguments redacted; env
-/// values never), a remote server's url with its credentials redacted.
+/// arguments (shell-quoted; what came from variables and credentials in url
+/// arguments redacted; env values never), a remote server's url with its
+/// credentials redacted.
 fn target(config: &LoadedConfig, server: &ScopedServer) -> String {
+    let written = config.raw_entries.get(&server.config.name);
     match &server.config.transport {
-        TransportConfig::Stdio(stdio) => {
-            let mut argv = vec![stdio.command.clone()];
-            argv.extend(redacted_args(&stdio.args));
-            shell_words(&argv)
-        }
+        TransportConfig::Stdio(stdio) => shell_words(&redacted_command_line(stdio, written)),
         TransportConfig::Http(remote)
         | TransportConfig::Sse(remote)
-        | TransportConfig::Ws(remote) => redact_url(&remote.url, written_url(config, server)),
-        TransportConfig::ClaudeAiProxy(proxy) => {
-            redact_url(&proxy.url, written_url(config, server))
-        }
+        | TransportConfig::Ws(remote) => redact_url(&remote.url, written_url(written)),
+        TransportConfig::ClaudeAiProxy(proxy) => redact_url(&proxy.url, written_url(written)),
         TransportConfig::Sdk { name } => format!("sdk {name}"),
     }
 }
 
-/// The url as the server's file spells it, which tells `redact_url` the
-/// parts that came from variables.
-fn written_url<'a>(config: &'a LoadedConfig, server: &ScopedServer) -> Option<&'a str> {
-    config
-        .raw_entries
-        .get(&server.config.name)
-        .and_then(|raw| raw.get("url"))
-        .and_then(Value::as_str)
-}
-
-/// Arguments with the credentials of url-like ones redacted, as `get`
-/// shows them by default.
-fn redacted_args(args: &[String]) -> Vec<String> {
-    args.iter()
-        .map(|arg| {
-            if arg.contains("://") {
-                redact_url(arg, None)
+/// Words with the credentials of url-like ones redacted.
+fn redacted_urls(words: &[String]) -> Vec<String> {
+    words
+        .iter()
+        .map(|word| {
+            if word.contains("://") {
+                redact_url(word, None)
             } else {
-                arg.clone()
+                word.clone()
             }
         })
         .collect()
+}
+
+/// The url as the server's file spells it, which tells `redact_url` the
+/// parts that came from variables.
+fn written_url(written: Option<&Value>) -> Option<&str> {
+    written
+        .and_then(|raw| raw.get("url"))
+        .and_then(Value::as_str)
 }
 
 /// Why a server may or may not start, in a few words.
@@ -171,35 +165,30 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
         anyhow::bail!("{}", unknown_server(&config, &args.name));
     };
     let mut detail = serde_json::to_value(server)?;
-    // The url as the file spells it tells which parts came from variables.
-    let written_url = config
-        .raw_entries
-        .get(&args.name)
-        .and_then(|raw| raw.get("url"))
-        .and_then(Value::as_str);
+    // The entry as the file spells it tells which parts came from variables.
+    let written = config.raw_entries.get(&args.name);
     let shown_url = |url: &str| {
         if args.show_secrets {
             url.to_owned()
         } else {
-            redact_url(url, written_url)
+            redact_url(url, written_url(written))
         }
     };
-    let shown_args = |items: &[String]| -> Vec<String> {
-        items
-            .iter()
-            .map(|arg| {
-                if !args.show_secrets && arg.contains("://") {
-                    redact_url(arg, None)
-                } else {
-                    arg.clone()
-                }
-            })
-            .collect()
+    // The command, then the arguments.
+    let shown_command_line = |stdio: &StdioConfig| -> Vec<String> {
+        if args.show_secrets {
+            std::iter::once(&stdio.command)
+                .chain(&stdio.args)
+                .cloned()
+                .collect()
+        } else {
+            redacted_command_line(stdio, written)
+        }
     };
     let shown_signature = if args.show_secrets {
         signature(&server.config)
     } else {
-        redacted_signature(&server.config, written_url)
+        redacted_signature(&server.config, written)
     };
     if !args.show_secrets {
         let transport = &mut detail["config"]["transport"];
@@ -208,7 +197,9 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
             transport["url"] = json!(shown_url(url));
         }
         if let TransportConfig::Stdio(stdio) = &server.config.transport {
-            transport["args"] = json!(shown_args(&stdio.args));
+            let shown = shown_command_line(stdio);
+            transport["command"] = json!(shown[0]);
+            transport["args"] = json!(shown[1..]);
         }
     }
     if context.json {
@@ -231,8 +222,9 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
     }
     match &server.config.transport {
         TransportConfig::Stdio(stdio) => {
-            lines.push(("command", stdio.command.clone()));
-            lines.push(("args", shell_words(&shown_args(&stdio.args))));
+            let shown = shown_command_line(stdio);
+            lines.push(("command", shown[0].clone()));
+            lines.push(("args", shell_words(&shown[1..])));
             lines.push(("env", pairs(&transport["env"], "=")));
             if !stdio.env_passthrough.is_empty() {
                 // Names only: the values are the host's, never shown.
@@ -287,7 +279,11 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
                     Some(mcp_config::CredentialSource::Command { argv, .. }) => {
                         parts.push(format!(
                             "assertion from `{}`",
-                            shell_words(&shown_args(argv))
+                            shell_words(&if args.show_secrets {
+                                argv.clone()
+                            } else {
+                                redacted_urls(argv)
+                            })
                         ));
                     }
                     Some(_) => parts.push("assertion from another source".to_owned()),
@@ -423,8 +419,9 @@ fn summary_json(config: &LoadedConfig, server: &ScopedServer) -> Value {
     });
     match &server.config.transport {
         TransportConfig::Stdio(stdio) => {
-            summary["command"] = json!(stdio.command);
-            summary["args"] = json!(redacted_args(&stdio.args));
+            let shown = redacted_command_line(stdio, config.raw_entries.get(&server.config.name));
+            summary["command"] = json!(shown[0]);
+            summary["args"] = json!(shown[1..]);
         }
         TransportConfig::Sdk { name } => summary["sdkName"] = json!(name),
         _ => summary["url"] = json!(target(config, server)),

@@ -121,11 +121,7 @@ impl CheckReport {
                     "enabled": s.config.enabled,
                     "signature": redacted_signature(
                         &s.config,
-                        self.config
-                            .raw_entries
-                            .get(&s.config.name)
-                            .and_then(|raw| raw.get("url"))
-                            .and_then(Value::as_str),
+                        self.config.raw_entries.get(&s.config.name),
                     ),
                     "hash": config_hash(&s.config),
                 })

@@ -13,7 +13,7 @@ use percent_encoding::percent_decode_str;
 use serde_json::{Value, json};
 
 use crate::expand::expand_vars;
-use crate::types::{ServerConfig, TransportConfig};
+use crate::types::{ServerConfig, StdioConfig, TransportConfig};
 
 /// Path markers of claude.ai's connector proxy.
 const CCR_PROXY_MARKERS: &[&str] = &["/v2/session_ingress/shttp/mcp/", "/v2/ccr-sessions/"];
@@ -198,33 +198,96 @@ impl<'a> UrlParts<'a> {
     }
 }
 
-/// [`signature`] for display: each url in it (a remote server's url, or
-/// an argument of a stdio command that is one) passes through
-/// [`redact_url`], with `written_url` the entry's url as written. The
-/// signature used to connect equal servers once is [`signature`], which
-/// this never changes.
-pub fn redacted_signature(config: &ServerConfig, written_url: Option<&str>) -> Option<String> {
+/// [`signature`] for display. `written` is the server's entry as its file
+/// spells it, before `${VAR}` expansion (the loader keeps it in
+/// `raw_entries`): every part that came from a variable is shown as `***`
+/// (a stdio command or argument, see [`redacted_command_line`]; a url's
+/// host, path, query or userinfo, see [`redact_url`]), and every url in it
+/// loses its credentials. Without `written` only url credentials are
+/// hidden. The signature used to connect equal servers once is
+/// [`signature`], which this never changes.
+pub fn redacted_signature(config: &ServerConfig, written: Option<&Value>) -> Option<String> {
     match &config.transport {
         TransportConfig::Stdio(s) => {
-            let parts: Vec<String> = std::iter::once(&s.command)
-                .chain(&s.args)
-                .map(|p| {
-                    let shown = if p.contains("://") {
-                        redact_url(p, None)
-                    } else {
-                        p.clone()
-                    };
-                    shown.replace('\\', "\\\\").replace('|', "\\|")
-                })
+            let parts: Vec<String> = redacted_command_line(s, written)
+                .into_iter()
+                .map(|shown| shown.replace('\\', "\\\\").replace('|', "\\|"))
                 .collect();
             Some(format!("stdio:[{}]", parts.join("|")))
         }
         TransportConfig::Sse(r) | TransportConfig::Http(r) | TransportConfig::Ws(r) => {
-            Some(redacted_url_signature(&r.url, written_url))
+            Some(redacted_url_signature(&r.url, written_url(written)))
         }
-        TransportConfig::ClaudeAiProxy(p) => Some(redacted_url_signature(&p.url, written_url)),
+        TransportConfig::ClaudeAiProxy(p) => {
+            Some(redacted_url_signature(&p.url, written_url(written)))
+        }
         TransportConfig::Sdk { .. } => None,
     }
+}
+
+/// A stdio server's command and arguments as they may be shown to a
+/// person: with `written` (the entry as its file spells it), a part
+/// written with a `${VAR}` reference is shown as written with every
+/// reference as `***` (an expanded variable may be a token: `--api-key
+/// ${KEY}`), and a part that cannot be matched to what was written is
+/// `***` whole; a url among them loses its credentials ([`redact_url`]).
+/// Paths the loader resolved (`~`, a plugin's relative paths) are shown
+/// resolved. Without `written` only url credentials are hidden.
+pub fn redacted_command_line(stdio: &StdioConfig, written: Option<&Value>) -> Vec<String> {
+    let parts: Vec<&str> = std::iter::once(stdio.command.as_str())
+        .chain(stdio.args.iter().map(String::as_str))
+        .collect();
+    let written_parts = written.map(written_command_line);
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, &part)| {
+            let shown = match &written_parts {
+                None => part.to_owned(),
+                Some(written) if written.len() == parts.len() => shown_part(part, written[i]),
+                // Written and loaded parts do not line up: show only what
+                // is written word for word, without a variable.
+                Some(written) if written.iter().any(|w| *w == part && !w.contains("${")) => {
+                    part.to_owned()
+                }
+                Some(_) => REDACTED.to_owned(),
+            };
+            if shown.contains("://") {
+                redact_url(&shown, None)
+            } else {
+                shown
+            }
+        })
+        .collect()
+}
+
+/// One loaded part of a command line as shown, given how it is written.
+fn shown_part(part: &str, written: &str) -> String {
+    if written.contains("${") {
+        expand_vars(written, |_| Some(REDACTED.to_owned())).value
+    } else {
+        part.to_owned()
+    }
+}
+
+/// The command and the string arguments of a written stdio entry, in the
+/// order the loader reads them.
+fn written_command_line(entry: &Value) -> Vec<&str> {
+    let command = entry.get("command").and_then(Value::as_str);
+    let args = entry
+        .get("args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    command.into_iter().chain(args).collect()
+}
+
+/// The url of a written entry.
+fn written_url(entry: Option<&Value>) -> Option<&str> {
+    entry
+        .and_then(|entry| entry.get("url"))
+        .and_then(Value::as_str)
 }
 
 fn redacted_url_signature(url: &str, written: Option<&str>) -> String {

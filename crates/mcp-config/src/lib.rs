@@ -124,7 +124,10 @@ pub use env_safety::{
     is_dangerous_env_key, is_env_name, is_inherited_env_name, is_passthrough_name,
 };
 pub use error::{EditError, EditErrorKind};
-pub use identity::{config_hash, redact_url, redacted_signature, signature, unwrap_ccr_proxy_url};
+pub use identity::{
+    config_hash, redact_url, redacted_command_line, redacted_signature, signature,
+    unwrap_ccr_proxy_url,
+};
 pub use load::{LoadOptions, LoadedConfig, MAX_CONFIG_FILE_BYTES, load};
 pub use merge::{Contribution, Merged, merge};
 pub use name::{MAX_NAME_LEN, server_name_problem};

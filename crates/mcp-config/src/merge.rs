@@ -178,7 +178,7 @@ pub fn merge(mut contributions: Vec<Contribution>, trust_project_servers: bool) 
             Some(reason) => {
                 let e = &winner.entry;
                 // Diagnostics are printed: the endpoint without credentials.
-                let shown = redacted_signature(config, None).unwrap_or_default();
+                let shown = redacted_signature(config, Some(&e.raw)).unwrap_or_default();
                 diagnostics.push(Diagnostic {
                     level: Level::Info,
                     message: format!(

@@ -927,6 +927,93 @@ fn credentials_in_urls_never_reach_check_output() {
 }
 
 #[test]
+fn variables_in_a_stdio_command_line_never_reach_check_output() {
+    /// Stdio server `s` written as `entry`; neither the check's JSON nor
+    /// its human lines may hold `secret`, the JSON signature must be
+    /// `shown`, and the command line shown the same parts.
+    #[track_caller]
+    fn check(entry: Value, vars: &[(&str, &str)], secret: &str, shown: &str) {
+        let dirs = Dirs::new();
+        user_entry(&dirs, &entry);
+        let report = CheckReport::run(&dirs.options(vars));
+        let server = &report.config.server("s").expect("loaded").config;
+        let json = report.to_json();
+        let text = json.to_string();
+        assert!(!text.contains(secret), "{entry}: {text}");
+        let lines = report.human_lines().join("\n");
+        assert!(!lines.contains(secret), "{entry}: {lines}");
+        assert_eq!(json["servers"][0]["signature"], shown, "{entry}");
+        let TransportConfig::Stdio(stdio) = &server.transport else {
+            panic!("{entry}: not stdio");
+        };
+        let line = mcp_config::redacted_command_line(stdio, report.config.raw_entries.get("s"));
+        assert_eq!(format!("stdio:[{}]", line.join("|")), shown, "{entry}");
+        // The identity used for dedupe does not change.
+        assert!(
+            mcp_config::signature(server).unwrap().contains(secret),
+            "{entry}"
+        );
+    }
+    let token = &[("TOKEN", "s3cr3t-value")];
+    check(
+        json!({"command": "uvx", "args": ["srv", "${TOKEN}"]}),
+        token,
+        "s3cr3t-value",
+        "stdio:[uvx|srv|***]",
+    );
+    check(
+        json!({"command": "srv", "args": ["--api-key=${TOKEN}", "--flag"]}),
+        token,
+        "s3cr3t-value",
+        "stdio:[srv|--api-key=***|--flag]",
+    );
+    check(
+        json!({"command": "${TOKEN}", "args": []}),
+        token,
+        "s3cr3t-value",
+        "stdio:[***]",
+    );
+    check(
+        json!({"command": "srv", "args": ["https://h.example/mcp?team=${TOKEN}"]}),
+        token,
+        "s3cr3t-value",
+        "stdio:[srv|https://h.example/mcp?team=***]",
+    );
+    // Credentials written in a url argument are hidden as before.
+    check(
+        json!({"command": "srv", "args": ["https://u:pw-literal@h.example/"]}),
+        &[],
+        "pw-literal",
+        "stdio:[srv|https://u:***@h.example/]",
+    );
+}
+
+#[test]
+fn a_command_line_not_matched_to_its_written_entry_shows_only_written_words() {
+    let dirs = Dirs::new();
+    user_entry(
+        &dirs,
+        &json!({"command": "srv", "args": ["--key", "${TOKEN}"]}),
+    );
+    let config = dirs.load(&[("TOKEN", "s3cr3t-value")]);
+    let TransportConfig::Stdio(stdio) = &config.server("s").expect("loaded").config.transport
+    else {
+        panic!("not stdio");
+    };
+    // A written entry that no longer lines up (one argument fewer).
+    let written = json!({"command": "srv", "args": ["--key"]});
+    assert_eq!(
+        mcp_config::redacted_command_line(stdio, Some(&written)),
+        ["srv", "--key", "***"]
+    );
+    // Without a written entry only url credentials are hidden.
+    assert_eq!(
+        mcp_config::redacted_command_line(stdio, None),
+        ["srv", "--key", "s3cr3t-value"]
+    );
+}
+
+#[test]
 fn redact_url_vectors() {
     let check = |url: &str, written: Option<&str>, expect: &str| {
         assert_eq!(mcp_config::redact_url(url, written), expect, "{url}");

@@ -938,7 +938,7 @@ impl LineSink for Vec<Incoming> {
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
 /// Keeps the last bytes of stderr; logs each chunk at trace level.
