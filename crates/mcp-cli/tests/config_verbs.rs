@@ -89,6 +89,45 @@ fn get_redacts_secrets_unless_asked() {
 }
 
 #[test]
+fn a_command_line_never_shows_what_it_took_from_variables() {
+    let tree = tree();
+    let entry =
+        r#"{"command":"srv","args":["--key","${CLI_TEST_TOKEN}","https://u:pw@h.example/x"]}"#;
+    check(&tree, &["add-json", "keyed", entry, "--scope", "user"], 0);
+    let secret = "cli-test-secret-value";
+    let run = |args: &[&str]| {
+        let run = tree.run_with(args, |command| {
+            command.env("CLI_TEST_TOKEN", secret);
+        });
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        run
+    };
+    for args in [
+        &["get", "keyed"][..],
+        &["--json", "get", "keyed"],
+        &["list"],
+        &["--json", "list"],
+        &["check-config"],
+        &["--json", "check-config"],
+    ] {
+        let shown = run(args);
+        assert!(!shown.stdout.contains(secret), "{args:?}: {}", shown.stdout);
+        assert!(!shown.stdout.contains("pw@"), "{args:?}: {}", shown.stdout);
+    }
+    let json = run(&["--json", "get", "keyed"]).json();
+    assert_eq!(
+        json["config"]["transport"]["args"],
+        serde_json::json!(["--key", "***", "https://u:***@h.example/x"])
+    );
+    assert_eq!(
+        json["signature"],
+        "stdio:[srv|--key|***|https://u:***@h.example/x]"
+    );
+    let shown = run(&["--json", "get", "keyed", "--show-secrets"]).json();
+    assert_eq!(shown["config"]["transport"]["args"][1], secret);
+}
+
+#[test]
 fn get_of_an_unknown_server_fails_naming_it() {
     let tree = tree();
     let run = check(&tree, &["get", "nope"], 1);
