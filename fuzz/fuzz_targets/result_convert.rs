@@ -7,8 +7,8 @@
 //! nothing panics; there is always at least one block; the status follows
 //! `isError`; images keep non-empty data and type; a result within the cap
 //! is whole and one over it is cut, says so in its last block and stays
-//! within the cap plus a bounded allowance for the notes; the result read
-//! from the text equals the result read from its value (content blocks are
+//! within the cap plus a bounded allowance for the notes; a result read
+//! from the text is the result read from its value (content blocks are
 //! sorted into typed and JSON ones the same way on both paths).
 
 #![no_main]
@@ -85,15 +85,19 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let from_text = serde_json::from_slice::<CallToolResult>(json);
-    let Ok(result) = serde_json::from_value::<CallToolResult>(value) else {
-        assert!(from_text.is_err(), "read from text but not from its value");
+    let from_value = serde_json::from_value::<CallToolResult>(value);
+    // A member given twice at the top is refused from text and read (the
+    // last one) from a value; whatever the text gives, its value gives too.
+    if let Ok(from_text) = &from_text {
+        assert_eq!(
+            from_value.as_ref().ok(),
+            Some(from_text),
+            "text and its value read differently"
+        );
+    }
+    let Ok(result) = from_value else {
         return;
     };
-    assert_eq!(
-        from_text.ok().as_ref(),
-        Some(&result),
-        "text and its value read differently"
-    );
     let small = usize::from(cap) * 8;
     for max_bytes in [small, DEFAULT_MAX_RESULT_BYTES] {
         let converted = convert_result(&result, max_bytes);

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use mcp_transport::{CallToolResult, ContentBlock, MediaContent, TextContent};
 
 use crate::deep;
+use crate::schema::MAX_JSON_DEPTH;
 
 mod provider;
 
@@ -112,8 +113,31 @@ fn convert_block_capped(block: &ContentBlock, max_len: usize) -> ModelBlock {
         },
         ContentBlock::Audio(media) => audio_note(&media.mime_type),
         ContentBlock::Other(value) => convert_json_block(value, max_len),
+        ContentBlock::Image(media) => convert_json_block(&image_as_json(media), max_len),
         typed => convert_json_block(&typed.to_value(), max_len),
     }
+}
+
+/// An image block the model gets as JSON text (it lacks its data or its
+/// type), as a value to write. Its `annotations` and `_meta` are a
+/// server's values, copied only when they nest no deeper than a copy may
+/// recurse; past that they are left out of the text.
+fn image_as_json(media: &MediaContent) -> Value {
+    let shallow = |map: &Option<Map<String, Value>>| {
+        map.as_ref().is_none_or(|map| {
+            map.values()
+                .all(|value| !deep::exceeds_depth(value, MAX_JSON_DEPTH))
+        })
+    };
+    let keep = shallow(&media.annotations) && shallow(&media.meta);
+    let copy = |map: &Option<Map<String, Value>>| if keep { map.clone() } else { None };
+    ContentBlock::Image(MediaContent {
+        data: media.data.clone(),
+        mime_type: media.mime_type.clone(),
+        annotations: copy(&media.annotations),
+        meta: copy(&media.meta),
+    })
+    .into_value()
 }
 
 /// Whether an image block is given to the model as an image.

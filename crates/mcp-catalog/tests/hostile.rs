@@ -524,6 +524,33 @@ fn deep_values_through_the_runtime() {
             },
             "{\"type\":\"resource\",\"resource\":{\"k\":{",
         ),
+        (
+            "deep annotations on a text block",
+            || CallToolResult {
+                content: vec![ContentBlock::from(obj(vec![
+                    ("type", json!("text")),
+                    ("text", json!("the text is shown")),
+                    ("annotations", nested_objects(DEEP)),
+                ]))],
+                structured_content: None,
+                is_error: false,
+            },
+            "the text is shown",
+        ),
+        (
+            "deep _meta on an image without data",
+            || CallToolResult {
+                content: vec![ContentBlock::from(obj(vec![
+                    ("type", json!("image")),
+                    ("data", json!("")),
+                    ("mimeType", json!("image/png")),
+                    ("_meta", nested_objects(DEEP)),
+                ]))],
+                structured_content: None,
+                is_error: false,
+            },
+            "{\"type\":\"image\",\"data\":\"\",\"mimeType\":\"image/png\"}",
+        ),
     ];
     on_small_stack(move || {
         for (row, make_result, expect) in results {
