@@ -114,12 +114,13 @@ fn convert_block_capped(block: &ContentBlock, max_len: usize) -> ModelBlock {
         ContentBlock::Audio(media) => audio_note(&media.mime_type),
         ContentBlock::Other(value) => convert_json_block(value, max_len),
         ContentBlock::Image(media) => convert_json_block(&image_as_json(media), max_len),
+        // A kind typed later: by the table, from its JSON.
         typed => convert_json_block(&typed.to_value(), max_len),
     }
 }
 
 /// An image block the model gets as JSON text (it lacks its data or its
-/// type), as a value to write. Its `annotations` and `_meta` are a
+/// media type), as a value to write. Its `annotations` and `_meta` are a
 /// server's values, copied only when they nest no deeper than a copy may
 /// recurse; past that they are left out of the text.
 fn image_as_json(media: &MediaContent) -> Value {
