@@ -168,6 +168,7 @@ pub mod param_headers;
 mod params;
 mod plain_answer;
 mod protocol;
+mod read_as;
 mod request_meta;
 mod scan;
 mod session;

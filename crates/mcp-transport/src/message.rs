@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::codec::WriteJson;
 use crate::error_codes;
+use crate::read_as::{ReadAs, ReadVisitor};
 use crate::transport::TransportErrorKind;
 
 /// A request id: MCP allows numbers and strings.
@@ -482,53 +483,19 @@ enum Version {
 
 impl<'de> Deserialize<'de> for Version {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(VersionVisitor)
+        deserializer.deserialize_any(ReadVisitor::<Version>(std::marker::PhantomData))
     }
 }
 
-struct VersionVisitor;
+impl ReadAs for Version {
+    const EXPECTING: &'static str = "a JSON value";
 
-impl<'de> serde::de::Visitor<'de> for VersionVisitor {
-    type Value = Version;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
+    fn from_value(value: Value) -> Self {
+        Version::Other(value)
     }
 
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Version, E> {
-        Ok(if v == "2.0" {
-            Version::Two
-        } else {
-            Version::Other(Value::String(v.to_owned()))
-        })
-    }
-
-    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Version, E> {
-        Ok(Version::Other(Value::Bool(v)))
-    }
-
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Version, E> {
-        Ok(Version::Other(Value::from(v)))
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Version, E> {
-        Ok(Version::Other(Value::from(v)))
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Version, E> {
-        Ok(Version::Other(Value::from(v)))
-    }
-
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Version, E> {
-        Ok(Version::Other(Value::Null))
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Version, A::Error> {
-        Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Version::Other)
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Version, A::Error> {
-        Value::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Version::Other)
+    fn from_str(text: &str) -> Option<Self> {
+        (text == "2.0").then_some(Version::Two)
     }
 }
 
