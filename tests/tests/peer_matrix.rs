@@ -324,15 +324,13 @@ fn start(row: &Row) -> (ServerConfig, Option<Running>) {
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("starting the peer");
-            let running = Running { child };
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-                assert!(
-                    Instant::now() < deadline,
-                    "{row:?}: the peer did not listen on port {port} within 30 s"
-                );
-                std::thread::sleep(Duration::from_millis(100));
-            }
+            let mut running = Running { child };
+            peers::wait_until_listening(
+                &mut running.child,
+                &format!("{row:?}: the peer"),
+                port,
+                Duration::from_secs(30),
+            );
             let transport =
                 TransportConfig::Http(RemoteConfig::new(format!("http://127.0.0.1:{port}/mcp")));
             (transport, Some(running))

@@ -11,7 +11,7 @@ use mcp_test_peers as peers;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::{ProxyConfig, TransportConfig};
@@ -45,15 +45,13 @@ fn everything_http(port: u16) -> Peer {
         .stderr(Stdio::null())
         .spawn()
         .expect("start server-everything");
-    let peer = Peer(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "server-everything did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut peer = Peer(child);
+    peers::wait_until_listening(
+        &mut peer.0,
+        "server-everything",
+        port,
+        Duration::from_secs(30),
+    );
     peer
 }
 

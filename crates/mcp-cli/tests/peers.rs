@@ -15,12 +15,12 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::Tree;
 
 use mcp_test_peers as peers;
-use peers::{everything_script, free_port, node22, python, scripts_dir};
+use peers::{everything_script, free_port, node22, python, scripts_dir, wait_until_listening};
 
 /// A peer process listening on a port, killed on drop.
 struct Peer {
@@ -38,17 +38,10 @@ impl Peer {
         for (key, value) in env {
             child.env(key, value);
         }
-        let peer = Peer {
+        let mut peer = Peer {
             child: child.spawn().expect("start the peer"),
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the peer did not listen on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_until_listening(&mut peer.child, "the peer", port, Duration::from_secs(30));
         peer
     }
 }

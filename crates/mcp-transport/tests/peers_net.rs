@@ -13,7 +13,7 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_transport::HttpOptions;
 use mcp_transport::SseTransport;
@@ -25,7 +25,10 @@ use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 use mcp_test_peers as peers;
-use peers::{everything_script, free_port, node22, python, scripts_dir, supergateway_script};
+use peers::{
+    everything_script, free_port, node22, python, scripts_dir, supergateway_script,
+    wait_until_listening,
+};
 
 /// A peer process, killed (with its children) on drop.
 struct Peer {
@@ -57,19 +60,12 @@ impl Peer {
         let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("starting {name}: {e}"));
-        let peer = Peer {
+        let mut peer = Peer {
             child,
             name,
             marker: None,
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "{name} did not listen on port {port} within 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_until_listening(&mut peer.child, name, port, Duration::from_secs(30));
         peer
     }
 }

@@ -30,7 +30,7 @@ use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 use mcp_test_peers as peers;
-use peers::{everything_script, free_port, node22};
+use peers::{everything_script, free_port, node22, wait_until_listening};
 
 const TOOL: &str = "simulate-research-query";
 
@@ -237,15 +237,13 @@ async fn tasks_against_server_everything_over_streamable_http() {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let _peer = Peer(command.spawn().unwrap());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "server-everything did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut peer = Peer(command.spawn().unwrap());
+    wait_until_listening(
+        &mut peer.0,
+        "server-everything",
+        port,
+        Duration::from_secs(30),
+    );
     let config = ServerConfig::new(
         "everything-http",
         TransportConfig::Http(RemoteConfig::new(format!("http://127.0.0.1:{port}/mcp"))),

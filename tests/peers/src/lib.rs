@@ -13,8 +13,11 @@
 
 pub mod counting;
 
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
+use std::process::Child;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 /// The workspace root: the nearest folder above this crate that holds
 /// `Cargo.lock`.
@@ -87,12 +90,66 @@ pub fn python(venv: &str) -> PathBuf {
     )
 }
 
-/// A port nothing listens on right now.
+/// A loopback port nothing listens on right now, never handed out before
+/// by this process.
+///
+/// The port comes from below the kernel's ephemeral range, so no port-0
+/// bind and no outgoing connection of a concurrent test takes it between
+/// this call and the peer's own bind; a port the kernel picked for a port-0
+/// bind would be free again as soon as it is released here, and two tests
+/// could be given the same one (one peer then fails to bind while the
+/// other's answers the first test).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
+    static HANDED_OUT: AtomicU32 = AtomicU32::new(0);
+    let (low, span) = fixed_port_range();
+    // Test binaries may run side by side: each starts at its own offset.
+    let start = std::process::id().wrapping_mul(7919) % span;
+    for _ in 0..span {
+        let index = HANDED_OUT.fetch_add(1, Ordering::Relaxed);
+        let offset = start.wrapping_add(index) % span;
+        let Ok(port) = u16::try_from(low + offset) else {
+            continue;
+        };
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in {low}..{}", low + span)
+}
+
+/// The ports [`free_port`] picks from: from 20000 up to the start of the
+/// kernel's ephemeral range (`ip_local_port_range`), or 20000..30000 when
+/// that range cannot be read or starts too low.
+fn fixed_port_range() -> (u32, u32) {
+    const LOW: u32 = 20_000;
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+        .filter(|start| *start >= LOW + 1_000 && *start <= 65_536)
+        .unwrap_or(30_000);
+    (LOW, ephemeral_start - LOW)
+}
+
+/// Waits until `child` listens on loopback `port`, for at most `within`.
+/// Fails the test, naming `name`, when the child exits first (a bad
+/// script, a port taken after all) or never listens, rather than waiting
+/// out the deadline for a process already gone.
+#[track_caller]
+pub fn wait_until_listening(child: &mut Child, name: &str, port: u16, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{name} exited ({status}) before it listened on port {port}");
+        }
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} did not listen on port {port} within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// The TypeScript SDK 2.x server (`peers/ts_server.mjs`), as a script
@@ -149,7 +206,6 @@ impl Drop for Running {
 /// `token_secs` (the peer's default when `None`), once it listens.
 pub fn fastmcp_oauth_peer(port: u16, token_secs: Option<u64>) -> Running {
     use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
 
     let mut command = Command::new(python("venv"));
     command.arg(scripts_dir().join("py_oauth_server.py"));
@@ -163,14 +219,57 @@ pub fn fastmcp_oauth_peer(port: u16, token_secs: Option<u64>) -> Running {
         .stderr(Stdio::null())
         .spawn()
         .expect("start the fastmcp OAuth peer");
-    let peer = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the fastmcp OAuth peer did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut peer = Running(child);
+    wait_until_listening(
+        &mut peer.0,
+        "the fastmcp OAuth peer",
+        port,
+        Duration::from_secs(60),
+    );
     peer
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn free_ports_are_distinct_and_outside_the_ephemeral_range() {
+        let (low, span) = fixed_port_range();
+        let ports: Vec<u16> = (0..300).map(|_| free_port()).collect();
+        let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len(), "{ports:?}");
+        assert!(
+            ports
+                .iter()
+                .all(|port| (low..low + span).contains(&u32::from(*port))),
+            "{ports:?} outside {low}..{}",
+            low + span
+        );
+    }
+
+    #[test]
+    fn a_peer_that_exits_fails_at_once_naming_itself() {
+        let port = free_port();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let started = Instant::now();
+        let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_until_listening(
+                &mut child,
+                "the short-lived peer",
+                port,
+                Duration::from_secs(60),
+            );
+        }))
+        .unwrap_err();
+        let message = failure.downcast_ref::<String>().unwrap();
+        assert!(
+            message.starts_with("the short-lived peer exited"),
+            "{message}"
+        );
+        // Well before the deadline: the exit is noticed, not waited out.
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
 }

@@ -49,12 +49,15 @@ impl HttpPeer {
             .stderr(Stdio::null())
             .spawn()
             .with_context(|| format!("starting {name}"))?;
-        let peer = HttpPeer {
+        let mut peer = HttpPeer {
             child,
             url: format!("http://127.0.0.1:{port}/mcp"),
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = peer.child.try_wait()? {
+                bail!("{name} exited ({status}) before it listened on port {port}");
+            }
             if Instant::now() > deadline {
                 bail!("{name} did not listen on port {port}");
             }
