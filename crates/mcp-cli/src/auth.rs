@@ -422,12 +422,7 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
             },
         };
         // Printed, so shown without credentials.
-        let written = config
-            .raw_entries
-            .get(&server.config.name)
-            .and_then(|raw| raw.get("url"))
-            .and_then(Value::as_str);
-        let url = mcp_config::redact_url(url, written);
+        let url = mcp_config::redacted_remote_url(url, config.raw_entries.get(&server.config.name));
         rows.push((server, grant, url, status, expires_at, detail));
     }
     if context.json {

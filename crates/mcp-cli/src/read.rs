@@ -5,7 +5,8 @@
 use mcp_config::diagnostic_line;
 use mcp_config::{
     Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, StdioConfig, TransportConfig,
-    config_hash, load, redact_url, redacted_command_line, redacted_signature, signature,
+    config_hash, load, redacted_command_line, redacted_remote_url, redacted_signature,
+    redacted_words, signature,
 };
 use serde_json::{Value, json};
 
@@ -111,32 +112,10 @@ fn target(config: &LoadedConfig, server: &ScopedServer) -> String {
         TransportConfig::Stdio(stdio) => shell_words(&redacted_command_line(stdio, written)),
         TransportConfig::Http(remote)
         | TransportConfig::Sse(remote)
-        | TransportConfig::Ws(remote) => redact_url(&remote.url, written_url(written)),
-        TransportConfig::ClaudeAiProxy(proxy) => redact_url(&proxy.url, written_url(written)),
+        | TransportConfig::Ws(remote) => redacted_remote_url(&remote.url, written),
+        TransportConfig::ClaudeAiProxy(proxy) => redacted_remote_url(&proxy.url, written),
         TransportConfig::Sdk { name } => format!("sdk {name}"),
     }
-}
-
-/// Words with the credentials of url-like ones redacted.
-fn redacted_urls(words: &[String]) -> Vec<String> {
-    words
-        .iter()
-        .map(|word| {
-            if word.contains("://") {
-                redact_url(word, None)
-            } else {
-                word.clone()
-            }
-        })
-        .collect()
-}
-
-/// The url as the server's file spells it, which tells `redact_url` the
-/// parts that came from variables.
-fn written_url(written: Option<&Value>) -> Option<&str> {
-    written
-        .and_then(|raw| raw.get("url"))
-        .and_then(Value::as_str)
 }
 
 /// Why a server may or may not start, in a few words.
@@ -171,7 +150,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
         if args.show_secrets {
             url.to_owned()
         } else {
-            redact_url(url, written_url(written))
+            redacted_remote_url(url, written)
         }
     };
     // The command, then the arguments.
@@ -282,7 +261,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
                             shell_words(&if args.show_secrets {
                                 argv.clone()
                             } else {
-                                redacted_urls(argv)
+                                redacted_words(argv)
                             })
                         ));
                     }

@@ -252,13 +252,33 @@ pub fn redacted_command_line(stdio: &StdioConfig, written: Option<&Value>) -> Ve
                 }
                 Some(_) => REDACTED.to_owned(),
             };
-            if shown.contains("://") {
-                redact_url(&shown, None)
-            } else {
-                shown
-            }
+            without_url_credentials(shown)
         })
         .collect()
+}
+
+/// Command-line words (a credential command's, say) as they may be shown:
+/// a url among them loses its credentials ([`redact_url`]).
+pub fn redacted_words(words: &[String]) -> Vec<String> {
+    words
+        .iter()
+        .map(|word| without_url_credentials(word.clone()))
+        .collect()
+}
+
+/// A remote server's url as it may be shown ([`redact_url`]), `written`
+/// being the server's entry as its file spells it.
+pub fn redacted_remote_url(url: &str, written: Option<&Value>) -> String {
+    redact_url(url, written_url(written))
+}
+
+/// A command-line word, without its credentials when it is a url.
+fn without_url_credentials(word: String) -> String {
+    if word.contains("://") {
+        redact_url(&word, None)
+    } else {
+        word
+    }
 }
 
 /// One loaded part of a command line as shown, given how it is written.

@@ -125,8 +125,8 @@ pub use env_safety::{
 };
 pub use error::{EditError, EditErrorKind};
 pub use identity::{
-    config_hash, redact_url, redacted_command_line, redacted_signature, signature,
-    unwrap_ccr_proxy_url,
+    config_hash, redact_url, redacted_command_line, redacted_remote_url, redacted_signature,
+    redacted_words, signature, unwrap_ccr_proxy_url,
 };
 pub use load::{LoadOptions, LoadedConfig, MAX_CONFIG_FILE_BYTES, load};
 pub use merge::{Contribution, Merged, merge};

@@ -107,7 +107,7 @@ impl ContentBlock {
             ContentBlock::Other(value) => return value,
             ContentBlock::Text(text) => (
                 Kind::Text,
-                vec![("text", text.text)],
+                vec![(Member::Text.name(), text.text)],
                 text.annotations,
                 text.meta,
             ),
@@ -115,21 +115,28 @@ impl ContentBlock {
             ContentBlock::Audio(media) => media.into_parts(Kind::Audio),
         };
         let mut map = Map::new();
-        map.insert("type".into(), Value::String(kind.name().into()));
+        map.insert(
+            Member::Type.name().into(),
+            Value::String(kind.name().into()),
+        );
         for (name, text) in members {
             map.insert(name.into(), Value::String(text));
         }
         if let Some(annotations) = annotations {
-            map.insert("annotations".into(), Value::Object(annotations));
+            map.insert(
+                Member::Annotations.name().into(),
+                Value::Object(annotations),
+            );
         }
         if let Some(meta) = meta {
-            map.insert("_meta".into(), Value::Object(meta));
+            map.insert(Member::Meta.name().into(), Value::Object(meta));
         }
         Value::Object(map)
     }
 }
 
-/// A typed block's members, as [`ContentBlock::into_value`] writes them.
+/// A typed block's members, as [`ContentBlock::into_value`] writes them
+/// (in the order and with the names the [`Serialize`] impl writes).
 type Parts = (
     Kind,
     Vec<(&'static str, String)>,
@@ -141,7 +148,10 @@ impl MediaContent {
     fn into_parts(self, kind: Kind) -> Parts {
         (
             kind,
-            vec![("data", self.data), ("mimeType", self.mime_type)],
+            vec![
+                (Member::Data.name(), self.data),
+                (Member::MimeType.name(), self.mime_type),
+            ],
             self.annotations,
             self.meta,
         )
@@ -186,7 +196,7 @@ impl Serialize for ContentBlock {
             ContentBlock::Text(text) => write_typed(
                 serializer,
                 Kind::Text,
-                &[("text", &text.text)],
+                &[(Member::Text.name(), &text.text)],
                 &text.annotations,
                 &text.meta,
             ),
@@ -204,7 +214,10 @@ fn write_media<S: Serializer>(
     write_typed(
         serializer,
         kind,
-        &[("data", &media.data), ("mimeType", &media.mime_type)],
+        &[
+            (Member::Data.name(), &media.data),
+            (Member::MimeType.name(), &media.mime_type),
+        ],
         &media.annotations,
         &media.meta,
     )
@@ -219,15 +232,15 @@ fn write_typed<S: Serializer>(
 ) -> Result<S::Ok, S::Error> {
     let len = 1 + members.len() + usize::from(annotations.is_some()) + usize::from(meta.is_some());
     let mut map = serializer.serialize_map(Some(len))?;
-    map.serialize_entry("type", kind.name())?;
+    map.serialize_entry(Member::Type.name(), kind.name())?;
     for (name, text) in members {
         map.serialize_entry(name, text)?;
     }
     if let Some(annotations) = annotations {
-        map.serialize_entry("annotations", annotations)?;
+        map.serialize_entry(Member::Annotations.name(), annotations)?;
     }
     if let Some(meta) = meta {
-        map.serialize_entry("_meta", meta)?;
+        map.serialize_entry(Member::Meta.name(), meta)?;
     }
     map.end()
 }
@@ -731,6 +744,16 @@ mod tests {
         assert_eq!(image.as_text(), None);
         assert_eq!(image.kind(), Some("image"));
         assert_eq!(ContentBlock::Other(json!(5)).kind(), None);
+        // Written and moved into JSON alike.
+        let audio = ContentBlock::Audio(MediaContent {
+            data: "AA==".into(),
+            mime_type: "audio/wav".into(),
+            annotations: None,
+            meta: Some(Map::from_iter([("k".into(), json!(1))])),
+        });
+        for block in [text, image, audio] {
+            assert_eq!(block.to_value(), serde_json::to_value(&block).unwrap());
+        }
     }
 
     #[test]
