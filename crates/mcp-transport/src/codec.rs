@@ -370,7 +370,7 @@ impl Codec {
         if single && let Some(answer) = crate::plain_answer::read(frame) {
             out.extend(std::iter::once(Incoming::Answer(RawAnswer {
                 id: answer.id,
-                result: RawJson::checked(answer.result, answer.result_type),
+                result: RawJson::checked(answer.result, answer.result_type, answer.members),
             })));
             return Ok(());
         }

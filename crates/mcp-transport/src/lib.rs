@@ -174,6 +174,7 @@ mod scan;
 mod session;
 mod stderr_tail;
 mod task;
+mod top_members;
 mod transport;
 
 #[cfg(feature = "claudeai-proxy")]

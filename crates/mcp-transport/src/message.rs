@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 use crate::codec::WriteJson;
 use crate::error_codes;
 use crate::read_as::{ReadAs, ReadVisitor};
+use crate::top_members::TopMembers;
 use crate::transport::TransportErrorKind;
 
 /// A request id: MCP allows numbers and strings.
@@ -122,11 +123,12 @@ pub struct RawAnswer {
 ///
 /// Made from a [`RawValue`] (which `serde_json` checked), or by this
 /// crate's readers from bytes they checked themselves, which also note
-/// where the value's top-level `resultType` is on the way.
+/// where the value's top-level `resultType` and members are on the way.
 #[derive(Clone)]
 pub struct RawJson {
     text: Box<str>,
     result_type: ResultTypeAt,
+    members: TopMembers,
 }
 
 /// Where a result's top-level `resultType` member is, as far as its reader
@@ -152,12 +154,18 @@ impl RawJson {
     }
 
     /// `text` that a reader of this crate checked to be one valid value,
-    /// with what it learnt of its `resultType`.
-    pub(crate) fn checked(text: &str, result_type: ResultTypeAt) -> Self {
+    /// with what it learnt of its `resultType` and its top-level members.
+    pub(crate) fn checked(text: &str, result_type: ResultTypeAt, members: TopMembers) -> Self {
         RawJson {
             text: text.into(),
             result_type,
+            members,
         }
+    }
+
+    /// What the reader noted of the top-level members.
+    pub(crate) fn top_members(&self) -> &TopMembers {
+        &self.members
     }
 
     /// The top-level `resultType` member, as the reader noted it or as a
@@ -195,6 +203,7 @@ impl From<Box<RawValue>> for RawJson {
         RawJson {
             text: raw.into(),
             result_type: ResultTypeAt::NotLooked,
+            members: TopMembers::UNKNOWN,
         }
     }
 }

@@ -18,6 +18,7 @@
 
 use crate::message::{RequestId, ResultTypeAt};
 use crate::scan::skip_space;
+use crate::top_members::TopMembers;
 
 /// Deepest nesting read here (the result counts from 1); deeper results
 /// go to the parser, which knows the depth rules.
@@ -31,6 +32,8 @@ pub(crate) struct PlainAnswer<'a> {
     pub(crate) result: &'a str,
     /// Where the result's top-level `resultType` is, learnt on the way.
     pub(crate) result_type: ResultTypeAt,
+    /// Where the result's top-level members are, learnt on the way.
+    pub(crate) members: TopMembers,
 }
 
 /// The answer `frame` is when it is one successful answer with no other
@@ -65,8 +68,8 @@ pub(crate) fn read(frame: &[u8]) -> Option<PlainAnswer<'_>> {
                 at = end;
             }
             b"result" if result.is_none() => {
-                let (end, result_type) = value_end(bytes, at)?;
-                result = Some((at..end, result_type));
+                let (end, noted) = value_end(bytes, at)?;
+                result = Some((at..end, noted));
                 at = end;
             }
             _ => return None,
@@ -81,7 +84,7 @@ pub(crate) fn read(frame: &[u8]) -> Option<PlainAnswer<'_>> {
     if skip_space(bytes, at + 1) != bytes.len() || !version {
         return None;
     }
-    let (span, result_type) = result?;
+    let (span, (result_type, members)) = result?;
     // The grammar takes bytes past ASCII only inside strings: the result's
     // and a string id's (checked there), so only the result is left to
     // check, once the frame is known to be an answer.
@@ -90,6 +93,7 @@ pub(crate) fn read(frame: &[u8]) -> Option<PlainAnswer<'_>> {
         id: id?,
         result,
         result_type,
+        members,
     })
 }
 
@@ -205,18 +209,21 @@ fn special_byte(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Where the JSON value starting at `at` ends, every byte of it checked,
-/// and where its top-level `resultType` is; `None` if it is not one valid
-/// value or nests past [`MAX_NESTING`]. Iterative: the open containers are
-/// bits of one word.
-fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, ResultTypeAt)> {
+/// and where its top-level `resultType` and members are; `None` if it is
+/// not one valid value or nests past [`MAX_NESTING`]. Iterative: the open
+/// containers are bits of one word.
+fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMembers))> {
     let start = at;
-    let mut result_type = if bytes.get(at) == Some(&b'{') {
-        ResultTypeAt::Absent
+    let (mut result_type, mut members) = if bytes.get(at) == Some(&b'{') {
+        (ResultTypeAt::Absent, TopMembers::object())
     } else {
-        ResultTypeAt::NotAnObject
+        (ResultTypeAt::NotAnObject, TopMembers::UNKNOWN)
     };
     // Where the value of a top-level `resultType` starts, until it ends.
     let mut watched = None;
+    // The top-level member being read: its quoted key and where its value
+    // starts, relative to the result.
+    let mut member_at = None;
     // Bit `n` set: the container at depth `n + 1` is an object.
     let mut objects: u64 = 0;
     let mut depth: u32 = 0;
@@ -242,6 +249,7 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, ResultTypeAt)> {
                         let (key_end, value) = member(bytes, at)?;
                         if depth == 1 {
                             watched = result_type.note_key(&bytes[at..key_end], value - start);
+                            member_at = Some((at - start..key_end - start, value - start));
                         }
                         at = value;
                     }
@@ -259,13 +267,17 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, ResultTypeAt)> {
         }
         // A value ended at `at`: close what it ends, or go to the next one.
         loop {
-            if depth == 1
-                && let Some(value) = watched.take()
-            {
-                result_type = result_type.found(value, at - start);
+            if depth == 1 {
+                if let Some(value) = watched.take() {
+                    result_type = result_type.found(value, at - start);
+                }
+                if let Some((key, value)) = member_at.take() {
+                    let quoted = &bytes[start + key.start..start + key.end];
+                    members.note(quoted, key, value..at - start);
+                }
             }
             if depth == 0 {
-                return Some((at, result_type));
+                return Some((at, (result_type, members)));
             }
             let object = (objects >> (depth - 1)) & 1 == 1;
             at = skip_space(bytes, at);
@@ -275,6 +287,7 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, ResultTypeAt)> {
                     let (key_end, value) = member(bytes, key)?;
                     if depth == 1 {
                         watched = result_type.note_key(&bytes[key..key_end], value - start);
+                        member_at = Some((key - start..key_end - start, value - start));
                     }
                     at = value;
                     break;
@@ -401,13 +414,24 @@ mod tests {
         if parsed(frame) != read {
             return Err(format!("read {read:?}, parsed {:?}: {text}", parsed(frame)));
         }
-        let noted = RawJson::checked(answer.result, answer.result_type);
+        let noted = RawJson::checked(answer.result, answer.result_type, answer.members);
         let scanned = top_level_member(answer.result, "resultType");
         if noted.result_type() != scanned {
             return Err(format!(
                 "noted {:?}, scanned {scanned:?}: {text}",
                 noted.result_type()
             ));
+        }
+        // The noted members, written back as an object, are the result.
+        if let Some(members) = noted.members() {
+            let rebuilt: Vec<String> = members
+                .map(|(key, value)| format!("\"{key}\":{value}"))
+                .collect();
+            let rebuilt = format!("{{{}}}", rebuilt.join(","));
+            let as_value = |text: &str| serde_json::from_str::<serde_json::Value>(text).ok();
+            if as_value(&rebuilt) != as_value(answer.result) {
+                return Err(format!("noted members {rebuilt}: {text}"));
+            }
         }
         Ok(read)
     }
@@ -488,7 +512,7 @@ mod tests {
             let frame = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{result}}}"#);
             check(&frame, Some((number(3), result)));
             let answer = read(frame.as_bytes()).expect("read");
-            let noted = RawJson::checked(answer.result, answer.result_type);
+            let noted = RawJson::checked(answer.result, answer.result_type, answer.members);
             assert_eq!(noted.result_type(), expect, "{result}");
             assert_eq!(
                 noted.knows_result_type(),

@@ -848,6 +848,11 @@ impl ClientSession {
             pending::Body::Raw(_) => true,
             pending::Body::Value(_) => body.outcome() == pending::Outcome::Complete,
         };
+        if let pending::Body::Raw(raw) = &body
+            && let Some(result) = crate::top_members::tool_result(raw)
+        {
+            return Ok(result);
+        }
         if complete {
             return self.shared.body_typed("tools/call", body);
         }
