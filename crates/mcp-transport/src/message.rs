@@ -163,9 +163,10 @@ impl RawJson {
         }
     }
 
-    /// What the reader noted of the top-level members.
-    pub(crate) fn top_members(&self) -> &TopMembers {
-        &self.members
+    /// The top-level members (key, value text), when the reader noted
+    /// them all.
+    pub(crate) fn members(&self) -> Option<impl Iterator<Item = (&str, &str)>> {
+        self.members.of(&self.text)
     }
 
     /// The top-level `resultType` member, as the reader noted it or as a

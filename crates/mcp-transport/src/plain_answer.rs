@@ -16,6 +16,8 @@
 //! frame it accepts is one the parser accepts as the same answer, and the
 //! parser alone words every error.
 
+use std::ops::Range;
+
 use crate::message::{RequestId, ResultTypeAt};
 use crate::scan::skip_space;
 use crate::top_members::TopMembers;
@@ -219,11 +221,8 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
     } else {
         (ResultTypeAt::NotAnObject, TopMembers::UNKNOWN)
     };
-    // Where the value of a top-level `resultType` starts, until it ends.
-    let mut watched = None;
-    // The top-level member being read: its quoted key and where its value
-    // starts, relative to the result.
-    let mut member_at = None;
+    // The top-level member whose value is being read.
+    let mut top = None;
     // Bit `n` set: the container at depth `n + 1` is an object.
     let mut objects: u64 = 0;
     let mut depth: u32 = 0;
@@ -248,8 +247,8 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
                     if object {
                         let (key_end, value) = member(bytes, at)?;
                         if depth == 1 {
-                            watched = result_type.note_key(&bytes[at..key_end], value - start);
-                            member_at = Some((at - start..key_end - start, value - start));
+                            let key = at - start..key_end - start;
+                            top = Some(TopKey::read(bytes, start, key, value, &mut result_type));
                         }
                         at = value;
                     }
@@ -267,14 +266,14 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
         }
         // A value ended at `at`: close what it ends, or go to the next one.
         loop {
-            if depth == 1 {
-                if let Some(value) = watched.take() {
-                    result_type = result_type.found(value, at - start);
+            if depth == 1
+                && let Some(top) = top.take()
+            {
+                let value = top.value..at - start;
+                if top.first_result_type {
+                    result_type = result_type.found(value.start, value.end);
                 }
-                if let Some((key, value)) = member_at.take() {
-                    let quoted = &bytes[start + key.start..start + key.end];
-                    members.note(quoted, key, value..at - start);
-                }
+                members.note(top.key, value, top.escaped);
             }
             if depth == 0 {
                 return Some((at, (result_type, members)));
@@ -286,8 +285,8 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
                     let key = skip_space(bytes, at + 1);
                     let (key_end, value) = member(bytes, key)?;
                     if depth == 1 {
-                        watched = result_type.note_key(&bytes[key..key_end], value - start);
-                        member_at = Some((key - start..key_end - start, value - start));
+                        let key = key - start..key_end - start;
+                        top = Some(TopKey::read(bytes, start, key, value, &mut result_type));
                     }
                     at = value;
                     break;
@@ -306,22 +305,54 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
     }
 }
 
+/// A top-level key just read, until its member's value ends.
+struct TopKey {
+    /// The quoted key, relative to the result.
+    key: Range<usize>,
+    /// Where the value starts, relative to the result.
+    value: usize,
+    /// The key is written with escapes.
+    escaped: bool,
+    /// The key is `resultType`, seen for the first time.
+    first_result_type: bool,
+}
+
+impl TopKey {
+    /// The key at `key` (relative to the result at `start`) whose value
+    /// starts at `value` (absolute), noted in `result_type`.
+    fn read(
+        bytes: &[u8],
+        start: usize,
+        key: Range<usize>,
+        value: usize,
+        result_type: &mut ResultTypeAt,
+    ) -> Self {
+        let quoted = &bytes[start + key.start..start + key.end];
+        let escaped = quoted.contains(&b'\\');
+        TopKey {
+            key,
+            value: value - start,
+            escaped,
+            first_result_type: result_type.note_key(quoted, escaped),
+        }
+    }
+}
+
 impl ResultTypeAt {
-    /// Notes the top-level key `quoted` (with its quotes) whose value
-    /// starts at `value`; returns where that value starts, relative to
-    /// the result, if the key is `resultType` seen for the first time.
-    fn note_key(&mut self, quoted: &[u8], value: usize) -> Option<usize> {
+    /// Notes the top-level key `quoted` (with its quotes); whether it is
+    /// `resultType` seen for the first time.
+    fn note_key(&mut self, quoted: &[u8], escaped: bool) -> bool {
         if quoted == b"\"resultType\"" {
             match self {
-                ResultTypeAt::Absent => return Some(value),
+                ResultTypeAt::Absent => return true,
                 ResultTypeAt::At(..) => *self = ResultTypeAt::Twice,
                 _ => {}
             }
-        } else if quoted.contains(&b'\\') {
+        } else if escaped {
             // A key with escapes may spell `resultType`; the scan decodes it.
             *self = ResultTypeAt::NotLooked;
         }
-        None
+        false
     }
 
     /// The top-level `resultType` found between `start` and `end`.

@@ -64,9 +64,10 @@ impl TopMembers {
         }
     }
 
-    /// Notes a member whose quoted key is `quoted` (its bytes `key`) and
-    /// whose value spans `value`, offsets within the result.
-    pub(crate) fn note(&mut self, key: &[u8], quoted: Range<usize>, value: Range<usize>) {
+    /// Notes a member whose quoted key spans `quoted` (written with
+    /// escapes: `escaped`) and whose value spans `value`, offsets within
+    /// the result.
+    pub(crate) fn note(&mut self, quoted: Range<usize>, value: Range<usize>, escaped: bool) {
         let offsets = (
             u32::try_from(quoted.start + 1),
             u32::try_from(quoted.end.saturating_sub(1)),
@@ -76,7 +77,7 @@ impl TopMembers {
         let index = usize::from(self.len);
         match offsets {
             (Ok(key_start), Ok(key_end), Ok(value_start), Ok(value_end))
-                if self.complete && index < CAPACITY && !key.contains(&b'\\') =>
+                if self.complete && index < CAPACITY && !escaped =>
             {
                 self.spans[index] = Span {
                     key: (key_start, key_end),
@@ -90,7 +91,10 @@ impl TopMembers {
 
     /// Each member's key (unquoted, without escapes) and value text, when
     /// all were noted; `None` when any was not.
-    fn of<'a>(&self, text: &'a str) -> Option<impl Iterator<Item = (&'a str, &'a str)> + 'a> {
+    pub(crate) fn of<'a>(
+        &self,
+        text: &'a str,
+    ) -> Option<impl Iterator<Item = (&'a str, &'a str)> + 'a> {
         if !self.complete {
             return None;
         }
@@ -130,14 +134,6 @@ pub(crate) fn tool_result(raw: &RawJson) -> Option<CallToolResult> {
         }
     }
     Some(result)
-}
-
-impl RawJson {
-    /// The result's top-level members (key, value text), when its reader
-    /// noted them all.
-    pub(crate) fn members(&self) -> Option<impl Iterator<Item = (&str, &str)>> {
-        self.top_members().of(self.get())
-    }
 }
 
 #[cfg(test)]

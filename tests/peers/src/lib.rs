@@ -16,6 +16,7 @@ pub mod counting;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::Child;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -118,16 +119,19 @@ pub fn free_port() -> u16 {
 }
 
 /// The ports [`free_port`] picks from: from 20000 up to the start of the
-/// kernel's ephemeral range (`ip_local_port_range`), or 20000..30000 when
-/// that range cannot be read or starts too low.
+/// kernel's ephemeral range (`ip_local_port_range`, read once), or
+/// 20000..30000 when that range cannot be read or starts too low.
 fn fixed_port_range() -> (u32, u32) {
     const LOW: u32 = 20_000;
-    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
-        .filter(|start| *start >= LOW + 1_000 && *start <= 65_536)
-        .unwrap_or(30_000);
-    (LOW, ephemeral_start - LOW)
+    static RANGE: OnceLock<(u32, u32)> = OnceLock::new();
+    *RANGE.get_or_init(|| {
+        let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|range| range.split_whitespace().next()?.parse::<u32>().ok())
+            .filter(|start| *start >= LOW + 1_000 && *start <= 65_536)
+            .unwrap_or(30_000);
+        (LOW, ephemeral_start - LOW)
+    })
 }
 
 /// Waits until `child` listens on loopback `port`, for at most `within`.

@@ -842,17 +842,17 @@ impl ClientSession {
             .shared
             .request_body("tools/call", params, options)
             .await?;
+        if let pending::Body::Raw(raw) = &body
+            && let Some(result) = crate::top_members::tool_result(raw)
+        {
+            return Ok(result);
+        }
         // Raw bytes come back only for a complete result (the request
         // path peeked at them already); a decoded one may be a task.
         let complete = match &body {
             pending::Body::Raw(_) => true,
             pending::Body::Value(_) => body.outcome() == pending::Outcome::Complete,
         };
-        if let pending::Body::Raw(raw) = &body
-            && let Some(result) = crate::top_members::tool_result(raw)
-        {
-            return Ok(result);
-        }
         if complete {
             return self.shared.body_typed("tools/call", body);
         }
