@@ -203,6 +203,28 @@ mod tests {
         ] {
             check(result, decoded);
         }
+        // What a hostile server might send.
+        let nested = format!(
+            r#"{{"content":[],"structuredContent":{}1{},"_meta":{{}}}}"#,
+            "[".repeat(60),
+            "]".repeat(60)
+        );
+        check(&nested, true);
+        let huge = format!(
+            r#"{{"content":[{{"type":"text","text":"{}"}}],"_meta":{{"k":"{}"}}}}"#,
+            "a\\u0000\\n\\\"".repeat(100_000),
+            "m".repeat(1_000_000)
+        );
+        check(&huge, true);
+        check(r#"{"content":[],"content":[],"content":[]}"#, false);
+        check(
+            r#"{"content":[{"type":"text","text":"a","text":"b"}]}"#,
+            true,
+        );
+        check(
+            r#"{"isError":true,"_meta":{"isError":false,"content":7}}"#,
+            true,
+        );
         let typical = from_members(
             r#"{"content":[{"type":"text","text":"hi"}],"isError":true,"resultType":"complete"}"#,
         )
