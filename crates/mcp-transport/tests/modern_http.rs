@@ -694,6 +694,91 @@ async fn a_refusal_without_one_fails_with_its_status() {
     }
 }
 
+/// A redirect to `/next`, with nothing else.
+fn redirect(status: u16) -> Answer {
+    Answer {
+        status,
+        headers: vec![("location", "/next".into())],
+        parts: Vec::new(),
+        pause: Duration::ZERO,
+    }
+}
+
+/// Sends `tools/list` requests 1..=`count` one after the other; their
+/// answers, and the paths the server saw.
+async fn one_by_one(script: Script, count: i64) -> (Vec<Response>, Vec<String>) {
+    let (url, seen) = server(script).await;
+    let mut transport = connect(&url).await;
+    let mut answers = Vec::new();
+    for id in 1..=count {
+        transport
+            .send(modern(id, "tools/list", json!({})))
+            .await
+            .unwrap();
+        let answer = next_response(&mut transport).await;
+        assert_eq!(answer.id, Some(RequestId::Number(id)));
+        answers.push(answer);
+    }
+    transport.close().await.unwrap();
+    let paths = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.path.clone())
+        .collect();
+    (answers, paths)
+}
+
+#[tokio::test]
+async fn a_server_that_starts_redirecting_sees_the_request_once_more_then_only_redirected_ones() {
+    // Plain http without a proxy: after the first answer the requests skip
+    // reqwest. The third meets a redirect there; it goes again through
+    // reqwest, which follows it within the origin, and so does the fourth.
+    for status in [307, 308, 302] {
+        let script: Script = Arc::new(move |s: &Seen, n| match s.path.as_str() {
+            "/mcp" if n >= 2 => redirect(status),
+            _ => json_answer(200, result_for(s)),
+        });
+        let (answers, paths) = one_by_one(script, 4).await;
+        if status == 302 {
+            // reqwest follows a 302 with a GET, which has no answer to give.
+            assert!(
+                answers[..2].iter().all(|a| a.outcome.is_ok()),
+                "{answers:?}"
+            );
+        } else {
+            assert!(
+                answers.iter().all(|a| a.outcome.is_ok()),
+                "{status}: {answers:?}"
+            );
+        }
+        assert_eq!(
+            paths,
+            ["/mcp", "/mcp", "/mcp", "/mcp", "/next", "/mcp", "/next"],
+            "{status}"
+        );
+    }
+    // A 303 says the server acted on the request: not sent again, it is
+    // the answer, a refusal by its status.
+    let script: Script = Arc::new(|s: &Seen, n| match n {
+        0 | 1 => json_answer(200, result_for(s)),
+        _ => redirect(303),
+    });
+    let (answers, paths) = one_by_one(script, 3).await;
+    assert_eq!(paths, ["/mcp", "/mcp", "/mcp"]);
+    let kind = session_error("tools/list", answers[2].clone());
+    assert!(
+        matches!(
+            kind,
+            TransportErrorKind::Http {
+                failure: HttpFailure::Status(303),
+                ..
+            }
+        ),
+        "{kind:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_server_cannot_forge_a_transport_failure() {
     let forged = json!({"jsonrpc": "2.0", "id": 5, "error": {

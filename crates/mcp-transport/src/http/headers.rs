@@ -11,6 +11,7 @@ use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome, RequestTarget};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Mutex;
 
+use super::direct::{DirectLane, Sent};
 use super::{HttpOptions, io_error, reqwest_error};
 use crate::headers_helper::run_headers_helper;
 use crate::transport::TransportError;
@@ -24,6 +25,8 @@ pub(crate) struct RequestHeaders {
     helper: Option<String>,
     helper_headers: Mutex<HeaderMap>,
     auth: Option<Arc<dyn AuthProvider>>,
+    /// Requests to a plain-http origin without a proxy skip reqwest.
+    direct: Option<DirectLane>,
 }
 
 impl RequestHeaders {
@@ -37,6 +40,7 @@ impl RequestHeaders {
             helper: options.headers_helper.clone(),
             helper_headers: Mutex::new(HeaderMap::new()),
             auth: options.auth.clone(),
+            direct: DirectLane::new(options),
         };
         headers.refresh_helper().await?;
         Ok(headers)
@@ -117,11 +121,7 @@ impl RequestHeaders {
         let mut answered_403 = false;
         let mut answered_nonce = false;
         loop {
-            let (client, request, sent_authorization) = self.apply(build()).await?;
-            let response = client
-                .execute(request)
-                .await
-                .map_err(|e| reqwest_error(&self.server, e))?;
+            let (response, sent_authorization) = self.exchange(&build).await?;
             let status = response.status().as_u16();
             let www_authenticate = response
                 .headers()
@@ -175,6 +175,48 @@ impl RequestHeaders {
                 return Ok(response);
             }
         }
+    }
+}
+
+impl RequestHeaders {
+    /// One request with every header applied, through the direct lane when
+    /// it is open for the url and through reqwest otherwise (or when the
+    /// lane met a redirect); also the fingerprint of the `Authorization`
+    /// sent.
+    async fn exchange(
+        &self,
+        build: &impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<(reqwest::Response, Option<String>), TransportError> {
+        let (client, request, sent) = self.apply(build()).await?;
+        let Some(lane) = &self.direct else {
+            return Ok((self.through_reqwest(&client, request).await?, sent));
+        };
+        if lane.open_for(request.url()) {
+            match lane.execute(&self.server, request).await? {
+                Sent::Answered(response) => return Ok((response, sent)),
+                Sent::Redirected => {}
+            }
+            // Built again: a DPoP proof is good for one request only.
+            let (client, request, sent) = self.apply(build()).await?;
+            return Ok((self.through_reqwest(&client, request).await?, sent));
+        }
+        let url = lane.untried().then(|| request.url().clone());
+        let response = self.through_reqwest(&client, request).await?;
+        if let Some(url) = url {
+            lane.note(&url, &response);
+        }
+        Ok((response, sent))
+    }
+
+    async fn through_reqwest(
+        &self,
+        client: &reqwest::Client,
+        request: reqwest::Request,
+    ) -> Result<reqwest::Response, TransportError> {
+        client
+            .execute(request)
+            .await
+            .map_err(|e| reqwest_error(&self.server, e))
     }
 }
 

@@ -23,6 +23,8 @@
 //! their reading back stay, which the session uses for every kind.
 
 #[cfg(feature = "remote")]
+mod direct;
+#[cfg(feature = "remote")]
 mod headers;
 #[cfg(feature = "remote")]
 mod sse_frame;
@@ -177,10 +179,10 @@ pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, Tra
 }
 
 #[cfg(feature = "remote")]
-/// Whether hyper, underneath reqwest, saw the connection end before a
-/// complete answer.
-fn closed_unanswered(e: &reqwest::Error) -> bool {
-    let mut source = std::error::Error::source(e);
+/// Whether hyper, underneath reqwest or the direct lane, saw the
+/// connection end before a complete answer.
+fn closed_unanswered(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = e.source();
     while let Some(s) = source {
         let hung_up = s
             .downcast_ref::<hyper::Error>()
@@ -191,6 +193,19 @@ fn closed_unanswered(e: &reqwest::Error) -> bool {
         source = s.source();
     }
     false
+}
+
+#[cfg(feature = "remote")]
+/// The text of the innermost cause of `e` (empty when it has none): the
+/// outer layers name the url, whose query may hold a token.
+fn innermost_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut source = e.source();
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    detail
 }
 
 #[cfg(feature = "remote")]
@@ -210,12 +225,7 @@ pub(crate) fn reqwest_error(server: &str, e: reqwest::Error) -> TransportError {
     } else {
         HttpFailure::Request
     };
-    let mut source = std::error::Error::source(&e);
-    let mut detail = String::new();
-    while let Some(s) = source {
-        detail = s.to_string();
-        source = s.source();
-    }
+    let detail = innermost_cause(&e);
     TransportError::new(server, TransportErrorKind::Http { failure, detail })
 }
 

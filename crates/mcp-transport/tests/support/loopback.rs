@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 #[derive(Debug, Clone)]
 pub(crate) struct Seen {
     pub(crate) method: String,
+    pub(crate) path: String,
     pub(crate) headers: BTreeMap<String, String>,
     pub(crate) body: Value,
     pub(crate) at: Instant,
@@ -85,13 +86,9 @@ pub(crate) async fn server(script: Script) -> (String, Arc<Mutex<Vec<Seen>>>) {
                 };
                 let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
                 let mut lines = head.split("\r\n");
-                let method = lines
-                    .next()
-                    .unwrap_or("")
-                    .split(' ')
-                    .next()
-                    .unwrap_or("")
-                    .to_owned();
+                let mut request_line = lines.next().unwrap_or("").split(' ');
+                let method = request_line.next().unwrap_or("").to_owned();
+                let path = request_line.next().unwrap_or("").to_owned();
                 let headers: BTreeMap<String, String> = lines
                     .filter_map(|l| l.split_once(':'))
                     .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
@@ -110,6 +107,7 @@ pub(crate) async fn server(script: Script) -> (String, Arc<Mutex<Vec<Seen>>>) {
                 let body = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
                 let request = Seen {
                     method,
+                    path,
                     headers,
                     body,
                     at: Instant::now(),
