@@ -1,5 +1,6 @@
 //! Requests to a plain `http://` server that no proxy stands in front of,
-//! sent over hyper's pooled client without reqwest's per-request layers.
+//! sent over hyper's HTTP/1.1 connections without reqwest's per-request
+//! layers or hyper-util's pool.
 //!
 //! reqwest turns every request's URI back into a `Url` twice (its redirect
 //! layer's check and the response's url), each with an IDNA pass over the
@@ -21,25 +22,34 @@
 //! 301, 302, 307 or 308 says the server did not act on it. A 303 says it
 //! did, so it is not sent again; it is the answer (a refusal by status).
 //!
-//! The connection settings copy reqwest's defaults (no Nagle, TCP
-//! keep-alive, a 90 s idle pool), and the answer is handed back as a
-//! `reqwest::Response` whose url is the request's, so reading it is the
-//! same whichever way it came.
+//! The lane keeps its own pool: one origin needs no pool key, so a request
+//! takes the last connection that came back (hyper-util's pool hashes the
+//! scheme and authority three times a request). A pooled connection the
+//! server closed before the request went out gives it back, and it goes on
+//! the next one, as hyper-util retries it. The connection settings copy
+//! reqwest's defaults (no Nagle, TCP keep-alive, a connection idle 90 s is
+//! not used again), and the answer is handed back as a `reqwest::Response`
+//! whose url is the request's, so reading it is the same whichever way it
+//! came.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
-use hyper_util::client::legacy::Client;
+use hyper::Uri;
+use hyper::body::Incoming;
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::header::HOST;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use reqwest::header::{ACCEPT, HeaderValue, LOCATION};
 use reqwest::{ResponseBuilderExt, StatusCode};
+use tower_service::Service;
 
-use super::{HttpOptions, closed_unanswered, reqwest_error};
+use super::{HttpOptions, closed_unanswered, innermost_cause};
 use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 
-/// How long an idle connection stays in the pool (reqwest's default).
+/// How long an idle connection may wait in the pool (reqwest's default).
 const POOL_IDLE: Duration = Duration::from_secs(90);
 /// TCP keep-alive probes, as reqwest sets them.
 const KEEPALIVE: Duration = Duration::from_secs(15);
@@ -49,11 +59,21 @@ const KEEPALIVE_RETRIES: u32 = 3;
 #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The direct way to one server's origin.
+/// Connections to the origin that wait for a request, the most recently
+/// used last, each with the time it came back.
+type Idle = Mutex<Vec<(SendRequest<reqwest::Body>, Instant)>>;
+
+/// The direct way to one server's origin: its own pool of HTTP/1.1
+/// connections, one origin and so no pool key to hash.
 pub(crate) struct DirectLane {
-    client: Client<HttpConnector, reqwest::Body>,
+    connector: HttpConnector,
+    /// `http://host:port`, what the connector connects to.
+    origin: Uri,
+    /// The `Host` header of every request (the port only when it is not 80).
+    host_header: HeaderValue,
     host: String,
     port: u16,
+    idle: Arc<Idle>,
     /// [`UNTRIED`], [`OPEN`] or [`SHUT`].
     state: AtomicU8,
 }
@@ -96,12 +116,17 @@ impl DirectLane {
         if url.scheme() != "http" {
             return None;
         }
-        let uri: hyper::Uri = url.as_str().parse().ok()?;
-        if proxies.intercept(&uri).is_some() {
-            return None;
-        }
         let host = url.host_str()?.to_owned();
         let port = url.port_or_known_default()?;
+        let origin: Uri = format!("http://{host}:{port}").parse().ok()?;
+        if proxies.intercept(&origin).is_some() {
+            return None;
+        }
+        let host_header = match url.port() {
+            Some(port) => HeaderValue::from_str(&format!("{host}:{port}")),
+            None => HeaderValue::from_str(&host),
+        }
+        .ok()?;
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(options.connect_timeout));
@@ -110,14 +135,13 @@ impl DirectLane {
         connector.set_keepalive_retries(Some(KEEPALIVE_RETRIES));
         #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
         connector.set_tcp_user_timeout(Some(TCP_USER_TIMEOUT));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(POOL_IDLE)
-            .pool_timer(TokioTimer::new())
-            .build(connector);
         Some(DirectLane {
-            client,
+            connector,
+            origin,
+            host_header,
             host,
             port,
+            idle: Arc::new(Mutex::new(Vec::new())),
             state: AtomicU8::new(UNTRIED),
         })
     }
@@ -155,21 +179,29 @@ impl DirectLane {
     pub(crate) async fn execute(
         &self,
         server: &str,
-        request: reqwest::Request,
+        mut request: reqwest::Request,
     ) -> Result<Sent, TransportError> {
         let url = request.url().clone();
-        let mut request =
-            hyper::Request::try_from(request).map_err(|e| reqwest_error(server, e))?;
+        // Origin-form, as a client not talking to a proxy sends it.
+        let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
+        let target: Uri = target
+            .parse()
+            .map_err(|_| super::io_error(server, "the url's path cannot be sent"))?;
+        let body = request
+            .body_mut()
+            .take()
+            .unwrap_or_else(|| reqwest::Body::from(bytes::Bytes::new()));
+        let mut direct = hyper::Request::new(body);
+        *direct.method_mut() = request.method().clone();
+        *direct.uri_mut() = target;
+        *direct.headers_mut() = std::mem::take(request.headers_mut());
+        let headers = direct.headers_mut();
+        headers.insert(HOST, self.host_header.clone());
         // reqwest sends `Accept: */*` on a request that names none.
-        request
-            .headers_mut()
+        headers
             .entry(ACCEPT)
             .or_insert(HeaderValue::from_static("*/*"));
-        let response = self
-            .client
-            .request(request)
-            .await
-            .map_err(|e| hyper_error(server, &e))?;
+        let response = self.send(server, direct).await?;
         let status = response.status();
         if is_followed(status) && response.headers().contains_key(LOCATION) {
             self.state.store(SHUT, Ordering::Relaxed);
@@ -179,6 +211,92 @@ impl DirectLane {
         }
         Ok(Sent::Answered(answer(response, url)))
     }
+
+    /// Sends `request` on an idle connection, or on a new one when none
+    /// waits. A pooled connection the server closed before the request
+    /// went out hands it back, and it is tried on the next one.
+    async fn send(
+        &self,
+        server: &str,
+        mut request: hyper::Request<reqwest::Body>,
+    ) -> Result<hyper::Response<Incoming>, TransportError> {
+        loop {
+            let (mut sender, reused) = match self.checkout() {
+                Some(sender) => (sender, true),
+                None => (self.connect(server).await?, false),
+            };
+            match sender.try_send_request(request).await {
+                Ok(response) => {
+                    self.give_back(sender);
+                    return Ok(response);
+                }
+                Err(mut failed) => match failed.take_message() {
+                    Some(unsent) if reused => request = unsent,
+                    _ => return Err(hyper_error(server, &failed.into_error())),
+                },
+            }
+        }
+    }
+
+    /// An idle connection ready for a request; closed and expired ones
+    /// are dropped on the way.
+    fn checkout(&self) -> Option<SendRequest<reqwest::Body>> {
+        let mut idle = lock(&self.idle);
+        while let Some((sender, since)) = idle.pop() {
+            if sender.is_ready() && since.elapsed() < POOL_IDLE {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    /// Puts `sender` back once its connection can take the next request:
+    /// at once when the answer was read whole, else when its body ends
+    /// (a streamed answer).
+    fn give_back(&self, mut sender: SendRequest<reqwest::Body>) {
+        if sender.is_ready() {
+            lock(&self.idle).push((sender, Instant::now()));
+            return;
+        }
+        if sender.is_closed() {
+            return;
+        }
+        let idle: Weak<Idle> = Arc::downgrade(&self.idle);
+        tokio::spawn(async move {
+            if sender.ready().await.is_ok()
+                && let Some(idle) = idle.upgrade()
+            {
+                lock(&idle).push((sender, Instant::now()));
+            }
+        });
+    }
+
+    /// A new connection to the origin, its driver on its own task (it ends
+    /// when the last sender is dropped or the server closes).
+    async fn connect(&self, server: &str) -> Result<SendRequest<reqwest::Body>, TransportError> {
+        let mut connector = self.connector.clone();
+        let io = async {
+            std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
+            connector.call(self.origin.clone()).await
+        }
+        .await
+        .map_err(|e| {
+            let detail = innermost_cause(&e);
+            http_failure(server, HttpFailure::CannotConnect, detail, &e)
+        })?;
+        let (sender, connection) = http1::handshake(io)
+            .await
+            .map_err(|e| hyper_error(server, &e))?;
+        tokio::spawn(async move {
+            // Its failure reaches the request it was carrying.
+            let _ = connection.await;
+        });
+        Ok(sender)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The statuses reqwest's redirect policy follows.
@@ -188,10 +306,7 @@ fn is_followed(status: StatusCode) -> bool {
 
 /// hyper's answer as reqwest's, whose `url()` is the request's: without
 /// it reqwest would parse a placeholder url for every answer.
-fn answer(
-    response: hyper::Response<hyper::body::Incoming>,
-    url: reqwest::Url,
-) -> reqwest::Response {
+fn answer(response: hyper::Response<Incoming>, url: reqwest::Url) -> reqwest::Response {
     let mut response = response.map(reqwest::Body::wrap);
     if let Ok(marker) = hyper::Response::builder().url(url).body(()) {
         response
@@ -201,29 +316,191 @@ fn answer(
     reqwest::Response::from(response)
 }
 
-/// A failure of the direct lane as a transport error, classified as
-/// [`super::reqwest_error`] classifies reqwest's: the innermost cause's
-/// text, never the url.
-fn hyper_error(server: &str, e: &hyper_util::client::legacy::Error) -> TransportError {
-    let failure = if e.is_connect() {
-        HttpFailure::CannotConnect
-    } else if closed_unanswered(e) {
-        HttpFailure::ClosedUnanswered
+/// A failure of a request on the lane as a transport error, classified as
+/// [`super::reqwest_error`] classifies reqwest's.
+fn hyper_error(server: &str, e: &hyper::Error) -> TransportError {
+    let failure =
+        if e.is_incomplete_message() || e.is_closed() || e.is_canceled() || closed_unanswered(e) {
+            HttpFailure::ClosedUnanswered
+        } else {
+            HttpFailure::Request
+        };
+    http_failure(server, failure, innermost_cause(e), e)
+}
+
+/// `failure` with the innermost cause's text, or the error's own when it
+/// has none (hyper's and the connector's never name the url).
+fn http_failure(
+    server: &str,
+    failure: HttpFailure,
+    detail: String,
+    e: &(dyn std::error::Error + 'static),
+) -> TransportError {
+    let detail = if detail.is_empty() {
+        e.to_string()
     } else {
-        HttpFailure::Request
+        detail
     };
-    TransportError::new(
-        server,
-        TransportErrorKind::Http {
-            failure,
-            detail: super::innermost_cause(e),
-        },
-    )
+    TransportError::new(server, TransportErrorKind::Http { failure, detail })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// What the test server does after reading a request.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Serve {
+        /// Answers and keeps the connection for the next request.
+        KeepAlive,
+        /// Answers (without saying so) and closes the connection.
+        AnswerThenClose,
+        /// Closes the connection without answering.
+        Hangup,
+    }
+
+    /// A loopback HTTP/1.1 server; its url and how many connections it
+    /// accepted.
+    async fn serve(mode: Serve) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let connections = Arc::new(AtomicUsize::new(0));
+        let accepted = Arc::clone(&connections);
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                accepted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    loop {
+                        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            match stream.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                            continue;
+                        };
+                        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                        let length: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .map_or(0, |v| v.trim().parse().unwrap());
+                        while buf.len() < end + 4 + length {
+                            match stream.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        buf.drain(..end + 4 + length);
+                        if mode == Serve::Hangup {
+                            return;
+                        }
+                        let host = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("host:"))
+                            .unwrap_or("")
+                            .trim()
+                            .to_owned();
+                        let body = format!("{{\"host\":\"{host}\"}}");
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if stream.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        if mode == Serve::AnswerThenClose {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (url, connections)
+    }
+
+    fn post(url: &str) -> reqwest::Request {
+        let mut request = reqwest::Request::new(reqwest::Method::POST, url.parse().unwrap());
+        *request.body_mut() = Some(reqwest::Body::from("{}"));
+        request
+    }
+
+    async fn answered(lane: &DirectLane, url: &str) -> Result<String, TransportError> {
+        match lane.execute("s", post(url)).await? {
+            Sent::Answered(response) => {
+                assert_eq!(response.url().as_str(), url);
+                Ok(response.text().await.unwrap())
+            }
+            Sent::Redirected => panic!("no redirect here"),
+        }
+    }
+
+    #[tokio::test]
+    async fn one_connection_carries_requests_one_after_another() {
+        let (url, connections) = serve(Serve::KeepAlive).await;
+        let lane = lane(&url, none()).unwrap();
+        let port = url.split(':').nth(2).unwrap().trim_end_matches("/mcp");
+        for _ in 0..5 {
+            let body = answered(&lane, &url).await.unwrap();
+            assert_eq!(body, format!("{{\"host\":\"127.0.0.1:{port}\"}}"));
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn requests_at_once_open_connections_that_are_used_again() {
+        let (url, connections) = serve(Serve::KeepAlive).await;
+        let lane = lane(&url, none()).unwrap();
+        let burst = || futures::future::join_all((0..16).map(|_| answered(&lane, &url)));
+        assert!(burst().await.iter().all(Result::is_ok));
+        let opened = connections.load(Ordering::SeqCst);
+        assert!((1..=16).contains(&opened), "{opened}");
+        assert!(burst().await.iter().all(Result::is_ok));
+        assert_eq!(connections.load(Ordering::SeqCst), opened);
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_closed_is_not_used_again() {
+        let (url, connections) = serve(Serve::AnswerThenClose).await;
+        let lane = lane(&url, none()).unwrap();
+        for _ in 0..3 {
+            answered(&lane, &url).await.unwrap();
+            // The close reaches the connection's driver before the next.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn failures_are_named_as_reqwest_names_them() {
+        let (url, _) = serve(Serve::Hangup).await;
+        let lane = lane(&url, none()).unwrap();
+        let error = answered(&lane, &url).await.unwrap_err();
+        assert!(
+            matches!(
+                error.kind(),
+                TransportErrorKind::Http {
+                    failure: HttpFailure::ClosedUnanswered,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        let nobody = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", nobody.local_addr().unwrap());
+        drop(nobody);
+        let lane = super::tests::lane(&url, none()).unwrap();
+        let error = answered(&lane, &url).await.unwrap_err();
+        let TransportErrorKind::Http { failure, detail } = error.kind() else {
+            panic!("{error:?}");
+        };
+        assert_eq!(*failure, HttpFailure::CannotConnect);
+        assert!(detail.contains("refused"), "{detail}");
+        assert!(error.to_string().starts_with("s"), "{error}");
+    }
 
     fn lane(url: &str, proxies: Matcher) -> Option<DirectLane> {
         DirectLane::unless_proxied(&HttpOptions::new("s", url), &proxies)
