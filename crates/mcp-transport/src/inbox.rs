@@ -22,6 +22,7 @@ use tokio::task::AbortHandle;
 
 use crate::codec::Codec;
 use crate::http::decode_payload;
+use crate::lock;
 use crate::message::{Incoming, JsonRpcMessage};
 use crate::transport::TransportError;
 
@@ -241,7 +242,3 @@ impl Tasks {
 
 /// The fewest handles kept before finished ones are swept out.
 const SWEEP_AT_LEAST: usize = 16;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}

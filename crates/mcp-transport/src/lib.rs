@@ -200,6 +200,15 @@ mod streamable_http;
 #[cfg(feature = "ws")]
 mod ws;
 
+/// Locks `mutex`, taking the data over from a holder that panicked: each
+/// mutex here guards bookkeeping that is whole between statements, and a
+/// panic elsewhere must not take the session down with it.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 pub use codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, MAX_DEPTH, Undecodable};
 pub use connect::{ConnectOptions, connect, open_transport};
 pub use content::{ContentBlock, MediaContent, TextContent};

@@ -19,7 +19,9 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+
+use crate::lock;
 
 use async_trait::async_trait;
 use futures::FutureExt as _;
@@ -200,12 +202,6 @@ struct State {
     changed: watch::Sender<u64>,
     /// How many clients would hear a change now.
     listeners: AtomicUsize,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// An in-process MCP server offering the tools registered on it.

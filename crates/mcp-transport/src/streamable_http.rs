@@ -58,6 +58,7 @@ use crate::http::{
     unexpected_status, within,
 };
 use crate::inbox::{Delivery, Inbox, Tasks};
+use crate::lock;
 use crate::message::{Incoming, JsonRpcMessage, Notification, Request, RequestId};
 use crate::param_headers::ToolHeaderTable;
 use crate::request_meta::RequestMeta;
@@ -170,10 +171,6 @@ impl StreamableHttpTransport {
     pub fn protocol_version(&self) -> Option<String> {
         lock(&self.shared.state).protocol_version.clone()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Shared {

@@ -47,6 +47,7 @@ use reqwest::{ResponseBuilderExt, StatusCode};
 use tower_service::Service;
 
 use super::{HttpOptions, closed_unanswered, innermost_cause};
+use crate::lock;
 use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 
 /// How long an idle connection may wait in the pool (reqwest's default).
@@ -280,10 +281,7 @@ impl DirectLane {
             connector.call(self.origin.clone()).await
         }
         .await
-        .map_err(|e| {
-            let detail = innermost_cause(&e);
-            http_failure(server, HttpFailure::CannotConnect, detail, &e)
-        })?;
+        .map_err(|e| http_failure(server, HttpFailure::CannotConnect, &e))?;
         let (sender, connection) = http1::handshake(io)
             .await
             .map_err(|e| hyper_error(server, &e))?;
@@ -293,10 +291,6 @@ impl DirectLane {
         });
         Ok(sender)
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The statuses reqwest's redirect policy follows.
@@ -319,13 +313,12 @@ fn answer(response: hyper::Response<Incoming>, url: reqwest::Url) -> reqwest::Re
 /// A failure of a request on the lane as a transport error, classified as
 /// [`super::reqwest_error`] classifies reqwest's.
 fn hyper_error(server: &str, e: &hyper::Error) -> TransportError {
-    let failure =
-        if e.is_incomplete_message() || e.is_closed() || e.is_canceled() || closed_unanswered(e) {
-            HttpFailure::ClosedUnanswered
-        } else {
-            HttpFailure::Request
-        };
-    http_failure(server, failure, innermost_cause(e), e)
+    let failure = if closed_unanswered(e) {
+        HttpFailure::ClosedUnanswered
+    } else {
+        HttpFailure::Request
+    };
+    http_failure(server, failure, e)
 }
 
 /// `failure` with the innermost cause's text, or the error's own when it
@@ -333,14 +326,12 @@ fn hyper_error(server: &str, e: &hyper::Error) -> TransportError {
 fn http_failure(
     server: &str,
     failure: HttpFailure,
-    detail: String,
     e: &(dyn std::error::Error + 'static),
 ) -> TransportError {
-    let detail = if detail.is_empty() {
-        e.to_string()
-    } else {
-        detail
-    };
+    let mut detail = innermost_cause(e);
+    if detail.is_empty() {
+        detail = e.to_string();
+    }
     TransportError::new(server, TransportErrorKind::Http { failure, detail })
 }
 

@@ -176,9 +176,7 @@ impl RequestHeaders {
             }
         }
     }
-}
 
-impl RequestHeaders {
     /// One request with every header applied, through the direct lane when
     /// it is open for the url and through reqwest otherwise (or when the
     /// lane met a redirect); also the fingerprint of the `Authorization`

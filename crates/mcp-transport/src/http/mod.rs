@@ -179,10 +179,10 @@ pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, Tra
 }
 
 #[cfg(feature = "remote")]
-/// Whether hyper, underneath reqwest or the direct lane, saw the
-/// connection end before a complete answer.
+/// Whether hyper, underneath reqwest or as the direct lane's own error,
+/// saw the connection end before a complete answer.
 fn closed_unanswered(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut source = e.source();
+    let mut source = Some(e);
     while let Some(s) = source {
         let hung_up = s
             .downcast_ref::<hyper::Error>()

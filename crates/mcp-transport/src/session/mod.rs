@@ -51,7 +51,9 @@ pub use typed::{
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::lock;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -547,12 +549,6 @@ pub struct RejectedTool {
     pub name: String,
     /// Why it was left out.
     pub reason: String,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Aborts the driver and deadline tasks when the session is dropped.

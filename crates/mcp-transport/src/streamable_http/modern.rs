@@ -42,13 +42,14 @@ use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 
-use super::{PROTOCOL_VERSION, Shared, lock};
+use super::{PROTOCOL_VERSION, Shared};
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::event_stream::SseItem;
 use crate::http::{
     decode_payload, encode_serialized, excerpt, failure_answer, io_error, is_message_event,
     media_type, read_body_capped, read_refusal, sse_events,
 };
+use crate::lock;
 use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, RequestRef, Response};
 use crate::param_headers::{ToolHeaderTable, encode_header_value};
 use crate::params::ParamsRef;
