@@ -361,14 +361,20 @@ pub fn header_value(value: &Value) -> Option<String> {
 /// control character (tab included), any non-ASCII character, and a text
 /// that already looks like the sentinel are encoded.
 pub fn encode_header_value(text: &str) -> String {
+    encoded_header_value(text).into_owned()
+}
+
+/// [`encode_header_value`], borrowing a text that needs no encoding (a
+/// request's method and name nearly always).
+pub(crate) fn encoded_header_value(text: &str) -> std::borrow::Cow<'_, str> {
     let visible = text.bytes().all(|b| (0x20..=0x7e).contains(&b));
     let padded = text.starts_with(' ') || text.ends_with(' ');
     let sentinel = text.starts_with(SENTINEL_PREFIX) && text.ends_with(SENTINEL_SUFFIX);
     if visible && !padded && !sentinel {
-        text.to_owned()
+        std::borrow::Cow::Borrowed(text)
     } else {
         let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-        format!("{SENTINEL_PREFIX}{encoded}{SENTINEL_SUFFIX}")
+        std::borrow::Cow::Owned(format!("{SENTINEL_PREFIX}{encoded}{SENTINEL_SUFFIX}"))
     }
 }
 

@@ -40,7 +40,7 @@ mod modern;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -59,10 +59,10 @@ use crate::http::{
 };
 use crate::inbox::{Delivery, Inbox, Tasks};
 use crate::lock;
-use crate::message::{Incoming, JsonRpcMessage, Notification, Request, RequestId};
+use crate::message::{Incoming, JsonRpcMessage, Notification, RawAnswer, Request, RequestId};
 use crate::param_headers::ToolHeaderTable;
 use crate::request_meta::RequestMeta;
-use crate::transport::{ModernSender, Transport, TransportError, TransportErrorKind};
+use crate::transport::{AnswerRoute, ModernSender, Transport, TransportError, TransportErrorKind};
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -103,6 +103,9 @@ pub(crate) struct Shared {
     tool_headers: ToolHeaderTable,
     /// Numbers the ids of re-issued modern requests.
     reissues: AtomicU64,
+    /// Where a modern request's answer goes when it came alone (see
+    /// [`ModernSender::route_answers`]); else, and until set, the inbox.
+    answers: OnceLock<Weak<dyn AnswerRoute>>,
 }
 
 #[derive(Debug, Default)]
@@ -158,6 +161,7 @@ impl StreamableHttpTransport {
             one_way_timeout: options.connect_timeout,
             tool_headers: ToolHeaderTable::new(),
             reissues: AtomicU64::new(0),
+            answers: OnceLock::new(),
         });
         Ok(StreamableHttpTransport { shared, inbox })
     }
@@ -200,13 +204,30 @@ impl Shared {
             state.modern_version = Some(version.to_owned());
         }
         // Held across the spawn so the task cannot end before it is noted.
-        let handle = self.tasks.spawn(async move {
+        // Boxed: the request's future is a few kilobytes, which tokio would
+        // otherwise copy into its task and over again when the task ends.
+        let run = Box::pin(async move {
             let id = request.id().clone();
             Arc::clone(&task).modern_request(request).await;
             lock(&task.state).modern_streams.remove(&id);
         });
+        let handle = self.tasks.spawn(run);
         state.modern_streams.insert(id.clone(), handle.ok_or(())?);
         Ok(())
+    }
+
+    /// See [`ModernSender::route_answers`].
+    pub(crate) fn route_answers(&self, route: Weak<dyn AnswerRoute>) {
+        let _ = self.answers.set(route);
+    }
+
+    /// Hands a modern request's answer that came alone to the route, or to
+    /// the inbox when there is none (yet, or any more).
+    fn answer_alone(&self, answer: RawAnswer) {
+        match self.answers.get().and_then(Weak::upgrade) {
+            Some(route) => route.answer(answer),
+            None => self.deliver_incoming(Incoming::Answer(answer)),
+        }
     }
 
     /// Posts a request of a modern session from the caller's task (see

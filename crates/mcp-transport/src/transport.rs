@@ -749,6 +749,15 @@ pub trait Transport: Send {
     }
 }
 
+/// Where a transport hands the answer to a request sent through a
+/// [`ModernSender`] straight to its waiting caller, without a hop through
+/// the session's driver task (see [`ModernSender::route_answers`]).
+// Only streamable HTTP routes answers so far.
+#[cfg_attr(not(feature = "streamable-http"), allow(dead_code))]
+pub(crate) trait AnswerRoute: Send + Sync {
+    fn answer(&self, answer: crate::message::RawAnswer);
+}
+
 /// A cloneable handle that sends a modern session's requests from the
 /// caller's task (see [`Transport::modern_sender`]).
 #[derive(Clone)]
@@ -773,6 +782,18 @@ impl ModernSender {
     pub(crate) fn http(shared: Arc<crate::streamable_http::Shared>) -> Self {
         ModernSender {
             route: ModernRoute::Http(shared),
+        }
+    }
+
+    /// Routes the answers to the requests sent through this handle (or a
+    /// clone) to `route` when nothing else came with them, so they reach
+    /// their callers in the order they came; the first route set stays.
+    pub(crate) fn route_answers(&self, route: std::sync::Weak<dyn AnswerRoute>) {
+        #[cfg(not(feature = "streamable-http"))]
+        let _ = route;
+        match self.route {
+            #[cfg(feature = "streamable-http")]
+            ModernRoute::Http(ref shared) => shared.route_answers(route),
         }
     }
 

@@ -74,6 +74,9 @@ pub(crate) struct DirectLane {
     host_header: HeaderValue,
     host: String,
     port: u16,
+    /// The configured url and its origin-form request target, which
+    /// nearly every request is sent to (parsed once).
+    configured: (reqwest::Url, Uri),
     idle: Arc<Idle>,
     /// [`UNTRIED`], [`OPEN`] or [`SHUT`].
     state: AtomicU8,
@@ -123,6 +126,7 @@ impl DirectLane {
         if proxies.intercept(&origin).is_some() {
             return None;
         }
+        let configured = (url.clone(), origin_form(&url)?);
         let host_header = match url.port() {
             Some(port) => HeaderValue::from_str(&format!("{host}:{port}")),
             None => HeaderValue::from_str(&host),
@@ -142,6 +146,7 @@ impl DirectLane {
             host_header,
             host,
             port,
+            configured,
             idle: Arc::new(Mutex::new(Vec::new())),
             state: AtomicU8::new(UNTRIED),
         })
@@ -183,11 +188,12 @@ impl DirectLane {
         mut request: reqwest::Request,
     ) -> Result<Sent, TransportError> {
         let url = request.url().clone();
-        // Origin-form, as a client not talking to a proxy sends it.
-        let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
-        let target: Uri = target
-            .parse()
-            .map_err(|_| super::io_error(server, "the url's path cannot be sent"))?;
+        let target = if url == self.configured.0 {
+            self.configured.1.clone()
+        } else {
+            origin_form(&url)
+                .ok_or_else(|| super::io_error(server, "the url's path cannot be sent"))?
+        };
         let body = request
             .body_mut()
             .take()
@@ -291,6 +297,14 @@ impl DirectLane {
         });
         Ok(sender)
     }
+}
+
+/// The request target of a request to `url` in origin-form (its path and
+/// query), as a client not talking to a proxy sends it.
+fn origin_form(url: &reqwest::Url) -> Option<Uri> {
+    url[url::Position::BeforePath..url::Position::AfterQuery]
+        .parse()
+        .ok()
 }
 
 /// The statuses reqwest's redirect policy follows.

@@ -71,7 +71,7 @@ use crate::protocol::{
 };
 use crate::stderr_tail::StderrTail;
 use crate::transport::{
-    MessageSender, ModernSender, Transport, TransportError, TransportErrorKind,
+    AnswerRoute, MessageSender, ModernSender, Transport, TransportError, TransportErrorKind,
 };
 
 use driver::drive;
@@ -632,6 +632,10 @@ impl ClientSession {
             marks_own_failures,
             server_info: Mutex::new(None),
         });
+        if let Some(sender) = &shared.modern_direct {
+            let route: std::sync::Weak<dyn AnswerRoute> = Arc::downgrade(&shared) as _;
+            sender.route_answers(route);
+        }
         let driver = DriverHandle {
             driver: tokio::spawn(drive(transport, Arc::clone(&shared), commands_rx)),
             deadlines: tokio::spawn(deadlines::watch(Arc::clone(&shared))),

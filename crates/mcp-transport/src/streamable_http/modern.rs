@@ -40,7 +40,9 @@
 
 use bytes::Bytes;
 use futures::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use std::borrow::Cow;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use super::{PROTOCOL_VERSION, Shared};
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
@@ -51,7 +53,7 @@ use crate::http::{
 };
 use crate::lock;
 use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, RequestRef, Response};
-use crate::param_headers::{ToolHeaderTable, encode_header_value};
+use crate::param_headers::{ToolHeaderTable, encoded_header_value};
 use crate::params::ParamsRef;
 use crate::request_meta::RequestMeta;
 use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
@@ -59,7 +61,7 @@ use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 use std::sync::Arc;
 
 /// The `_meta` key that makes a request modern.
-use crate::protocol::META_PROTOCOL_VERSION;
+use crate::protocol::{KNOWN_PROTOCOL_VERSIONS, META_PROTOCOL_VERSION};
 
 const MCP_METHOD: &str = "mcp-method";
 const MCP_NAME: &str = "mcp-name";
@@ -92,7 +94,7 @@ pub(crate) struct Prepared {
     method: String,
     /// The JSON-RPC request under the caller's id.
     body: Bytes,
-    headers: Vec<(HeaderName, HeaderValue)>,
+    headers: HeaderMap,
     /// Whether it may be posted again after its stream broke.
     repeat_safe: bool,
 }
@@ -173,20 +175,33 @@ fn repeat_safe(method: &str, params: ParamsRef<'_>, tools: &ToolHeaderTable) -> 
     }
 }
 
-/// The request metadata headers of a modern request (SEP-2243).
+/// Every header of a modern request's POST but those [`RequestHeaders`]
+/// adds (configured, credentials): what it accepts, its body's type and
+/// the request metadata headers (SEP-2243). Built once per request, with
+/// room for the rest, and shared by its posts: the constant values and
+/// the revision's are static, so a post clones no text.
+///
+/// [`RequestHeaders`]: crate::http::RequestHeaders
 fn request_headers(
     method: &str,
     params: ParamsRef<'_>,
     version: &str,
     tools: &ToolHeaderTable,
-) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
-    let mut headers = Vec::new();
-    let version = HeaderValue::from_str(version)
-        .map_err(|_| format!("protocol version {version:?} cannot be sent as a header"))?;
-    headers.push((HeaderName::from_static(PROTOCOL_VERSION), version));
-    let method_value = HeaderValue::from_str(&encode_header_value(method))
-        .map_err(|_| "the method cannot be sent as a header".to_owned())?;
-    headers.push((HeaderName::from_static(MCP_METHOD), method_value));
+) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::with_capacity(HEADER_ROOM);
+    headers.insert(ACCEPT, HeaderValue::from_static(ACCEPTED));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let version = match KNOWN_PROTOCOL_VERSIONS
+        .iter()
+        .find(|known| **known == version)
+    {
+        Some(known) => HeaderValue::from_static(known),
+        None => HeaderValue::from_str(version)
+            .map_err(|_| format!("protocol version {version:?} cannot be sent as a header"))?,
+    };
+    headers.insert(HeaderName::from_static(PROTOCOL_VERSION), version);
+    let method_value = encoded(method).map_err(|_| "the method cannot be sent as a header")?;
+    headers.insert(HeaderName::from_static(MCP_METHOD), method_value);
     let name = match method {
         "tools/call" | "prompts/get" => params.str_member("name"),
         "resources/read" => params.str_member("uri"),
@@ -195,26 +210,40 @@ fn request_headers(
         _ => None,
     };
     if let Some(name) = name {
-        headers.push((
-            HeaderName::from_static(MCP_NAME),
-            plain(&encode_header_value(name))?,
-        ));
+        headers.insert(HeaderName::from_static(MCP_NAME), encoded(name)?);
     }
     if method == "tools/call" {
         let arguments = params.member("arguments");
         for (name, value) in tools.headers_for(params.str_member("name").unwrap_or(""), arguments) {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("{name} is not a header name"))?;
-            headers.push((name, plain(&value)?));
+            headers.append(name, plain(value)?);
         }
     }
     Ok(headers)
 }
 
-/// An encoded value as a header value (always valid: visible ASCII).
-fn plain(value: &str) -> Result<HeaderValue, String> {
-    HeaderValue::from_str(value).map_err(|_| "an encoded value is not a header value".to_owned())
+/// Headers a modern POST carries besides its own: a host, a length,
+/// configured ones and credentials, each one entry.
+const HEADER_ROOM: usize = 16;
+
+/// What a modern POST accepts.
+const ACCEPTED: &str = "application/json, text/event-stream";
+
+/// `text` in the value encoding as a header value, copied once.
+fn encoded(text: &str) -> Result<HeaderValue, String> {
+    match encoded_header_value(text) {
+        Cow::Borrowed(text) => HeaderValue::from_str(text).map_err(|_| NOT_A_VALUE.to_owned()),
+        Cow::Owned(text) => plain(text),
+    }
 }
+
+/// An encoded value as a header value (always valid: visible ASCII).
+fn plain(value: String) -> Result<HeaderValue, String> {
+    HeaderValue::try_from(value).map_err(|_| NOT_A_VALUE.to_owned())
+}
+
+const NOT_A_VALUE: &str = "an encoded value is not a header value";
 
 /// How one POST of a modern request ended without its answer.
 enum Lost {
@@ -290,23 +319,17 @@ impl Shared {
     async fn modern_exchange(
         self: &Arc<Self>,
         body: &Bytes,
-        headers: &[(HeaderName, HeaderValue)],
+        headers: &HeaderMap,
         attempt: &RequestId,
         caller: &RequestId,
     ) -> Result<(), Lost> {
         let response = self
             .headers
             .send(|| {
-                let mut builder = self
-                    .client
-                    .post(self.url.clone())
-                    .header(ACCEPT, "application/json, text/event-stream")
-                    .header(CONTENT_TYPE, "application/json")
-                    .body(body.clone());
-                for (name, value) in headers {
-                    builder = builder.header(name.clone(), value.clone());
-                }
-                builder
+                let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
+                *request.headers_mut() = headers.clone();
+                *request.body_mut() = Some(body.clone().into());
+                reqwest::RequestBuilder::from_parts(self.client.clone(), request)
             })
             .await
             .map_err(|e| Lost::Failed(self.check_reachable(e)))?;
@@ -336,6 +359,7 @@ impl Shared {
             .decode_incoming(&bytes, &mut messages)
             .err();
         let mut answered = false;
+        let alone = messages.len() == 1;
         for message in messages {
             answered |= match message {
                 Incoming::Answer(mut answer) => {
@@ -343,7 +367,11 @@ impl Shared {
                     if ours {
                         answer.id = caller.clone();
                     }
-                    self.deliver_incoming(Incoming::Answer(answer));
+                    if ours && alone {
+                        self.answer_alone(answer);
+                    } else {
+                        self.deliver_incoming(Incoming::Answer(answer));
+                    }
                     ours
                 }
                 Incoming::Message(message) => self.deliver_mapped(message, attempt, caller, true),
@@ -508,9 +536,8 @@ mod tests {
         }
         headers
             .ok()?
-            .into_iter()
-            .find(|(name, _)| name.as_str() == MCP_NAME)
-            .and_then(|(_, value)| value.to_str().ok().map(str::to_owned))
+            .get(MCP_NAME)
+            .and_then(|value| value.to_str().ok().map(str::to_owned))
     }
 
     #[test]
