@@ -217,6 +217,9 @@ impl Tasks {
         if running.closed {
             return None;
         }
+        // Boxed: a request's future is a few kilobytes, which tokio would
+        // otherwise copy into its task and over again when the task ends.
+        let task = Box::pin(task);
         // Spawned under the lock, so `abort_all` cannot miss it.
         let handle = match &self.runtime {
             Some(runtime) => runtime.spawn(task),

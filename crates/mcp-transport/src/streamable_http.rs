@@ -46,7 +46,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+
+use crate::protocol::KNOWN_PROTOCOL_VERSIONS;
 use tokio::sync::oneshot;
 
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
@@ -63,6 +65,33 @@ use crate::message::{Incoming, JsonRpcMessage, Notification, RawAnswer, Request,
 use crate::param_headers::ToolHeaderTable;
 use crate::request_meta::RequestMeta;
 use crate::transport::{AnswerRoute, ModernSender, Transport, TransportError, TransportErrorKind};
+
+/// What a POST accepts.
+const ACCEPTED: &str = "application/json, text/event-stream";
+/// Room for every header of a POST (its own, a host, a length, configured
+/// ones and credentials), so none is moved as they are added.
+const HEADER_ROOM: usize = 16;
+
+/// The headers every POST carries, with room for the rest; their values
+/// are static, so no text is copied.
+fn post_headers() -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(HEADER_ROOM);
+    headers.insert(ACCEPT, HeaderValue::from_static(ACCEPTED));
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers
+}
+
+/// `version` as the `MCP-Protocol-Version` value: static for a known
+/// revision; `None` when it is no header value.
+fn version_header(version: &str) -> Option<HeaderValue> {
+    match KNOWN_PROTOCOL_VERSIONS
+        .iter()
+        .find(|known| **known == version)
+    {
+        Some(known) => Some(HeaderValue::from_static(known)),
+        None => HeaderValue::from_str(version).ok(),
+    }
+}
 
 const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -204,14 +233,11 @@ impl Shared {
             state.modern_version = Some(version.to_owned());
         }
         // Held across the spawn so the task cannot end before it is noted.
-        // Boxed: the request's future is a few kilobytes, which tokio would
-        // otherwise copy into its task and over again when the task ends.
-        let run = Box::pin(async move {
+        let handle = self.tasks.spawn(async move {
             let id = request.id().clone();
             Arc::clone(&task).modern_request(request).await;
             lock(&task.state).modern_streams.remove(&id);
         });
-        let handle = self.tasks.spawn(run);
         state.modern_streams.insert(id.clone(), handle.ok_or(())?);
         Ok(())
     }
@@ -224,10 +250,20 @@ impl Shared {
     /// Hands a modern request's answer that came alone to the route, or to
     /// the inbox when there is none (yet, or any more).
     fn answer_alone(&self, answer: RawAnswer) {
-        match self.answers.get().and_then(Weak::upgrade) {
-            Some(route) => route.answer(answer),
-            None => self.deliver_incoming(Incoming::Answer(answer)),
+        let route = self.answers.get().and_then(Weak::upgrade);
+        match route {
+            Some(route) if !self.answers_initialize(&answer) => route.answer(answer),
+            _ => self.deliver_incoming(Incoming::Answer(answer)),
         }
+    }
+
+    /// Whether `answer` answers `initialize`, whose result the transport
+    /// reads too (the negotiated version).
+    fn answers_initialize(&self, answer: &RawAnswer) -> bool {
+        lock(&self.state)
+            .initialize
+            .as_ref()
+            .is_some_and(|init| init.id == answer.id)
     }
 
     /// Posts a request of a modern session from the caller's task (see
@@ -266,11 +302,7 @@ impl Shared {
             Incoming::Message(message) => return self.deliver(message),
             Incoming::Answer(answer) => answer,
         };
-        let is_init = lock(&self.state)
-            .initialize
-            .as_ref()
-            .is_some_and(|init| init.id == answer.id);
-        if is_init {
+        if self.answers_initialize(&answer) {
             return self.deliver(Incoming::Answer(answer).into_message());
         }
         // The inbox is gone only after the transport was dropped.
@@ -316,15 +348,42 @@ impl Shared {
         error
     }
 
-    fn session_headers(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    fn session_headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let mut headers = HeaderMap::new();
+        self.add_session_headers(&mut headers);
+        builder.headers(headers)
+    }
+
+    /// Adds the session id and the negotiated version, once known.
+    fn add_session_headers(&self, headers: &mut HeaderMap) {
         let state = lock(&self.state);
-        if let Some(id) = &state.session_id {
-            builder = builder.header(SESSION_ID, id.as_str());
+        // The id was read from a header value, so it is one.
+        if let Some(id) = state
+            .session_id
+            .as_deref()
+            .and_then(|id| HeaderValue::from_str(id).ok())
+        {
+            headers.insert(SESSION_ID, id);
         }
-        if let Some(version) = &state.protocol_version {
-            builder = builder.header(PROTOCOL_VERSION, version.as_str());
+        if let Some(version) = state.protocol_version.as_deref().and_then(version_header) {
+            headers.insert(PROTOCOL_VERSION, version);
         }
-        builder
+    }
+
+    /// A POST of `body` with the headers every POST carries and the
+    /// session's; `headers` besides (a modern request's own).
+    fn post_request(&self, body: &Bytes, headers: Option<&HeaderMap>) -> reqwest::RequestBuilder {
+        let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
+        *request.headers_mut() = match headers {
+            Some(headers) => headers.clone(),
+            None => {
+                let mut headers = post_headers();
+                self.add_session_headers(&mut headers);
+                headers
+            }
+        };
+        *request.body_mut() = Some(body.clone().into());
+        reqwest::RequestBuilder::from_parts(self.client.clone(), request)
     }
 
     fn remember_session(&self, response: &reqwest::Response) {
@@ -350,18 +409,7 @@ impl Shared {
         let mut may_reinit = may_reinit;
         loop {
             let session = lock(&self.state).session_id.clone();
-            let response = self
-                .headers
-                .send(|| {
-                    let builder = self
-                        .client
-                        .post(self.url.clone())
-                        .header(ACCEPT, "application/json, text/event-stream")
-                        .header(CONTENT_TYPE, "application/json")
-                        .body(body.clone());
-                    self.session_headers(builder)
-                })
-                .await?;
+            let response = self.headers.send(|| self.post_request(body, None)).await?;
             if response.status() == reqwest::StatusCode::NOT_FOUND
                 && session.is_some()
                 && may_reinit
@@ -429,11 +477,17 @@ impl Shared {
                     .decode_incoming(text.as_bytes(), &mut messages)
                     .err();
                 let mut answered = false;
+                let alone = messages.len() == 1;
                 for message in messages {
                     if let Some(want) = expect {
                         answered |= message.response_id() == Some(want);
                     }
-                    self.deliver_incoming(message);
+                    match message {
+                        Incoming::Answer(answer) if alone && expect == Some(&answer.id) => {
+                            self.answer_alone(answer);
+                        }
+                        message => self.deliver_incoming(message),
+                    }
                 }
                 match error {
                     Some(e) if !answered => {

@@ -42,9 +42,9 @@ use bytes::Bytes;
 use futures::StreamExt;
 use std::borrow::Cow;
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::{PROTOCOL_VERSION, Shared};
+use super::{PROTOCOL_VERSION, Shared, post_headers, version_header};
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::event_stream::SseItem;
 use crate::http::{
@@ -61,7 +61,7 @@ use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 use std::sync::Arc;
 
 /// The `_meta` key that makes a request modern.
-use crate::protocol::{KNOWN_PROTOCOL_VERSIONS, META_PROTOCOL_VERSION};
+use crate::protocol::META_PROTOCOL_VERSION;
 
 const MCP_METHOD: &str = "mcp-method";
 const MCP_NAME: &str = "mcp-name";
@@ -188,17 +188,9 @@ fn request_headers(
     version: &str,
     tools: &ToolHeaderTable,
 ) -> Result<HeaderMap, String> {
-    let mut headers = HeaderMap::with_capacity(HEADER_ROOM);
-    headers.insert(ACCEPT, HeaderValue::from_static(ACCEPTED));
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let version = match KNOWN_PROTOCOL_VERSIONS
-        .iter()
-        .find(|known| **known == version)
-    {
-        Some(known) => HeaderValue::from_static(known),
-        None => HeaderValue::from_str(version)
-            .map_err(|_| format!("protocol version {version:?} cannot be sent as a header"))?,
-    };
+    let mut headers = post_headers();
+    let version = version_header(version)
+        .ok_or_else(|| format!("protocol version {version:?} cannot be sent as a header"))?;
     headers.insert(HeaderName::from_static(PROTOCOL_VERSION), version);
     let method_value = encoded(method).map_err(|_| "the method cannot be sent as a header")?;
     headers.insert(HeaderName::from_static(MCP_METHOD), method_value);
@@ -222,13 +214,6 @@ fn request_headers(
     }
     Ok(headers)
 }
-
-/// Headers a modern POST carries besides its own: a host, a length,
-/// configured ones and credentials, each one entry.
-const HEADER_ROOM: usize = 16;
-
-/// What a modern POST accepts.
-const ACCEPTED: &str = "application/json, text/event-stream";
 
 /// `text` in the value encoding as a header value, copied once.
 fn encoded(text: &str) -> Result<HeaderValue, String> {
@@ -325,12 +310,7 @@ impl Shared {
     ) -> Result<(), Lost> {
         let response = self
             .headers
-            .send(|| {
-                let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
-                *request.headers_mut() = headers.clone();
-                *request.body_mut() = Some(body.clone().into());
-                reqwest::RequestBuilder::from_parts(self.client.clone(), request)
-            })
+            .send(|| self.post_request(body, Some(headers)))
             .await
             .map_err(|e| Lost::Failed(self.check_reachable(e)))?;
         let status = response.status();
