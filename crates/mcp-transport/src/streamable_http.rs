@@ -46,7 +46,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use crate::protocol::KNOWN_PROTOCOL_VERSIONS;
 use tokio::sync::oneshot;
@@ -68,16 +68,21 @@ use crate::transport::{AnswerRoute, ModernSender, Transport, TransportError, Tra
 
 /// What a POST accepts.
 const ACCEPTED: &str = "application/json, text/event-stream";
-/// Room for every header of a POST (its own, a host, a length, configured
-/// ones and credentials), so none is moved as they are added.
-const HEADER_ROOM: usize = 16;
+/// Room for the headers of a POST besides a modern request's own: what it
+/// accepts, its type, the session's two, a host, a length, configured ones
+/// and credentials.
+const HEADER_ROOM: usize = 8;
 
-/// The headers every POST carries, with room for the rest; their values
-/// are static, so no text is copied.
-fn post_headers() -> HeaderMap {
-    let mut headers = HeaderMap::with_capacity(HEADER_ROOM);
+/// The headers every POST carries, with `own` (a modern request's) and
+/// room for the rest, so none is moved as they are added; the constant
+/// values are static, so no text is copied.
+fn post_headers(own: &[(HeaderName, HeaderValue)]) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(own.len() + HEADER_ROOM);
     headers.insert(ACCEPT, HeaderValue::from_static(ACCEPTED));
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for (name, value) in own {
+        headers.append(name.clone(), value.clone());
+    }
     headers
 }
 
@@ -93,8 +98,8 @@ fn version_header(version: &str) -> Option<HeaderValue> {
     }
 }
 
-const SESSION_ID: &str = "mcp-session-id";
-const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_ID: &str = "last-event-id";
 /// Reconnection delay when the server sent no `retry:` field.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -370,18 +375,19 @@ impl Shared {
         }
     }
 
-    /// A POST of `body` with the headers every POST carries and the
-    /// session's; `headers` besides (a modern request's own).
-    fn post_request(&self, body: &Bytes, headers: Option<&HeaderMap>) -> reqwest::RequestBuilder {
+    /// A POST of `body` with the headers every POST carries and `own` (a
+    /// modern request's), else the session's.
+    fn post_request(
+        &self,
+        body: &Bytes,
+        own: Option<&[(HeaderName, HeaderValue)]>,
+    ) -> reqwest::RequestBuilder {
         let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
-        *request.headers_mut() = match headers {
-            Some(headers) => headers.clone(),
-            None => {
-                let mut headers = post_headers();
-                self.add_session_headers(&mut headers);
-                headers
-            }
-        };
+        let headers = request.headers_mut();
+        *headers = post_headers(own.unwrap_or_default());
+        if own.is_none() {
+            self.add_session_headers(headers);
+        }
         *request.body_mut() = Some(body.clone().into());
         reqwest::RequestBuilder::from_parts(self.client.clone(), request)
     }

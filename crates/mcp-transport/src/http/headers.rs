@@ -68,8 +68,13 @@ impl RequestHeaders {
         let (client, request) = builder.build_split();
         let mut request = request.map_err(|e| reqwest_error(&self.server, e))?;
         let headers = request.headers_mut();
-        headers.extend(self.fixed.clone());
-        headers.extend(self.helper_headers.lock().await.clone());
+        if !self.fixed.is_empty() {
+            headers.extend(self.fixed.clone());
+        }
+        // Only a helper fills these.
+        if self.helper.is_some() {
+            headers.extend(self.helper_headers.lock().await.clone());
+        }
         let mut sent = None;
         if let Some(auth) = &self.auth {
             let mut url = request.url().clone();

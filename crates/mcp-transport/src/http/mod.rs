@@ -239,7 +239,9 @@ pub(crate) fn encode(message: &JsonRpcMessage) -> String {
 /// Encodes anything that serialises as one message (a request written
 /// from borrows) as its JSON text.
 pub(crate) fn encode_serialized<T: crate::codec::WriteJson>(message: &T) -> String {
-    let mut out = Vec::with_capacity(128);
+    // Room for a modern request with its `_meta` (about 400 bytes), so
+    // the buffer is not moved twice on the way.
+    let mut out = Vec::with_capacity(512);
     Codec::encode_serialized_into(message, &mut out);
     // serde_json writes UTF-8, so this takes the buffer without a copy.
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())

@@ -42,9 +42,9 @@ use bytes::Bytes;
 use futures::StreamExt;
 use std::borrow::Cow;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderName, HeaderValue};
 
-use super::{PROTOCOL_VERSION, Shared, post_headers, version_header};
+use super::{PROTOCOL_VERSION, Shared, version_header};
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::event_stream::SseItem;
 use crate::http::{
@@ -63,8 +63,8 @@ use std::sync::Arc;
 /// The `_meta` key that makes a request modern.
 use crate::protocol::META_PROTOCOL_VERSION;
 
-const MCP_METHOD: &str = "mcp-method";
-const MCP_NAME: &str = "mcp-name";
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// How much of a refusal's body is read to find a JSON-RPC error in it.
 const REFUSAL_BYTES: usize = 64 * 1024;
@@ -94,7 +94,7 @@ pub(crate) struct Prepared {
     method: String,
     /// The JSON-RPC request under the caller's id.
     body: Bytes,
-    headers: HeaderMap,
+    headers: Vec<(HeaderName, HeaderValue)>,
     /// Whether it may be posted again after its stream broke.
     repeat_safe: bool,
 }
@@ -175,25 +175,21 @@ fn repeat_safe(method: &str, params: ParamsRef<'_>, tools: &ToolHeaderTable) -> 
     }
 }
 
-/// Every header of a modern request's POST but those [`RequestHeaders`]
-/// adds (configured, credentials): what it accepts, its body's type and
-/// the request metadata headers (SEP-2243). Built once per request, with
-/// room for the rest, and shared by its posts: the constant values and
-/// the revision's are static, so a post clones no text.
-///
-/// [`RequestHeaders`]: crate::http::RequestHeaders
+/// The request metadata headers of a modern request (SEP-2243), built once
+/// for its posts; the revision's value is static, and the method and name
+/// are copied once.
 fn request_headers(
     method: &str,
     params: ParamsRef<'_>,
     version: &str,
     tools: &ToolHeaderTable,
-) -> Result<HeaderMap, String> {
-    let mut headers = post_headers();
+) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+    let mut headers = Vec::with_capacity(4);
     let version = version_header(version)
         .ok_or_else(|| format!("protocol version {version:?} cannot be sent as a header"))?;
-    headers.insert(HeaderName::from_static(PROTOCOL_VERSION), version);
+    headers.push((PROTOCOL_VERSION, version));
     let method_value = encoded(method).map_err(|_| "the method cannot be sent as a header")?;
-    headers.insert(HeaderName::from_static(MCP_METHOD), method_value);
+    headers.push((MCP_METHOD, method_value));
     let name = match method {
         "tools/call" | "prompts/get" => params.str_member("name"),
         "resources/read" => params.str_member("uri"),
@@ -202,14 +198,14 @@ fn request_headers(
         _ => None,
     };
     if let Some(name) = name {
-        headers.insert(HeaderName::from_static(MCP_NAME), encoded(name)?);
+        headers.push((MCP_NAME, encoded(name)?));
     }
     if method == "tools/call" {
         let arguments = params.member("arguments");
         for (name, value) in tools.headers_for(params.str_member("name").unwrap_or(""), arguments) {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| format!("{name} is not a header name"))?;
-            headers.append(name, plain(value)?);
+            headers.push((name, plain(value)?));
         }
     }
     Ok(headers)
@@ -304,7 +300,7 @@ impl Shared {
     async fn modern_exchange(
         self: &Arc<Self>,
         body: &Bytes,
-        headers: &HeaderMap,
+        headers: &[(HeaderName, HeaderValue)],
         attempt: &RequestId,
         caller: &RequestId,
     ) -> Result<(), Lost> {
@@ -516,8 +512,9 @@ mod tests {
         }
         headers
             .ok()?
-            .get(MCP_NAME)
-            .and_then(|value| value.to_str().ok().map(str::to_owned))
+            .into_iter()
+            .find(|(name, _)| *name == MCP_NAME)
+            .and_then(|(_, value)| value.to_str().ok().map(str::to_owned))
     }
 
     #[test]
