@@ -73,9 +73,7 @@ impl Outbox {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::lock(&self.state)
     }
 
     /// Queues one message. With `write_now`, an idle pipe gets the bytes at

@@ -252,13 +252,13 @@ impl Shared {
         let _ = self.answers.set(route);
     }
 
-    /// Hands a modern request's answer that came alone to the route, or to
-    /// the inbox when there is none (yet, or any more).
+    /// Hands an answer that came alone (never `initialize`'s, which the
+    /// transport reads) to the route, or to the inbox when there is none
+    /// (yet, or any more).
     fn answer_alone(&self, answer: RawAnswer) {
-        let route = self.answers.get().and_then(Weak::upgrade);
-        match route {
-            Some(route) if !self.answers_initialize(&answer) => route.answer(answer),
-            _ => self.deliver_incoming(Incoming::Answer(answer)),
+        match self.answers.get().and_then(Weak::upgrade) {
+            Some(route) => route.answer(answer),
+            None => self.deliver_incoming(Incoming::Answer(answer)),
         }
     }
 
@@ -375,19 +375,10 @@ impl Shared {
         }
     }
 
-    /// A POST of `body` with the headers every POST carries and `own` (a
-    /// modern request's), else the session's.
-    fn post_request(
-        &self,
-        body: &Bytes,
-        own: Option<&[(HeaderName, HeaderValue)]>,
-    ) -> reqwest::RequestBuilder {
+    /// A POST of `body` with `headers`.
+    fn post_request(&self, body: &Bytes, headers: HeaderMap) -> reqwest::RequestBuilder {
         let mut request = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
-        let headers = request.headers_mut();
-        *headers = post_headers(own.unwrap_or_default());
-        if own.is_none() {
-            self.add_session_headers(headers);
-        }
+        *request.headers_mut() = headers;
         *request.body_mut() = Some(body.clone().into());
         reqwest::RequestBuilder::from_parts(self.client.clone(), request)
     }
@@ -415,7 +406,14 @@ impl Shared {
         let mut may_reinit = may_reinit;
         loop {
             let session = lock(&self.state).session_id.clone();
-            let response = self.headers.send(|| self.post_request(body, None)).await?;
+            let response = self
+                .headers
+                .send(|| {
+                    let mut headers = post_headers(&[]);
+                    self.add_session_headers(&mut headers);
+                    self.post_request(body, headers)
+                })
+                .await?;
             if response.status() == reqwest::StatusCode::NOT_FOUND
                 && session.is_some()
                 && may_reinit
@@ -489,7 +487,11 @@ impl Shared {
                         answered |= message.response_id() == Some(want);
                     }
                     match message {
-                        Incoming::Answer(answer) if alone && expect == Some(&answer.id) => {
+                        Incoming::Answer(answer)
+                            if alone
+                                && expect == Some(&answer.id)
+                                && !self.answers_initialize(&answer) =>
+                        {
                             self.answer_alone(answer);
                         }
                         message => self.deliver_incoming(message),

@@ -139,16 +139,16 @@ pub(super) fn deliver(shared: &Shared, response: Response) {
     );
 }
 
-/// Completes the waiting caller's oneshot with `outcome`, from the driver
-/// (no further hand-off).
-/// A modern request's answer that the transport routes past the driver
-/// (it came alone, so nothing it came with is left to dispatch first).
+/// An answer the transport routes past the driver (it came alone, so
+/// nothing it came with is left to dispatch first).
 impl AnswerRoute for Shared {
     fn answer(&self, answer: crate::message::RawAnswer) {
         deliver_to(self, Some(&answer.id), Ok(Body::Raw(answer.result)));
     }
 }
 
+/// Completes the waiting caller's oneshot with `outcome`, from the driver
+/// or the transport's task (no further hand-off).
 fn deliver_to(shared: &Shared, id: Option<&RequestId>, outcome: Result<Body, ErrorObject>) {
     let key = match id {
         Some(RequestId::Number(n)) => Some(*n),

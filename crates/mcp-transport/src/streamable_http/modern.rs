@@ -44,7 +44,7 @@ use std::borrow::Cow;
 
 use reqwest::header::{HeaderName, HeaderValue};
 
-use super::{PROTOCOL_VERSION, Shared, version_header};
+use super::{PROTOCOL_VERSION, Shared, post_headers, version_header};
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::event_stream::SseItem;
 use crate::http::{
@@ -306,7 +306,7 @@ impl Shared {
     ) -> Result<(), Lost> {
         let response = self
             .headers
-            .send(|| self.post_request(body, Some(headers)))
+            .send(|| self.post_request(body, post_headers(headers)))
             .await
             .map_err(|e| Lost::Failed(self.check_reachable(e)))?;
         let status = response.status();
