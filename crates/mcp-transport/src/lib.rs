@@ -163,10 +163,12 @@ pub mod error_codes;
 #[cfg(feature = "remote")]
 mod event_stream;
 mod http;
+mod json_text;
 mod message;
 pub mod param_headers;
 mod params;
 mod plain_answer;
+mod plain_content;
 mod protocol;
 mod read_as;
 mod request_meta;

@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::codec::WriteJson;
 use crate::error_codes;
+use crate::json_text::write_str;
 use crate::read_as::{ReadAs, ReadVisitor};
 use crate::top_members::TopMembers;
 use crate::transport::TransportErrorKind;
@@ -329,17 +330,20 @@ pub(crate) struct RequestRef<'a, P: ?Sized = Value> {
 /// right after (a re-issue swaps the id in the written bytes).
 pub(crate) const REQUEST_START: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 
-impl<P: Serialize + ?Sized> WriteJson for RequestRef<'_, P> {
+impl<P: WriteJson + ?Sized> WriteJson for RequestRef<'_, P> {
     /// The bytes its `Serialize` writes, the constant parts copied as they
     /// are instead of escaped key by key (a request is written per call).
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         out.extend_from_slice(REQUEST_START);
-        serde_json::to_writer(&mut *out, self.id)?;
+        match self.id {
+            RequestId::String(id) => write_str(out, id),
+            RequestId::Number(id) => serde_json::to_writer(&mut *out, id)?,
+        }
         out.extend_from_slice(br#","method":"#);
-        serde_json::to_writer(&mut *out, self.method)?;
+        write_str(out, self.method);
         if let Some(params) = self.params {
             out.extend_from_slice(br#","params":"#);
-            serde_json::to_writer(&mut *out, params)?;
+            params.write_json(out)?;
         }
         out.push(b'}');
         Ok(())

@@ -19,7 +19,7 @@
 use std::ops::Range;
 
 use crate::message::{RequestId, ResultTypeAt};
-use crate::scan::skip_space;
+use crate::scan::{skip_space, special_byte};
 use crate::top_members::TopMembers;
 
 /// Deepest nesting read here (the result counts from 1); deeper results
@@ -109,13 +109,20 @@ fn request_id(bytes: &[u8], at: usize) -> Option<(RequestId, usize)> {
     }
     let negative = bytes.get(at) == Some(&b'-');
     let digits_start = at + usize::from(negative);
-    let digits_end = digits_start
-        + bytes[digits_start..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-    let digits = std::str::from_utf8(&bytes[digits_start..digits_end]).ok()?;
-    let valid = match digits.as_bytes() {
+    let digits = bytes[digits_start..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit());
+    // At most 19 digits fit; more overflow (the parser would read them as
+    // a float, which is no id).
+    let mut magnitude: i64 = 0;
+    let mut digits_end = digits_start;
+    for &digit in digits {
+        magnitude = magnitude
+            .checked_mul(10)?
+            .checked_add(i64::from(digit - b'0'))?;
+        digits_end += 1;
+    }
+    let valid = match &bytes[digits_start..digits_end] {
         [] => false,
         [b'0', _, ..] => false,
         _ => !matches!(bytes.get(digits_end), Some(b'.' | b'e' | b'E')),
@@ -123,9 +130,6 @@ fn request_id(bytes: &[u8], at: usize) -> Option<(RequestId, usize)> {
     if !valid {
         return None;
     }
-    // At most 19 digits fit; `parse` refuses more (the parser would read
-    // them as a float, which is no id).
-    let magnitude: i64 = digits.parse().ok()?;
     match (negative, magnitude) {
         // The parser reads `-0` as a float, which is no id.
         (true, 0) => None,
@@ -136,6 +140,7 @@ fn request_id(bytes: &[u8], at: usize) -> Option<(RequestId, usize)> {
 
 /// Where the string opening at `at` ends (past its closing quote), if it
 /// has no escape and no control character.
+#[inline(always)]
 fn plain_string_end(bytes: &[u8], at: usize) -> Option<usize> {
     if bytes.get(at) != Some(&b'"') {
         return None;
@@ -148,18 +153,27 @@ fn plain_string_end(bytes: &[u8], at: usize) -> Option<usize> {
 /// Where the string opening at `at` ends (past its closing quote), its
 /// escapes checked; `None` if it is not a valid JSON string, or escapes a
 /// surrogate (whose pairing the parser judges).
+#[inline(always)]
 fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
-    let mut at = at + 1;
+    let stop = at + 1 + special_byte(bytes.get(at + 1..)?)?;
+    match bytes[stop] {
+        b'"' => Some(stop + 1),
+        _ => string_end_past(bytes, stop),
+    }
+}
+
+/// Where a string ends whose first escape or control character is at
+/// `at`: kept out of line, as most strings have none.
+#[inline(never)]
+fn string_end_past(bytes: &[u8], mut at: usize) -> Option<usize> {
     loop {
-        at += special_byte(bytes.get(at..)?)?;
         match bytes[at] {
             b'"' => return Some(at + 1),
-            b'\\' => {
-                at = escape_end(bytes, at)?;
-            }
+            b'\\' => at = escape_end(bytes, at)?,
             // A control character, which JSON allows only escaped.
             _ => return None,
         }
+        at += special_byte(bytes.get(at..)?)?;
     }
 }
 
@@ -177,37 +191,6 @@ fn escape_end(bytes: &[u8], at: usize) -> Option<usize> {
         }
         _ => None,
     }
-}
-
-/// The first `"`, `\` or control character in `bytes`, eight bytes at a
-/// time: a tool's text can be long, and most of a result is strings.
-fn special_byte(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
-    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
-    const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
-    let mut chunks = bytes.chunks_exact(8);
-    let mut offset = 0;
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        // A byte's high bit is set where it is zero after the xor, or
-        // below 0x20; bits above the first such byte may be set wrongly
-        // (borrows), so only the lowest one is used.
-        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-        let found = zero(word ^ QUOTES)
-            | zero(word ^ BACKSLASHES)
-            | (word.wrapping_sub(SPACES) & !word & HIGHS);
-        if found != 0 {
-            return Some(offset + (found.trailing_zeros() / 8) as usize);
-        }
-        offset += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|at| offset + at)
 }
 
 /// Where the JSON value starting at `at` ends, every byte of it checked,
@@ -245,12 +228,11 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
                     depth += 1;
                     opened = true;
                     if object {
-                        let (key_end, value) = member(bytes, at)?;
+                        let member = member(bytes, at)?;
                         if depth == 1 {
-                            let key = at - start..key_end - start;
-                            top = Some(TopKey::read(bytes, start, key, value, &mut result_type));
+                            top = Some(TopKey::read(bytes, start, at, &member, &mut result_type));
                         }
-                        at = value;
+                        at = member.value;
                     }
                 }
             }
@@ -283,12 +265,11 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
             match (*bytes.get(at)?, object) {
                 (b',', true) => {
                     let key = skip_space(bytes, at + 1);
-                    let (key_end, value) = member(bytes, key)?;
+                    let member = member(bytes, key)?;
                     if depth == 1 {
-                        let key = key - start..key_end - start;
-                        top = Some(TopKey::read(bytes, start, key, value, &mut result_type));
+                        top = Some(TopKey::read(bytes, start, key, &member, &mut result_type));
                     }
-                    at = value;
+                    at = member.value;
                     break;
                 }
                 (b',', false) => {
@@ -318,22 +299,21 @@ struct TopKey {
 }
 
 impl TopKey {
-    /// The key at `key` (relative to the result at `start`) whose value
-    /// starts at `value` (absolute), noted in `result_type`.
+    /// The key starting at `key` (absolute, like `member`'s offsets) of the
+    /// result at `start`, noted in `result_type`.
     fn read(
         bytes: &[u8],
         start: usize,
-        key: Range<usize>,
-        value: usize,
+        key: usize,
+        member: &Member,
         result_type: &mut ResultTypeAt,
     ) -> Self {
-        let quoted = &bytes[start + key.start..start + key.end];
-        let escaped = quoted.contains(&b'\\');
+        let quoted = &bytes[key..member.key_end];
         TopKey {
-            key,
-            value: value - start,
-            escaped,
-            first_result_type: result_type.note_key(quoted, escaped),
+            key: key - start..member.key_end - start,
+            value: member.value - start,
+            escaped: member.escaped,
+            first_result_type: result_type.note_key(quoted, member.escaped),
         }
     }
 }
@@ -364,15 +344,35 @@ impl ResultTypeAt {
     }
 }
 
-/// A member's key starting at `at`: where the key ends, and where its
-/// value starts (past the colon and any space).
-fn member(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+/// A member's key starting at `at`: where the key ends, whether it is
+/// written with escapes, and where its value starts (past the colon and
+/// any space).
+#[inline(always)]
+fn member(bytes: &[u8], at: usize) -> Option<Member> {
     if bytes.get(at) != Some(&b'"') {
         return None;
     }
-    let key_end = string_end(bytes, at)?;
+    let stop = at + 1 + special_byte(bytes.get(at + 1..)?)?;
+    let (key_end, escaped) = match bytes[stop] {
+        b'"' => (stop + 1, false),
+        _ => (string_end_past(bytes, stop)?, true),
+    };
     let colon = skip_space(bytes, key_end);
-    (bytes.get(colon) == Some(&b':')).then(|| (key_end, skip_space(bytes, colon + 1)))
+    (bytes.get(colon) == Some(&b':')).then(|| Member {
+        key_end,
+        escaped,
+        value: skip_space(bytes, colon + 1),
+    })
+}
+
+/// A member's key as [`member`] finds it.
+struct Member {
+    /// Past the key's closing quote.
+    key_end: usize,
+    /// The key is written with escapes.
+    escaped: bool,
+    /// Where the value starts.
+    value: usize,
 }
 
 fn literal_end(bytes: &[u8], at: usize, literal: &[u8]) -> Option<usize> {

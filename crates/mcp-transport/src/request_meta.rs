@@ -14,8 +14,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::codec::WriteJson;
+use crate::json_text::write_str;
 use crate::message::{RequestId, RequestRef};
-use crate::params::ParamsRef;
+use crate::params::{MemberRef, ParamsRef, write_members};
 
 /// The `_meta` entries a modern session adds to every request, kept
 /// decoded (to merge with a caller's own `_meta` keys) and encoded once.
@@ -162,6 +163,34 @@ impl Serialize for SplicedParams<'_> {
             _ => map.serialize_entry("_meta", &SplicedMeta(self.0))?,
         }
         map.end()
+    }
+}
+
+impl WriteJson for SplicedParams<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let request = self.0;
+        out.push(b'{');
+        for (key, value) in request.params.members().filter(|(key, _)| *key != "_meta") {
+            write_str(out, key);
+            out.push(b':');
+            value.write_json(out)?;
+            out.push(b',');
+        }
+        out.extend_from_slice(br#""_meta":"#);
+        match &request.meta.object {
+            Some(object) if request.callers_meta().next().is_none() => {
+                out.extend_from_slice(object.get().as_bytes());
+            }
+            _ => {
+                let entries = request.callers_meta().chain(&request.meta.entries);
+                write_members(
+                    out,
+                    entries.map(|(key, value)| (key.as_str(), MemberRef::Value(value))),
+                )?;
+            }
+        }
+        out.push(b'}');
+        Ok(())
     }
 }
 

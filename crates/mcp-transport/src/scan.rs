@@ -375,11 +375,49 @@ fn key_is(quoted: &str, key: &str) -> bool {
 }
 
 /// Past the JSON whitespace at `at`.
+#[inline(always)]
 pub(crate) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    // Servers mostly write compact JSON: one comparison settles most calls.
+    if bytes.get(at).is_some_and(|&byte| byte > b' ') {
+        return at;
+    }
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
         at += 1;
     }
     at
+}
+
+/// The first `"`, `\` or control character in `bytes`, eight bytes at a
+/// time: a tool's text can be long, and most of a message is strings.
+/// What a JSON string must escape, and where a valid one can stop.
+#[inline(always)]
+pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        // A byte's high bit is set where it is zero after the xor, or
+        // below 0x20; bits above the first such byte may be set wrongly
+        // (borrows), so only the lowest one is used.
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+        let found = zero(word ^ QUOTES)
+            | zero(word ^ BACKSLASHES)
+            | (word.wrapping_sub(SPACES) & !word & HIGHS);
+        if found != 0 {
+            return Some(offset + (found.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|at| offset + at)
 }
 
 /// Where the string opening at `at` ends (past its closing quote).

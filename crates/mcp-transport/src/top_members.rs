@@ -128,7 +128,10 @@ pub(crate) fn tool_result(raw: &RawJson) -> Option<CallToolResult> {
             return None;
         }
         match slot {
-            0 => result.content = serde_json::from_str(value).ok()?,
+            0 => {
+                result.content = crate::plain_content::text_blocks(value)
+                    .or_else(|| serde_json::from_str(value).ok())?;
+            }
             1 => result.structured_content = serde_json::from_str(value).ok()?,
             _ => result.is_error = serde_json::from_str(value).ok()?,
         }
