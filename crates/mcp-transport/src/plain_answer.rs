@@ -16,8 +16,6 @@
 //! frame it accepts is one the parser accepts as the same answer, and the
 //! parser alone words every error.
 
-use std::ops::Range;
-
 use crate::message::{RequestId, ResultTypeAt};
 use crate::scan::{skip_space, special_byte};
 use crate::top_members::TopMembers;
@@ -193,29 +191,52 @@ fn escape_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
-/// Where the JSON value starting at `at` ends, every byte of it checked,
-/// and where its top-level `resultType` and members are; `None` if it is
-/// not one valid value or nests past [`MAX_NESTING`]. Iterative: the open
-/// containers are bits of one word.
-fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMembers))> {
+/// Where the result starting at `at` ends, every byte of it checked, and
+/// where its top-level `resultType` and members are; `None` if it is not
+/// one valid value or nests past [`MAX_NESTING`]. An object's own members
+/// are walked here, and their values by [`skip_value`].
+fn value_end(bytes: &[u8], at: usize) -> Option<(usize, (ResultTypeAt, TopMembers))> {
     let start = at;
-    let (mut result_type, mut members) = if bytes.get(at) == Some(&b'{') {
-        (ResultTypeAt::Absent, TopMembers::object())
-    } else {
-        (ResultTypeAt::NotAnObject, TopMembers::UNKNOWN)
-    };
-    // The top-level member whose value is being read.
-    let mut top = None;
-    // Bit `n` set: the container at depth `n + 1` is an object.
+    if bytes.get(at) != Some(&b'{') {
+        let end = skip_value(bytes, at, MAX_NESTING)?;
+        return Some((end, (ResultTypeAt::NotAnObject, TopMembers::UNKNOWN)));
+    }
+    let (mut result_type, mut members) = (ResultTypeAt::Absent, TopMembers::object());
+    let mut at = skip_space(bytes, at + 1);
+    if bytes.get(at) == Some(&b'}') {
+        return Some((at + 1, (result_type, members)));
+    }
+    loop {
+        let member = member(bytes, at)?;
+        let end = skip_value(bytes, member.value, MAX_NESTING - 1)?;
+        let value = member.value - start..end - start;
+        if result_type.note_key(&bytes[at..member.key_end], member.escaped) {
+            result_type = result_type.found(value.start, value.end);
+        }
+        members.note(at - start..member.key_end - start, value, member.escaped);
+        at = skip_space(bytes, end);
+        match bytes.get(at)? {
+            b',' => at = skip_space(bytes, at + 1),
+            b'}' => return Some((at + 1, (result_type, members))),
+            _ => return None,
+        }
+    }
+}
+
+/// Past the JSON value starting at `at`, every byte of it checked; `None`
+/// if it is not one valid value or opens more than `limit` containers at
+/// once. Iterative: the open containers are bits of one word, the
+/// innermost lowest.
+fn skip_value(bytes: &[u8], mut at: usize, limit: u32) -> Option<usize> {
+    // Bit `n` set: the container `n` levels out from the innermost is an
+    // object.
     let mut objects: u64 = 0;
     let mut depth: u32 = 0;
     loop {
         // A value starts at `at`.
-        at = skip_space(bytes, at);
-        let mut opened = false;
         match *bytes.get(at)? {
             open @ (b'{' | b'[') => {
-                if depth == MAX_NESTING {
+                if depth == limit {
                     return None;
                 }
                 let object = open == b'{';
@@ -224,16 +245,12 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
                 if bytes.get(at) == Some(&close) {
                     at += 1;
                 } else {
-                    objects = (objects & !(1 << depth)) | (u64::from(object) << depth);
+                    objects = (objects << 1) | u64::from(object);
                     depth += 1;
-                    opened = true;
                     if object {
-                        let member = member(bytes, at)?;
-                        if depth == 1 {
-                            top = Some(TopKey::read(bytes, start, at, &member, &mut result_type));
-                        }
-                        at = member.value;
+                        at = member(bytes, at)?.value;
                     }
+                    continue;
                 }
             }
             b'"' => at = string_end(bytes, at)?,
@@ -243,77 +260,28 @@ fn value_end(bytes: &[u8], mut at: usize) -> Option<(usize, (ResultTypeAt, TopMe
             b'-' | b'0'..=b'9' => at = number_end(bytes, at)?,
             _ => return None,
         }
-        if opened {
-            continue;
-        }
         // A value ended at `at`: close what it ends, or go to the next one.
         loop {
-            if depth == 1
-                && let Some(top) = top.take()
-            {
-                let value = top.value..at - start;
-                if top.first_result_type {
-                    result_type = result_type.found(value.start, value.end);
-                }
-                members.note(top.key, value, top.escaped);
-            }
             if depth == 0 {
-                return Some((at, (result_type, members)));
+                return Some(at);
             }
-            let object = (objects >> (depth - 1)) & 1 == 1;
             at = skip_space(bytes, at);
-            match (*bytes.get(at)?, object) {
+            match (*bytes.get(at)?, objects & 1 == 1) {
                 (b',', true) => {
-                    let key = skip_space(bytes, at + 1);
-                    let member = member(bytes, key)?;
-                    if depth == 1 {
-                        top = Some(TopKey::read(bytes, start, key, &member, &mut result_type));
-                    }
-                    at = member.value;
+                    at = member(bytes, skip_space(bytes, at + 1))?.value;
                     break;
                 }
                 (b',', false) => {
-                    at += 1;
+                    at = skip_space(bytes, at + 1);
                     break;
                 }
                 (b'}', true) | (b']', false) => {
                     at += 1;
+                    objects >>= 1;
                     depth -= 1;
                 }
                 _ => return None,
             }
-        }
-    }
-}
-
-/// A top-level key just read, until its member's value ends.
-struct TopKey {
-    /// The quoted key, relative to the result.
-    key: Range<usize>,
-    /// Where the value starts, relative to the result.
-    value: usize,
-    /// The key is written with escapes.
-    escaped: bool,
-    /// The key is `resultType`, seen for the first time.
-    first_result_type: bool,
-}
-
-impl TopKey {
-    /// The key starting at `key` (absolute, like `member`'s offsets) of the
-    /// result at `start`, noted in `result_type`.
-    fn read(
-        bytes: &[u8],
-        start: usize,
-        key: usize,
-        member: &Member,
-        result_type: &mut ResultTypeAt,
-    ) -> Self {
-        let quoted = &bytes[key..member.key_end];
-        TopKey {
-            key: key - start..member.key_end - start,
-            value: member.value - start,
-            escaped: member.escaped,
-            first_result_type: result_type.note_key(quoted, member.escaped),
         }
     }
 }

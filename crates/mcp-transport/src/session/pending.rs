@@ -65,6 +65,20 @@ fn holds_quoted(text: &[u8], finder: &memchr::memmem::Finder<'_>) -> bool {
             .any(|at| at > 0 && text[at - 1] == b'"' && text.get(at + len) == Some(&b'"'))
 }
 
+/// The text of `json` when it is a JSON string: borrowed when it has no
+/// escape (what servers send), else decoded.
+fn string_text(json: &str) -> Option<std::borrow::Cow<'_, str>> {
+    match json
+        .strip_prefix('"')
+        .and_then(|inner| inner.strip_suffix('"'))
+    {
+        Some(inner) if memchr::memchr2(b'"', b'\\', inner.as_bytes()).is_none() => {
+            Some(std::borrow::Cow::Borrowed(inner))
+        }
+        _ => serde_json::from_str(json).ok(),
+    }
+}
+
 impl Body {
     /// Whether the result is final, read from its top-level `resultType`
     /// without decoding the rest: where the reader that checked the frame
@@ -83,11 +97,7 @@ impl Body {
                 TopLevel::NotAnObject | TopLevel::Absent => Outcome::Complete,
                 // A `resultType` that is not a string names no kind, as
                 // for a decoded result.
-                TopLevel::Found(kind) => complete(
-                    serde_json::from_str::<std::borrow::Cow<'_, str>>(kind)
-                        .ok()
-                        .as_deref(),
-                ),
+                TopLevel::Found(kind) => complete(string_text(kind).as_deref()),
                 // Given twice, or bytes the scan cannot follow: the
                 // decoded result then says what it is (or why it is not).
                 TopLevel::Unreadable => Outcome::Other,
