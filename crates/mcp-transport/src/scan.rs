@@ -387,9 +387,9 @@ pub(crate) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// The first `"`, `\` or control character in `bytes`, eight bytes at a
+/// The first `"`, `\` or control character in `bytes` (what a JSON
+/// string must escape, and where a valid one can stop), eight bytes at a
 /// time: a tool's text can be long, and most of a message is strings.
-/// What a JSON string must escape, and where a valid one can stop.
 #[inline(always)]
 pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
