@@ -178,12 +178,21 @@ pub(crate) fn write_members<'a>(
         if index > 0 {
             out.push(b',');
         }
-        write_str(out, key);
-        out.push(b':');
-        value.write_json(out)?;
+        write_member(out, key, value)?;
     }
     out.push(b'}');
     Ok(())
+}
+
+/// Appends one member, `"key":value`.
+pub(crate) fn write_member(
+    out: &mut Vec<u8>,
+    key: &str,
+    value: MemberRef<'_>,
+) -> serde_json::Result<()> {
+    write_str(out, key);
+    out.push(b':');
+    value.write_json(out)
 }
 
 impl Serialize for ParamsRef<'_> {

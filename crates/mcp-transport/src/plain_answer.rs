@@ -17,7 +17,7 @@
 //! parser alone words every error.
 
 use crate::message::{RequestId, ResultTypeAt};
-use crate::scan::{skip_space, special_byte};
+use crate::scan::{escape, skip_space, special_byte};
 use crate::top_members::TopMembers;
 
 /// Deepest nesting read here (the result counts from 1); deeper results
@@ -167,27 +167,11 @@ fn string_end_past(bytes: &[u8], mut at: usize) -> Option<usize> {
     loop {
         match bytes[at] {
             b'"' => return Some(at + 1),
-            b'\\' => at = escape_end(bytes, at)?,
+            b'\\' => at = escape(bytes, at)?.1,
             // A control character, which JSON allows only escaped.
             _ => return None,
         }
         at += special_byte(bytes.get(at..)?)?;
-    }
-}
-
-/// Past the escape starting with the backslash at `at`.
-fn escape_end(bytes: &[u8], at: usize) -> Option<usize> {
-    match bytes.get(at + 1)? {
-        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(at + 2),
-        b'u' => {
-            let hex = std::str::from_utf8(bytes.get(at + 2..at + 6)?).ok()?;
-            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return None;
-            }
-            let unit = u16::from_str_radix(hex, 16).ok()?;
-            (!(0xD800..=0xDFFF).contains(&unit)).then_some(at + 6)
-        }
-        _ => None,
     }
 }
 

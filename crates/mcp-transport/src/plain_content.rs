@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 
 use crate::content::{ContentBlock, TextContent};
-use crate::scan::{skip_space, special_byte};
+use crate::scan::{escape, skip_space, special_byte};
 
 /// The blocks of `array` when it is an array of text blocks, each with a
 /// `type` and a `text` member only; `None` for anything else.
@@ -110,33 +110,6 @@ fn string(text: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
         }
         stop = run + special_byte(bytes.get(run..)?)?;
     }
-}
-
-/// The character the escape at `at` (its backslash) stands for, and where
-/// the escape ends; `None` for an invalid escape or one of a surrogate.
-fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
-    let unit = match bytes.get(at + 1)? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        b'u' => {
-            let hex = bytes.get(at + 2..at + 6)?;
-            let mut code = 0u32;
-            for &digit in hex {
-                code = code * 16 + char::from(digit).to_digit(16)?;
-            }
-            // `from_u32` refuses a surrogate, whose pairing the parser
-            // judges.
-            return Some((char::from_u32(code)?, at + 6));
-        }
-        _ => return None,
-    };
-    Some((unit, at + 2))
 }
 
 #[cfg(test)]

@@ -14,9 +14,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::codec::WriteJson;
-use crate::json_text::write_str;
 use crate::message::{RequestId, RequestRef};
-use crate::params::{MemberRef, ParamsRef, write_members};
+use crate::params::{MemberRef, ParamsRef, write_member, write_members};
 
 /// The `_meta` entries a modern session adds to every request, kept
 /// decoded (to merge with a caller's own `_meta` keys) and encoded once.
@@ -171,9 +170,7 @@ impl WriteJson for SplicedParams<'_> {
         let request = self.0;
         out.push(b'{');
         for (key, value) in request.params.members().filter(|(key, _)| *key != "_meta") {
-            write_str(out, key);
-            out.push(b':');
-            value.write_json(out)?;
+            write_member(out, key, value)?;
             out.push(b',');
         }
         out.extend_from_slice(br#""_meta":"#);

@@ -420,6 +420,33 @@ pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
         .map(|at| offset + at)
 }
 
+/// The character the escape at `at` (its backslash) stands for, and where
+/// the escape ends; `None` for an invalid escape or one of a surrogate.
+pub(crate) fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+    let unit = match bytes.get(at + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let hex = bytes.get(at + 2..at + 6)?;
+            let mut code = 0u32;
+            for &digit in hex {
+                code = code * 16 + char::from(digit).to_digit(16)?;
+            }
+            // `from_u32` refuses a surrogate, whose pairing the parser
+            // judges (the plain readers leave such strings to it).
+            return Some((char::from_u32(code)?, at + 6));
+        }
+        _ => return None,
+    };
+    Some((unit, at + 2))
+}
+
 /// Where the string opening at `at` ends (past its closing quote).
 fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
     if bytes.get(at) != Some(&b'"') {

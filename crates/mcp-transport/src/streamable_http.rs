@@ -47,8 +47,6 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-
-use crate::protocol::KNOWN_PROTOCOL_VERSIONS;
 use tokio::sync::oneshot;
 
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
@@ -63,6 +61,7 @@ use crate::inbox::{Delivery, Inbox, Tasks};
 use crate::lock;
 use crate::message::{Incoming, JsonRpcMessage, Notification, RawAnswer, Request, RequestId};
 use crate::param_headers::ToolHeaderTable;
+use crate::protocol::KNOWN_PROTOCOL_VERSIONS;
 use crate::request_meta::RequestMeta;
 use crate::transport::{AnswerRoute, ModernSender, Transport, TransportError, TransportErrorKind};
 

@@ -38,10 +38,10 @@
 //! [`crate::http::failure_answer`], which
 //! [`crate::TransportError::from_error_response`] turns back into their kinds.
 
-use bytes::Bytes;
-use futures::StreamExt;
 use std::borrow::Cow;
 
+use bytes::Bytes;
+use futures::StreamExt;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use super::{PROTOCOL_VERSION, Shared, post_headers, version_header};
