@@ -203,20 +203,20 @@ pub async fn open_transport(
         TransportConfig::Sdk { .. } => not_compiled(&server, "sdk (in-process)", "sdk"),
         #[cfg(feature = "streamable-http")]
         TransportConfig::Http(remote) => Ok(Box::new(
-            StreamableHttpTransport::connect(remote_options(config, remote, options)).await?,
+            StreamableHttpTransport::connect(remote_options(config, remote, options)?).await?,
         )),
         #[cfg(not(feature = "streamable-http"))]
         TransportConfig::Http(_) => not_compiled(&server, "streamable HTTP", "streamable-http"),
         #[cfg(feature = "sse")]
         TransportConfig::Sse(remote) => Ok(Box::new(
-            SseTransport::connect(remote_options(config, remote, options)).await?,
+            SseTransport::connect(remote_options(config, remote, options)?).await?,
         )),
         #[cfg(not(feature = "sse"))]
         TransportConfig::Sse(_) => not_compiled(&server, "legacy SSE", "sse"),
         #[cfg(feature = "ws")]
         TransportConfig::Ws(remote) => {
             // WebSocket entries carry no OAuth.
-            let mut ws = remote_options(config, remote, options);
+            let mut ws = remote_options(config, remote, options)?;
             ws.auth = None;
             Ok(Box::new(WsTransport::connect(ws).await?))
         }
@@ -261,14 +261,32 @@ fn not_compiled(
 }
 
 /// The HTTP options of a remote entry: its url, headers, helper, connect
-/// timeout and the host's credentials for it.
+/// timeout and the host's credentials for it. Without `tls`, an `https` or
+/// `wss` url is refused here, naming the feature, before anything is
+/// opened (reqwest would only say its scheme is not `http`).
 #[cfg(feature = "remote")]
 fn remote_options(
     config: &ServerConfig,
     remote: &RemoteConfig,
     options: &ConnectOptions,
-) -> HttpOptions {
-    HttpOptions {
+) -> Result<HttpOptions, TransportError> {
+    #[cfg(not(feature = "tls"))]
+    {
+        let scheme = remote.url.split_once(':').map_or("", |(scheme, _)| scheme);
+        if let Some(secure) = ["https", "wss"]
+            .into_iter()
+            .find(|secure| scheme.eq_ignore_ascii_case(secure))
+        {
+            return Err(TransportError::new(
+                &config.name,
+                TransportErrorKind::KindNotCompiled {
+                    kind: secure,
+                    feature: "tls",
+                },
+            ));
+        }
+    }
+    Ok(HttpOptions {
         server: config.name.clone(),
         url: remote.url.clone(),
         headers: remote.headers.clone(),
@@ -278,7 +296,7 @@ fn remote_options(
             .as_ref()
             .and_then(|auth| auth.provider_for(config)),
         connect_timeout: config.timeouts.connect,
-    }
+    })
 }
 
 /// Opens the transport for `config` and runs the MCP handshake, all within
@@ -381,6 +399,46 @@ mod tests {
         let future = connect(&config, &options);
         let size = std::mem::size_of_val(&future);
         assert!(size <= 1024, "the connect future is {size} bytes");
+    }
+
+    /// Without `tls`, an `https` or `wss` entry is refused before anything
+    /// is opened, and a plain-http one is not (run with
+    /// `--no-default-features --features stdio,streamable-http`).
+    #[cfg(all(feature = "streamable-http", not(feature = "tls")))]
+    #[tokio::test]
+    async fn a_secure_url_is_refused_without_the_tls_feature() {
+        async fn refusal(url: &str) -> Option<TransportErrorKind> {
+            let config = ServerConfig::new(
+                "remote",
+                TransportConfig::Http(mcp_config::RemoteConfig::new(url)),
+            );
+            open_transport(&config, &ConnectOptions::default())
+                .await
+                .err()
+                .map(|error| error.kind().clone())
+                .filter(|kind| matches!(kind, TransportErrorKind::KindNotCompiled { .. }))
+        }
+        for (url, kind) in [
+            ("https://127.0.0.1:9/mcp", Some("https")),
+            ("HTTPS://127.0.0.1:9/mcp", Some("https")),
+            ("wss://127.0.0.1:9/mcp", Some("wss")),
+            ("http://127.0.0.1:9/mcp", None),
+        ] {
+            let expected = kind.map(|kind| TransportErrorKind::KindNotCompiled {
+                kind,
+                feature: "tls",
+            });
+            assert_eq!(refusal(url).await, expected, "{url}");
+        }
+        let message = TransportError::new(
+            "remote",
+            TransportErrorKind::KindNotCompiled {
+                kind: "https",
+                feature: "tls",
+            },
+        )
+        .to_string();
+        assert!(message.contains("enable the `tls` feature"), "{message}");
     }
 
     /// Without `ws`, a WebSocket entry is refused before anything is

@@ -30,10 +30,12 @@
 //! | in-process server of the host | `sdk` | `SdkTransport` (`SdkServer`, `SdkRegistry`) |
 //! | claude.ai-hosted server through its proxy | `claudeai-proxy` | `StreamableHttpTransport` |
 //!
-//! Each transport kind is a cargo feature, all on by default, and `oauth`
-//! is the credential seam (the remote kinds turn it on). The session, the
-//! codec and the [`Transport`] trait are always there; [`connect()`]
-//! refuses a kind compiled out with [`TransportErrorKind::KindNotCompiled`].
+//! Each transport kind is a cargo feature, all on by default, `oauth`
+//! is the credential seam (the remote kinds turn it on) and `tls` reaches
+//! `https` and `wss` servers. The session, the codec and the [`Transport`]
+//! trait are always there; [`connect()`] refuses a kind compiled out, and
+//! an `https` or `wss` entry without `tls`, with
+//! [`TransportErrorKind::KindNotCompiled`].
 //! A stdio-only build (`default-features = false, features = ["stdio"]`)
 //! compiles no HTTP, TLS, WebSocket or JWT crate.
 //!
