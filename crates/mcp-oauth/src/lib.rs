@@ -31,7 +31,9 @@
 //! resource request then carries a fresh proof. A logout revokes (RFC 7009)
 //! where the server offers it.
 //!
-//! Every item has one path, at the crate root.
+//! Every item has one path, at the crate root. The `tls` feature (on by
+//! default) lets it reach https endpoints; without it only plain-http ones
+//! (loopback, a local proxy) are reachable.
 //!
 //! ```
 //! use std::sync::Arc;
