@@ -415,8 +415,32 @@ fn start_host(spawn_from: &str) -> (std::process::Child, i32) {
     (host, pid)
 }
 
+/// The names of `pid`'s threads (as the kernel keeps them: 15 bytes).
+fn thread_names(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+                .map(|name| name.trim_end().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn check_host_death(spawn_from: &str) {
     let (mut host, server) = start_host(spawn_from);
+    // The main thread starts its server itself; any other thread hands it
+    // to the spawner thread.
+    let spawner = thread_names(host.id())
+        .iter()
+        .any(|name| name == "mcp-stdio-spawn");
+    assert_eq!(
+        spawner,
+        spawn_from != "main",
+        "{spawn_from}: the host's spawner thread is {}",
+        if spawner { "running" } else { "missing" }
+    );
     // The spawning thread is long gone (the host waited 1.5 s and pinged).
     assert!(
         running(server),
@@ -444,7 +468,7 @@ fn check_host_death(spawn_from: &str) {
 
 #[test]
 fn a_stdio_server_dies_with_its_killed_host_and_not_with_the_spawning_thread() {
-    for spawn_from in ["worker", "thread", "blocking"] {
+    for spawn_from in ["main", "worker", "thread", "blocking"] {
         check_host_death(spawn_from);
     }
 }

@@ -1,8 +1,9 @@
 //! `mcp-stdio-host`: a minimal host that connects one stdio server through
 //! `mcp-transport`, for the process tests of the hostile transport suite.
 //!
-//! `mcp-stdio-host --spawn-from worker|thread|blocking -- SERVER [ARGS...]`
-//! spawns the server from a runtime worker, from a short-lived thread that
+//! `mcp-stdio-host --spawn-from main|worker|thread|blocking -- SERVER [ARGS...]`
+//! spawns the server from the main thread (the future `block_on` drives),
+//! from a task on a runtime worker, from a short-lived thread that
 //! exits right after, or from a blocking-pool thread that exits once idle
 //! (keep-alive 100 ms); waits until that thread is surely gone; checks that
 //! the server still answers; sends the notification `hostile/hold` (a
@@ -35,7 +36,7 @@ fn main() -> ExitCode {
         }
         _ => {
             return fail(
-                "usage: mcp-stdio-host --spawn-from worker|thread|blocking -- SERVER [ARGS...]",
+                "usage: mcp-stdio-host --spawn-from main|worker|thread|blocking -- SERVER [ARGS...]",
             );
         }
     };
@@ -59,7 +60,11 @@ fn main() -> ExitCode {
 async fn host(spawn_from: &str, config: StdioConfig, options: StdioOptions) -> Result<(), String> {
     let spawn = move || StdioTransport::spawn("hosted", &config, &options);
     let transport = match spawn_from {
-        "worker" => spawn(),
+        // the future `block_on` drives runs on the main thread
+        "main" => spawn(),
+        "worker" => tokio::spawn(async move { spawn() })
+            .await
+            .map_err(|e| format!("the worker task failed: {e}"))?,
         "thread" => {
             let runtime = tokio::runtime::Handle::current();
             std::thread::spawn(move || {
