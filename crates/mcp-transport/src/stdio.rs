@@ -47,11 +47,11 @@
 //!   when the caller runs on it (a current-thread runtime's, or the future
 //!   a `block_on` drives): the hand-off there and back is saved, and so is
 //!   starting the dedicated thread for a process's first server (0.1–0.2
-//!   ms). On Linux the child is cloned without copying the host (`stdio_spawn`); a
-//!   kernel that refuses the clone gets the standard library's fork, with
-//!   the signal set by a `pre_exec` hook. A host that died before the
-//!   `prctl` is caught by comparing the parent's pid: the server is then
-//!   not started.
+//!   ms). On Linux the child is cloned without copying the host
+//!   (`stdio_spawn`); a kernel that refuses the clone gets the standard
+//!   library's fork, with the signal set by a `pre_exec` hook. A host that
+//!   died before the `prctl` is caught by comparing the parent's pid: the
+//!   server is then not started.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;

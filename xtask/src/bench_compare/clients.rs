@@ -94,14 +94,16 @@ pub(super) fn run_client(
 /// Drops the page cache's copy of `program` before a memory run. Peak RSS
 /// counts the file pages a process maps, and how many the kernel maps
 /// around each page it reads depends on how the file came into the cache:
-/// a binary just written by its build maps some 0.3–0.5 MB more than the
+/// a binary just written by its build maps some 0.3–0.6 MB more than the
 /// same binary read back from disk. Every client's program starts each
 /// memory run from the disk, so the row does not depend on which client
-/// was built or run last. Best effort: a file that cannot be opened is
-/// left as it is.
+/// was built or run last. Pages not yet written back cannot be dropped, so
+/// the file is synced first (at once, but for a binary just built). Best
+/// effort: a file that cannot be opened is left as it is.
 fn evict_from_page_cache(program: &Path) {
     use std::os::fd::AsRawFd as _;
     if let Ok(file) = std::fs::File::open(program) {
+        let _ = file.sync_data();
         let _ = nix::fcntl::posix_fadvise(
             file.as_raw_fd(),
             0,
