@@ -223,8 +223,9 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((OwnedFd::from(reader), OwnedFd::from(writer)))
 }
 
-/// Starts the child described by `plan`. Must run on the thread whose exit
-/// should signal the child (the spawner thread, see `stdio.rs`).
+/// Starts the child described by `plan`. Must run on a thread whose exit
+/// should signal the child: the spawner thread, or the main thread (see
+/// `stdio.rs`).
 pub(crate) fn launch(plan: &SpawnPlan) -> io::Result<Launch> {
     let (stdin_child, stdin) = pipe()?;
     let (stdout, stdout_child) = pipe()?;
