@@ -662,15 +662,20 @@ fn spawner_gone() -> std::io::Error {
 }
 
 /// Queues `job` on the spawner thread and hands its outcome to `reply`:
-/// `None` when it panicked (the thread survives that). False when the
+/// `None` when it panicked (the thread survives that). On the main thread
+/// ([`on_main_thread`]) the job runs right here instead. False when the
 /// thread is unavailable.
 fn launch_on_spawner(
     job: LaunchJob,
     reply: impl FnOnce(Option<std::io::Result<Launched>>) + Send + 'static,
 ) -> bool {
-    send_to_spawner(Box::new(move || {
-        reply(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).ok());
-    }))
+    let run = move || reply(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).ok());
+    #[cfg(target_os = "linux")]
+    if on_main_thread() {
+        run();
+        return true;
+    }
+    send_to_spawner(Box::new(run))
 }
 
 /// Whether the caller runs on the process's main thread, which lives as
@@ -682,25 +687,10 @@ fn on_main_thread() -> bool {
     nix::unistd::gettid() == nix::unistd::getpid()
 }
 
-/// Runs `job` on the calling thread when that is the main thread
-/// ([`on_main_thread`]); gives it back otherwise, for the spawner thread.
-fn launch_on_main_thread(job: LaunchJob) -> Result<std::io::Result<Launched>, LaunchJob> {
-    #[cfg(target_os = "linux")]
-    if on_main_thread() {
-        return Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
-            .unwrap_or_else(|_| Err(std::io::Error::other("starting the server panicked"))));
-    }
-    Err(job)
-}
-
 /// Runs `job` on the main thread when called there, else on the spawner
 /// thread, and blocks until it is done (well under a millisecond for a
 /// clone, a few for a fork).
 fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Launched> {
-    let job = match launch_on_main_thread(job) {
-        Ok(launched) => return launched,
-        Err(job) => job,
-    };
     let (reply, result) = std::sync::mpsc::sync_channel(1);
     if !launch_on_spawner(job, move |outcome| {
         let _ = reply.send(outcome);
@@ -717,10 +707,6 @@ fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Launched> {
 /// [`on_spawner_thread`] that awaits the spawner thread instead of
 /// blocking on it.
 async fn on_spawner_thread_async(job: LaunchJob) -> std::io::Result<Launched> {
-    let job = match launch_on_main_thread(job) {
-        Ok(launched) => return launched,
-        Err(job) => job,
-    };
     let (reply, result) = tokio::sync::oneshot::channel();
     if !launch_on_spawner(job, move |outcome| {
         let _ = reply.send(outcome);
