@@ -261,9 +261,9 @@ async fn call(
 }
 
 /// What a host does for one model turn: the catalog, then one call per
-/// server, at once.
-async fn agent_turn(runtime: &SessionRuntime, case: &Case) -> Turn {
-    let catalog = match runtime.catalog().await {
+/// server, at once. Each step must end within `limit`.
+async fn agent_turn(runtime: &SessionRuntime, case: &Case, name: &str, limit: Duration) -> Turn {
+    let catalog = match bounded(name, "building the catalog", limit, runtime.catalog()).await {
         Ok(catalog) => catalog,
         Err(error) => {
             return Turn {
@@ -272,23 +272,41 @@ async fn agent_turn(runtime: &SessionRuntime, case: &Case) -> Turn {
             };
         }
     };
-    let (healthy, faulty) = tokio::join!(
-        call(
-            runtime,
-            &catalog,
-            "healthy",
-            "echo",
-            json!({"text": "still here"})
-        ),
-        call(
-            runtime,
-            &catalog,
-            "faulty",
-            case.tool,
-            case.arguments.clone()
-        ),
-    );
+    let calls = async {
+        tokio::join!(
+            call(
+                runtime,
+                &catalog,
+                "healthy",
+                "echo",
+                json!({"text": "still here"})
+            ),
+            call(
+                runtime,
+                &catalog,
+                "faulty",
+                case.tool,
+                case.arguments.clone()
+            ),
+        )
+    };
+    let (healthy, faulty) = bounded(name, "calling both servers", limit, calls).await;
     Turn { healthy, faulty }
+}
+
+/// Awaits one step of a row, failing the row by name when the step does
+/// not end: a hang shows as this row's failure, saying where it stopped,
+/// instead of stalling the suite.
+async fn bounded<T>(
+    name: &str,
+    step: &str,
+    limit: Duration,
+    future: impl std::future::Future<Output = T>,
+) -> T {
+    match tokio::time::timeout(limit, future).await {
+        Ok(output) => output,
+        Err(_) => panic!("{name}: {step} did not end within {limit:?}"),
+    }
 }
 
 async fn assert_gone(pid: i32, what: &str) {
@@ -311,7 +329,7 @@ async fn check(name: &str, case: Case) {
 
     let memory_before = peak_rss();
     let started = Instant::now();
-    let turn = agent_turn(&runtime, &case).await;
+    let turn = agent_turn(&runtime, &case, name, budget + SLACK).await;
     let elapsed = started.elapsed();
     let grown = peak_rss().saturating_sub(memory_before);
     let outcome = match &turn.faulty {
@@ -346,7 +364,7 @@ async fn check(name: &str, case: Case) {
         }
         Expect::Works => {
             assert!(turn.faulty.is_ok(), "{name}: {:?}", turn.faulty);
-            let again = agent_turn(&runtime, &case).await;
+            let again = agent_turn(&runtime, &case, name, budget + SLACK).await;
             assert!(again.faulty.is_ok(), "{name}, second turn: {again:?}");
         }
     }
@@ -364,14 +382,23 @@ async fn check(name: &str, case: Case) {
     );
 
     // (d) nothing is left behind
-    let healthy_pid: i32 = runtime
-        .call("healthy__pid", json!({}))
-        .await
-        .map(|result| text_of(&result).parse().unwrap())
-        .unwrap();
+    let healthy_pid: i32 = bounded(
+        name,
+        "asking the healthy server its pid",
+        SLACK,
+        runtime.call("healthy__pid", json!({})),
+    )
+    .await
+    .map(|result| text_of(&result).parse().unwrap())
+    .unwrap();
     let shutdown_started = Instant::now();
-    let shutdown = tokio::time::timeout(Duration::from_secs(20), runtime.shutdown()).await;
-    assert!(shutdown.is_ok(), "{name}: shutting the runtime down hangs");
+    bounded(
+        name,
+        "shutting the runtime down",
+        Duration::from_secs(20),
+        runtime.shutdown(),
+    )
+    .await;
     eprintln!(
         "fault {name}: shutdown took {} ms",
         shutdown_started.elapsed().as_millis()
