@@ -326,10 +326,11 @@ async fn check(name: &str, case: Case) {
     let faulty = entry("faulty", transport, case.timeouts);
     let runtime = runtime(vec![healthy_entry(), faulty]);
     let budget = case.timeouts.connect + case.timeouts.request + case.timeouts.tool_call;
+    let limit = budget + SLACK;
 
     let memory_before = peak_rss();
     let started = Instant::now();
-    let turn = agent_turn(&runtime, &case, name, budget + SLACK).await;
+    let turn = agent_turn(&runtime, &case, name, limit).await;
     let elapsed = started.elapsed();
     let grown = peak_rss().saturating_sub(memory_before);
     let outcome = match &turn.faulty {
@@ -344,7 +345,7 @@ async fn check(name: &str, case: Case) {
 
     // (a) the turn ends within its timeouts
     assert!(
-        elapsed < budget + SLACK,
+        elapsed < limit,
         "{name}: the turn took {elapsed:?} (budget {budget:?} + {SLACK:?})"
     );
     // (b) the faulty server's outcome, and an error names it
@@ -364,7 +365,7 @@ async fn check(name: &str, case: Case) {
         }
         Expect::Works => {
             assert!(turn.faulty.is_ok(), "{name}: {:?}", turn.faulty);
-            let again = agent_turn(&runtime, &case, name, budget + SLACK).await;
+            let again = agent_turn(&runtime, &case, name, limit).await;
             assert!(again.faulty.is_ok(), "{name}, second turn: {again:?}");
         }
     }
