@@ -8,7 +8,8 @@
 //! the fault injection and load suites: the script of
 //! `mcp-misbehaving-server` ([`misbehaving`]), a loopback HTTP server that
 //! misbehaves on purpose ([`fault_net`]) and process measurements
-//! ([`measure`]).
+//! ([`measure`]); and for the deadline and input-round tests the script
+//! of `mcp-relentless-server` ([`relentless`]).
 
 // A test-support crate: a failed loopback bind or a bad static header fails
 // the test that asked for it.
@@ -20,5 +21,6 @@ pub mod harness;
 pub mod measure;
 pub mod misbehaving;
 pub mod net;
+pub mod relentless;
 pub mod scripted;
 pub mod server;
