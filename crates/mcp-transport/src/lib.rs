@@ -259,7 +259,8 @@ pub use stdio::{StdioOptions, StdioTransport};
 pub use streamable_http::StreamableHttpTransport;
 pub use task::{RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
 pub use transport::{
-    HttpFailure, MessageSender, ModernSender, Transport, TransportError, TransportErrorKind,
+    HttpFailure, MessageSender, ModernSender, TimeoutLimit, Transport, TransportError,
+    TransportErrorKind,
 };
 #[cfg(feature = "ws")]
 pub use ws::WsTransport;

@@ -93,7 +93,7 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
-    fn parse(text: &str) -> TaskStatus {
+    pub(crate) fn parse(text: &str) -> TaskStatus {
         match text {
             "working" => TaskStatus::Working,
             "input_required" => TaskStatus::InputRequired,

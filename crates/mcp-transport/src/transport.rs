@@ -25,6 +25,18 @@ pub struct TransportError {
     source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
+/// Which of a request's two limits ended it.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutLimit {
+    /// The total limit, which nothing extends (`CallOptions::timeout`, the
+    /// entry's tool-call or request timeout).
+    Total(Duration),
+    /// The inactivity limit: this long without real progress
+    /// (`CallOptions::idle_timeout`).
+    Inactivity(Duration),
+}
+
 /// What went wrong, without the server's name (which
 /// [`TransportError`] carries once).
 ///
@@ -56,12 +68,15 @@ pub enum TransportErrorKind {
         /// The failure of the exchange that found the server gone.
         cause: Box<TransportErrorKind>,
     },
-    /// A request got no answer in time (progress notifications reset the clock).
+    /// A request got no answer in time: its total limit passed, or its
+    /// inactivity limit without real progress (see [`TimeoutLimit`]).
     Timeout {
         /// The request's method.
         method: String,
-        /// The limit that passed.
+        /// How long the request ran.
         after: Duration,
+        /// Which limit passed.
+        limit: TimeoutLimit,
     },
     /// Connecting (spawn + initialize) did not finish in time.
     ConnectTimeout {
@@ -338,9 +353,26 @@ impl std::fmt::Display for TransportErrorKind {
             K::Http { failure, detail } if detail.is_empty() => write!(f, "{failure}"),
             K::Http { failure, detail } => write!(f, "{failure}: {detail}"),
             K::ConnectionLost { cause } => write!(f, "connection lost: {cause}"),
-            K::Timeout { method, after } => {
-                write!(f, "{method} timed out after {}", fmt_duration(*after))
-            }
+            K::Timeout {
+                method,
+                after,
+                limit: TimeoutLimit::Total(limit),
+            } => write!(
+                f,
+                "{method} timed out after {} (its total limit of {})",
+                fmt_duration(*after),
+                fmt_duration(*limit)
+            ),
+            K::Timeout {
+                method,
+                after,
+                limit: TimeoutLimit::Inactivity(limit),
+            } => write!(
+                f,
+                "{method} timed out after {}: no progress for {}",
+                fmt_duration(*after),
+                fmt_duration(*limit)
+            ),
             K::ConnectTimeout {
                 after,
                 stderr_tail,

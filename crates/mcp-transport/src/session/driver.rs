@@ -6,6 +6,7 @@
 
 use super::*;
 
+use super::deadlines::Activity;
 use super::pending::{Body, Reply};
 use crate::message::Incoming;
 
@@ -232,7 +233,9 @@ pub(super) fn deliver_progress(shared: &Shared, params: Option<&Value>) {
     {
         // A later deadline needs no wake-up: the deadline task finds it
         // when it wakes for the earlier one.
-        pending.deadline.restart(Instant::now());
+        pending
+            .deadline
+            .observe(Instant::now(), Activity::Progress(progress.progress));
         let _ = sender.send(progress);
     }
 }

@@ -367,14 +367,23 @@ pub struct Progress {
 pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// Per-call options.
+///
+/// A call has two limits (see the `deadlines` module): a total that
+/// nothing extends, and an inactivity limit that only real progress
+/// restarts: a `progress` value above every one before, a new task
+/// status, an answered input round. A progress notification that repeats
+/// its value, or a task status message that changes while the status
+/// stays, restarts neither.
 #[non_exhaustive]
 #[derive(Clone, Default)]
 pub struct CallOptions {
-    /// Overrides the session's default timeout for this call. Each progress
-    /// notification restarts it.
+    /// The total limit of the call, input rounds and task polling
+    /// included; nothing extends it. `None`: the session's default for
+    /// the method (the tool-call timeout for `tools/call`).
     pub timeout: Option<Duration>,
-    /// An upper bound that progress does not extend.
-    pub max_total_timeout: Option<Duration>,
+    /// How long the call may go without real progress; `None` (or a
+    /// value past the total): only the total applies.
+    pub idle_timeout: Option<Duration>,
     /// When set, `_meta.progressToken` is sent and progress is delivered here.
     pub progress: Option<ProgressCallback>,
 }
@@ -383,7 +392,7 @@ impl fmt::Debug for CallOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallOptions")
             .field("timeout", &self.timeout)
-            .field("max_total_timeout", &self.max_total_timeout)
+            .field("idle_timeout", &self.idle_timeout)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -404,17 +413,19 @@ impl CallOptions {
         self
     }
 
-    /// Sets the timeout of this call (progress restarts it).
+    /// Sets the total limit of this call, which nothing extends. Any
+    /// value is accepted: one past the clock's range waits a century.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
-    /// Sets an upper bound on the call that progress does not extend.
+    /// Sets how long this call may go without real progress (within its
+    /// total limit).
     #[must_use]
-    pub fn with_max_total_timeout(mut self, max_total_timeout: Duration) -> Self {
-        self.max_total_timeout = Some(max_total_timeout);
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = Some(idle_timeout);
         self
     }
 }
@@ -525,6 +536,8 @@ struct Shared {
     options: SessionOptions,
     /// Set once a modern revision is chosen: the `_meta` of every request.
     modern: OnceLock<crate::request_meta::RequestMeta>,
+    /// The negotiated revision, once negotiation is done.
+    revision: OnceLock<String>,
     /// The `subscriptions/listen` in progress (modern sessions only).
     listener: Mutex<Option<listen::Listener>>,
     /// Resources the host subscribed to.
@@ -625,6 +638,7 @@ impl ClientSession {
             stderr,
             options,
             modern: OnceLock::new(),
+            revision: OnceLock::new(),
             listener: Mutex::new(None),
             subscribed: Mutex::new(Vec::new()),
             rejected: Mutex::new(Vec::new()),
@@ -641,6 +655,9 @@ impl ClientSession {
             deadlines: tokio::spawn(deadlines::watch(Arc::clone(&shared))),
         };
         let negotiated = shared.negotiate().await?;
+        let _ = shared
+            .revision
+            .set(negotiated.identity.protocol_version.clone());
         let modern = negotiated.modern.is_some();
         if let Some(meta) = negotiated.modern {
             let _ = shared.modern.set(meta);
@@ -838,9 +855,10 @@ impl ClientSession {
         options: &CallOptions,
     ) -> Result<CallToolResult, TransportError> {
         let params = Params::ToolCall { name, arguments };
+        let mut deadline = self.shared.deadline("tools/call", options);
         let body = self
             .shared
-            .request_body("tools/call", params, options)
+            .request_body("tools/call", params, options, &mut deadline)
             .await?;
         if let pending::Body::Raw(raw) = &body
             && let Some(result) = crate::top_members::tool_result(raw)
@@ -858,7 +876,9 @@ impl ClientSession {
         }
         let result = self.shared.body_value("tools/call", body)?;
         // A task the server starts on its own (2026-07-28) is followed.
-        let result = self.settle_tool_result(name, result, options).await?;
+        let result = self
+            .settle_tool_result(name, result, options, deadline)
+            .await?;
         self.parse("tools/call", result)
     }
 
@@ -908,9 +928,11 @@ impl ClientSession {
         method: &str,
         params: Option<Value>,
     ) -> Result<T, TransportError> {
+        let options = CallOptions::default();
+        let mut deadline = self.shared.deadline(method, &options);
         let body = self
             .shared
-            .request_body(method, params.into(), &CallOptions::default())
+            .request_body(method, params.into(), &options, &mut deadline)
             .await?;
         self.shared.body_typed(method, body)
     }

@@ -7,6 +7,7 @@ use super::*;
 use std::hash::BuildHasherDefault;
 
 use super::deadlines::Deadline;
+use crate::transport::TimeoutLimit;
 use crate::message::{RawJson, RequestRef};
 use crate::params::Params;
 use crate::request_meta::{RequestMeta, with_meta};
@@ -19,8 +20,9 @@ pub(super) enum Reply {
     Answer(Result<Body, ErrorObject>),
     /// The connection ended first.
     Ended(TransportError),
-    /// The request's deadline passed first; the entry is already gone.
-    TimedOut,
+    /// The request's deadline passed first, on this limit; the entry is
+    /// already gone.
+    TimedOut(TimeoutLimit),
 }
 
 /// A result as it reaches its caller: still raw (the common case, decoded
@@ -234,12 +236,15 @@ impl Shared {
         self.ended.send_replace(Some(reason));
     }
 
-    pub(super) fn default_timeout(&self, method: &str) -> Duration {
-        match method {
+    /// The deadline of a `method` call with `options`, starting now: the
+    /// caller's limits, or the session's default total for the method.
+    pub(super) fn deadline(&self, method: &str, options: &CallOptions) -> Deadline {
+        let default = match method {
             "initialize" => self.options.connect_timeout,
             "tools/call" => self.options.tool_call_timeout,
             _ => self.options.request_timeout,
-        }
+        };
+        Deadline::for_call(Instant::now(), options, default)
     }
 
     /// [`Shared::exchange_body`] decoded into a `Value`.
@@ -321,25 +326,34 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Body, TransportError> {
-        self.exchange_keeping(method, params.into(), options, false, None)
+        let deadline = self.deadline(method, options);
+        self.exchange_keeping(method, params.into(), options, deadline, false, None)
             .await
             .map(|(body, _)| body)
     }
 
-    /// [`Shared::exchange_body`] with the session's modern `_meta`, when
-    /// given, added to the parameters (spliced in as encoded once, when
-    /// the transport encodes from a borrow); with `keep`, also the
-    /// parameters as the caller gave them when the transport encoded them
-    /// from a borrow (see [`Shared::sends_by_reference`]), for a later
-    /// input round.
+    /// [`Shared::exchange_body`] within `deadline`, with the session's
+    /// modern `_meta`, when given, added to the parameters (spliced in as
+    /// encoded once, when the transport encodes from a borrow); with
+    /// `keep`, also the parameters as the caller gave them when the
+    /// transport encoded them from a borrow (see
+    /// [`Shared::sends_by_reference`]), for a later input round. The
+    /// progress delivered meanwhile moves the table's copy of the deadline.
     pub(super) async fn exchange_keeping<'p>(
         self: &Arc<Self>,
         method: &str,
         params: Params<'p>,
         options: &CallOptions,
+        deadline: Deadline,
         keep: bool,
         meta: Option<&RequestMeta>,
     ) -> Result<(Body, Option<Params<'p>>), TransportError> {
+        let now = Instant::now();
+        if let Some(limit) = deadline.expired(now) {
+            // Its time ran out on the way (an input the user took long to
+            // give, a poll at the very end): not sent at all.
+            return Err(deadline.error(&self.server, method, now, limit));
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply_tx, mut reply_rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = match options.progress {
@@ -354,14 +368,9 @@ impl Shared {
         } else {
             params
         };
-        let timeout = options
-            .timeout
-            .unwrap_or_else(|| self.default_timeout(method));
-        let started = Instant::now();
-        let hard_deadline = options
-            .max_total_timeout
-            .map(|max| super::deadlines::later(started, max));
-        let deadline = Deadline::new(started, timeout, hard_deadline);
+        let at = deadline.at();
+        // The table's copy moves with progress; this one names the limits.
+        let limits = deadline.clone();
         let (alone, wake) = {
             let mut table = lock(&self.pending);
             if let Some(reason) = &table.ended {
@@ -375,7 +384,7 @@ impl Shared {
                     deadline,
                 },
             );
-            (table.entries.len() == 1, table.arm(deadline.at))
+            (table.entries.len() == 1, table.arm(at))
         };
         if wake {
             self.deadlines.notify_one();
@@ -442,21 +451,15 @@ impl Shared {
                             .map_err(|error| self.answer_error(method, error)),
                         Ok(Reply::Ended(reason)) => Err(reason),
                         Err(_) => Err(self.ended_error()),
-                        Ok(Reply::TimedOut) => {
+                        Ok(Reply::TimedOut(limit)) => {
                             if guard.cancellable {
                                 self.cancel(id, "timed out");
                             }
-                            Err(TransportError::new(
-                                &*self.server,
-                                TransportErrorKind::Timeout {
-                                    method: method.to_string(),
-                                    after: Instant::now().duration_since(started),
-                                },
-                            ))
+                            Err(limits.error(&self.server, method, Instant::now(), limit))
                         }
                     };
                 }
-                // The driver restarts the deadline as it delivers progress.
+                // The driver moves the deadline as it delivers progress.
                 Some(progress) = recv_progress(&mut progress_rx) => {
                     if let Some(callback) = &options.progress {
                         callback(progress);

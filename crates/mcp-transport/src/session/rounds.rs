@@ -5,16 +5,50 @@
 //! server→client requests of older revisions, and the request is sent
 //! again with a new id, the `inputResponses` and the `requestState`
 //! echoed unchanged, for at most [`SessionOptions::max_input_rounds`]
-//! rounds. Results without `resultType` (older servers) are complete.
+//! rounds of at most [`MAX_INPUT_REQUESTS`] inputs each. Results without
+//! `resultType` (older servers) are complete.
+//!
+//! Whether an `input_required` answer is followed at all is decided by
+//! [`input_rounds_allowed`] alone: only `tools/call`, `prompts/get` and
+//! `resources/read`, and only at a revision that has the rounds; anywhere
+//! else it is an error naming the method, and nothing is sent again. All
+//! rounds share the call's one deadline: an answered round restarts its
+//! inactivity limit, and its total holds across them.
 
 use super::*;
 
+use super::deadlines::{Activity, Deadline};
 use super::pending::{Body, Outcome};
 use crate::params::Params;
 use crate::request_meta::RequestMeta;
 
 /// `resultType` of an interim result that needs input from the client.
 const INPUT_REQUIRED: &str = "input_required";
+
+/// Most input requests the host is asked to answer at once: in one input
+/// round, and over one task's life. A server that asks for more is
+/// stopped rather than followed.
+pub(super) const MAX_INPUT_REQUESTS: usize = 64;
+
+/// The requests SEP-2322 lets a server answer with `input_required`.
+const INPUT_ROUND_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+
+/// Whether a server may answer `method` with `input_required` at the
+/// negotiated `revision`: the rounds exist from 2026-07-28 on, and only
+/// for the requests the specification names ("Servers MUST NOT send
+/// `InputRequiredResult` responses on any other client requests").
+pub(super) fn input_rounds_allowed(revision: &str, method: &str) -> bool {
+    crate::protocol::is_modern(revision) && INPUT_ROUND_METHODS.contains(&method)
+}
+
+/// The error of a server that asked the host for more than
+/// [`MAX_INPUT_REQUESTS`] inputs; `asker` says who asked.
+pub(super) fn too_many_inputs(server: &str, asker: &str) -> TransportError {
+    TransportError::protocol(
+        server,
+        format!("{asker} asked for more than {MAX_INPUT_REQUESTS} inputs; not answered"),
+    )
+}
 
 /// The `_meta` a modern session at `version` adds to every request:
 /// revision, client identity, client capabilities and, when the host asked
@@ -77,19 +111,36 @@ impl Shared {
         params: Option<Value>,
         options: &CallOptions,
     ) -> Result<Value, TransportError> {
-        let body = self.request_body(method, params.into(), options).await?;
+        let mut deadline = self.deadline(method, options);
+        self.request_within(method, params, options, &mut deadline)
+            .await
+    }
+
+    /// [`Shared::request`] within a deadline that runs already (a task's).
+    pub(super) async fn request_within(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: &CallOptions,
+        deadline: &mut Deadline,
+    ) -> Result<Value, TransportError> {
+        let body = self
+            .request_body(method, params.into(), options, deadline)
+            .await?;
         self.body_value(method, body)
     }
 
     /// [`Shared::request`] with the result left raw when the session had
     /// no reason to look inside it (a complete result, no `serverInfo`
     /// still to learn), for the caller to decode into its type: a raw body
-    /// is always a complete result.
+    /// is always a complete result. Every round runs within `deadline`,
+    /// which each answered round moves on.
     pub(super) async fn request_body(
         self: &Arc<Self>,
         method: &str,
         params: Params<'_>,
         options: &CallOptions,
+        deadline: &mut Deadline,
     ) -> Result<Body, TransportError> {
         let meta = self.modern.get();
         // The parameters are needed again only for an input round: a
@@ -99,7 +150,7 @@ impl Shared {
         let by_reference = self.sends_by_reference(meta.is_some());
         let copy = (!by_reference).then(|| params.clone());
         let (body, kept) = self
-            .exchange_keeping(method, params, options, by_reference, meta)
+            .exchange_keeping(method, params, options, deadline.clone(), by_reference, meta)
             .await?;
         let learns_info = meta.is_some()
             && lock(&self.server_info).is_none()
@@ -111,6 +162,18 @@ impl Shared {
         let mut result = self.body_value(method, body)?;
         let mut rounds = 0;
         while result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED) {
+            let revision = self.revision.get().map_or("", String::as_str);
+            if !input_rounds_allowed(revision, method) {
+                let why = if crate::protocol::is_modern(revision) {
+                    format!("{revision} allows only on {}", INPUT_ROUND_METHODS.join(", "))
+                } else {
+                    format!("does not exist at {revision}")
+                };
+                return Err(TransportError::protocol(
+                    &*self.server,
+                    format!("{method} was answered with input_required, which {why}; not sent again"),
+                ));
+            }
             rounds += 1;
             if rounds > self.options.max_input_rounds {
                 return Err(TransportError::new(
@@ -122,9 +185,17 @@ impl Shared {
                 ));
             }
             let responses = self.answer_input_requests(method, &result).await?;
+            deadline.observe(Instant::now(), Activity::InputAnswered);
             let retry = retry_params(params.clone(), responses, result.get("requestState"));
             let (body, _) = self
-                .exchange_keeping(method, Params::Value(Some(retry)), options, false, meta)
+                .exchange_keeping(
+                    method,
+                    Params::Value(Some(retry)),
+                    options,
+                    deadline.clone(),
+                    false,
+                    meta,
+                )
                 .await?;
             result = self.body_value(method, body)?;
         }
@@ -165,6 +236,9 @@ impl Shared {
                 format!("{method}: inputRequests is not an object"),
             ));
         };
+        if requests.len() > MAX_INPUT_REQUESTS {
+            return Err(too_many_inputs(&self.server, method));
+        }
         let failed = |input: &str, message: String| {
             TransportError::new(
                 &*self.server,

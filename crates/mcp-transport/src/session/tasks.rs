@@ -4,11 +4,13 @@
 //!
 //! A host sees a tool call either way: the loops below drive the task to
 //! its end and hand back the `CallToolResult` the call would have given.
-//! They are bounded like any tool call: the call's timeout runs from the
-//! last sign of life (a new status or status message, which is also
-//! reported as [`Progress`], or an answered input request), the
-//! `max_total_timeout` bounds the whole, and each poll waits the server's
-//! `pollInterval` (never less than [`MIN_POLL_INTERVAL`]). A caller that
+//! They run within the call's one deadline (see `deadlines`), started
+//! before the `tools/call` that creates the task: its total bounds the
+//! whole, and its inactivity limit restarts on a new status or an answered
+//! input request, not on a status message that changes alone (which is
+//! still reported as [`Progress`]). Each poll waits the server's
+//! `pollInterval` (never less than [`MIN_POLL_INTERVAL`]) and is itself
+//! bounded by the session's request timeout within what is left. A caller that
 //! stops waiting, a timeout or an input the host cannot give leaves the
 //! task running on the server, so those paths send `tasks/cancel`; a task
 //! that ended on its own is not cancelled.
@@ -21,7 +23,8 @@
 
 use crate::task::{Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
 
-use super::deadlines::later;
+use super::deadlines::{Activity, Deadline, later};
+use super::rounds::{MAX_INPUT_REQUESTS, too_many_inputs};
 use super::*;
 
 /// Shortest wait between two polls: a `pollInterval` of 0 must not turn
@@ -29,9 +32,6 @@ use super::*;
 const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Wait between polls when the server suggests none.
 const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
-/// Most input requests one task may have the host answer; a server that
-/// keeps asking is stopped rather than followed for ever.
-const MAX_INPUT_REQUESTS: usize = 64;
 /// Bound on the `tasks/cancel` sent for an abandoned task.
 const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -85,11 +85,16 @@ impl ClientSession {
         if let Some(arguments) = arguments {
             params["arguments"] = arguments;
         }
+        // One deadline from the first request to the task's end.
+        let mut deadline = self.shared.deadline("tools/call", options);
         if support != TaskSupport::Required {
             let result = self
-                .request_with("tools/call", Some(params), options)
+                .shared
+                .request_within("tools/call", Some(params), options, &mut deadline)
                 .await?;
-            return self.settle_tool_result(name, result, options).await;
+            return self
+                .settle_tool_result(name, result, options, deadline)
+                .await;
         }
         match self.task_generation() {
             None => Err(TransportError::new(
@@ -103,29 +108,34 @@ impl ClientSession {
                 // The request's own opt-in; the server picks the TTL.
                 params["task"] = json!({});
                 let created = self
-                    .request_with("tools/call", Some(params), options)
+                    .shared
+                    .request_within("tools/call", Some(params), options, &mut deadline)
                     .await?;
-                self.run_experimental(name, created, options).await
+                self.run_experimental(name, created, options, deadline)
+                    .await
             }
             // The server alone decides to start a task; the extension in
             // the request's capabilities is all the client says.
             Some(TaskGeneration::Extension) => {
                 let result = self
-                    .request_with("tools/call", Some(params), options)
+                    .shared
+                    .request_within("tools/call", Some(params), options, &mut deadline)
                     .await?;
-                self.settle_tool_result(name, result, options).await
+                self.settle_tool_result(name, result, options, deadline)
+                    .await
             }
         }
     }
 
     /// A `tools/call` answer with a task handle in it (`resultType:
-    /// "task"`, which only the extension sends) is followed to its end; any
-    /// other answer is the result.
+    /// "task"`, which only the extension sends) is followed to its end
+    /// within the call's `deadline`; any other answer is the result.
     pub(super) async fn settle_tool_result(
         &self,
         name: &str,
         result: Value,
         options: &CallOptions,
+        deadline: Deadline,
     ) -> Result<Value, TransportError> {
         if result.get("resultType").and_then(Value::as_str) != Some("task") {
             return Ok(result);
@@ -139,7 +149,7 @@ impl ClientSession {
                 ),
             ));
         }
-        self.run_extension(name, result, options).await
+        self.run_extension(name, result, options, deadline).await
     }
 
     /// `tasks/get` of a task this session's server holds, read in the
@@ -180,6 +190,7 @@ impl ClientSession {
         tool: &str,
         created: Value,
         options: &CallOptions,
+        deadline: Deadline,
     ) -> Result<Value, TransportError> {
         let Some(seed) = created.get("task") else {
             // A server that does not run this call as a task answers it
@@ -197,7 +208,7 @@ impl ClientSession {
             .pointer("/tasks/cancel")
             .is_some_and(|cancel| !cancel.is_null());
         let mut guard = CancelOnDrop::new(&self.shared, &task.task_id, cancellable);
-        let mut poll = Poll::new(self, options);
+        let mut poll = Poll::new(self, options, deadline);
         poll.observe(&task);
         loop {
             match task.status {
@@ -208,7 +219,7 @@ impl ClientSession {
                 }
                 TaskStatus::Failed => {
                     guard.disarm();
-                    return Err(self.experimental_failure(tool, &task).await);
+                    return Err(self.experimental_failure(tool, &task, &poll).await);
                 }
                 TaskStatus::Cancelled => {
                     guard.disarm();
@@ -224,33 +235,25 @@ impl ClientSession {
 
     /// `tasks/result`: the payload of a task that ended, or, for one that
     /// waits for input, the wait for its end (the server sends its requests
-    /// meanwhile). Bounded by a fresh tool-call timeout.
+    /// meanwhile). Bounded by what is left of the call's deadline.
     async fn task_payload(&self, task: &Task, poll: &Poll<'_>) -> Result<Value, TransportError> {
-        let options = CallOptions {
-            timeout: Some(poll.timeout),
-            max_total_timeout: poll.hard_remaining(),
-            progress: None,
-        };
+        let mut deadline = poll.deadline.within(Instant::now(), Duration::MAX);
         self.shared
-            .request(
+            .request_within(
                 "tasks/result",
                 Some(json!({ "taskId": task.task_id })),
-                &options,
+                &CallOptions::default(),
+                &mut deadline,
             )
             .await
+            .map_err(|error| poll.call_error(error))
     }
 
     /// A failed 2025-11-25 task: `tasks/result` holds the JSON-RPC error it
     /// failed with; without it the status message says what went wrong.
-    async fn experimental_failure(&self, tool: &str, task: &Task) -> TransportError {
-        let options = CallOptions::default().with_timeout(self.shared.options.request_timeout);
-        let answer = self
-            .shared
-            .request(
-                "tasks/result",
-                Some(json!({ "taskId": task.task_id })),
-                &options,
-            )
+    async fn experimental_failure(&self, tool: &str, task: &Task, poll: &Poll<'_>) -> TransportError {
+        let answer = poll
+            .request("tasks/result", json!({ "taskId": task.task_id }))
             .await;
         let (code, message) = match answer {
             Err(error) => match error.into_kind() {
@@ -269,6 +272,7 @@ impl ClientSession {
         tool: &str,
         created: Value,
         options: &CallOptions,
+        deadline: Deadline,
     ) -> Result<Value, TransportError> {
         let mut task = Task::from_extension(&created).ok_or_else(|| {
             TransportError::protocol(
@@ -277,7 +281,7 @@ impl ClientSession {
             )
         })?;
         let mut guard = CancelOnDrop::new(&self.shared, &task.task_id, true);
-        let mut poll = Poll::new(self, options);
+        let mut poll = Poll::new(self, options, deadline);
         let mut answered: HashSet<String> = HashSet::new();
         poll.observe(&task);
         loop {
@@ -306,19 +310,17 @@ impl ClientSession {
                 TaskStatus::InputRequired => {
                     let responses = self.answer_inputs(tool, &task, &mut answered).await?;
                     if !responses.is_empty() {
-                        self.shared
-                            .request(
-                                "tasks/update",
-                                Some(json!({
-                                    "taskId": task.task_id,
-                                    "inputResponses": responses,
-                                })),
-                                &poll.request_options(),
-                            )
-                            .await?;
+                        poll.request(
+                            "tasks/update",
+                            json!({
+                                "taskId": task.task_id,
+                                "inputResponses": responses,
+                            }),
+                        )
+                        .await?;
                         // The host's answer is the task moving on; the
                         // time the user took to give it is not idleness.
-                        poll.touch();
+                        poll.answered();
                     }
                 }
                 TaskStatus::Working | TaskStatus::Other(_) => {}
@@ -345,12 +347,9 @@ impl ClientSession {
                 continue;
             }
             if answered.len() >= MAX_INPUT_REQUESTS {
-                return Err(TransportError::protocol(
-                    &*self.shared.server,
-                    format!(
-                        "task {:?} of {tool:?} asked for more than {MAX_INPUT_REQUESTS} inputs",
-                        task.task_id
-                    ),
+                return Err(too_many_inputs(
+                    &self.shared.server,
+                    &format!("task {:?} of {tool:?}", task.task_id),
                 ));
             }
             let method = request
@@ -393,13 +392,8 @@ impl ClientSession {
         read: fn(&Value) -> Option<Task>,
     ) -> Result<Task, TransportError> {
         poll.wait(task.poll_interval).await?;
-        let value = self
-            .shared
-            .request(
-                "tasks/get",
-                Some(json!({ "taskId": task.task_id })),
-                &poll.request_options(),
-            )
+        let value = poll
+            .request("tasks/get", json!({ "taskId": task.task_id }))
             .await?;
         let next = self.next_task(tool, task, read(&value))?;
         poll.observe(&next);
@@ -464,45 +458,37 @@ impl ClientSession {
     }
 }
 
-/// The clock of one task's poll loop.
+/// The clock of one task's poll loop: the call's deadline, and what was
+/// last reported as progress.
 struct Poll<'a> {
     session: &'a ClientSession,
     progress: Option<ProgressCallback>,
-    /// The tool call's timeout, restarted by each sign of life.
-    timeout: Duration,
-    started: Instant,
-    deadline: Instant,
-    hard_deadline: Option<Instant>,
+    deadline: Deadline,
     last: Option<(TaskStatus, Option<String>)>,
     steps: u32,
 }
 
 impl<'a> Poll<'a> {
-    fn new(session: &'a ClientSession, options: &CallOptions) -> Self {
-        let timeout = options
-            .timeout
-            .unwrap_or(session.shared.options.tool_call_timeout);
-        let started = Instant::now();
+    fn new(session: &'a ClientSession, options: &CallOptions, deadline: Deadline) -> Self {
         Poll {
             session,
             progress: options.progress.clone(),
-            timeout,
-            started,
-            deadline: later(started, timeout),
-            hard_deadline: options.max_total_timeout.map(|max| later(started, max)),
+            deadline,
             last: None,
             steps: 0,
         }
     }
 
-    /// A new status or status message restarts the timeout and is
-    /// reported as progress.
+    /// A task read by a poll: the deadline decides whether it is real
+    /// progress (a new status is, a new status message alone is not); a
+    /// new status or status message is reported as progress either way.
     fn observe(&mut self, task: &Task) {
+        self.deadline
+            .observe(Instant::now(), Activity::Status(&task.status));
         let now = (task.status.clone(), task.status_message.clone());
         if self.last.as_ref() == Some(&now) {
             return;
         }
-        self.touch();
         self.steps += 1;
         if let Some(progress) = &self.progress {
             progress(Progress {
@@ -518,18 +504,10 @@ impl<'a> Poll<'a> {
         self.last = Some(now);
     }
 
-    fn touch(&mut self) {
-        self.deadline = later(Instant::now(), self.timeout);
-    }
-
-    fn wake(&self) -> Instant {
-        self.hard_deadline
-            .map_or(self.deadline, |hard| hard.min(self.deadline))
-    }
-
-    fn hard_remaining(&self) -> Option<Duration> {
-        self.hard_deadline
-            .map(|hard| hard.saturating_duration_since(Instant::now()))
+    /// The host answered the task's input requests.
+    fn answered(&mut self) {
+        self.deadline
+            .observe(Instant::now(), Activity::InputAnswered);
     }
 
     /// Waits the server's interval before the next poll, or fails with a
@@ -539,7 +517,7 @@ impl<'a> Poll<'a> {
             .unwrap_or(DEFAULT_POLL_INTERVAL)
             .max(MIN_POLL_INTERVAL);
         let next = later(Instant::now(), interval);
-        let wake = self.wake();
+        let wake = self.deadline.at();
         if next >= wake {
             tokio::time::sleep_until(wake).await;
             return Err(self.timed_out());
@@ -548,28 +526,40 @@ impl<'a> Poll<'a> {
         Ok(())
     }
 
-    /// Options of one poll: the session's request timeout, within what is
-    /// left of the call's.
-    fn request_options(&self) -> CallOptions {
-        let left = self.wake().saturating_duration_since(Instant::now());
-        CallOptions::default().with_timeout(
-            self.session
-                .shared
-                .options
-                .request_timeout
-                .min(left)
-                .max(MIN_POLL_INTERVAL),
-        )
+    /// One request on the way (`tasks/get`, `tasks/update`): the session's
+    /// request timeout, within what is left of the call's deadline.
+    async fn request(&self, method: &str, params: Value) -> Result<Value, TransportError> {
+        let shared = &self.session.shared;
+        let mut deadline = self
+            .deadline
+            .within(Instant::now(), shared.options.request_timeout);
+        shared
+            .request_within(method, Some(params), &CallOptions::default(), &mut deadline)
+            .await
+            .map_err(|error| self.call_error(error))
+    }
+
+    /// A request on the way that timed out because the call's time ran
+    /// out is the call's timeout; any other error is its own.
+    fn call_error(&self, error: TransportError) -> TransportError {
+        match error.kind() {
+            TransportErrorKind::Timeout { .. }
+                if self.deadline.expired(Instant::now()).is_some() =>
+            {
+                self.timed_out()
+            }
+            _ => error,
+        }
     }
 
     fn timed_out(&self) -> TransportError {
-        TransportError::new(
-            &*self.session.shared.server,
-            TransportErrorKind::Timeout {
-                method: "tools/call".to_owned(),
-                after: Instant::now().duration_since(self.started),
-            },
-        )
+        let now = Instant::now();
+        let limit = self
+            .deadline
+            .expired(now)
+            .unwrap_or_else(|| self.deadline.next_limit());
+        self.deadline
+            .error(&self.session.shared.server, "tools/call", now, limit)
     }
 }
 
@@ -779,10 +769,19 @@ mod tests {
 
     /// Runs the extension loop on what the server's `tools/call` answers.
     async fn run(session: &ClientSession, options: &CallOptions) -> Result<Value, TransportError> {
+        let mut deadline = session.shared.deadline("tools/call", options);
         let created = session
-            .request_with("tools/call", Some(json!({"name": "hello_world"})), options)
+            .shared
+            .request_within(
+                "tools/call",
+                Some(json!({"name": "hello_world"})),
+                options,
+                &mut deadline,
+            )
             .await?;
-        session.run_extension("hello_world", created, options).await
+        session
+            .run_extension("hello_world", created, options, deadline)
+            .await
     }
 
     #[tokio::test]
@@ -867,7 +866,7 @@ mod tests {
         let session = connect(&server, None).await;
         let endless = CallOptions::default()
             .with_timeout(Duration::MAX)
-            .with_max_total_timeout(Duration::MAX);
+            .with_idle_timeout(Duration::MAX);
         assert_eq!(run(&session, &endless).await.unwrap(), hello());
 
         let mut created = created();
