@@ -277,7 +277,8 @@ mod tests {
     #[test]
     fn the_revision_decides_the_handshake_and_the_task_shape() {
         let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"});
-        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "work"}});
+        let call =
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "work"}});
         let mut old = Relentless::new(Pattern::ChattyTask, "2025-11-25", "");
         let Reply::Send(refused) = old.reply(&discover) else {
             panic!("no answer")
@@ -296,7 +297,8 @@ mod tests {
             panic!("no answer")
         };
         assert_eq!(created["result"]["resultType"], "task");
-        let get = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "t1"}});
+        let get =
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "t1"}});
         let Reply::Send(first) = new.reply(&get) else {
             panic!("no answer")
         };

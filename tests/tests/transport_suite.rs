@@ -262,15 +262,20 @@ async fn resources_and_prompts(harness: &dyn Harness, version: &str) {
     session.close().await.unwrap();
 }
 
-async fn delivers_progress_and_progress_resets_the_timeout(harness: &dyn Harness, version: &str) {
+async fn delivers_progress_and_advancing_progress_keeps_a_call_alive(
+    harness: &dyn Harness,
+    version: &str,
+) {
     let session = connect(harness, version, ServerOptions::default()).await;
     let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
     let sink = Arc::clone(&seen);
-    // 6 steps of 100 ms = 600 ms in all, far past the 300 ms timeout; each
-    // progress notification restarts it.
+    // 6 steps of 100 ms = 600 ms in all, far past the 300 ms inactivity
+    // limit; each advancing progress notification restarts it, within the
+    // total.
     let options = CallOptions::default()
         .with_progress(move |p| sink.lock().unwrap().push(p))
-        .with_timeout(Duration::from_millis(300));
+        .with_timeout(Duration::from_secs(20))
+        .with_idle_timeout(Duration::from_millis(300));
     let result = session
         .call_tool_with("slow", Some(json!({"steps": 6, "step_ms": 100})), &options)
         .await
@@ -644,7 +649,7 @@ macro_rules! transport_suite {
                 calls_tools,
                 many_requests_in_flight,
                 resources_and_prompts,
-                delivers_progress_and_progress_resets_the_timeout,
+                delivers_progress_and_advancing_progress_keeps_a_call_alive,
                 times_out_and_cancels,
                 each_call_keeps_its_own_deadline,
                 dropping_a_call_cancels_it,

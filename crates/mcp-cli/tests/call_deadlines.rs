@@ -86,8 +86,18 @@ fn a_call_ends_at_its_timeout_however_busy_the_server_looks() {
 #[test]
 fn input_required_is_not_followed_where_it_is_not_allowed() {
     let rows: [(&[&str], &str, &str, &str); 4] = [
-        (&["tools"], "tools/list", "2026-07-28", "allows only on tools/call"),
-        (&["tools"], "tools/list", "2024-11-05", "does not exist at 2024-11-05"),
+        (
+            &["tools"],
+            "tools/list",
+            "2026-07-28",
+            "allows only on tools/call",
+        ),
+        (
+            &["tools"],
+            "tools/list",
+            "2024-11-05",
+            "does not exist at 2024-11-05",
+        ),
         (
             &["call", "mcp__adhoc__work"],
             "tools/call",
@@ -106,12 +116,20 @@ fn input_required_is_not_followed_where_it_is_not_allowed() {
         let (run, _) = run(
             &tree,
             args,
-            &["--pattern", "input-loop", "--at", method, "--revision", revision],
+            &[
+                "--pattern",
+                "input-loop",
+                "--at",
+                method,
+                "--revision",
+                revision,
+            ],
         );
         let row = format!("{method} at {revision}\n{}", run.stderr);
         assert_eq!(run.code, 1, "{row}");
         assert!(
-            run.stderr.contains(&format!("{method} was answered with input_required"))
+            run.stderr
+                .contains(&format!("{method} was answered with input_required"))
                 && run.stderr.contains(why),
             "{row}"
         );
@@ -127,7 +145,14 @@ fn input_required_is_not_followed_where_it_is_not_allowed() {
         let (run, _) = run(
             &tree,
             &["call", "mcp__adhoc__work"],
-            &["--pattern", pattern, "--at", "tools/call", "--revision", "2026-07-28"],
+            &[
+                "--pattern",
+                pattern,
+                "--at",
+                "tools/call",
+                "--revision",
+                "2026-07-28",
+            ],
         );
         assert_eq!(run.code, 1, "{pattern}\n{}", run.stderr);
         assert!(run.stderr.contains(why), "{pattern}\n{}", run.stderr);

@@ -54,7 +54,14 @@ const IDLE: Limits = (10, Some(1));
 /// Runs one row: a call on `path` against `script`, with `limits`, must
 /// fail with a timeout on `limit` after `ends_ms` (to the millisecond the
 /// timer rounds to).
-async fn check(row: &str, path: Path, script: Script, limits: Limits, ends_ms: u64, limit: TimeoutLimit) {
+async fn check(
+    row: &str,
+    path: Path,
+    script: Script,
+    limits: Limits,
+    ends_ms: u64,
+    limit: TimeoutLimit,
+) {
     let server = Relentless::new(script);
     let options = SessionOptions::default()
         .with_max_input_rounds(1000)
@@ -129,38 +136,206 @@ async fn only_real_progress_extends_a_call_and_nothing_its_total() {
     let rows: Vec<(&str, Path, Script, Limits, u64, TimeoutLimit)> = vec![
         // Progress every 300 ms on a call never answered. The first value
         // counts; 1, 2, ... up to 5 at 1.5 s, then 5 again and again.
-        ("plain, none, total", Path::Plain, progress(Progress::None), TOTAL, 2_000, total(2)),
-        ("plain, none, idle", Path::Plain, progress(Progress::None), IDLE, 1_000, idle(1)),
-        ("plain, advancing, total", Path::Plain, progress(Advancing), TOTAL, 2_000, total(2)),
-        ("plain, advancing, idle", Path::Plain, progress(Advancing), IDLE, 10_000, total(10)),
-        ("plain, repeated, total", Path::Plain, progress(Repeated), TOTAL, 2_000, total(2)),
-        ("plain, repeated, idle", Path::Plain, progress(Repeated), IDLE, 1_300, idle(1)),
-        ("plain, stalled, total", Path::Plain, progress(ThenStalled), TOTAL, 2_000, total(2)),
-        ("plain, stalled, idle", Path::Plain, progress(ThenStalled), IDLE, 2_500, idle(1)),
+        (
+            "plain, none, total",
+            Path::Plain,
+            progress(Progress::None),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "plain, none, idle",
+            Path::Plain,
+            progress(Progress::None),
+            IDLE,
+            1_000,
+            idle(1),
+        ),
+        (
+            "plain, advancing, total",
+            Path::Plain,
+            progress(Advancing),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "plain, advancing, idle",
+            Path::Plain,
+            progress(Advancing),
+            IDLE,
+            10_000,
+            total(10),
+        ),
+        (
+            "plain, repeated, total",
+            Path::Plain,
+            progress(Repeated),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "plain, repeated, idle",
+            Path::Plain,
+            progress(Repeated),
+            IDLE,
+            1_300,
+            idle(1),
+        ),
+        (
+            "plain, stalled, total",
+            Path::Plain,
+            progress(ThenStalled),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "plain, stalled, idle",
+            Path::Plain,
+            progress(ThenStalled),
+            IDLE,
+            2_500,
+            idle(1),
+        ),
         // Polls every 250 ms from the task's creation at 0; a poll that
         // would come at or after the deadline is not sent.
-        ("task, same, total", Path::Task, status(Status::Same), TOTAL, 2_000, total(2)),
-        ("task, same, idle", Path::Task, status(Status::Same), IDLE, 1_000, idle(1)),
-        ("task, changing, total", Path::Task, status(Status::Changing), TOTAL, 2_000, total(2)),
-        ("task, changing, idle", Path::Task, status(Status::Changing), IDLE, 10_000, total(10)),
-        ("task, message only, total", Path::Task, status(Status::MessageOnly), TOTAL, 2_000, total(2)),
-        ("task, message only, idle", Path::Task, status(Status::MessageOnly), IDLE, 1_000, idle(1)),
+        (
+            "task, same, total",
+            Path::Task,
+            status(Status::Same),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "task, same, idle",
+            Path::Task,
+            status(Status::Same),
+            IDLE,
+            1_000,
+            idle(1),
+        ),
+        (
+            "task, changing, total",
+            Path::Task,
+            status(Status::Changing),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "task, changing, idle",
+            Path::Task,
+            status(Status::Changing),
+            IDLE,
+            10_000,
+            total(10),
+        ),
+        (
+            "task, message only, total",
+            Path::Task,
+            status(Status::MessageOnly),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "task, message only, idle",
+            Path::Task,
+            status(Status::MessageOnly),
+            IDLE,
+            1_000,
+            idle(1),
+        ),
         // The last new status at the third poll (0.75 s).
-        ("task, stalled, idle", Path::Task, status(Status::ThenStalled), IDLE, 1_750, idle(1)),
+        (
+            "task, stalled, idle",
+            Path::Task,
+            status(Status::ThenStalled),
+            IDLE,
+            1_750,
+            idle(1),
+        ),
         // The first round answered at 0.7 s restarts the inactivity
         // limit and the retry's progress counts afresh; the total runs
         // from the first round.
-        ("rounds, none, total", Path::Rounds, rounds(Progress::None), TOTAL, 2_000, total(2)),
-        ("rounds, none, idle", Path::Rounds, rounds(Progress::None), IDLE, 1_700, idle(1)),
-        ("rounds, advancing, total", Path::Rounds, rounds(Advancing), TOTAL, 2_000, total(2)),
-        ("rounds, advancing, idle", Path::Rounds, rounds(Advancing), IDLE, 10_000, total(10)),
-        ("rounds, repeated, total", Path::Rounds, rounds(Repeated), TOTAL, 2_000, total(2)),
-        ("rounds, repeated, idle", Path::Rounds, rounds(Repeated), IDLE, 2_000, idle(1)),
-        ("rounds, stalled, idle", Path::Rounds, rounds(ThenStalled), IDLE, 3_200, idle(1)),
+        (
+            "rounds, none, total",
+            Path::Rounds,
+            rounds(Progress::None),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "rounds, none, idle",
+            Path::Rounds,
+            rounds(Progress::None),
+            IDLE,
+            1_700,
+            idle(1),
+        ),
+        (
+            "rounds, advancing, total",
+            Path::Rounds,
+            rounds(Advancing),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "rounds, advancing, idle",
+            Path::Rounds,
+            rounds(Advancing),
+            IDLE,
+            10_000,
+            total(10),
+        ),
+        (
+            "rounds, repeated, total",
+            Path::Rounds,
+            rounds(Repeated),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "rounds, repeated, idle",
+            Path::Rounds,
+            rounds(Repeated),
+            IDLE,
+            2_000,
+            idle(1),
+        ),
+        (
+            "rounds, stalled, idle",
+            Path::Rounds,
+            rounds(ThenStalled),
+            IDLE,
+            3_200,
+            idle(1),
+        ),
         // A round every 0.7 s for ever: each restarts the inactivity
         // limit, none the total.
-        ("rounds, endless, total", Path::Rounds, endless.clone(), TOTAL, 2_000, total(2)),
-        ("rounds, endless, idle", Path::Rounds, endless, IDLE, 10_000, total(10)),
+        (
+            "rounds, endless, total",
+            Path::Rounds,
+            endless.clone(),
+            TOTAL,
+            2_000,
+            total(2),
+        ),
+        (
+            "rounds, endless, idle",
+            Path::Rounds,
+            endless,
+            IDLE,
+            10_000,
+            total(10),
+        ),
     ];
     for (row, path, script, limits, ends_ms, limit) in rows {
         check(row, path, script, limits, ends_ms, limit).await;
@@ -181,5 +356,8 @@ async fn a_call_answered_in_time_is_not_cut_short() {
     let endless = CallOptions::default()
         .with_timeout(Duration::MAX)
         .with_idle_timeout(Duration::MAX);
-    session.call_tool_with("done", None, &endless).await.unwrap();
+    session
+        .call_tool_with("done", None, &endless)
+        .await
+        .unwrap();
 }

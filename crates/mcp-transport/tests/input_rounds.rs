@@ -103,7 +103,11 @@ async fn check(method: &'static str, revision: &'static str, inputs: usize, expe
                 matches!(error.kind(), TransportErrorKind::InputRoundsExceeded { method: m, rounds } if m == method && *rounds == ROUNDS),
                 "{row}: {error}"
             );
-            assert_eq!(sent, ROUNDS + 1, "{row}: the first request and one per round");
+            assert_eq!(
+                sent,
+                ROUNDS + 1,
+                "{row}: the first request and one per round"
+            );
             assert_eq!(answered, ROUNDS * inputs, "{row}: inputs answered");
         }
         Expect::Refused(why) => {
@@ -145,10 +149,18 @@ async fn one_round_asks_for_no_more_inputs_than_the_cap() {
     let rows = [
         ("tools/call", 1, Expect::Followed),
         ("tools/call", CAP, Expect::Followed),
-        ("tools/call", CAP + 1, Expect::Refused("more than 64 inputs")),
+        (
+            "tools/call",
+            CAP + 1,
+            Expect::Refused("more than 64 inputs"),
+        ),
         ("tools/call", 2_000, Expect::Refused("more than 64 inputs")),
         ("prompts/get", CAP, Expect::Followed),
-        ("resources/read", CAP + 1, Expect::Refused("more than 64 inputs")),
+        (
+            "resources/read",
+            CAP + 1,
+            Expect::Refused("more than 64 inputs"),
+        ),
     ];
     for (method, inputs, expect) in rows {
         check(method, "2026-07-28", inputs, expect).await;

@@ -43,7 +43,9 @@ type Out = Arc<Mutex<std::io::Stdout>>;
 
 fn write(out: &Out, message: &Value) -> bool {
     let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
-    writeln!(out, "{message}").and_then(|()| out.flush()).is_ok()
+    writeln!(out, "{message}")
+        .and_then(|()| out.flush())
+        .is_ok()
 }
 
 fn record(log: Option<&PathBuf>, method: &str) {

@@ -44,9 +44,9 @@ pub trait Connection: Send + Sync {
         })
     }
 
-    /// `tools/call` with the raw tool name. With `progress`, the server's
-    /// progress notifications are delivered there (and each one restarts
-    /// the timeout).
+    /// `tools/call` with the raw tool name, within `timeout` in all (the
+    /// entry's tool-call timeout, which progress never extends). With
+    /// `progress`, the server's progress notifications are delivered there.
     async fn call_tool(
         &self,
         name: &str,

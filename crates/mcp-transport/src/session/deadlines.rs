@@ -90,7 +90,11 @@ impl Deadline {
     /// The deadline of a call with `options`, whose total is `default`
     /// unless the caller set one.
     pub(super) fn for_call(now: Instant, options: &CallOptions, default: Duration) -> Self {
-        Deadline::new(now, options.timeout.unwrap_or(default), options.idle_timeout)
+        Deadline::new(
+            now,
+            options.timeout.unwrap_or(default),
+            options.idle_timeout,
+        )
     }
 
     /// When the request times out, unless real progress comes first.
@@ -300,9 +304,23 @@ mod tests {
         }
         assert_eq!(deadline.at(), at(ends), "{row}: when it ends");
         assert_eq!(deadline.expired(at(ends - 1)), None, "{row}: before");
-        assert_eq!(deadline.expired(at(ends)), Some(limit), "{row}: which limit");
+        assert_eq!(
+            deadline.expired(at(ends)),
+            Some(limit),
+            "{row}: which limit"
+        );
         assert_eq!(deadline.next_limit(), limit, "{row}: the next limit");
     }
+
+    /// A row: its name, total and inactivity seconds, events by the
+    /// millisecond, when it ends and on which limit.
+    type Row<'a> = (
+        &'a str,
+        (u64, Option<u64>),
+        &'a [(u64, Event)],
+        u64,
+        TimeoutLimit,
+    );
 
     /// Every `step` ms from `from` to `to`, the event `make(i)`.
     fn every(from: u64, to: u64, step: u64, make: impl Fn(u64) -> Event) -> Vec<(u64, Event)> {
@@ -332,22 +350,82 @@ mod tests {
         ];
         let same_status = every(300, 60_000, 300, |_| Status("working"));
         let inputs = every(1_000, 60_000, 1_000, |_| Input);
-        let rows: [(&str, (u64, Option<u64>), &[(u64, Event)], u64, TimeoutLimit); 16] = [
+        let rows: [Row<'_>; 16] = [
             ("nothing, total only", (2, None), &[], 2_000, total(2)),
             ("nothing, idle 1 of 2", (2, Some(1)), &[], 1_000, idle(1)),
             ("idle longer than total", (2, Some(9)), &[], 2_000, total(2)),
-            ("advancing, total only", (2, None), &advancing, 2_000, total(2)),
-            ("advancing, idle 1 of 5", (5, Some(1)), &advancing, 5_000, total(5)),
-            ("repeated, total only", (2, None), &repeated, 2_000, total(2)),
+            (
+                "advancing, total only",
+                (2, None),
+                &advancing,
+                2_000,
+                total(2),
+            ),
+            (
+                "advancing, idle 1 of 5",
+                (5, Some(1)),
+                &advancing,
+                5_000,
+                total(5),
+            ),
+            (
+                "repeated, total only",
+                (2, None),
+                &repeated,
+                2_000,
+                total(2),
+            ),
             // The first value counts once; repeats never.
-            ("repeated, idle 1 of 5", (5, Some(1)), &repeated, 1_300, idle(1)),
-            ("backwards, idle 1 of 5", (5, Some(1)), &backwards, 1_300, idle(1)),
-            ("advancing then stalled", (20, Some(1)), &then_stalled, 4_000, idle(1)),
-            ("advancing then stalled, total", (2, Some(1)), &then_stalled, 2_000, total(2)),
+            (
+                "repeated, idle 1 of 5",
+                (5, Some(1)),
+                &repeated,
+                1_300,
+                idle(1),
+            ),
+            (
+                "backwards, idle 1 of 5",
+                (5, Some(1)),
+                &backwards,
+                1_300,
+                idle(1),
+            ),
+            (
+                "advancing then stalled",
+                (20, Some(1)),
+                &then_stalled,
+                4_000,
+                idle(1),
+            ),
+            (
+                "advancing then stalled, total",
+                (2, Some(1)),
+                &then_stalled,
+                2_000,
+                total(2),
+            ),
             ("status changes", (10, Some(1)), &statuses, 4_200, idle(1)),
-            ("status changes, total", (3, Some(1)), &statuses, 3_000, total(3)),
-            ("same status every poll", (10, Some(1)), &same_status, 1_300, idle(1)),
-            ("same status, total only", (2, None), &same_status, 2_000, total(2)),
+            (
+                "status changes, total",
+                (3, Some(1)),
+                &statuses,
+                3_000,
+                total(3),
+            ),
+            (
+                "same status every poll",
+                (10, Some(1)),
+                &same_status,
+                1_300,
+                idle(1),
+            ),
+            (
+                "same status, total only",
+                (2, None),
+                &same_status,
+                2_000,
+                total(2),
+            ),
             ("inputs answered", (5, Some(2)), &inputs, 5_000, total(5)),
             ("inputs, total only", (3, None), &inputs, 3_000, total(3)),
         ];
@@ -364,14 +442,22 @@ mod tests {
         assert!(deadline.observe(start, Activity::Progress(5.0)));
         assert!(!deadline.observe(start, Activity::Progress(5.0)));
         assert!(deadline.observe(start, Activity::InputAnswered));
-        assert!(deadline.observe(start, Activity::Progress(1.0)), "a new round");
+        assert!(
+            deadline.observe(start, Activity::Progress(1.0)),
+            "a new round"
+        );
         for huge in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
             let endless = Deadline::new(start, huge, Some(huge));
             assert!(endless.at() > later(start, 365 * 24 * 3600 * second));
             assert_eq!(endless.expired(later(start, 3600 * second)), None);
         }
-        let part = Deadline::new(start, 10 * second, None).within(later(start, 8 * second), 5 * second);
-        assert_eq!(part.at(), later(start, 10 * second), "a part ends with the whole");
+        let part =
+            Deadline::new(start, 10 * second, None).within(later(start, 8 * second), 5 * second);
+        assert_eq!(
+            part.at(),
+            later(start, 10 * second),
+            "a part ends with the whole"
+        );
         let part = Deadline::new(start, 10 * second, None).within(start, 5 * second);
         assert_eq!(part.at(), later(start, 5 * second), "or at its own bound");
     }

@@ -7,11 +7,11 @@ use super::*;
 use std::hash::BuildHasherDefault;
 
 use super::deadlines::Deadline;
-use crate::transport::TimeoutLimit;
 use crate::message::{RawJson, RequestRef};
 use crate::params::Params;
 use crate::request_meta::{RequestMeta, with_meta};
 use crate::scan::TopLevel;
+use crate::transport::TimeoutLimit;
 
 /// What a waiting caller is handed: by the driver, or by the deadline
 /// task.

@@ -150,7 +150,14 @@ impl Shared {
         let by_reference = self.sends_by_reference(meta.is_some());
         let copy = (!by_reference).then(|| params.clone());
         let (body, kept) = self
-            .exchange_keeping(method, params, options, deadline.clone(), by_reference, meta)
+            .exchange_keeping(
+                method,
+                params,
+                options,
+                deadline.clone(),
+                by_reference,
+                meta,
+            )
             .await?;
         let learns_info = meta.is_some()
             && lock(&self.server_info).is_none()
@@ -165,13 +172,18 @@ impl Shared {
             let revision = self.revision.get().map_or("", String::as_str);
             if !input_rounds_allowed(revision, method) {
                 let why = if crate::protocol::is_modern(revision) {
-                    format!("{revision} allows only on {}", INPUT_ROUND_METHODS.join(", "))
+                    format!(
+                        "{revision} allows only on {}",
+                        INPUT_ROUND_METHODS.join(", ")
+                    )
                 } else {
                     format!("does not exist at {revision}")
                 };
                 return Err(TransportError::protocol(
                     &*self.server,
-                    format!("{method} was answered with input_required, which {why}; not sent again"),
+                    format!(
+                        "{method} was answered with input_required, which {why}; not sent again"
+                    ),
                 ));
             }
             rounds += 1;

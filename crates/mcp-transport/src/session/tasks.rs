@@ -251,7 +251,12 @@ impl ClientSession {
 
     /// A failed 2025-11-25 task: `tasks/result` holds the JSON-RPC error it
     /// failed with; without it the status message says what went wrong.
-    async fn experimental_failure(&self, tool: &str, task: &Task, poll: &Poll<'_>) -> TransportError {
+    async fn experimental_failure(
+        &self,
+        tool: &str,
+        task: &Task,
+        poll: &Poll<'_>,
+    ) -> TransportError {
         let answer = poll
             .request("tasks/result", json!({ "taskId": task.task_id }))
             .await;

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_transport::{
-    ClientSession, ErrorObject, JsonRpcMessage, SdkOptions, SdkServer, SdkServerConnection, SdkTransport,
-    SessionOptions, TASKS_EXTENSION, is_modern,
+    ClientSession, ErrorObject, JsonRpcMessage, SdkOptions, SdkServer, SdkServerConnection,
+    SdkTransport, SessionOptions, TASKS_EXTENSION, is_modern,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
@@ -143,7 +143,13 @@ impl Relentless {
             *polls += 1;
             *polls
         };
-        let changing = |n: u64| if n % 2 == 1 { "input_required" } else { "working" };
+        let changing = |n: u64| {
+            if n % 2 == 1 {
+                "input_required"
+            } else {
+                "working"
+            }
+        };
         let (status, message) = match self.script.status {
             Status::Same => ("working", "busy".to_owned()),
             Status::Changing => (changing(poll), "busy".to_owned()),
@@ -196,7 +202,9 @@ impl Relentless {
                     task["resultType"] = json!("task");
                     Ok(Some(task))
                 }
-                Some("rounds") if params.get("requestState").is_none() || self.script.endless_rounds => {
+                Some("rounds")
+                    if params.get("requestState").is_none() || self.script.endless_rounds =>
+                {
                     Ok(Some(self.input_required("r")))
                 }
                 Some("done") => complete(json!({"content": []})),
