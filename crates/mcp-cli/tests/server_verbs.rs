@@ -7,45 +7,12 @@
 mod support;
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use support::Tree;
 
-/// Builds `mcp-example-server` once, next to this test's binaries.
-fn example_server() -> &'static PathBuf {
-    static SERVER: OnceLock<PathBuf> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test exe");
-        // target/<profile>/deps/<test> → target/<profile>
-        let profile_dir = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("profile dir");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = std::process::Command::new(cargo);
-        build.current_dir(env!("CARGO_MANIFEST_DIR")).args([
-            "build",
-            "--quiet",
-            "-p",
-            "mcp-integration-tests",
-            "--bin",
-            "mcp-example-server",
-        ]);
-        if profile_dir
-            .file_name()
-            .is_some_and(|name| name == "release")
-        {
-            build.arg("--release");
-        }
-        let status = build.status().expect("run cargo build");
-        assert!(status.success(), "building mcp-example-server failed");
-        let server = profile_dir.join(format!(
-            "mcp-example-server{}",
-            std::env::consts::EXE_SUFFIX
-        ));
-        assert!(server.exists(), "{} missing after build", server.display());
-        server
-    })
+/// `mcp-example-server`, built on first use.
+fn example_server() -> PathBuf {
+    support::test_server("mcp-example-server")
 }
 
 /// A project whose `.mcp.json` holds `servers` (name → entry JSON, with
