@@ -494,6 +494,47 @@ mod tests {
     }
 
     #[test]
+    fn a_server_is_judged_from_where_its_config_puts_it() {
+        use mcp_config::{RemoteConfig, StdioConfig};
+        #[track_caller]
+        fn check(transport: TransportConfig, expect: HostClass) {
+            let server = ServerConfig::new("s", transport);
+            assert_eq!(url_policy(&server).server(), expect, "{server:?}");
+        }
+        let remote = |url: &str| RemoteConfig::new(url);
+        for url in [
+            "http://127.0.0.1:9/mcp",
+            "http://localhost:3000/mcp",
+            "https://[::1]/mcp",
+        ] {
+            check(TransportConfig::Http(remote(url)), HostClass::Loopback);
+            check(TransportConfig::Sse(remote(url)), HostClass::Loopback);
+        }
+        for url in [
+            "https://mcp.example.com/mcp",
+            "not a url",
+            "https://8.8.8.8/",
+        ] {
+            check(TransportConfig::Http(remote(url)), HostClass::Public);
+        }
+        check(
+            TransportConfig::Ws(remote("wss://10.0.0.2/ws")),
+            HostClass::Private,
+        );
+        check(
+            TransportConfig::Http(remote("http://169.254.1.1/mcp")),
+            HostClass::LinkLocal,
+        );
+        check(
+            TransportConfig::Stdio(StdioConfig::new("srv")),
+            HostClass::Loopback,
+        );
+        // A server the host was not told about gets the strictest policy.
+        let host = host(&[], false);
+        assert_eq!(host.url_policy_of("unknown").server(), HostClass::Public);
+    }
+
+    #[test]
     fn url_mode_opens_only_with_consent() {
         #[track_caller]
         fn check(url: &str, lines: &str, opens: bool, expect: &str, said: &str) {
