@@ -197,19 +197,34 @@ fn unreachable_kind<T>(server: &ScopedServer) -> anyhow::Result<T> {
     )
 }
 
-/// The prompt of connecting verbs: a sign-in needs `mcp-cli login`.
+/// The prompt of connecting verbs: a sign-in needs `mcp-cli login`, so a
+/// server's refusal stops before anything is sent to its metadata or its
+/// authorization server.
 #[derive(Debug)]
 struct SignInFirst {
     server: String,
 }
 
+impl SignInFirst {
+    fn needed(&self) -> AuthError {
+        AuthError::failed(
+            self.server.clone(),
+            format!(
+                "the server needs a sign-in; run `mcp-cli login {}`",
+                self.server
+            ),
+        )
+    }
+}
+
 #[async_trait::async_trait]
 impl AuthorizationPrompt for SignInFirst {
     async fn present(&self, _: &url::Url) -> Result<Option<url::Url>, AuthError> {
-        Err(AuthError::failed(
-            self.server.clone(),
-            format!("no valid sign-in; run `mcp-cli login {}`", self.server),
-        ))
+        Err(self.needed())
+    }
+
+    fn allow_unrequested(&self) -> Result<(), AuthError> {
+        Err(self.needed())
     }
 }
 

@@ -22,6 +22,7 @@
 
 mod form;
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +36,9 @@ use mcp_transport::{
 };
 use serde_json::Value;
 use tokio::sync::Mutex;
+
+use mcp_config::{ServerConfig, TransportConfig};
+use mcp_oauth::{HostClass, UrlPolicy};
 
 use crate::context::Context;
 use crate::output::{errln, shown, shown_lines};
@@ -55,6 +59,8 @@ pub(crate) struct Host {
     /// Held for the whole of one question, shared by every server's
     /// session, so prompts never interleave.
     asking: Arc<Mutex<()>>,
+    /// Judges the urls each server asks to open, by where the server is.
+    url_policies: BTreeMap<String, UrlPolicy>,
 }
 
 /// The server a request came from, as notes name it.
@@ -67,17 +73,36 @@ fn server_of<'a>(context: &RequestContext<'a>) -> &'a str {
 }
 
 impl Host {
-    pub(crate) fn new(context: &Context) -> Host {
+    pub(crate) fn new<'a>(
+        context: &Context,
+        servers: impl IntoIterator<Item = &'a ServerConfig>,
+    ) -> Host {
         Host {
             roots: roots(&context.roots),
             terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             asking: Arc::default(),
+            url_policies: servers
+                .into_iter()
+                .map(|server| (server.name.clone(), url_policy(server)))
+                .collect(),
         }
     }
 
-    /// The handler every session takes.
-    pub(crate) fn handler(context: &Context) -> Arc<dyn mcp_transport::ClientHandler> {
-        mcp_transport::Typed::shared(Host::new(context))
+    /// The handler every session of `servers` takes.
+    pub(crate) fn handler<'a>(
+        context: &Context,
+        servers: impl IntoIterator<Item = &'a ServerConfig>,
+    ) -> Arc<dyn mcp_transport::ClientHandler> {
+        mcp_transport::Typed::shared(Host::new(context, servers))
+    }
+
+    /// The policy for the urls `server` names; a server the host was not
+    /// told about is judged as a remote one, the strictest.
+    fn url_policy_of(&self, server: &str) -> UrlPolicy {
+        self.url_policies
+            .get(server)
+            .copied()
+            .unwrap_or(UrlPolicy::new(HostClass::Public))
     }
 
     /// Runs `ask` on a blocking thread with the question lock held; the
@@ -259,18 +284,21 @@ impl ElicitationHandler for Host {
                 requested_schema,
             } => (message, None, requested_schema),
             ElicitParams::Url { message, url, .. } => {
-                let parsed = url::Url::parse(&url)
-                    .ok()
-                    .filter(|url| matches!(url.scheme(), "https" | "http"));
-                let Some(parsed) = parsed else {
-                    // Another scheme could start a local program through
-                    // the platform's url opener.
-                    errln!(
-                        "note: server \"{}\" asked to open \"{}\"; declined: not an http(s) url",
-                        shown(server).as_ref(),
-                        shown(&url).as_ref()
-                    );
-                    return declined;
+                // The same rule as every url a sign-in opens: another
+                // scheme could start a local program through the
+                // platform's url opener, and a remote server must not
+                // point the browser at the user's own machine or network.
+                let parsed = match self.url_policy_of(server).check(&url) {
+                    Ok(parsed) => parsed,
+                    Err(refusal) => {
+                        errln!(
+                            "note: server \"{}\" asked to open \"{}\"; declined: {}",
+                            shown(server).as_ref(),
+                            shown(&url).as_ref(),
+                            refusal
+                        );
+                        return declined;
+                    }
                 };
                 (message, Some(parsed), Value::Null)
             }
@@ -298,6 +326,22 @@ impl ElicitationHandler for Host {
             Some(url) => self.url(server, message, url).await,
             None => self.form(server, message, schema).await,
         }
+    }
+}
+
+/// The policy for the urls a configured server names: from the host of a
+/// remote server's url; a local process is on the user's machine.
+fn url_policy(server: &ServerConfig) -> UrlPolicy {
+    match &server.transport {
+        TransportConfig::Http(remote)
+        | TransportConfig::Sse(remote)
+        | TransportConfig::Ws(remote) => url::Url::parse(&remote.url)
+            .map(|url| UrlPolicy::for_server(&url))
+            .unwrap_or(UrlPolicy::new(HostClass::Public)),
+        TransportConfig::Stdio(_) | TransportConfig::Sdk { .. } => {
+            UrlPolicy::new(HostClass::Loopback)
+        }
+        _ => UrlPolicy::new(HostClass::Public),
     }
 }
 
@@ -376,6 +420,7 @@ mod tests {
             roots: roots(folders),
             terminal,
             asking: Arc::default(),
+            url_policies: BTreeMap::new(),
         }
     }
 
@@ -446,6 +491,47 @@ mod tests {
             host.capabilities(),
             json!({"roots": {}, "elicitation": {"form": {}, "url": {}}})
         );
+    }
+
+    #[test]
+    fn a_server_is_judged_from_where_its_config_puts_it() {
+        use mcp_config::{RemoteConfig, StdioConfig};
+        #[track_caller]
+        fn check(transport: TransportConfig, expect: HostClass) {
+            let server = ServerConfig::new("s", transport);
+            assert_eq!(url_policy(&server).server(), expect, "{server:?}");
+        }
+        let remote = |url: &str| RemoteConfig::new(url);
+        for url in [
+            "http://127.0.0.1:9/mcp",
+            "http://localhost:3000/mcp",
+            "https://[::1]/mcp",
+        ] {
+            check(TransportConfig::Http(remote(url)), HostClass::Loopback);
+            check(TransportConfig::Sse(remote(url)), HostClass::Loopback);
+        }
+        for url in [
+            "https://mcp.example.com/mcp",
+            "not a url",
+            "https://8.8.8.8/",
+        ] {
+            check(TransportConfig::Http(remote(url)), HostClass::Public);
+        }
+        check(
+            TransportConfig::Ws(remote("wss://10.0.0.2/ws")),
+            HostClass::Private,
+        );
+        check(
+            TransportConfig::Http(remote("http://169.254.1.1/mcp")),
+            HostClass::LinkLocal,
+        );
+        check(
+            TransportConfig::Stdio(StdioConfig::new("srv")),
+            HostClass::Loopback,
+        );
+        // A server the host was not told about gets the strictest policy.
+        let host = host(&[], false);
+        assert_eq!(host.url_policy_of("unknown").server(), HostClass::Public);
     }
 
     #[test]

@@ -120,7 +120,10 @@ async fn probe_all(
             }
             config
         });
-    let connector = Arc::new(McpConnector::new(session::connect_options(context)));
+    let connector = Arc::new(McpConnector::new(session::connect_options(
+        context,
+        servers.iter().map(|server| &server.config),
+    )));
     let session_runtime = open
         .runtime(SessionRuntime::builder("mcp-cli", ServerSet::all(runnable), connector).build());
     let mut display = Display::new(context, servers);

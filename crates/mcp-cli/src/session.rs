@@ -205,13 +205,16 @@ impl Signals {
 /// server that answered `initialize` last time is not probed with
 /// `server/discover` first), and the host's answers to what servers ask
 /// ([`crate::host`]).
-pub(crate) fn connect_options(context: &Context) -> mcp_transport::ConnectOptions {
+pub(crate) fn connect_options<'a>(
+    context: &Context,
+    servers: impl IntoIterator<Item = &'a mcp_config::ServerConfig>,
+) -> mcp_transport::ConnectOptions {
     let eras = mcp_transport::EraMemory::open(context.home.join(".mcp-cli").join("eras.json"));
     if let Some(problem) = eras.problem() {
         crate::output::errln!("warning: {}", crate::output::shown(&problem));
     }
-    let mut session =
-        mcp_transport::SessionOptions::default().with_handler(crate::host::Host::handler(context));
+    let mut session = mcp_transport::SessionOptions::default()
+        .with_handler(crate::host::Host::handler(context, servers));
     if let Some(revision) = &context.protocol {
         session.protocol_version = revision.clone();
         session.pin_protocol = true;

@@ -46,7 +46,10 @@ pub(crate) fn open_runtime(
     }
     // Only approved servers start; the others are listed in the diagnostics.
     let servers = ServerSet::from_loaded_with_hint(&config, &crate::approve::approve_step);
-    let connector = Arc::new(McpConnector::new(session::connect_options(context)));
+    let connector = Arc::new(McpConnector::new(session::connect_options(
+        context,
+        config.servers.iter().map(|server| &server.config),
+    )));
     let options = RuntimeOptions::default()
         .with_materialize(
             MaterializeOptions::default()

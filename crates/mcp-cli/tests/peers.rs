@@ -328,7 +328,7 @@ fn oauth_login_status_and_logout_against_fastmcp() {
     assert_eq!(run.code, 1);
     assert!(
         run.stdout
-            .contains("no valid sign-in; run `mcp-cli login secure`"),
+            .contains("the server needs a sign-in; run `mcp-cli login secure`"),
         "{}",
         run.stdout
     );

@@ -48,6 +48,16 @@ pub enum AuthErrorKind {
         /// The server's url, which the resource must match.
         url: String,
     },
+    /// A URL a server or an authorization server named was refused by the
+    /// [`UrlPolicy`](crate::UrlPolicy); nothing was sent to it.
+    RefusedUrl {
+        /// What the URL is for (`token endpoint`, `authorization page`).
+        what: String,
+        /// The URL as it was named.
+        url: String,
+        /// Why it was refused.
+        reason: crate::Refusal,
+    },
     /// Reading or writing stored credentials failed.
     Store {
         /// The credentials file or its folder.
@@ -108,6 +118,23 @@ impl AuthError {
         )
     }
 
+    /// A URL refused by the [`UrlPolicy`](crate::UrlPolicy).
+    pub fn refused_url(
+        server: impl Into<String>,
+        what: impl Into<String>,
+        url: impl Into<String>,
+        reason: crate::Refusal,
+    ) -> AuthError {
+        AuthError::new(
+            server,
+            AuthErrorKind::RefusedUrl {
+                what: what.into(),
+                url: url.into(),
+                reason,
+            },
+        )
+    }
+
     /// Keeps `source` as the error underneath.
     pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> AuthError {
         self.source = Some(Arc::new(source));
@@ -149,6 +176,12 @@ impl fmt::Display for AuthError {
                 f,
                 "protected resource metadata for {server} names resource {resource}, which does not match {url}"
             ),
+            AuthErrorKind::RefusedUrl { what, url, reason } => {
+                write!(
+                    f,
+                    "authorization for {server} refused the {what} {url}: {reason}"
+                )
+            }
             AuthErrorKind::Store { path, message } => {
                 write!(f, "credential store for {server} at {path}: {message}")
             }

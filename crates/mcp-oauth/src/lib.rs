@@ -31,6 +31,12 @@
 //! resource request then carries a fresh proof. A logout revokes (RFC 7009)
 //! where the server offers it.
 //!
+//! Every URL a server or an authorization server names (the metadata
+//! locations, every endpoint, the page the browser is sent to) passes one
+//! [`UrlPolicy`] before anything is sent to it; a sign-in the user did not
+//! ask for (a server's 401) contacts nothing until the host's prompt allows
+//! it ([`AuthorizationPrompt::allow_unrequested`]).
+//!
 //! Every item has one path, at the crate root. The `tls` feature (on by
 //! default) lets it reach https endpoints; without it only plain-http ones
 //! (loopback, a local proxy) are reachable.
@@ -131,6 +137,7 @@ mod redirect;
 mod secret;
 mod store;
 mod token;
+mod url_policy;
 mod user_agent;
 
 pub use assertion::{
@@ -157,6 +164,7 @@ pub use store::{
 pub use token::{
     ClientAuth, TokenEndpointError, TokenResponse, TokenResult, now_secs, request_token,
 };
+pub use url_policy::{HostClass, Refusal, UrlPolicy};
 pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, InteractivePrompt};
 
 // The process-group guard is shared with the transport crate's

@@ -173,6 +173,19 @@ impl AuthServerMetadata {
         }
     }
 
+    /// Every endpoint the flow may send to or open, with what it is for:
+    /// each is judged by the URL policy before anything is sent to any.
+    pub(crate) fn endpoints(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("authorization endpoint", Some(&self.authorization_endpoint)),
+            ("token endpoint", Some(&self.token_endpoint)),
+            ("registration endpoint", self.registration_endpoint.as_ref()),
+            ("revocation endpoint", self.revocation_endpoint.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(what, url)| Some((what, url?.as_str())))
+    }
+
     /// Whether `method` is allowed at the token endpoint; RFC 8414 makes
     /// `client_secret_basic` the default when the list is absent.
     pub(crate) fn supports_auth_method(&self, method: &str) -> bool {
@@ -267,29 +280,16 @@ pub(crate) fn canonical_resource(server_url: &Url) -> String {
     u.to_string()
 }
 
-/// Checks an `authServerMetadataUrl` override: https, or http on loopback.
+/// Checks an `authServerMetadataUrl` override with the policy for URLs
+/// the user configured.
 pub(crate) fn check_metadata_override(server: &str, raw: &str) -> Result<Url, AuthError> {
-    let bad = |message: String| {
-        AuthError::config(server.to_owned(), "oauth.authServerMetadataUrl", message)
-    };
-    let url = Url::parse(raw).map_err(|e| bad(format!("not a url: {e}")).with_source(e))?;
-    match url.scheme() {
-        "https" => Ok(url),
-        "http" if is_loopback(&url) => Ok(url),
-        other => Err(bad(format!(
-            "scheme {other} is not allowed; use https (http only on loopback)"
-        ))),
-    }
-}
-
-/// Whether the url's host is a loopback name or address.
-pub(crate) fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    crate::UrlPolicy::user().check(raw).map_err(|reason| {
+        AuthError::config(
+            server.to_owned(),
+            "oauth.authServerMetadataUrl",
+            reason.to_string(),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -439,7 +439,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "oauth settings for s: oauth.authServerMetadataUrl: scheme http is not allowed; use https (http only on loopback)"
+            "oauth settings for s: oauth.authServerMetadataUrl: plain http is allowed only on loopback, and only for a server on loopback; use https"
         );
     }
 

@@ -22,6 +22,16 @@ pub trait AuthorizationPrompt: Send + Sync + Debug {
     /// The flow races this against the listener, so a prompt may also wait
     /// for input that never comes.
     async fn present(&self, authorization_url: &Url) -> Result<Option<Url>, AuthError>;
+
+    /// Asked before a sign-in the user did not start: a server refused a
+    /// request (401, or 403 for more scope) and the grant needs a person.
+    /// An `Err` ends it there, before anything is sent to the server's
+    /// metadata or to an authorization server, so a host whose sign-in is
+    /// a separate command says so here (the error reaches the caller as
+    /// it is). The default lets the sign-in go on.
+    fn allow_unrequested(&self) -> Result<(), AuthError> {
+        Ok(())
+    }
 }
 
 /// Follows the authorization URL with redirects off and returns the

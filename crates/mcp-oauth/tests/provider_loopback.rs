@@ -172,7 +172,7 @@ async fn metadata_override_is_used() {
     .unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "oauth settings for loopback: oauth.authServerMetadataUrl: scheme http is not allowed; use https (http only on loopback)"
+        "oauth settings for loopback: oauth.authServerMetadataUrl: plain http is allowed only on loopback, and only for a server on loopback; use https"
     );
 }
 

@@ -48,31 +48,43 @@ impl OAuthProvider {
         &self,
         challenge: &BearerChallenge,
     ) -> Result<Discovery, AuthError> {
-        let mut prm: Option<ProtectedResourceMetadata> = None;
+        let mut prm: Option<(Url, ProtectedResourceMetadata)> = None;
         for candidate in
             protected_resource_candidates(&self.server_url, challenge.resource_metadata.as_deref())
         {
+            // The well-known locations are the server's own; a location the
+            // challenge names elsewhere is a URL the server named.
+            if candidate.origin() != self.server_url.origin() {
+                self.allowed("protected resource metadata", candidate.as_str())?;
+            }
             if let Some(found) = self.get_json(&candidate).await? {
-                prm = Some(found);
+                prm = Some((candidate, found));
                 break;
             }
         }
         let mut resource = canonical_resource(&self.server_url);
         let mut issuer: Option<String> = None;
         let mut resource_scopes = None;
-        if let Some(prm) = prm {
-            if let Some(named) = prm.resource {
-                if !resource_matches(&named, &self.server_url) {
-                    return Err(AuthError::new(
-                        self.settings.server_name.clone(),
-                        AuthErrorKind::ResourceMismatch {
-                            resource: named,
-                            url: self.settings.server_url.clone(),
-                        },
-                    ));
-                }
-                resource = named;
+        if let Some((at, prm)) = prm {
+            // RFC 9728 section 3.2: `resource` is REQUIRED, and it is what
+            // ties the document to this server.
+            let Some(named) = prm.resource else {
+                return Err(AuthError::http(
+                    self.settings.server_name.clone(),
+                    at.to_string(),
+                    "the protected resource metadata has no `resource`, so it was not used",
+                ));
+            };
+            if !resource_matches(&named, &self.server_url) {
+                return Err(AuthError::new(
+                    self.settings.server_name.clone(),
+                    AuthErrorKind::ResourceMismatch {
+                        resource: named,
+                        url: self.settings.server_url.clone(),
+                    },
+                ));
             }
+            resource = named;
             issuer = prm.authorization_servers.into_iter().next();
             resource_scopes = prm.scopes_supported;
         }
@@ -100,6 +112,8 @@ impl OAuthProvider {
             let mut base = self.server_url.clone();
             base.set_path("/");
             base.set_query(None);
+            base.set_fragment(None);
+            let base = self.allowed("authorization server", base.as_str())?;
             let mut found = None;
             for candidate in auth_server_candidates(&base) {
                 if let Some(m) = self.get_json::<AuthServerMetadata>(&candidate).await? {
@@ -118,6 +132,11 @@ impl OAuthProvider {
                 }
             }
         };
+        // Every endpoint is judged before any is used, so an authorization
+        // server naming one it may not gets nothing, not even a registration.
+        for (what, url) in metadata.endpoints() {
+            self.allowed_endpoint(what, url)?;
+        }
         Ok(Discovery {
             resource,
             metadata,
@@ -137,13 +156,7 @@ impl OAuthProvider {
         issuer: &str,
     ) -> Result<(AuthServerMetadata, Option<String>), AuthError> {
         let server = &self.settings.server_name;
-        let base = Url::parse(issuer).map_err(|e| {
-            AuthError::failed(
-                server.clone(),
-                format!("the protected resource names authorization server `{issuer}`, which is not a url: {e}"),
-            )
-            .with_source(e)
-        })?;
+        let base = self.allowed("authorization server", issuer)?;
         let mut mismatch = None;
         for candidate in auth_server_candidates(&base) {
             let Some(m) = self.get_json::<AuthServerMetadata>(&candidate).await? else {

@@ -13,7 +13,7 @@ use crate::user_agent::{CallbackListener, ExpectedResponse, code_from_redirect};
 
 use super::registration::client_auth_for;
 use super::settings::{CrossAppAccess, Grant, PrivateKey};
-use super::{ClientSource, Discovery, LOGIN_TIMEOUT, OAuthProvider, SignIn, State};
+use super::{ClientSource, Discovery, LOGIN_TIMEOUT, OAuthProvider, SignIn, State, Trigger};
 
 impl OAuthProvider {
     /// Full authorization: discovery, client identity, the grant, storage.
@@ -23,7 +23,16 @@ impl OAuthProvider {
         st: &mut State,
         challenge: &BearerChallenge,
         scope_override: Option<String>,
+        trigger: Trigger,
     ) -> Result<SignIn, AuthError> {
+        // A sign-in nobody asked for contacts nothing until the host's
+        // prompt allows it: not the metadata a refusing server names, and
+        // not the authorization server, where it would register a client.
+        if trigger == Trigger::Unrequested && self.settings.requires_user_auth() {
+            self.prompt
+                .allow_unrequested()
+                .map_err(|e| e.for_server(self.settings.server_name.clone()))?;
+        }
         let mut discovery = match (&st.discovery, &challenge.resource_metadata) {
             (Some(d), None) => d.clone(),
             _ => {
@@ -126,13 +135,8 @@ impl OAuthProvider {
             .await?;
         let pkce = Pkce::generate();
         let state = random_urlsafe(24);
-        let mut url = Url::parse(&md.authorization_endpoint).map_err(|e| {
-            self.fail(format!(
-                "authorization endpoint {} is not a url: {e}",
-                md.authorization_endpoint
-            ))
-            .with_source(e)
-        })?;
+        let mut url =
+            self.allowed_endpoint("authorization endpoint", &md.authorization_endpoint)?;
         {
             let mut q = url.query_pairs_mut();
             q.append_pair("response_type", "code");
@@ -175,21 +179,17 @@ impl OAuthProvider {
             ("code_verifier", pkce.verifier.expose().to_owned()),
             ("resource", discovery.resource.clone()),
         ];
+        let endpoint = self.allowed_endpoint("token endpoint", &md.token_endpoint)?;
         let response = self
-            .token(
-                &md.token_endpoint,
-                &auth,
-                params,
-                "code",
-                discovery.dpop.as_ref(),
-            )
+            .token(&endpoint, &auth, params, "code", discovery.dpop.as_ref())
             .await?;
         Ok((client, response.into_token_set(None, scope), source))
     }
 
+    /// Asks `endpoint`, a URL the policy allowed, for a token.
     pub(super) async fn token(
         &self,
-        endpoint: &str,
+        endpoint: &Url,
         auth: &ClientAuth,
         params: Vec<(&'static str, String)>,
         what: &str,
@@ -198,7 +198,7 @@ impl OAuthProvider {
         let response = request_token_with(
             &self.http,
             &self.settings.server_name,
-            endpoint,
+            endpoint.as_str(),
             auth,
             params,
             self.token_dpop(dpop),
@@ -273,14 +273,10 @@ impl OAuthProvider {
         if let Some(scope) = &scope {
             params.push(("scope", scope.clone()));
         }
+        let endpoint =
+            self.allowed_endpoint("token endpoint", &discovery.metadata.token_endpoint)?;
         let response = self
-            .token(
-                &discovery.metadata.token_endpoint,
-                auth,
-                params,
-                what,
-                discovery.dpop.as_ref(),
-            )
+            .token(&endpoint, auth, params, what, discovery.dpop.as_ref())
             .await?;
         let client = ClientRegistration {
             client_id,
@@ -331,9 +327,15 @@ impl OAuthProvider {
         if let Some(scope) = &scope {
             exchange.push(("scope", scope.clone()));
         }
+        // The identity provider is the user's, named in their config.
+        let idp = self.judged(
+            crate::UrlPolicy::user(),
+            "identity provider token endpoint",
+            &xaa.idp_token_endpoint,
+        )?;
         let jag = self
             .token(
-                &xaa.idp_token_endpoint,
+                &idp,
                 &idp_auth,
                 exchange,
                 "token exchange",

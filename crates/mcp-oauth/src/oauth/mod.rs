@@ -32,7 +32,7 @@ use crate::token::now_secs;
 use crate::user_agent::AuthorizationPrompt;
 use crate::{
     AuthError, AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget, Secret,
-    authorization_fingerprint,
+    UrlPolicy, authorization_fingerprint,
 };
 
 pub use from_config::{dpop_mode, settings_from_config, settings_from_config_live};
@@ -48,6 +48,14 @@ pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);
 pub const MAX_STEP_UPS: u32 = 2;
 /// How long an interactive login may take.
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Whether the user asked for a sign-in (`login`) or a server's refusal
+/// of a request started it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    Requested,
+    Unrequested,
+}
 
 /// What discovery found for a server.
 #[derive(Debug, Clone)]
@@ -154,6 +162,12 @@ pub struct OAuthProvider {
     prompt: Arc<dyn AuthorizationPrompt>,
     state: tokio::sync::Mutex<State>,
     dpop: binding::DpopRuntime,
+    /// Judges the URLs the server names.
+    policy: UrlPolicy,
+    /// Judges the endpoints of the authorization server: the server's
+    /// policy, or, when the user named the metadata document, the policy
+    /// of where that document is.
+    as_policy: UrlPolicy,
 }
 
 impl std::fmt::Debug for OAuthProvider {
@@ -179,9 +193,11 @@ impl OAuthProvider {
             |field: &str, message: String| AuthError::config(server.clone(), field, message);
         let server_url = Url::parse(&settings.server_url)
             .map_err(|e| config_error("url", format!("not a url: {e}")).with_source(e))?;
-        if let Some(raw) = &settings.config.auth_server_metadata_url {
-            check_metadata_override(&server, raw)?;
-        }
+        let policy = settings.url_policy(&server_url);
+        let as_policy = match &settings.config.auth_server_metadata_url {
+            Some(raw) => UrlPolicy::for_server(&check_metadata_override(&server, raw)?),
+            None => policy,
+        };
         match (&settings.grant, settings.config.xaa) {
             (Grant::CrossAppAccess(_), false) => {
                 return Err(config_error(
@@ -226,6 +242,8 @@ impl OAuthProvider {
             prompt,
             state: tokio::sync::Mutex::new(State::default()),
             dpop: binding::DpopRuntime::default(),
+            policy,
+            as_policy,
         })
     }
 
@@ -242,7 +260,8 @@ impl OAuthProvider {
         self.ensure_loaded(&mut st).await?;
         st.discovery = None;
         let challenge = self.probe().await;
-        self.authorize(&mut st, &challenge, None).await
+        self.authorize(&mut st, &challenge, None, Trigger::Requested)
+            .await
     }
 
     /// Obtains new tokens without a person when the grant needs none
@@ -254,7 +273,7 @@ impl OAuthProvider {
         if self.settings.requires_user_auth() || st.discovery.is_none() {
             return Ok(false);
         }
-        self.authorize(st, &BearerChallenge::default(), None)
+        self.authorize(st, &BearerChallenge::default(), None, Trigger::Unrequested)
             .await?;
         Ok(true)
     }
@@ -328,6 +347,24 @@ impl OAuthProvider {
 
     fn margin(&self) -> u64 {
         self.settings.refresh_margin.as_secs()
+    }
+
+    /// `raw`, named by the server, if the server's URL policy allows it.
+    fn allowed(&self, what: &str, raw: &str) -> Result<Url, AuthError> {
+        self.judged(self.policy, what, raw)
+    }
+
+    /// `raw`, an endpoint of the authorization server, if its policy
+    /// allows it.
+    fn allowed_endpoint(&self, what: &str, raw: &str) -> Result<Url, AuthError> {
+        self.judged(self.as_policy, what, raw)
+    }
+
+    fn judged(&self, policy: UrlPolicy, what: &str, raw: &str) -> Result<Url, AuthError> {
+        policy.check(raw).map_err(|reason| {
+            tracing::debug!(server = %self.settings.server_name, what, url = raw, %reason, "url refused");
+            AuthError::refused_url(self.settings.server_name.clone(), what, raw, reason)
+        })
     }
 
     fn fail(&self, message: impl Into<String>) -> AuthError {
@@ -511,7 +548,8 @@ impl AuthProvider for OAuthProvider {
                         return Ok(ChallengeOutcome::Retry);
                     }
                 }
-                self.authorize(&mut st, &bearer, None).await?;
+                self.authorize(&mut st, &bearer, None, Trigger::Unrequested)
+                    .await?;
                 Ok(ChallengeOutcome::Retry)
             }
             403 if bearer.error.as_deref() == Some("insufficient_scope") => {
@@ -528,7 +566,8 @@ impl AuthProvider for OAuthProvider {
                     }
                     _ => st.step_up = Some((key, 1)),
                 }
-                self.authorize(&mut st, &bearer, wanted).await?;
+                self.authorize(&mut st, &bearer, wanted, Trigger::Unrequested)
+                    .await?;
                 Ok(ChallengeOutcome::Retry)
             }
             _ => Ok(ChallengeOutcome::GiveUp),

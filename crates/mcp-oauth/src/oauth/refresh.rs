@@ -44,6 +44,9 @@ impl OAuthProvider {
                 return Ok(false);
             }
         };
+        // A stored endpoint is judged again: the file may predate the
+        // policy, or have been written by another program.
+        let token_endpoint = self.allowed_endpoint("token endpoint", &token_endpoint)?;
         let metadata = st.discovery.as_ref().map(|d| d.metadata.clone());
         let auth = ClientAuth::choose(
             &client.client_id,
@@ -67,7 +70,7 @@ impl OAuthProvider {
         let answer = request_token_with(
             &self.http,
             &self.settings.server_name,
-            &token_endpoint,
+            token_endpoint.as_str(),
             &auth,
             params,
             self.token_dpop(key.as_ref()),

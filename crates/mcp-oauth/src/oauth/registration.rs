@@ -91,14 +91,16 @@ impl OAuthProvider {
         if let Some(before) = &previous {
             tracing::info!(server = %self.settings.server_name, %before, "authorization server changed; registering a new client");
         }
-        let client = self.register(endpoint, md, redirect_uri, scope).await?;
+        let endpoint = self.allowed_endpoint("registration endpoint", endpoint)?;
+        let client = self.register(&endpoint, md, redirect_uri, scope).await?;
         Ok((client, ClientSource::Registered { previous }))
     }
 
-    /// RFC 7591 dynamic client registration.
+    /// RFC 7591 dynamic client registration at `endpoint`, a URL the
+    /// policy allowed.
     pub(super) async fn register(
         &self,
-        endpoint: &str,
+        endpoint: &Url,
         md: &AuthServerMetadata,
         redirect_uri: &str,
         scope: Option<&str>,
@@ -141,13 +143,13 @@ impl OAuthProvider {
         let http_error = |message: String| {
             AuthError::http(
                 self.settings.server_name.clone(),
-                endpoint.to_owned(),
+                endpoint.to_string(),
                 message,
             )
         };
         let response = self
             .http
-            .post(endpoint)
+            .post(endpoint.clone())
             .json(&body)
             .send()
             .await

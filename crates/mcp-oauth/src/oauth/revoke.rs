@@ -16,6 +16,11 @@ impl OAuthProvider {
         let Some(endpoint) = creds.revocation_endpoint.clone() else {
             return Revocation::NotOffered;
         };
+        if let Err(refused) = self.allowed_endpoint("revocation endpoint", &endpoint) {
+            return Revocation::Failed {
+                message: refused.to_string(),
+            };
+        }
         let auth = match &creds.client {
             Some(client) => ClientAuth::choose(
                 &client.client_id,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_config::McpOAuthConfig;
 
-use crate::{AuthError, DpopMode, Secret};
+use crate::{AuthError, DpopMode, HostClass, Secret, UrlPolicy};
 
 use super::DEFAULT_REFRESH_MARGIN;
 
@@ -156,6 +156,11 @@ pub struct OAuthSettings {
     pub refresh_margin: Duration,
     /// When to bind tokens to a DPoP key (RFC 9449).
     pub dpop: DpopMode,
+    /// Where the MCP server is when its URL is on loopback but the server
+    /// is not (a port forward or tunnel to a remote server), so the URLs
+    /// it names are judged as a remote server's are. Ignored for a URL
+    /// that is not on loopback, whose host says where the server is.
+    pub server_location: Option<HostClass>,
 }
 
 impl OAuthSettings {
@@ -175,6 +180,7 @@ impl OAuthSettings {
             grant: Grant::AuthorizationCode,
             refresh_margin: DEFAULT_REFRESH_MARGIN,
             dpop: DpopMode::default(),
+            server_location: None,
         }
     }
 
@@ -212,6 +218,22 @@ impl OAuthSettings {
     pub fn with_dpop(mut self, dpop: DpopMode) -> Self {
         self.dpop = dpop;
         self
+    }
+
+    /// Declares where a server reached on loopback really is (see
+    /// [`OAuthSettings::server_location`]).
+    pub fn with_server_location(mut self, location: HostClass) -> Self {
+        self.server_location = Some(location);
+        self
+    }
+
+    /// The policy for the URLs this server names: from its URL's host, or
+    /// the declared location when the URL is on loopback.
+    pub(crate) fn url_policy(&self, server_url: &url::Url) -> UrlPolicy {
+        match (HostClass::of(server_url), self.server_location) {
+            (HostClass::Loopback, Some(declared)) => UrlPolicy::new(declared),
+            (class, _) => UrlPolicy::new(class),
+        }
     }
 
     /// Whether obtaining a token needs a person at a browser.
