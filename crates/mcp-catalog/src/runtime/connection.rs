@@ -37,11 +37,7 @@ pub trait Connection: Send + Sync {
     /// private: kept until `list_changed`, never shared, as before
     /// 2026-07-28.
     async fn list_tools_listing(&self) -> Result<Listing<Tool>, CatalogError> {
-        Ok(Listing {
-            items: self.list_tools().await?,
-            ttl: None,
-            scope: CacheScope::Private,
-        })
+        Ok(Listing::of(self.list_tools().await?))
     }
 
     /// `tools/call` with the raw tool name. With `progress`, the server's
