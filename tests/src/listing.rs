@@ -173,8 +173,7 @@ pub fn answer(script: &Script, request: &Value) -> Option<String> {
     let params = request.get("params").cloned().unwrap_or(Value::Null);
     let ok = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
     let error = |code: i64, message: String| {
-        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-            .to_string()
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
     };
     let kind = match method {
         "initialize" => {
@@ -222,7 +221,7 @@ pub fn answer(script: &Script, request: &Value) -> Option<String> {
                 }
                 Entry::NoName => write!(out, r#"{{"description":"n{i}"}}"#),
                 Entry::NameType => write!(out, r#"{{"{key}":{i}}}"#),
-                Entry::NotObject => write!(out, "{i}"),
+                Entry::NotObject => write!(out, r#""s{i}""#),
                 Entry::TitleType => write!(out, r#"{{"{key}":"x{i}","title":{i}}}"#),
             };
         }
@@ -258,7 +257,7 @@ mod tests {
         assert_eq!(first["result"]["tools"].as_array().unwrap().len(), 3);
         assert_eq!(first["result"]["nextCursor"], "1");
         let second = page(json!("1"), "tools/list");
-        assert_eq!(second["result"]["tools"], json!([0, 1]));
+        assert_eq!(second["result"]["tools"], json!(["s0", "s1"]));
         assert!(second["result"].get("nextCursor").is_none());
         let templates = page(Value::Null, "resources/templates/list");
         assert_eq!(templates["error"]["code"], -32601);

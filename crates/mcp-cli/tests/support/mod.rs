@@ -178,11 +178,11 @@ pub fn test_server(name: &str) -> PathBuf {
     if let Some(path) = built.get(name) {
         return path.clone();
     }
-    let exe = std::env::current_exe().expect("test exe");
-    // target/<profile>/deps/<test> → target/<profile>
-    let profile_dir = exe
+    // target/<profile>/mcp-cli → target/<profile>: where binaries land,
+    // which is not where the test itself runs from when a separate build
+    // directory (`CARGO_BUILD_BUILD_DIR`) holds the intermediate files.
+    let profile_dir = Path::new(env!("CARGO_BIN_EXE_mcp-cli"))
         .parent()
-        .and_then(|deps| deps.parent())
         .expect("profile dir");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = std::process::Command::new(cargo);

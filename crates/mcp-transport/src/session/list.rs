@@ -136,6 +136,24 @@ impl fmt::Display for ListingNote {
     }
 }
 
+impl ListingNote {
+    /// The note for a listing that failed with `error`, when the failure
+    /// is only that the server does not implement an optional listing
+    /// ([`TransportError::is_unimplemented_listing`]): the listing is then
+    /// empty, not failed.
+    pub fn unimplemented(error: &TransportError) -> Option<ListingNote> {
+        match error.kind() {
+            TransportErrorKind::Rpc {
+                method, message, ..
+            } if error.is_unimplemented_listing() => Some(ListingNote::Unimplemented {
+                method: method.clone(),
+                message: message.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 impl TransportError {
     /// Whether the server answered an optional listing method (every list
     /// but `tools/list`) with `-32601` method not found: the one rule by
@@ -295,19 +313,16 @@ impl ClientSession {
                 .await
             {
                 Ok(body) => body,
-                Err(error) if page == 1 && error.is_unimplemented_listing() => {
-                    let TransportErrorKind::Rpc { message, .. } = error.kind() else {
+                Err(error) => {
+                    let note = ListingNote::unimplemented(&error).filter(|_| page == 1);
+                    let Some(note) = note else {
                         return Err(error);
                     };
-                    tracing::debug!(server = %self.shared.server, method, "not implemented: nothing listed");
+                    tracing::debug!(server = %self.shared.server, "{note}");
                     let mut listing = Listing::of(Vec::new());
-                    listing.notes.push(ListingNote::Unimplemented {
-                        method: method.to_owned(),
-                        message: message.clone(),
-                    });
+                    listing.notes.push(note);
                     return Ok(listing);
                 }
-                Err(error) => return Err(error),
             };
             bytes += match &body {
                 Body::Raw(raw) => raw.get().len(),
@@ -451,7 +466,15 @@ impl<'de> PageEntry<'de> for &'de RawValue {
     fn decode<T: DeserializeOwned>(self) -> Result<T, String> {
         crate::codec::decode_result(self.get()).map_err(|error| match error {
             crate::codec::ResultError::Refused(kind) => kind.to_string(),
-            crate::codec::ResultError::Invalid(e) => e.to_string(),
+            // A position counts from the entry's start, not the answer's:
+            // it would only tell entries of one kind apart.
+            crate::codec::ResultError::Invalid(e) => {
+                let text = e.to_string();
+                match text.rsplit_once(" at line ") {
+                    Some((reason, _)) if e.line() > 0 => reason.to_owned(),
+                    _ => text,
+                }
+            }
         })
     }
 
