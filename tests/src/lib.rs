@@ -7,8 +7,9 @@
 //! builds for the suite's `auth/*` scenarios ([`conformance_auth`]), and for
 //! the fault injection and load suites: the script of
 //! `mcp-misbehaving-server` ([`misbehaving`]), a loopback HTTP server that
-//! misbehaves on purpose ([`fault_net`]) and process measurements
-//! ([`measure`]); and for the deadline and input-round tests the script
+//! misbehaves on purpose ([`fault_net`]), process measurements
+//! ([`measure`]), the scripted listings of `mcp-listing-server`
+//! ([`listing`]), and for the deadline and input-round tests the script
 //! of `mcp-relentless-server` ([`relentless`]).
 
 // A test-support crate: a failed loopback bind or a bad static header fails
@@ -18,6 +19,7 @@
 pub mod conformance_auth;
 pub mod fault_net;
 pub mod harness;
+pub mod listing;
 pub mod measure;
 pub mod misbehaving;
 pub mod net;

@@ -182,7 +182,7 @@ pub use result::{
     convert_result_owned, dispose_result,
 };
 pub use runtime::{
-    CatalogUpdates, ConnectReport, Connection, Connector, DEFAULT_MAX_CONCURRENT_CONNECTS,
+    Browsed, CatalogUpdates, ConnectReport, Connection, Connector, DEFAULT_MAX_CONCURRENT_CONNECTS,
     MAX_LISTED_ITEMS, RuntimeLease, RuntimeManager, RuntimeManagerBuilder, RuntimeOptions,
     ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, SessionRuntimeBuilder,
     ToolCallOutput,

@@ -39,7 +39,7 @@ mod session;
 mod subscribe;
 mod utility;
 
-pub use browse::MAX_LISTED_ITEMS;
+pub use browse::{Browsed, MAX_LISTED_ITEMS};
 pub use connection::{
     ConnectReport, Connection, Connector, ServerCounts, ServerEvents, ServerIdentity,
     ToolCallOutput,

@@ -231,7 +231,10 @@ impl Connection for FakeConnection {
         let items = self.list_tools().await?;
         let caching = self.connector.scripts.lock().unwrap()[&self.server].caching;
         let (ttl, scope) = caching.unwrap_or((None, CacheScope::Private));
-        Ok(Listing { items, ttl, scope })
+        let mut listing = Listing::of(items);
+        listing.ttl = ttl;
+        listing.scope = scope;
+        Ok(listing)
     }
 
     async fn call_tool(

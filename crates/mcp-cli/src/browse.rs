@@ -4,9 +4,14 @@
 //! catalog crate's runtime; `read` and `prompt` without `--server` first
 //! find the one server that lists the URI or prompt, and connect nothing
 //! more once a named server is given.
+//!
+//! A listing one server cannot give is reported for that server and the
+//! rest of the verb goes on: a listing the server does not implement is a
+//! note (the catalog reads it as empty), any other failure an error that
+//! makes the exit status 1, with whatever else was listed still printed.
 
 use futures::future::join_all;
-use mcp_catalog::{CatalogError, ServerSet, SessionRuntime};
+use mcp_catalog::{Browsed, CatalogError, ServerSet, SessionRuntime};
 use mcp_config::LoadedConfig;
 use serde_json::{Map, Value, json};
 
@@ -18,7 +23,29 @@ use crate::{session, target, tools, wait};
 /// What one server answered to a listing.
 struct Listed {
     server: String,
-    outcome: Result<Vec<Value>, CatalogError>,
+    outcome: Result<Browsed, CatalogError>,
+}
+
+impl Listed {
+    /// The items listed, after printing the notes beside them; `None`
+    /// after printing the error when the listing failed.
+    fn items(self) -> Option<(String, Vec<Value>)> {
+        match self.outcome {
+            Ok(browsed) => {
+                for note in &browsed.notes {
+                    errln!(
+                        "note: {}",
+                        shown(&format!("server {:?}: {note}", self.server))
+                    );
+                }
+                Some((self.server, browsed.items))
+            }
+            Err(error) => {
+                errln!("error: {}", shown(&error.to_string()));
+                None
+            }
+        }
+    }
 }
 
 /// The selected servers that may start, and the notes on those held back.
@@ -64,7 +91,7 @@ fn with_runtime<T>(
 async fn list_each(
     runtime: &SessionRuntime,
     servers: &[String],
-    list: impl AsyncFn(&SessionRuntime, &str) -> Result<Vec<Value>, CatalogError>,
+    list: impl AsyncFn(&SessionRuntime, &str) -> Result<Browsed, CatalogError>,
 ) -> Vec<Listed> {
     let lists = servers.iter().map(|server| {
         let list = &list;
@@ -105,15 +132,16 @@ pub(crate) fn resources(context: &Context, args: &ListArgs) -> anyhow::Result<Ou
     let mut documents = Vec::new();
     let mut printed = false;
     for (resources, templates) in resources.into_iter().zip(templates) {
-        let server = resources.server;
-        let (resources, templates) = match (resources.outcome, templates.outcome) {
-            (Ok(resources), Ok(templates)) => (resources, templates),
-            (Err(error), _) | (_, Err(error)) => {
-                failed = true;
-                errln!("error: {}", shown(&error.to_string()));
-                continue;
-            }
-        };
+        let server = resources.server.clone();
+        let (resources, templates) = (resources.items(), templates.items());
+        if resources.is_none() || templates.is_none() {
+            failed = true;
+        }
+        if resources.is_none() && templates.is_none() {
+            continue;
+        }
+        let resources = resources.map(|(_, items)| items).unwrap_or_default();
+        let templates = templates.map(|(_, items)| items).unwrap_or_default();
         if context.json {
             documents.push(json!({
                 "server": server,
@@ -158,23 +186,19 @@ pub(crate) fn prompts(context: &Context, args: &ListArgs) -> anyhow::Result<Outc
     let mut documents = Vec::new();
     let mut printed = false;
     for listed in listed {
-        let prompts = match listed.outcome {
-            Ok(prompts) => prompts,
-            Err(error) => {
-                failed = true;
-                errln!("error: {}", shown(&error.to_string()));
-                continue;
-            }
+        let Some((server, prompts)) = listed.items() else {
+            failed = true;
+            continue;
         };
         if context.json {
-            documents.push(json!({ "server": listed.server, "prompts": prompts }));
+            documents.push(json!({ "server": server, "prompts": prompts }));
             continue;
         }
         if prompts.is_empty() {
             continue;
         }
         printed = true;
-        outln!("{}", shown(&listed.server));
+        outln!("{}", shown(&server));
         for prompt in &prompts {
             print_item(prompt, None);
             for argument in prompt
@@ -327,7 +351,7 @@ fn owner_of(
             listed
                 .outcome
                 .as_ref()
-                .is_ok_and(|items| items.iter().any(&matches))
+                .is_ok_and(|browsed| browsed.items.iter().any(&matches))
         })
         .map(|listed| listed.server.as_str())
         .collect();

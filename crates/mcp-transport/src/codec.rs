@@ -139,19 +139,7 @@ pub(crate) enum ResultError {
 /// past `serde_json`'s default limit is parsed on a growing stack.
 pub(crate) fn decode_result<T: DeserializeOwned>(text: &str) -> Result<T, ResultError> {
     let measure = || scan::depth(text.as_bytes()) + 1;
-    // Nesting `MAX_DEPTH` levels takes at least twice as many bytes, so a
-    // short result (every ordinary one) needs no scan.
-    let mut depth = None;
-    if text.len() >= 2 * MAX_DEPTH {
-        let measured = measure();
-        if measured > MAX_DEPTH {
-            return Err(ResultError::Refused(TransportErrorKind::TooDeep {
-                depth: measured,
-                max: MAX_DEPTH,
-            }));
-        }
-        depth = Some(measured);
-    }
+    let depth = refuse_too_deep(text)?;
     let error = match serde_json::from_str::<T>(text) {
         Ok(value) => return Ok(value),
         Err(error) => error,
@@ -162,6 +150,42 @@ pub(crate) fn decode_result<T: DeserializeOwned>(text: &str) -> Result<T, Result
     let mut deserializer = serde_json::Deserializer::from_str(text);
     deserializer.disable_recursion_limit();
     let value = T::deserialize(serde_stacker::Deserializer::new(&mut deserializer))
+        .map_err(ResultError::Invalid)?;
+    deserializer.end().map_err(ResultError::Invalid)?;
+    Ok(value)
+}
+
+/// The depth of a raw result with its message's level, when it is long
+/// enough to need measuring; a result past [`MAX_DEPTH`] is refused.
+fn refuse_too_deep(text: &str) -> Result<Option<usize>, ResultError> {
+    // Nesting `MAX_DEPTH` levels takes at least twice as many bytes, so a
+    // short result (every ordinary one) needs no scan.
+    if text.len() < 2 * MAX_DEPTH {
+        return Ok(None);
+    }
+    let measured = scan::depth(text.as_bytes()) + 1;
+    if measured > MAX_DEPTH {
+        return Err(ResultError::Refused(TransportErrorKind::TooDeep {
+            depth: measured,
+            max: MAX_DEPTH,
+        }));
+    }
+    Ok(Some(measured))
+}
+
+/// Decodes the top of a raw result through `seed`, under the depth rule of
+/// [`decode_result`]. The seed must read only a few levels itself and
+/// borrow or skip what lies deeper (`&RawValue`, `IgnoredAny`), which
+/// `serde_json` reads without recursing: that is why no growing stack is
+/// needed here.
+pub(crate) fn decode_result_seed<'de, S: serde::de::DeserializeSeed<'de>>(
+    text: &'de str,
+    seed: S,
+) -> Result<S::Value, ResultError> {
+    refuse_too_deep(text)?;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value = seed
+        .deserialize(&mut deserializer)
         .map_err(ResultError::Invalid)?;
     deserializer.end().map_err(ResultError::Invalid)?;
     Ok(value)

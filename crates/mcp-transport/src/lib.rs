@@ -246,9 +246,10 @@ pub use sdk::{SdkOptions, SdkRegistry, SdkServer, SdkServerConnection, SdkTransp
 pub use session::{
     CacheScope, CallOptions, ClientHandler, ClientSession, CreateMessageParams,
     CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, ElicitValue, ElicitationHandler,
-    IncludeContext, ListKind, ListLimits, ListRootsResult, Listing, Progress, ProgressCallback,
-    RejectedTool, RequestContext, Role, Root, RootsProvider, SamplingContent, SamplingHandler,
-    SamplingMessage, ServerEvent, SessionOptions, Typed, TypedClientHandler,
+    INVALID_ENTRIES_SHOWN, IncludeContext, InvalidEntry, ListKind, ListLimits, ListRootsResult,
+    Listing, ListingNote, Progress, ProgressCallback, RejectedTool, RequestContext, Role, Root,
+    RootsProvider, SamplingContent, SamplingHandler, SamplingMessage, ServerEvent, SessionOptions,
+    Typed, TypedClientHandler,
 };
 #[cfg(feature = "sse")]
 pub use sse::SseTransport;

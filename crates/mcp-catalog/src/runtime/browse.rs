@@ -3,10 +3,14 @@
 //! prompt got. Each goes over the runtime's connection to that server
 //! (connecting it first if needed, and only it), within the server's
 //! request timeout, and counts in its backoff like a call. A server that
-//! did not announce resources or prompts is not asked and lists none.
+//! did not announce resources or prompts is not asked and lists none, and
+//! one that does not implement a listing (`-32601`, most often for
+//! resource templates) lists none of it, with a note
+//! ([`mcp_transport::ListingNote::unimplemented`] decides).
 
 use std::collections::HashSet;
 
+use mcp_transport::ListingNote;
 use serde_json::{Map, Value};
 
 use crate::error::CatalogError;
@@ -47,20 +51,46 @@ impl Paged {
     }
 }
 
+/// One listing a person browses: its items as the server sent them, and
+/// what to show beside them.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Browsed {
+    /// Every item, over every page.
+    pub items: Vec<Value>,
+    /// Notes for the person: the server does not implement the listing.
+    pub notes: Vec<ListingNote>,
+}
+
+/// A listing's first page, or `None` when the server does not implement
+/// the (optional) listing: the one place the catalog reads a failed page
+/// as an empty listing.
+pub(super) fn first_page(
+    page: Result<Value, CatalogError>,
+) -> Result<Result<Value, ListingNote>, CatalogError> {
+    match page {
+        Ok(page) => Ok(Ok(page)),
+        Err(error) => match error.transport_error().and_then(ListingNote::unimplemented) {
+            Some(note) => Ok(Err(note)),
+            None => Err(error),
+        },
+    }
+}
+
 impl SessionRuntime {
     /// Every resource `server` lists (all pages, at most
     /// [`MAX_LISTED_ITEMS`]), each as the server sent it.
-    pub async fn list_resources(&self, server: &str) -> Result<Vec<Value>, CatalogError> {
+    pub async fn list_resources(&self, server: &str) -> Result<Browsed, CatalogError> {
         self.paged(server, Paged::Resources).await
     }
 
     /// Every resource template `server` lists.
-    pub async fn list_resource_templates(&self, server: &str) -> Result<Vec<Value>, CatalogError> {
+    pub async fn list_resource_templates(&self, server: &str) -> Result<Browsed, CatalogError> {
         self.paged(server, Paged::Templates).await
     }
 
     /// Every prompt `server` lists.
-    pub async fn list_prompts(&self, server: &str) -> Result<Vec<Value>, CatalogError> {
+    pub async fn list_prompts(&self, server: &str) -> Result<Browsed, CatalogError> {
         self.paged(server, Paged::Prompts).await
     }
 
@@ -98,27 +128,36 @@ impl SessionRuntime {
         result
     }
 
-    async fn paged(&self, server: &str, list: Paged) -> Result<Vec<Value>, CatalogError> {
+    async fn paged(&self, server: &str, list: Paged) -> Result<Browsed, CatalogError> {
         let (connection, epoch, timeouts) = self.shared.connection_for_call(server).await?;
         let features = connection.features();
         let announced = match list {
             Paged::Resources | Paged::Templates => features.resources,
             Paged::Prompts => features.prompts,
         };
+        let mut browsed = Browsed::default();
         if !announced {
-            return Ok(Vec::new());
+            return Ok(browsed);
         }
-        let mut items = Vec::new();
+        let items = &mut browsed.items;
         let mut cursor = None;
         let mut seen = HashSet::new();
         let outcome = async {
-            for _ in 0..MAX_PAGES {
+            for number in 0..MAX_PAGES {
                 let page = match list {
                     Paged::Resources => connection.list_resources(cursor.take()),
                     Paged::Templates => connection.list_resource_templates(cursor.take()),
                     Paged::Prompts => connection.list_prompts(cursor.take()),
                 };
-                let mut page = within(server, list.method(), timeouts.request, page).await?;
+                let page = within(server, list.method(), timeouts.request, page).await;
+                let mut page = match page {
+                    Ok(page) => page,
+                    Err(error) if number > 0 => return Err(error),
+                    Err(error) => match first_page(Err(error))? {
+                        Ok(page) => page,
+                        Err(note) => return Ok(Some(note)),
+                    },
+                };
                 let next = page
                     .get("nextCursor")
                     .and_then(Value::as_str)
@@ -135,10 +174,12 @@ impl SessionRuntime {
                     _ => break,
                 }
             }
-            Ok::<_, CatalogError>(())
+            Ok::<_, CatalogError>(None)
         }
         .await;
         self.shared.record(server, epoch, outcome.is_ok());
-        outcome.map(|()| items)
+        let note = outcome?;
+        browsed.notes.extend(note);
+        Ok(browsed)
     }
 }

@@ -18,6 +18,7 @@ use crate::deep;
 use crate::error::{CatalogError, Cause};
 use crate::schema::MAX_JSON_DEPTH;
 
+use super::browse::first_page;
 use super::connection::Connection;
 use super::session::{CachedCatalog, Offered, RuntimeShared, ServerOutcome};
 use super::utility::within;
@@ -352,11 +353,10 @@ impl RuntimeShared {
                 timeout,
                 connection.list_resources(None),
             )
-            .await?;
-            if lists_any(page, "resources") {
+            .await;
+            if first_page(page)?.is_ok_and(|page| lists_any(page, "resources")) {
                 return Ok(true);
             }
-            // Templates are optional: a server that cannot list them has none.
             let templates = within(
                 server,
                 "resources/templates/list",
@@ -364,7 +364,7 @@ impl RuntimeShared {
                 connection.list_resource_templates(None),
             )
             .await;
-            Ok(templates.is_ok_and(|page| lists_any(page, "resourceTemplates")))
+            Ok(first_page(templates)?.is_ok_and(|page| lists_any(page, "resourceTemplates")))
         };
         let prompts = async {
             if !announced.prompts {
@@ -376,8 +376,8 @@ impl RuntimeShared {
                 timeout,
                 connection.list_prompts(None),
             )
-            .await?;
-            Ok::<_, CatalogError>(lists_any(page, "prompts"))
+            .await;
+            Ok::<_, CatalogError>(first_page(page)?.is_ok_and(|page| lists_any(page, "prompts")))
         };
         let (resources, prompts) = futures::join!(resources, prompts);
         let mut notes = Vec::new();

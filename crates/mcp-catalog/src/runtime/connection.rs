@@ -10,8 +10,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use mcp_config::ServerConfig;
-use mcp_transport::{CacheScope, Listing, ProgressCallback, RejectedTool};
 use mcp_transport::{CallToolResult, Tool};
+use mcp_transport::{Listing, ProgressCallback, RejectedTool};
 use serde_json::{Map, Value};
 
 use crate::catalog::ServerFeatures;
@@ -37,11 +37,7 @@ pub trait Connection: Send + Sync {
     /// private: kept until `list_changed`, never shared, as before
     /// 2026-07-28.
     async fn list_tools_listing(&self) -> Result<Listing<Tool>, CatalogError> {
-        Ok(Listing {
-            items: self.list_tools().await?,
-            ttl: None,
-            scope: CacheScope::Private,
-        })
+        Ok(Listing::of(self.list_tools().await?))
     }
 
     /// `tools/call` with the raw tool name, within `timeout` in all (the
@@ -136,8 +132,14 @@ where
     let mut count = 0;
     let mut cursor = None;
     let mut seen = std::collections::HashSet::new();
-    for _ in 0..MAX_COUNTED_PAGES {
-        let listed = page(cursor.take()).await?;
+    for number in 0..MAX_COUNTED_PAGES {
+        let listed = match page(cursor.take()).await {
+            Err(error) if number == 0 => match super::browse::first_page(Err(error))? {
+                Ok(listed) => listed,
+                Err(_unimplemented) => break,
+            },
+            listed => listed?,
+        };
         count += listed
             .get(field)
             .and_then(Value::as_array)

@@ -178,9 +178,9 @@ pub fn test_server(name: &str) -> PathBuf {
     if let Some(path) = built.get(name) {
         return path.clone();
     }
-    // Where cargo puts this package's binary (target/<profile>), which is
-    // not where the test itself runs from when a separate build directory
-    // holds the intermediate files.
+    // target/<profile>/mcp-cli → target/<profile>: where binaries land,
+    // which is not where the test itself runs from when a separate build
+    // directory (`CARGO_BUILD_BUILD_DIR`) holds the intermediate files.
     let profile_dir = Path::new(env!("CARGO_BIN_EXE_mcp-cli"))
         .parent()
         .expect("profile dir");

@@ -1,8 +1,43 @@
 //! Pagination: following `nextCursor` through every page of a list, within
 //! the session's [`ListLimits`], and counting a page's size without
 //! serialising it again.
+//!
+//! A page is read through [`PageSeed`]: its entries are first taken as
+//! borrowed slices of the answer's text (`&RawValue`, or the values a
+//! transport already decoded), counted against what is left of the item
+//! cap, and only then decoded one by one. Every entry counts, valid or
+//! not, so a page past the cap is refused before any of its values is
+//! built, whatever it holds. An entry that does not decode is left out and
+//! described in one [`ListingNote::InvalidEntries`] per listing (the first
+//! few, then a count), logged once.
+//!
+//! The lists other than `tools/list` are optional for a server; a server
+//! answering one with `-32601` (method not found) lists nothing, with a
+//! [`ListingNote::Unimplemented`] for the host to show
+//! ([`TransportError::is_unimplemented_listing`]).
 
+use std::cell::Cell;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::pending::Body;
 use super::*;
+
+/// The listing methods a server may leave unimplemented: everything it
+/// offers besides tools. A server that announces tools and cannot list
+/// them is broken, and its listing fails.
+const OPTIONAL_LISTINGS: [&str; 3] = ["resources/list", "resources/templates/list", "prompts/list"];
+
+/// How many invalid entries a [`ListingNote::InvalidEntries`] describes
+/// one by one; the rest are only counted.
+pub const INVALID_ENTRIES_SHOWN: usize = 3;
+
+/// Longest reason kept for one invalid entry, in bytes: a decoding error
+/// may quote a string of the entry, which can be megabytes long.
+const MAX_REASON_BYTES: usize = 200;
 
 /// A whole listing, with what the server said about caching it
 /// (2026-07-28 `ttlMs`/`cacheScope`; older servers say nothing).
@@ -15,6 +50,21 @@ pub struct Listing<T> {
     pub ttl: Option<Duration>,
     /// Who may share the listing.
     pub scope: CacheScope,
+    /// What the host may show besides the items: entries left out, a
+    /// method the server does not implement.
+    pub notes: Vec<ListingNote>,
+}
+
+impl<T> Listing<T> {
+    /// `items` with no caching hints (private, no TTL) and no notes.
+    pub fn of(items: Vec<T>) -> Self {
+        Listing {
+            items,
+            ttl: None,
+            scope: CacheScope::Private,
+            notes: Vec::new(),
+        }
+    }
 }
 
 /// Whether a listing may be shared beyond the authorization context that
@@ -27,6 +77,132 @@ pub enum CacheScope {
     /// Only for the credentials that fetched it (also the reading when the
     /// server said nothing, the safe default).
     Private,
+}
+
+/// Something a listing says besides its items, for the host to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListingNote {
+    /// The server answered an optional listing method with `-32601`
+    /// (method not found): it lists nothing of that kind.
+    Unimplemented {
+        /// The method (`resources/templates/list`, ...).
+        method: String,
+        /// The server's message.
+        message: String,
+    },
+    /// Entries that are not valid items were left out.
+    InvalidEntries {
+        /// The method whose pages held them.
+        method: String,
+        /// How many, over every page.
+        count: usize,
+        /// The first [`INVALID_ENTRIES_SHOWN`], with why.
+        first: Vec<InvalidEntry>,
+    },
+}
+
+/// One entry a listing left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidEntry {
+    /// Its position among every entry of the listing, from 0.
+    pub index: usize,
+    /// Why it did not decode (cut at a couple of hundred bytes).
+    pub reason: String,
+}
+
+impl fmt::Display for ListingNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListingNote::Unimplemented { method, message } => {
+                write!(f, "{method} is not implemented ({message}): nothing listed")
+            }
+            ListingNote::InvalidEntries {
+                method,
+                count,
+                first,
+            } => {
+                write!(f, "left out {count} invalid {method} entries: ")?;
+                for (n, entry) in first.iter().enumerate() {
+                    let sep = if n == 0 { "" } else { "; " };
+                    write!(f, "{sep}entry {}: {}", entry.index, entry.reason)?;
+                }
+                if *count > first.len() {
+                    write!(f, "; and {} more", count - first.len())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl ListingNote {
+    /// The note for a listing that failed with `error`, when the failure
+    /// is only that the server does not implement an optional listing
+    /// ([`TransportError::is_unimplemented_listing`]): the listing is then
+    /// empty, not failed.
+    pub fn unimplemented(error: &TransportError) -> Option<ListingNote> {
+        match error.kind() {
+            TransportErrorKind::Rpc {
+                method, message, ..
+            } if error.is_unimplemented_listing() => Some(ListingNote::Unimplemented {
+                method: method.clone(),
+                message: message.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl TransportError {
+    /// Whether the server answered an optional listing method (every list
+    /// but `tools/list`) with `-32601` method not found: the one rule by
+    /// which such a listing is empty instead of failed, for the session's
+    /// listings and for hosts that page through one themselves.
+    pub fn is_unimplemented_listing(&self) -> bool {
+        matches!(self.kind(), TransportErrorKind::Rpc { method, code, .. }
+            if *code == crate::error_codes::METHOD_NOT_FOUND && OPTIONAL_LISTINGS.contains(&method.as_str()))
+    }
+}
+
+/// The invalid entries of one listing: the first few kept, the rest
+/// counted.
+#[derive(Default)]
+struct Invalid {
+    count: usize,
+    first: Vec<InvalidEntry>,
+}
+
+impl Invalid {
+    fn push(&mut self, index: usize, reason: &dyn fmt::Display) {
+        self.count += 1;
+        if self.first.len() < INVALID_ENTRIES_SHOWN {
+            let mut reason = reason.to_string();
+            if reason.len() > MAX_REASON_BYTES {
+                let mut cut = MAX_REASON_BYTES;
+                while !reason.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                reason.truncate(cut);
+                reason.push('…');
+            }
+            self.first.push(InvalidEntry { index, reason });
+        }
+    }
+
+    /// The note, logged once, when there is anything to say.
+    fn note(self, server: &str, method: &str) -> Option<ListingNote> {
+        if self.count == 0 {
+            return None;
+        }
+        let note = ListingNote::InvalidEntries {
+            method: method.to_owned(),
+            count: self.count,
+            first: self.first,
+        };
+        tracing::warn!(server = %server, "{note}");
+        Some(note)
+    }
 }
 
 impl ClientSession {
@@ -53,7 +229,6 @@ impl ClientSession {
                     true
                 }
                 Err(reason) => {
-                    tracing::warn!(server = %self.shared.server, tool = %tool.name, %reason, "tool left out");
                     rejected.push(RejectedTool {
                         name: tool.name.clone(),
                         reason,
@@ -62,6 +237,21 @@ impl ClientSession {
                 }
             }
         });
+        if !rejected.is_empty() {
+            let shown: Vec<String> = rejected
+                .iter()
+                .take(INVALID_ENTRIES_SHOWN)
+                .map(|tool| format!("{:?}: {}", tool.name, tool.reason))
+                .collect();
+            let more = rejected.len() - shown.len();
+            tracing::warn!(
+                server = %self.shared.server,
+                count = rejected.len(),
+                "tools left out: {}{}",
+                shown.join("; "),
+                if more > 0 { format!("; and {more} more") } else { String::new() }
+            );
+        }
         table.replace(headers);
         table.replace_repeat_safe(repeat_safe);
         *lock(&self.shared.rejected) = rejected;
@@ -96,17 +286,17 @@ impl ClientSession {
         capability: &str,
     ) -> Result<Listing<T>, TransportError> {
         if self.shared.options.respect_capabilities && !self.has_capability(capability) {
-            return Ok(Listing {
-                items: Vec::new(),
-                ttl: None,
-                scope: CacheScope::Private,
-            });
+            return Ok(Listing::of(Vec::new()));
         }
         let mut ttl: Option<Duration> = None;
         let mut public = true;
         let mut said_scope = false;
         let limits = self.shared.options.list_limits;
         let mut items = Vec::new();
+        let mut invalid = Invalid::default();
+        // Every entry the server sent, valid or not: the item cap counts
+        // these, so invalid entries cannot make a listing unbounded.
+        let mut entries = 0usize;
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         let mut bytes = 0usize;
@@ -117,19 +307,63 @@ impl ClientSession {
                 );
             }
             let params = cursor.take().map(|cursor| json!({ "cursor": cursor }));
-            let mut result = self.request(method, params).await?;
-            bytes += json_size(&result);
+            let body = match self
+                .shared
+                .request_body(method, params.into(), &CallOptions::default())
+                .await
+            {
+                Ok(body) => body,
+                Err(error) => {
+                    let note = ListingNote::unimplemented(&error).filter(|_| page == 1);
+                    let Some(note) = note else {
+                        return Err(error);
+                    };
+                    tracing::debug!(server = %self.shared.server, "{note}");
+                    let mut listing = Listing::of(Vec::new());
+                    listing.notes.push(note);
+                    return Ok(listing);
+                }
+            };
+            bytes += match &body {
+                Body::Raw(raw) => raw.get().len(),
+                Body::Value(value) => json_size(value),
+            };
             if bytes > limits.max_bytes {
                 return Err(self.limit_error(
                     method,
                     format!("more than {} bytes of results", limits.max_bytes),
                 ));
             }
-            if let Some(ms) = result.get("ttlMs").and_then(Value::as_u64) {
+            let room = limits.max_items.saturating_sub(entries);
+            let mut take = |index: usize, item: Result<T, String>| match item {
+                Ok(item) => items.push(item),
+                Err(reason) => invalid.push(entries + index, &reason),
+            };
+            let top = match body {
+                Body::Raw(raw) => self.read_page::<&RawValue, T>(
+                    method,
+                    field,
+                    room,
+                    |seed| crate::codec::decode_result_seed(raw.get(), seed),
+                    &mut take,
+                ),
+                Body::Value(value) => self.read_page::<Value, T>(
+                    method,
+                    field,
+                    room,
+                    |seed| {
+                        seed.deserialize(value)
+                            .map_err(crate::codec::ResultError::Invalid)
+                    },
+                    &mut take,
+                ),
+            }?;
+            entries += top.entries;
+            if let Some(ms) = top.ttl_ms {
                 let page = Duration::from_millis(ms);
                 ttl = Some(ttl.map_or(page, |t| t.min(page)));
             }
-            match result.get("cacheScope").and_then(Value::as_str) {
+            match top.cache_scope.as_deref() {
                 Some("public") => said_scope = true,
                 Some(_) => {
                     said_scope = true;
@@ -137,32 +371,13 @@ impl ClientSession {
                 }
                 None => public = false,
             }
-            let Some(Value::Array(entries)) = result.get_mut(field).map(Value::take) else {
-                return Err(self.limit_error(method, format!("result has no {field:?} array")));
-            };
-            for entry in entries {
-                match crate::codec::from_value::<T>(entry) {
-                    Ok(item) => items.push(item),
-                    Err(e) => tracing::warn!(
-                        server = %self.shared.server,
-                        method,
-                        error = %e,
-                        "skipping an invalid list entry"
-                    ),
-                }
-            }
-            if items.len() > limits.max_items {
-                return Err(
-                    self.limit_error(method, format!("more than {} items", limits.max_items))
-                );
-            }
-            match result.get("nextCursor") {
-                Some(Value::String(next)) if !next.is_empty() => {
+            match top.next_cursor {
+                Some(next) if !next.is_empty() => {
                     if !seen.insert(next.clone()) {
                         return Err(self
                             .limit_error(method, format!("server repeated the cursor {next:?}")));
                     }
-                    cursor = Some(next.clone());
+                    cursor = Some(next);
                 }
                 _ => break,
             }
@@ -172,7 +387,264 @@ impl ClientSession {
         } else {
             CacheScope::Private
         };
-        Ok(Listing { items, ttl, scope })
+        let notes = invalid
+            .note(&self.shared.server, method)
+            .into_iter()
+            .collect();
+        Ok(Listing {
+            items,
+            ttl,
+            scope,
+            notes,
+        })
+    }
+
+    /// Reads one page through `decode` (which runs a [`PageSeed`] over
+    /// the page as it arrived), handing each entry's decoding to `take`
+    /// with its position in the page; past `room` entries the page is
+    /// refused before any entry is decoded.
+    fn read_page<'de, E: PageEntry<'de>, T: DeserializeOwned>(
+        &self,
+        method: &str,
+        field: &str,
+        room: usize,
+        decode: impl FnOnce(PageSeed<'_, E>) -> Result<PageTop<E>, crate::codec::ResultError>,
+        take: &mut impl FnMut(usize, Result<T, String>),
+    ) -> Result<PageRead, TransportError> {
+        let over = Cell::new(false);
+        let top = decode(PageSeed {
+            field,
+            room,
+            over: &over,
+            entry: PhantomData,
+        });
+        let top = match top {
+            Ok(top) => top,
+            Err(_) if over.get() => {
+                let max = self.shared.options.list_limits.max_items;
+                return Err(self.limit_error(method, format!("more than {max} items")));
+            }
+            Err(crate::codec::ResultError::Refused(kind)) => {
+                return Err(self
+                    .shared
+                    .answer_error(method, crate::codec::undecodable_error(&kind)));
+            }
+            Err(crate::codec::ResultError::Invalid(e)) => {
+                return Err(TransportError::protocol(
+                    &*self.shared.server,
+                    format!("invalid {method} result: {e}"),
+                )
+                .with_source(e));
+            }
+        };
+        let Some(entries) = top.entries else {
+            return Err(self.limit_error(method, format!("result has no {field:?} array")));
+        };
+        let count = entries.len();
+        for (index, entry) in entries.into_iter().enumerate() {
+            take(index, entry.decode());
+        }
+        Ok(PageRead {
+            entries: count,
+            ttl_ms: top.ttl_ms,
+            cache_scope: top.cache_scope,
+            next_cursor: top.next_cursor,
+        })
+    }
+}
+
+/// One entry of a page as the page reader keeps it before decoding: a
+/// slice of the answer's text, or a value a transport already decoded.
+trait PageEntry<'de>: Deserialize<'de> {
+    /// The entry as an item, or why it is not one.
+    fn decode<T: DeserializeOwned>(self) -> Result<T, String>;
+    /// A member read leniently: `None` when it is not of type `V`.
+    fn read<V: DeserializeOwned>(&self) -> Option<V>;
+}
+
+impl<'de> PageEntry<'de> for &'de RawValue {
+    fn decode<T: DeserializeOwned>(self) -> Result<T, String> {
+        crate::codec::decode_result(self.get()).map_err(|error| match error {
+            crate::codec::ResultError::Refused(kind) => kind.to_string(),
+            // A position counts from the entry's start, not the answer's:
+            // it would only tell entries of one kind apart.
+            crate::codec::ResultError::Invalid(e) => {
+                let text = e.to_string();
+                match text.rsplit_once(" at line ") {
+                    Some((reason, _)) if e.line() > 0 => reason.to_owned(),
+                    _ => text,
+                }
+            }
+        })
+    }
+
+    fn read<V: DeserializeOwned>(&self) -> Option<V> {
+        // A value of another type fails at its first byte, however deep.
+        serde_json::from_str(self.get()).ok()
+    }
+}
+
+impl PageEntry<'_> for Value {
+    fn decode<T: DeserializeOwned>(self) -> Result<T, String> {
+        crate::codec::from_value(self).map_err(|e| e.to_string())
+    }
+
+    fn read<V: DeserializeOwned>(&self) -> Option<V> {
+        match self {
+            Value::Number(_) | Value::String(_) => V::deserialize(self).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// What a page said, once its entries are decoded: how many there were,
+/// and the members pagination and caching read.
+struct PageRead {
+    entries: usize,
+    ttl_ms: Option<u64>,
+    cache_scope: Option<String>,
+    next_cursor: Option<String>,
+}
+
+/// The top of a page as read: its entries still undecoded, and the
+/// members pagination and caching read.
+struct PageTop<E> {
+    entries: Option<Vec<E>>,
+    ttl_ms: Option<u64>,
+    cache_scope: Option<String>,
+    next_cursor: Option<String>,
+}
+
+/// Reads a page's top level: the entries of `field` kept as `E` (at most
+/// `room`; one more sets `over` and stops the read), `ttlMs`,
+/// `cacheScope` and `nextCursor` read leniently (another type counts as
+/// absent), every other member skipped. A repeated member counts as its
+/// last occurrence, as it would in a decoded object.
+struct PageSeed<'a, E> {
+    field: &'a str,
+    room: usize,
+    over: &'a Cell<bool>,
+    entry: PhantomData<E>,
+}
+
+impl<'de, E: PageEntry<'de>> DeserializeSeed<'de> for PageSeed<'_, E> {
+    type Value = PageTop<E>;
+
+    fn deserialize<D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, E: PageEntry<'de>> Visitor<'de> for PageSeed<'_, E> {
+    type Value = PageTop<E>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list result object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut top = PageTop {
+            entries: None,
+            ttl_ms: None,
+            cache_scope: None,
+            next_cursor: None,
+        };
+        while let Some(member) = map.next_key_seed(MemberSeed { field: self.field })? {
+            match member {
+                Member::Entries => {
+                    top.entries = Some(map.next_value_seed(EntriesSeed {
+                        room: self.room,
+                        over: self.over,
+                        entry: PhantomData::<E>,
+                    })?);
+                }
+                Member::TtlMs => top.ttl_ms = map.next_value::<E>()?.read(),
+                Member::CacheScope => top.cache_scope = map.next_value::<E>()?.read(),
+                Member::NextCursor => top.next_cursor = map.next_value::<E>()?.read(),
+                Member::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(top)
+    }
+}
+
+/// The members of a page the reader keeps.
+enum Member {
+    Entries,
+    TtlMs,
+    CacheScope,
+    NextCursor,
+    Other,
+}
+
+/// Names a page member without allocating its key.
+struct MemberSeed<'a> {
+    field: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for MemberSeed<'_> {
+    type Value = Member;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Member, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for MemberSeed<'_> {
+    type Value = Member;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<Er: de::Error>(self, key: &str) -> Result<Member, Er> {
+        Ok(match key {
+            key if key == self.field => Member::Entries,
+            "ttlMs" => Member::TtlMs,
+            "cacheScope" => Member::CacheScope,
+            "nextCursor" => Member::NextCursor,
+            _ => Member::Other,
+        })
+    }
+}
+
+/// A page's entries, at most `room` of them.
+struct EntriesSeed<'a, E> {
+    room: usize,
+    over: &'a Cell<bool>,
+    entry: PhantomData<E>,
+}
+
+impl<'de, E: PageEntry<'de>> DeserializeSeed<'de> for EntriesSeed<'_, E> {
+    type Value = Vec<E>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Vec<E>, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de, E: PageEntry<'de>> Visitor<'de> for EntriesSeed<'_, E> {
+    type Value = Vec<E>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of list entries")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<E>, A::Error> {
+        let mut entries = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.room));
+        while let Some(entry) = seq.next_element::<E>()? {
+            if entries.len() == self.room {
+                self.over.set(true);
+                return Err(de::Error::custom("past the item cap"));
+            }
+            entries.push(entry);
+        }
+        Ok(entries)
     }
 }
 

@@ -41,7 +41,7 @@ mod rounds;
 mod tasks;
 mod typed;
 
-pub use list::{CacheScope, Listing};
+pub use list::{CacheScope, INVALID_ENTRIES_SHOWN, InvalidEntry, Listing, ListingNote};
 pub use typed::{
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult,
     ElicitValue, ElicitationHandler, IncludeContext, ListRootsResult, RequestContext, Role, Root,

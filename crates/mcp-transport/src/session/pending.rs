@@ -299,7 +299,7 @@ impl Shared {
 
     /// The error a request fails with when the server (or the transport,
     /// for its own failures) answered `error`.
-    fn answer_error(&self, method: &str, error: ErrorObject) -> TransportError {
+    pub(super) fn answer_error(&self, method: &str, error: ErrorObject) -> TransportError {
         // A transport's own failures of one request (a refused HTTP status,
         // a broken stream) arrive as marked error answers and become their
         // own kinds.
