@@ -307,9 +307,12 @@ impl ClientSession {
                 );
             }
             let params = cursor.take().map(|cursor| json!({ "cursor": cursor }));
+            // Each page is a request of its own, with the method's deadline.
+            let options = CallOptions::default();
+            let mut deadline = self.shared.deadline(method, &options);
             let body = match self
                 .shared
-                .request_body(method, params.into(), &CallOptions::default())
+                .request_body(method, params.into(), &options, &mut deadline)
                 .await
             {
                 Ok(body) => body,
