@@ -22,7 +22,7 @@
 
 mod form;
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,7 +37,7 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 
 use crate::context::Context;
-use crate::output::{errln, shown, shown_lines};
+use crate::output::{Frame, Stream, Terminal, note, shown, shown_lines};
 
 use form::Filled;
 
@@ -70,7 +70,7 @@ impl Host {
     pub(crate) fn new(context: &Context) -> Host {
         Host {
             roots: roots(&context.roots),
-            terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+            terminal: std::io::stdin().is_terminal() && Stream::Stderr.is_terminal(),
             asking: Arc::default(),
         }
     }
@@ -109,7 +109,7 @@ impl Host {
                 let mut input = std::io::stdin().lock();
                 // Not the stderr lock: other threads' log lines must not
                 // wait for the user.
-                let mut output = std::io::stderr();
+                let mut output = Terminal::stderr();
                 form::fill(&server, &message, &schema, &mut input, &mut output)
             })
             .await?;
@@ -143,7 +143,7 @@ impl Host {
         let action = self
             .ask(move || {
                 let mut input = std::io::stdin().lock();
-                let mut output = std::io::stderr();
+                let mut output = Terminal::stderr();
                 open_url(&server, &message, &url, &mut input, &mut output, &|url| {
                     crate::auth::open_in_browser(url)
                 })
@@ -174,7 +174,7 @@ impl QuestionShown {
     fn start() -> QuestionShown {
         QUESTION_SHOWN.store(true, Ordering::SeqCst);
         // A progress line may be drawn where the question starts.
-        let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+        Frame::default().clear_line().draw(Stream::Stderr);
         QuestionShown
     }
 }
@@ -221,9 +221,12 @@ impl TypedClientHandler for Host {
         if method != "sampling/createMessage" {
             return ErrorObject::method_not_found(method);
         }
-        errln!(
-            "note: server \"{}\" asked to sample a language model; refused: mcp-cli has none",
-            shown(server_of(&context)).as_ref()
+        note(
+            "sampling requests refused",
+            format_args!(
+                "note: server \"{}\" asked to sample a language model; refused: mcp-cli has none",
+                shown(server_of(&context)).as_ref()
+            ),
         );
         ErrorObject::new(
             SAMPLING_REJECTED,
@@ -265,10 +268,13 @@ impl ElicitationHandler for Host {
                 let Some(parsed) = parsed else {
                     // Another scheme could start a local program through
                     // the platform's url opener.
-                    errln!(
-                        "note: server \"{}\" asked to open \"{}\"; declined: not an http(s) url",
-                        shown(server).as_ref(),
-                        shown(&url).as_ref()
+                    note(
+                        "urls declined",
+                        format_args!(
+                            "note: server \"{}\" asked to open \"{}\"; declined: not an http(s) url",
+                            shown(server).as_ref(),
+                            shown(&url).as_ref()
+                        ),
                     );
                     return declined;
                 };
@@ -282,15 +288,18 @@ impl ElicitationHandler for Host {
             }
         };
         if !self.terminal {
-            errln!(
-                "note: server \"{}\" asked for input ({}: \"{}\"); declined: stdin and stderr are not a terminal to ask on",
-                shown(server).as_ref(),
-                if url.is_some() {
-                    "open a url"
-                } else {
-                    "a form"
-                },
-                shown(&message).as_ref()
+            note(
+                "input requests declined",
+                format_args!(
+                    "note: server \"{}\" asked for input ({}: \"{}\"); declined: stdin and stderr are not a terminal to ask on",
+                    shown(server).as_ref(),
+                    if url.is_some() {
+                        "open a url"
+                    } else {
+                        "a form"
+                    },
+                    shown(&message).as_ref()
+                ),
             );
             return declined;
         }
