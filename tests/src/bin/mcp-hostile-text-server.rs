@@ -1,16 +1,20 @@
 //! `mcp-hostile-text-server`: a stdio MCP server whose every piece of text
 //! is the one `--text` it is given, for the CLI's terminal-safety table.
 //!
-//! It refuses `server/discover` with the text as the error's message
-//! and offers one tool, `echo`, described with the text. A call of `echo`
-//! first sends, in this order and without waiting in between: a line
-//! that is not JSON and one that is not a valid message, both quoting the
-//! text (the client logs them), `--elicit N` form-mode `elicitation/create` requests whose
-//! message is the text, and, with `--url-bytes N`, one url-mode request
-//! whose url is N bytes long and ends in the text. Once every request is
-//! answered, the call's own answer follows: a result whose text block,
-//! structured content and `_meta` hold the text, or, with `--fail`, a
-//! JSON-RPC error whose message is the text.
+//! The text is `--text`, or `--text-json` (a JSON string, so it may hold
+//! NUL), repeated `--repeat N` times when given after it.
+//!
+//! It writes the text on stderr first, refuses `server/discover` with
+//! the text as the error's message, and offers one tool, `echo`,
+//! described with the text. A call of `echo` first sends, in this order
+//! and without waiting in between: a line that is not JSON and one that
+//! is not a valid message, both quoting the text (the client logs them),
+//! `--elicit N` form-mode `elicitation/create` requests whose message is
+//! the text, and, with `--url-bytes N`, one url-mode request whose url is
+//! N bytes long and ends in the text. Once every request is answered, the
+//! call's own answer follows: a result whose text block, structured
+//! content and `_meta` hold the text, or, with `--fail`, a JSON-RPC error
+//! whose message is the text.
 
 use std::io::{BufRead, Write};
 
@@ -32,6 +36,15 @@ fn options() -> Result<Options, String> {
         let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value"));
         match arg.as_str() {
             "--text" => options.text = value()?,
+            // Any string, NUL included, which an argument cannot hold.
+            "--text-json" => {
+                options.text = serde_json::from_str(&value()?).map_err(|e| format!("{e}"))?;
+            }
+            // Longer than one argument may be.
+            "--repeat" => {
+                let times: usize = value()?.parse().map_err(|e| format!("{e}"))?;
+                options.text = options.text.repeat(times);
+            }
             "--elicit" => options.elicit = value()?.parse().map_err(|e| format!("{e}"))?,
             "--url-bytes" => options.url_bytes = value()?.parse().map_err(|e| format!("{e}"))?,
             "--fail" => options.fail = true,
@@ -49,6 +62,8 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    // The client keeps a tail of this and logs it at trace level.
+    let _ = writeln!(std::io::stderr(), "{}", options.text);
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     // The id of the `echo` call waiting for its elicitations' answers.

@@ -30,9 +30,10 @@
 //! JSON spells it `\u202e` (a UTF-16 pair above U+FFFF), which a JSON
 //! reader decodes to the same string.
 //!
-//! Bounds: one value shown on a line ([`shown`]) keeps its first
-//! [`LINE_CHARS`] characters, text that spans lines ([`shown_lines`]) its
-//! first [`TEXT_CHARS`]; what is left out is named, `… [3.9 MiB more]`.
+//! Bounds: one value shown on a line ([`shown`]) is at most
+//! [`LINE_CHARS`] characters as shown (an escape counts as the characters
+//! that spell it), text that spans lines ([`shown_lines`]) at most
+//! [`TEXT_CHARS`]; what is left out is named, `… [3.9 MiB more]`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -137,23 +138,33 @@ pub(crate) fn shown_lines(text: &str) -> Cow<'_, str> {
 fn escape(text: &str, keep_newlines: bool, max_chars: usize) -> Cow<'_, str> {
     let mut escaper = Escaper::default();
     let mut out: Option<String> = None;
-    for (count, (at, c)) in text.char_indices().enumerate() {
-        if count == max_chars {
+    // Characters shown so far, escapes counted as they are spelled: the
+    // bound is on what the terminal shows.
+    let mut shown_chars = 0_usize;
+    let mut spelled = String::new();
+    for (at, c) in text.char_indices() {
+        let escaped = escaper.escapes(c) && !(keep_newlines && c == '\n');
+        spelled.clear();
+        if escaped {
+            push_escaped(&mut spelled, c);
+        }
+        let width = if escaped { spelled.chars().count() } else { 1 };
+        if shown_chars + width > max_chars {
             let out = out.get_or_insert_with(|| text[..at].to_owned());
             push_cut(out, text.len() - at);
             break;
         }
-        let escaped = escaper.escapes(c) && !(keep_newlines && c == '\n');
+        shown_chars += width;
         match (&mut out, escaped) {
             (None, false) => {}
             (None, true) => {
                 let mut owned = String::with_capacity(text.len().min(max_chars) + 16);
                 owned.push_str(&text[..at]);
-                push_escaped(&mut owned, c);
+                owned.push_str(&spelled);
                 out = Some(owned);
             }
             (Some(out), false) => out.push(c),
-            (Some(out), true) => push_escaped(out, c),
+            (Some(out), true) => out.push_str(&spelled),
         }
     }
     out.map_or(Cow::Borrowed(text), Cow::Owned)
@@ -312,16 +323,21 @@ mod tests {
 
     #[test]
     fn long_text_is_cut_with_what_was_left_out() {
+        let tail = |text: &str| {
+            text.chars()
+                .rev()
+                .take(40)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<String>()
+        };
         let check = |text: String, line_ends: &str, lines_ends: &str| {
             let line = shown(&text);
-            assert!(line.ends_with(line_ends), "{}", &line[line.len() - 40..]);
+            assert!(line.ends_with(line_ends), "{}", tail(&line));
             assert!(line.chars().count() <= LINE_CHARS + 40, "{}", line.len());
             let lines = shown_lines(&text);
-            assert!(
-                lines.ends_with(lines_ends),
-                "{}",
-                &lines[lines.len() - 40..]
-            );
+            assert!(lines.ends_with(lines_ends), "{}", tail(&lines));
             assert!(lines.chars().count() <= TEXT_CHARS + 40, "{}", lines.len());
         };
         check("x".repeat(LINE_CHARS), "xxx", "xxx");
@@ -332,9 +348,10 @@ mod tests {
             "y… [4.0 MiB more]",
             "y… [3.8 MiB more]",
         );
+        // Escapes count as they are shown: 1,024 of 4,098 fit.
         check(
             "\u{1b}".repeat(LINE_CHARS + 2),
-            r"\x1b… [2 bytes more]",
+            r"\x1b… [3.0 KiB more]",
             r"\x1b\x1b",
         );
     }
