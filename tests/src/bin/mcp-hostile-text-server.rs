@@ -123,10 +123,10 @@ fn main() -> std::process::ExitCode {
                 }
             }
         }
-        if unanswered == 0 {
-            if let Some(id) = call.take() {
-                frames.push(call_answer(&id, &options).to_string());
-            }
+        if unanswered == 0
+            && let Some(id) = call.take()
+        {
+            frames.push(call_answer(&id, &options).to_string());
         }
         for frame in frames {
             if writeln!(stdout, "{frame}")
@@ -143,7 +143,8 @@ fn main() -> std::process::ExitCode {
 /// A message the client cannot use, whose reason quotes the text: an
 /// answer with an id nobody asked for and an unknown `jsonrpc` version.
 fn invalid_line(text: &str) -> String {
-    json!({"jsonrpc": format!("2.0{text}"), "id": format!("never-{text}"), "result": {}}).to_string()
+    json!({"jsonrpc": format!("2.0{text}"), "id": format!("never-{text}"), "result": {}})
+        .to_string()
 }
 
 fn answer(method: &str, id: &Value, text: &str) -> Value {
