@@ -1,5 +1,9 @@
 //! `cargo xtask check-config`: argument parsing and printing around
 //! [`mcp_config::CheckReport`], which holds the check itself.
+//!
+//! The report quotes config files, so every line passes the CLI's terminal
+//! rule (the same source file, compiled here): human lines through
+//! `shown`, JSON through `json_pretty`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -8,6 +12,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use mcp_config::{CheckReport, LoadOptions};
+
+// The rule for outside text on a terminal, shared with `mcp-cli`; this
+// binary uses only part of it.
+#[allow(dead_code)]
+#[path = "../../crates/mcp-cli/src/output/escape.rs"]
+mod escape;
 
 /// Exit status for usage errors (clap uses the same for bad flags).
 const USAGE_ERROR: u8 = 2;
@@ -43,19 +53,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let options = match options(&args) {
         Ok(options) => options,
         Err(message) => {
-            let _ = writeln!(std::io::stderr(), "error: {message}");
+            let _ = writeln!(std::io::stderr(), "error: {}", escape::shown(&message));
             return Ok(ExitCode::from(USAGE_ERROR));
         }
     };
     let report = CheckReport::run(&options);
     let mut out = std::io::stdout().lock();
     if args.json {
-        let text =
-            serde_json::to_string_pretty(&report.to_json()).context("rendering the report")?;
+        let text = escape::json_pretty(&report.to_json()).context("rendering the report")?;
         writeln!(out, "{text}").context("writing the report")?;
     } else {
         for line in report.human_lines() {
-            writeln!(out, "{line}").context("writing the report")?;
+            writeln!(out, "{}", escape::shown(&line)).context("writing the report")?;
         }
     }
     let code = u8::try_from(report.exit_code(args.strict)).unwrap_or(1);

@@ -23,7 +23,7 @@
 mod form;
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,7 +41,7 @@ use mcp_config::{ServerConfig, TransportConfig};
 use mcp_oauth::{HostClass, UrlPolicy};
 
 use crate::context::Context;
-use crate::output::{errln, shown, shown_lines};
+use crate::output::{Frame, Stream, Terminal, note, shown, shown_lines};
 
 use form::Filled;
 
@@ -79,7 +79,7 @@ impl Host {
     ) -> Host {
         Host {
             roots: roots(&context.roots),
-            terminal: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+            terminal: std::io::stdin().is_terminal() && Stream::Stderr.is_terminal(),
             asking: Arc::default(),
             url_policies: servers
                 .into_iter()
@@ -134,7 +134,7 @@ impl Host {
                 let mut input = std::io::stdin().lock();
                 // Not the stderr lock: other threads' log lines must not
                 // wait for the user.
-                let mut output = std::io::stderr();
+                let mut output = Terminal::stderr();
                 form::fill(&server, &message, &schema, &mut input, &mut output)
             })
             .await?;
@@ -168,7 +168,7 @@ impl Host {
         let action = self
             .ask(move || {
                 let mut input = std::io::stdin().lock();
-                let mut output = std::io::stderr();
+                let mut output = Terminal::stderr();
                 open_url(&server, &message, &url, &mut input, &mut output, &|url| {
                     crate::auth::open_in_browser(url)
                 })
@@ -199,7 +199,7 @@ impl QuestionShown {
     fn start() -> QuestionShown {
         QUESTION_SHOWN.store(true, Ordering::SeqCst);
         // A progress line may be drawn where the question starts.
-        let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+        Frame::default().clear_line().draw(Stream::Stderr);
         QuestionShown
     }
 }
@@ -246,9 +246,12 @@ impl TypedClientHandler for Host {
         if method != "sampling/createMessage" {
             return ErrorObject::method_not_found(method);
         }
-        errln!(
-            "note: server \"{}\" asked to sample a language model; refused: mcp-cli has none",
-            shown(server_of(&context)).as_ref()
+        note(
+            "sampling requests refused",
+            format_args!(
+                "note: server \"{}\" asked to sample a language model; refused: mcp-cli has none",
+                shown(server_of(&context)).as_ref()
+            ),
         );
         ErrorObject::new(
             SAMPLING_REJECTED,
@@ -291,11 +294,14 @@ impl ElicitationHandler for Host {
                 let parsed = match self.url_policy_of(server).check(&url) {
                     Ok(parsed) => parsed,
                     Err(refusal) => {
-                        errln!(
-                            "note: server \"{}\" asked to open \"{}\"; declined: {}",
-                            shown(server).as_ref(),
-                            shown(&url).as_ref(),
-                            refusal
+                        note(
+                            "urls declined",
+                            format_args!(
+                                "note: server \"{}\" asked to open \"{}\"; declined: {}",
+                                shown(server).as_ref(),
+                                shown(&url).as_ref(),
+                                refusal
+                            ),
                         );
                         return declined;
                     }
@@ -310,15 +316,18 @@ impl ElicitationHandler for Host {
             }
         };
         if !self.terminal {
-            errln!(
-                "note: server \"{}\" asked for input ({}: \"{}\"); declined: stdin and stderr are not a terminal to ask on",
-                shown(server).as_ref(),
-                if url.is_some() {
-                    "open a url"
-                } else {
-                    "a form"
-                },
-                shown(&message).as_ref()
+            note(
+                "input requests declined",
+                format_args!(
+                    "note: server \"{}\" asked for input ({}: \"{}\"); declined: stdin and stderr are not a terminal to ask on",
+                    shown(server).as_ref(),
+                    if url.is_some() {
+                        "open a url"
+                    } else {
+                        "a form"
+                    },
+                    shown(&message).as_ref()
+                ),
             );
             return declined;
         }

@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{ImportArgs, ImportHost};
 use crate::context::Context;
-use crate::output::{self, Outcome, errln, outln, shown, usage};
+use crate::output::{self, Outcome, Stream, Terminal, errln, outln, shown, usage};
 use crate::read::REDACTED;
 
 impl ImportHost {
@@ -299,7 +299,7 @@ fn input_values(
         };
         values.insert(id.to_owned(), value.to_owned());
     }
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interactive = std::io::stdin().is_terminal() && Stream::Stderr.is_terminal();
     for prompt in prompts {
         if values.contains_key(&prompt.id) {
             continue;
@@ -316,12 +316,12 @@ fn input_values(
             );
         }
         let question = format!("value for {}: ", shown(&what));
+        let mut stderr = Terminal::stderr();
+        stderr.write_all(question.as_bytes())?;
+        stderr.flush()?;
         let value = if prompt.password {
-            rpassword::prompt_password(question).context("cannot read the input")?
+            rpassword::read_password().context("cannot read the input")?
         } else {
-            let mut stderr = std::io::stderr().lock();
-            stderr.write_all(question.as_bytes())?;
-            stderr.flush()?;
             let mut line = String::new();
             std::io::stdin().lock().read_line(&mut line)?;
             line.trim_end_matches(['\r', '\n']).to_owned()

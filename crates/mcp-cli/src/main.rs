@@ -9,8 +9,6 @@
 //! `error: <message>`; the exit status is 0 when all is well, 1 when a
 //! failure was found and 2 for a usage error.
 
-// This binary is where the workspace talks to the terminal.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![forbid(unsafe_code)]
 // The doc comments of `cli.rs` are clap's help text, read on a terminal
 // where `<home>` is a placeholder, not an HTML tag, and a url is text.
@@ -47,13 +45,21 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             // Help and version go to stdout with status 0, usage errors to
-            // stderr with status 2.
-            let _ = err.print();
+            // stderr with status 2; uncoloured, as every byte passes the
+            // one writer, which would show clap's colours as escapes.
+            let text = err.render().to_string();
+            let text = text.trim_end_matches('\n');
+            if err.use_stderr() {
+                errln!("{text}");
+            } else {
+                output::outln!("{text}");
+            }
             return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
         }
     };
     init_tracing(cli.global.verbose);
     let outcome = Context::new(&cli.global).and_then(|context| run(&context, cli.command));
+    output::finish();
     match outcome {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::from(1),
@@ -103,9 +109,12 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // No colours: the writer escapes every control character, the
+    // subscriber's own included.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(output::LogWriter)
+        .with_ansi(false)
         .with_target(false)
         .init();
 }

@@ -1,10 +1,31 @@
-//! Printing: JSON documents, error chains, exit statuses, and the one
-//! place outside text is made safe for a terminal ([`shown`],
-//! [`shown_lines`]).
+//! Printing: the one writer every byte the CLI prints passes through,
+//! JSON documents, notes, error chains and exit statuses.
+//!
+//! What may reach a terminal is decided once, in [`escape`]: every byte
+//! on stdout and stderr goes through [`Terminal`], which escapes every
+//! character of that rule except the newlines that end the CLI's own
+//! lines, whether the stream is a terminal or a pipe. Human output also
+//! passes each outside value through [`shown`] (one line, newlines
+//! escaped, cut at [`escape::LINE_CHARS`]) or [`shown_lines`]; JSON output
+//! (`--json`, `--raw`) is written by [`escape::json_pretty`], which spells
+//! those characters as `\uXXXX` inside its strings, so the document means
+//! what the server sent and a pipe reader decodes the same value. Log
+//! lines are written by [`LogWriter`], one escaped, cut line per event.
+//! The only control sequences the CLI writes itself, the live lines'
+//! clear-line and cursor-up, are built by [`Frame`].
+//!
+//! Bounds: a stderr line keeps its first [`STDERR_LINE_CHARS`]
+//! characters; a kind of [`note`] (and a warning from one place in the
+//! code) is shown [`NOTE_REPEATS`] times, the rest counted in one line at
+//! the end ([`finish`]).
 
-use std::borrow::Cow;
-use std::fmt::Write as _;
+mod escape;
+
+use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Mutex;
+
+pub(crate) use escape::{shown, shown_lines};
 
 use mcp_config::EditError;
 use serde::Serialize;
@@ -65,19 +86,25 @@ pub(crate) fn error_chain(err: &anyhow::Error) -> String {
 
 /// Prints `value` as pretty JSON on stdout.
 pub(crate) fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
+    let text = json_text(value)?;
     write_stdout(format_args!("{text}"));
     Ok(())
+}
+
+/// `value` as the pretty JSON the CLI prints: see [`escape::json_pretty`].
+pub(crate) fn json_text(value: &impl Serialize) -> serde_json::Result<String> {
+    escape::json_pretty(value)
 }
 
 /// Writes one line on stdout. A closed pipe (`mcp-cli list | head -1`)
 /// ends the process quietly with status 0, as a reader that has seen
 /// enough is not a failure.
 pub(crate) fn write_stdout(text: std::fmt::Arguments<'_>) {
-    let mut stdout = std::io::stdout().lock();
+    let mut line = text.to_string();
+    line.push('\n');
+    let mut stdout = Terminal::stdout();
     let written = stdout
-        .write_fmt(text)
-        .and_then(|()| stdout.write_all(b"\n"))
+        .write_all(line.as_bytes())
         .and_then(|()| stdout.flush());
     if let Err(err) = written {
         exit_on_write_error(&err);
@@ -102,10 +129,9 @@ pub(crate) use outln;
 
 /// Writes one line on stderr; a closed stderr is ignored rather than fatal.
 pub(crate) fn write_stderr(text: std::fmt::Arguments<'_>) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr
-        .write_fmt(text)
-        .and_then(|()| stderr.write_all(b"\n"));
+    let mut line = text.to_string();
+    line.push('\n');
+    let _ = Terminal::stderr().write_all(line.as_bytes());
 }
 
 /// `eprintln!` that never panics; see [`write_stderr`].
@@ -116,107 +142,318 @@ macro_rules! errln {
 }
 pub(crate) use errln;
 
-/// Text from outside the CLI (config files, servers, an OAuth server) as
-/// one line a terminal can show: every character that could move the
-/// cursor, colour, retitle or clear the terminal, start a new line, or
-/// reorder what is shown becomes a visible escape. Human output passes
-/// every outside string through here (or [`shown_lines`]); `--json` output
-/// does not, as serde already escapes it exactly.
-///
-/// - C0 controls and DEL: `\n`, `\r`, `\t`, else `\x1b`-style;
-/// - C1 controls (U+0080–U+009F, such as the one-byte CSI U+009B):
-///   `\u{9b}`;
-/// - bidi overrides, embeddings, isolates and marks, line and paragraph
-///   separators, zero-width characters and the BOM: `\u{202e}`.
-///
-/// Backslashes stay as they are: paths and patterns stay readable, and
-/// `--json` is the exact form.
-pub(crate) fn shown(text: &str) -> Cow<'_, str> {
-    escape(text, false)
+/// The CLI's two output streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Stdout,
+    Stderr,
 }
 
-/// [`shown`] for text that may span lines (descriptions, a tool's text
-/// result, a stderr tail): newlines are kept, everything else is escaped
-/// the same way.
-pub(crate) fn shown_lines(text: &str) -> Cow<'_, str> {
-    escape(text, true)
-}
-
-fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
-    let unsafe_char = |c: char| needs_escape(c) && !(keep_newlines && c == '\n');
-    let Some(first) = text.find(unsafe_char) else {
-        return Cow::Borrowed(text);
-    };
-    let mut out = String::with_capacity(text.len() + 8);
-    out.push_str(&text[..first]);
-    for c in text[first..].chars() {
-        if !unsafe_char(c) {
-            out.push(c);
-            continue;
+impl Stream {
+    /// Whether the stream is a terminal (live lines and questions are
+    /// only for one; escaping does not depend on it).
+    pub(crate) fn is_terminal(self) -> bool {
+        use std::io::IsTerminal as _;
+        match self {
+            Stream::Stdout => std::io::stdout().is_terminal(),
+            Stream::Stderr => std::io::stderr().is_terminal(),
         }
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\0'..='\u{1f}' | '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c));
+    }
+
+    /// The only raw write: [`Terminal`] and [`Frame`] hand it bytes they
+    /// made safe. One lock per call, so a line is never split by
+    /// another thread's.
+    fn write_safe(self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Stream::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes).and_then(|()| out.flush())
             }
-            _ => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            Stream::Stderr => {
+                let mut out = std::io::stderr().lock();
+                out.write_all(bytes).and_then(|()| out.flush())
             }
         }
     }
-    Cow::Owned(out)
 }
 
-fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            // Arabic letter mark; left-to-right and right-to-left marks
-            '\u{061c}' | '\u{200e}' | '\u{200f}'
-            // zero-width space, non-joiner, joiner
-            | '\u{200b}'..='\u{200d}'
-            // line and paragraph separators; bidi embeddings and overrides
-            | '\u{2028}'..='\u{202e}'
-            // word joiner, invisible operators, bidi isolates
-            | '\u{2060}'..='\u{2069}'
-            // byte order mark / zero-width no-break space
-            | '\u{feff}'
-        )
+/// Characters of one line on stderr (notes, warnings, errors, questions);
+/// the rest of the line is left out and named. Each outside value in it
+/// is already cut at [`escape::LINE_CHARS`]; this bounds a line that
+/// quotes several.
+pub(crate) const STDERR_LINE_CHARS: usize = 16_384;
+
+/// The one writer to stdout and stderr: every character of the rule in
+/// [`escape`] except a newline is written escaped, bytes that are not
+/// UTF-8 as `\xNN`, and a stderr line is cut at [`STDERR_LINE_CHARS`].
+/// A character split across two writes is held until it is whole.
+#[derive(Debug)]
+pub(crate) struct Terminal {
+    stream: Stream,
+    /// The start of a character whose other bytes are still to come.
+    partial: Vec<u8>,
+    escaper: escape::Escaper,
+    /// Characters written on the current line.
+    line_chars: usize,
+    /// Bytes left out of the current line.
+    left_out: usize,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{shown, shown_lines};
+impl Terminal {
+    pub(crate) fn stdout() -> Terminal {
+        Terminal::new(Stream::Stdout)
+    }
 
-    #[test]
-    fn outside_text_is_shown_escaped() {
-        let check = |text: &str, line: &str, lines: &str| {
-            assert_eq!(shown(text), line, "shown({text:?})");
-            assert_eq!(shown_lines(text), lines, "shown_lines({text:?})");
-        };
-        check("plain name", "plain name", "plain name");
-        check(
-            "ünï 😀 \\d+ C:\\x",
-            "ünï 😀 \\d+ C:\\x",
-            "ünï 😀 \\d+ C:\\x",
-        );
-        check("\u{1b}[31mred", r"\x1b[31mred", r"\x1b[31mred");
-        check("\u{1b}]0;t\u{7}", r"\x1b]0;t\x07", r"\x1b]0;t\x07");
-        check("a\nb", r"a\nb", "a\nb");
-        check("a\r\nb", r"a\r\nb", "a\\r\nb");
-        check("a\tb\0", r"a\tb\x00", r"a\tb\x00");
-        check(
-            "\u{7f}\u{9b}\u{85}",
-            r"\x7f\u{9b}\u{85}",
-            r"\x7f\u{9b}\u{85}",
-        );
-        check("\u{202e}exe.txt", r"\u{202e}exe.txt", r"\u{202e}exe.txt");
-        check(
-            "\u{2066}\u{2069}\u{200f}\u{061c}\u{200b}\u{2028}\u{feff}",
-            r"\u{2066}\u{2069}\u{200f}\u{61c}\u{200b}\u{2028}\u{feff}",
-            r"\u{2066}\u{2069}\u{200f}\u{61c}\u{200b}\u{2028}\u{feff}",
-        );
+    pub(crate) fn stderr() -> Terminal {
+        Terminal::new(Stream::Stderr)
+    }
+
+    fn new(stream: Stream) -> Terminal {
+        Terminal {
+            stream,
+            partial: Vec::new(),
+            escaper: escape::Escaper::default(),
+            line_chars: 0,
+            left_out: 0,
+        }
+    }
+
+    fn render(&mut self, text: &str, out: &mut String) {
+        for c in text.chars() {
+            if c == '\n' {
+                self.end_line(out);
+                out.push('\n');
+                continue;
+            }
+            if self.stream == Stream::Stderr && self.line_chars >= STDERR_LINE_CHARS {
+                self.left_out += c.len_utf8();
+                continue;
+            }
+            self.line_chars += 1;
+            if self.escaper.escapes(c) {
+                escape::push_escaped(out, c);
+            } else {
+                out.push(c);
+            }
+        }
+    }
+
+    fn render_invalid(&mut self, bytes: &[u8], out: &mut String) {
+        for byte in bytes {
+            self.line_chars += 1;
+            out.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+
+    fn end_line(&mut self, out: &mut String) {
+        if self.left_out > 0 {
+            escape::push_cut(out, self.left_out);
+        }
+        self.left_out = 0;
+        self.line_chars = 0;
+        self.escaper = escape::Escaper::default();
+    }
+}
+
+impl Write for Terminal {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut bytes = std::mem::take(&mut self.partial);
+        bytes.extend_from_slice(buf);
+        let mut out = String::with_capacity(bytes.len());
+        let mut rest: &[u8] = &bytes;
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(text) => {
+                    self.render(text, &mut out);
+                    rest = &[];
+                    break;
+                }
+                Err(err) => {
+                    let (valid, after) = rest.split_at(err.valid_up_to());
+                    self.render(std::str::from_utf8(valid).unwrap_or_default(), &mut out);
+                    let Some(invalid) = err.error_len() else {
+                        // An incomplete character: the next write may end it.
+                        rest = after;
+                        break;
+                    };
+                    let (invalid, after) = after.split_at(invalid.min(after.len()));
+                    self.render_invalid(invalid, &mut out);
+                    rest = after;
+                }
+            }
+        }
+        self.partial = rest.to_vec();
+        self.stream.write_safe(out.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.stream.write_safe(&[])
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let mut out = String::new();
+        let partial = std::mem::take(&mut self.partial);
+        self.render_invalid(&partial, &mut out);
+        if self.left_out > 0 {
+            escape::push_cut(&mut out, self.left_out);
+        }
+        if !out.is_empty() {
+            let _ = self.stream.write_safe(out.as_bytes());
+        }
+    }
+}
+
+/// A live status line or block, drawn over itself on a terminal: the
+/// only place the CLI writes control sequences of its own. Text added
+/// to it is escaped like everything else.
+#[derive(Debug, Default)]
+pub(crate) struct Frame {
+    bytes: String,
+}
+
+impl Frame {
+    /// Back to the start of the line, and the line cleared.
+    pub(crate) fn clear_line(mut self) -> Frame {
+        self.bytes.push_str("\r\x1b[2K");
+        self
+    }
+
+    /// Up `lines` lines, to the start of a block drawn before.
+    pub(crate) fn up(mut self, lines: usize) -> Frame {
+        if lines > 0 {
+            self.bytes.push_str(&format!("\x1b[{lines}F"));
+        }
+        self
+    }
+
+    /// Text: the CLI's newlines kept, every other character of the rule
+    /// escaped, each line cut at [`escape::LINE_CHARS`].
+    pub(crate) fn text(mut self, text: &str) -> Frame {
+        let mut first = true;
+        for line in text.split('\n') {
+            if !first {
+                self.bytes.push('\n');
+            }
+            first = false;
+            self.bytes.push_str(&shown(line));
+        }
+        self
+    }
+
+    /// Writes the frame; a terminal that went away is not an error here.
+    pub(crate) fn draw(self, stream: Stream) {
+        let _ = stream.write_safe(self.bytes.as_bytes());
+    }
+}
+
+/// How many notes of one kind (and warnings from one place in the code)
+/// are shown; the rest are counted and named once by [`finish`].
+pub(crate) const NOTE_REPEATS: usize = 3;
+
+/// How many notes of each kind were asked for, by kind.
+static NOTES: Mutex<BTreeMap<&'static str, usize>> = Mutex::new(BTreeMap::new());
+
+/// Counts one note of `kind`; true while it is among the first
+/// [`NOTE_REPEATS`].
+fn counted(kind: &'static str) -> bool {
+    let mut notes = NOTES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let seen = notes.entry(kind).or_default();
+    *seen += 1;
+    *seen <= NOTE_REPEATS
+}
+
+/// Writes a note on stderr unless [`NOTE_REPEATS`] of its `kind` were
+/// already shown. `kind` names the notes in the summary: "input requests
+/// declined".
+pub(crate) fn note(kind: &'static str, text: std::fmt::Arguments<'_>) {
+    if counted(kind) {
+        write_stderr(text);
+    }
+}
+
+/// The summary of notes not shown: `note: … and 1997 more like this
+/// (input requests declined)`. Called once, at the end of the run.
+pub(crate) fn finish() {
+    let notes = std::mem::take(
+        &mut *NOTES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    for (kind, seen) in notes {
+        if seen > NOTE_REPEATS {
+            write_stderr(format_args!(
+                "note: … and {} more like this ({kind})",
+                seen - NOTE_REPEATS
+            ));
+        }
+    }
+}
+
+/// The log subscriber's writer: one event is one line, escaped whole
+/// (a newline in a quoted value too) and cut like any outside value; a
+/// warning or error from one place in the code is counted like a note.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct LogWriter;
+
+/// One log event being formatted.
+#[derive(Debug)]
+pub(crate) struct LogLine {
+    text: Vec<u8>,
+    shown: bool,
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = LogLine;
+
+    fn make_writer(&'a self) -> LogLine {
+        LogLine {
+            text: Vec::new(),
+            shown: true,
+        }
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> LogLine {
+        let shown = *meta.level() > tracing::Level::WARN || counted(log_kind(meta));
+        LogLine {
+            text: Vec::new(),
+            shown,
+        }
+    }
+}
+
+/// The kind a warning is counted under: the place in the code it comes
+/// from, as the summary names it.
+fn log_kind(meta: &tracing::Metadata<'_>) -> &'static str {
+    // A callsite's name is `event path/file.rs:LINE`, static for every
+    // `tracing` macro.
+    let name: &'static str = meta.name();
+    name.strip_prefix("event ").unwrap_or(name)
+}
+
+impl Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.shown {
+            self.text.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        if !self.shown || self.text.is_empty() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&self.text);
+        write_stderr(format_args!("{}", shown(text.trim_end_matches('\n'))));
     }
 }

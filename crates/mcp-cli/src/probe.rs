@@ -10,7 +10,6 @@
 //! order, as soon as it and every server before it are done.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,7 +21,7 @@ use serde::Serialize;
 
 use crate::cli::ProbeArgs;
 use crate::context::Context;
-use crate::output::{self, Outcome, outln, shown, shown_lines};
+use crate::output::{self, Frame, Outcome, Stream, outln, shown, shown_lines};
 use crate::read::{state, unknown_server};
 use crate::session;
 
@@ -320,7 +319,7 @@ impl Display {
     fn new(context: &Context, servers: &[&ScopedServer]) -> Display {
         let mode = if context.json {
             Mode::Quiet
-        } else if std::io::stdout().is_terminal()
+        } else if Stream::Stdout.is_terminal()
             && std::env::var_os("TERM").is_some_and(|t| t != "dumb")
         {
             Mode::Live
@@ -394,26 +393,20 @@ impl Display {
 
     /// Draws one status line per server, over the block drawn last time.
     fn draw(&self, redraw: bool) {
-        let mut out = std::io::stdout().lock();
-        let mut text = String::new();
-        if redraw {
-            // Back to the top of the block drawn last time.
-            text.push_str(&format!("\x1b[{}F", self.names.len()));
-        }
+        // Back to the top of the block drawn last time.
+        let mut frame = Frame::default().up(if redraw { self.names.len() } else { 0 });
         for (index, (name, kind)) in self.names.iter().enumerate() {
-            text.push_str("\x1b[2K");
-            match self.finished.get(&index) {
-                Some(lines) => text.push_str(&lines[0]),
-                None => text.push_str(&format!(
+            let line = match self.finished.get(&index) {
+                Some(lines) => lines[0].clone(),
+                None => format!(
                     "{}     {name:width$}  {kind:5}  connecting… {:.1} s",
                     SPINNER[self.frame % SPINNER.len()],
                     self.started.elapsed().as_secs_f64(),
                     width = self.name_width
-                )),
-            }
-            text.push('\n');
+                ),
+            };
+            frame = frame.clear_line().text(&line).text("\n");
         }
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        frame.draw(Stream::Stdout);
     }
 }

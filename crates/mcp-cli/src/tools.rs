@@ -6,7 +6,6 @@
 //! prints is exactly what a host's model is given. This module only
 //! parses the arguments and lays the answer out.
 
-use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,7 +21,7 @@ use serde_json::{Map, Value, json};
 use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};
 use crate::context::Context;
 use crate::diagnostics;
-use crate::output::{self, Outcome, errln, outln, shown, shown_lines, usage};
+use crate::output::{self, Frame, Outcome, Stream, errln, outln, shown, shown_lines, usage};
 use crate::{session, target, wait};
 
 /// Converted results larger than this are cut with a note.
@@ -309,7 +308,7 @@ async fn call_in(
         }
         if let Some(raw) = &raw {
             outln!("--- raw result");
-            outln!("{}", serde_json::to_string_pretty(raw)?);
+            outln!("{}", output::json_text(raw)?);
         }
     }
     if converted.is_error() {
@@ -493,8 +492,8 @@ impl ProgressLine {
         Arc::new(Mutex::new(ProgressLine {
             tool: tool.to_owned(),
             started: Instant::now(),
-            live: std::io::stderr().is_terminal(),
-            quiet: json && !std::io::stderr().is_terminal(),
+            live: Stream::Stderr.is_terminal(),
+            quiet: json && !Stream::Stderr.is_terminal(),
             latest: None,
             frame: 0,
             drawn: false,
@@ -536,7 +535,7 @@ impl ProgressLine {
     fn draw(&mut self) {
         const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
         let mut text = format!(
-            "\r\x1b[2K{} calling {} ({:.1} s)",
+            "{} calling {} ({:.1} s)",
             SPINNER[self.frame % SPINNER.len()],
             shown(&self.tool),
             self.started.elapsed().as_secs_f64()
@@ -545,18 +544,17 @@ impl ProgressLine {
             text.push_str("  ");
             text.push_str(&shown(latest));
         }
-        let mut stderr = std::io::stderr().lock();
-        let _ = stderr.write_all(text.as_bytes());
-        let _ = stderr.flush();
+        Frame::default()
+            .clear_line()
+            .text(&text)
+            .draw(Stream::Stderr);
         self.drawn = true;
     }
 
     fn clear(line: &Mutex<ProgressLine>) {
         let Ok(line) = line.lock() else { return };
         if line.drawn {
-            let mut stderr = std::io::stderr().lock();
-            let _ = stderr.write_all(b"\r\x1b[2K");
-            let _ = stderr.flush();
+            Frame::default().clear_line().draw(Stream::Stderr);
         }
     }
 }

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::io::{IsTerminal, Write};
+
 use std::time::Duration;
 
 use mcp_catalog::SessionRuntime;
 
-use crate::output::{errln, shown};
+use crate::output::{Frame, Stream, errln, shown};
 
 /// How often the waiting line is redrawn.
 const TICK: Duration = Duration::from_millis(100);
@@ -25,7 +25,7 @@ pub(crate) const SLOW: Duration = Duration::from_secs(2);
 /// Runs `work`, showing on a terminal which of `runtime`'s servers it is
 /// waiting on, then noting every server it waited on for [`SLOW`] or more.
 pub(crate) async fn showing<F: Future>(runtime: &SessionRuntime, work: F) -> F::Output {
-    let live = std::io::stderr().is_terminal();
+    let live = Stream::Stderr.is_terminal();
     let mut longest: BTreeMap<String, Duration> = BTreeMap::new();
     let mut ticker = tokio::time::interval(TICK);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -50,9 +50,7 @@ pub(crate) async fn showing<F: Future>(runtime: &SessionRuntime, work: F) -> F::
         }
     };
     if drawn {
-        let mut stderr = std::io::stderr().lock();
-        let _ = stderr.write_all(b"\r\x1b[2K");
-        let _ = stderr.flush();
+        Frame::default().clear_line().draw(Stream::Stderr);
     }
     for (server, waited) in longest {
         if waited >= SLOW {
@@ -78,14 +76,15 @@ fn draw(waiting: &[(String, Duration)], frame: usize) {
         .collect();
     let more = waiting.len().saturating_sub(shown_servers.len());
     let mut text = format!(
-        "\r\x1b[2K{} waiting for {}",
+        "{} waiting for {}",
         SPINNER[frame % SPINNER.len()],
         shown_servers.join(", ")
     );
     if more > 0 {
         text.push_str(&format!(" and {more} more"));
     }
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_all(text.as_bytes());
-    let _ = stderr.flush();
+    Frame::default()
+        .clear_line()
+        .text(&text)
+        .draw(Stream::Stderr);
 }

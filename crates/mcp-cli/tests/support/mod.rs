@@ -197,9 +197,20 @@ pub fn test_server(name: &str) -> PathBuf {
     if profile_dir.file_name().is_some_and(|dir| dir == "release") {
         build.arg("--release");
     }
-    let status = build.status().expect("run cargo build");
-    assert!(status.success(), "building {name} failed");
-    let path = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    // Cargo names the binary it built: with a separate build directory
+    // (`CARGO_BUILD_BUILD_DIR`) it is not next to this test's binary.
+    build.arg("--message-format=json-render-diagnostics");
+    build.stdout(std::process::Stdio::piped());
+    let output = build.output().expect("run cargo build");
+    assert!(output.status.success(), "building {name} failed");
+    let path = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| {
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == name
+        })
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX)));
     assert!(path.exists(), "{} missing after build", path.display());
     built.insert(name.to_owned(), path.clone());
     path
