@@ -509,19 +509,20 @@ fn position_of_last(text: &str, needle: &str) -> (u32, u32) {
 }
 
 /// Files with 400,000 values on one line (and 200,000 keys on one line)
-/// import in every format, with diagnostics positioned at the end of the
-/// line: every reader computes a position from one index per file,
-/// whatever the length of the line (the time is measured by the
-/// `import` bench).
-#[test]
-fn values_by_the_hundred_thousand_on_one_line_import_with_their_positions() {
+/// import in `hosts`' format, with diagnostics positioned at the end of
+/// the line: every reader computes a position from one index per file,
+/// whatever the length of the line (the `import` bench measures the
+/// time). A file past the size cap, all on one line, is refused at once.
+#[track_caller]
+fn check_long_lines(hosts: &[Host]) {
     const ITEMS: usize = 400_000;
     const KEYS: usize = 200_000;
-    for host in Host::ALL {
-        let (quoted, table) = match host {
-            Host::Codex => ("\"é\"", "{t = 1}"),
-            Host::Goose => ("\"é\"", "{t: 1}"),
-            _ => ("\"é\"", "{\"t\":1}"),
+    let quoted = "\"é\"";
+    for &host in hosts {
+        let table = match host {
+            Host::Codex => "{t = 1}",
+            Host::Goose => "{t: 1}",
+            _ => "{\"t\":1}",
         };
         // The last argument is a table: the entry is refused there.
         let mut args = vec![quoted; ITEMS - 1];
@@ -536,34 +537,63 @@ fn values_by_the_hundred_thousand_on_one_line_import_with_their_positions() {
         assert_eq!(got["diagnostics"], json!([want]), "{host}");
         assert_eq!(got["servers"]["ok"]["command"], "y", "{host}");
 
-        // Every argument a string: all of them come through.
-        let args = vec![quoted; ITEMS];
-        let text = long_line_file(host, &args, &[]);
-        let imported = import_text(host, &text, Path::new("f"), &cx());
-        assert!(imported.diagnostics.is_empty(), "{host}");
-        let big = imported.servers.iter().find(|s| s.name == "big").unwrap();
-        assert_eq!(big.entry["args"].as_array().map(Vec::len), Some(ITEMS), "{host}");
-
-        // 200,000 keys on one line, the last one's value not a string: it
-        // alone is left out, reported where it is.
-        let mut env: Vec<(String, &str)> = (0..KEYS).map(|i| (format!("K{i}"), quoted)).collect();
-        env.push(("LAST".to_owned(), table));
-        let text = long_line_file(host, &[], &env);
-        let needle = match host {
-            Host::Codex | Host::Goose => "LAST",
-            _ => "\"LAST\"",
-        };
-        let (line, column) = position_of_last(&text, needle);
-        let imported = import_text(host, &text, Path::new("f"), &cx());
-        assert!(imported.diagnostics.is_empty(), "{host}");
-        let big = imported.servers.iter().find(|s| s.name == "big").unwrap();
-        let untranslated: Vec<String> = big
-            .untranslated
-            .iter()
-            .map(|u| format!("{}@{}:{}", u.field, u.line, u.column))
-            .collect();
-        let field = if host == Host::Goose { "envs" } else { "env" };
-        assert_eq!(untranslated, [format!("{field}.LAST@{line}:{column}")], "{host}");
-        assert_eq!(big.entry["env"].as_object().map(|e| e.len()), Some(KEYS), "{host}");
+        let huge = format!("{}\n", "x".repeat(10 << 20));
+        let got = summary(&import_text(host, &huge, Path::new("f"), &cx()));
+        assert_eq!(
+            got["diagnostics"],
+            json!(["1:1 Error file is larger than 8 MiB"]),
+            "{host}"
+        );
     }
+    // The same reader serves every JSON host: the rest once per reader.
+    let host = hosts[0];
+    let table = match host {
+        Host::Codex => "{t = 1}",
+        Host::Goose => "{t: 1}",
+        _ => "{\"t\":1}",
+    };
+    let args = vec![quoted; ITEMS];
+    let text = long_line_file(host, &args, &[]);
+    let imported = import_text(host, &text, Path::new("f"), &cx());
+    assert!(imported.diagnostics.is_empty(), "{host}");
+    let big = imported.servers.iter().find(|s| s.name == "big").unwrap();
+    assert_eq!(big.entry["args"].as_array().map(Vec::len), Some(ITEMS), "{host}");
+
+    // 200,000 keys on one line, the last one's value not a string: it
+    // alone is left out, reported where it is.
+    let mut env: Vec<(String, &str)> = (0..KEYS).map(|i| (format!("K{i}"), quoted)).collect();
+    env.push(("LAST".to_owned(), table));
+    let text = long_line_file(host, &[], &env);
+    let needle = match host {
+        Host::Codex | Host::Goose => "LAST",
+        _ => "\"LAST\"",
+    };
+    let (line, column) = position_of_last(&text, needle);
+    let imported = import_text(host, &text, Path::new("f"), &cx());
+    assert!(imported.diagnostics.is_empty(), "{host}");
+    let big = imported.servers.iter().find(|s| s.name == "big").unwrap();
+    let untranslated: Vec<String> = big
+        .untranslated
+        .iter()
+        .map(|u| format!("{}@{}:{}", u.field, u.line, u.column))
+        .collect();
+    let field = if host == Host::Goose { "envs" } else { "env" };
+    assert_eq!(untranslated, [format!("{field}.LAST@{line}:{column}")], "{host}");
+    assert_eq!(big.entry["env"].as_object().map(|e| e.len()), Some(KEYS), "{host}");
+}
+
+#[test]
+fn long_lines_of_toml_import_with_their_positions() {
+    check_long_lines(&[Host::Codex]);
+}
+
+#[test]
+fn long_lines_of_yaml_import_with_their_positions() {
+    check_long_lines(&[Host::Goose]);
+}
+
+#[test]
+fn long_lines_of_json_import_with_their_positions() {
+    // One host per server map's place; the others read the same way.
+    check_long_lines(&[Host::VsCode, Host::ClaudeDesktop, Host::Zed]);
 }
