@@ -183,7 +183,8 @@ pub use result::{
 };
 pub use runtime::{
     CatalogUpdates, ConnectReport, Connection, Connector, DEFAULT_MAX_CONCURRENT_CONNECTS,
-    MAX_LISTED_ITEMS, RuntimeLease, RuntimeManager, RuntimeManagerBuilder, RuntimeOptions,
+    MAX_LISTED_ITEMS, MIN_SWEEP_INTERVAL, RuntimeLease, RuntimeManager, RuntimeManagerBuilder,
+    RuntimeOptions,
     ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, SessionRuntimeBuilder,
     ToolCallOutput,
 };

@@ -360,7 +360,7 @@ impl Shared {
         let started = Instant::now();
         let hard_deadline = options
             .max_total_timeout
-            .map(|max| super::deadlines::later(started, max));
+            .map(|max| crate::time::later_tokio(started, max));
         let deadline = Deadline::new(started, timeout, hard_deadline);
         let (alone, wake) = {
             let mut table = lock(&self.pending);

@@ -21,7 +21,7 @@
 
 use crate::task::{Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
 
-use super::deadlines::later;
+use crate::time::later_tokio as later;
 use super::*;
 
 /// Shortest wait between two polls: a `pollInterval` of 0 must not turn
