@@ -424,7 +424,10 @@ async fn check_grace(
             result.unwrap_or_else(|e| panic!("{what}: {e}"));
         }
         Err(_) => {
-            assert!(endless(value) && !leaves, "{what}: close took over a second");
+            assert!(
+                endless(value) && !leaves,
+                "{what}: close took over a second"
+            );
             assert!(running(pid), "{what}: the server was signalled early");
             drop(session);
         }

@@ -66,7 +66,9 @@ fn tokens(source: &str) -> Vec<Token> {
                     i += 1;
                 }
             }
-        } else if c == 'r' && (at(i + 1) == '"' || (at(i + 1) == '#' && matches!(at(i + 2), '"' | '#'))) {
+        } else if c == 'r'
+            && (at(i + 1) == '"' || (at(i + 1) == '#' && matches!(at(i + 2), '"' | '#')))
+        {
             // A raw string: r"…", r#"…"#, …
             let mut j = i + 1;
             let mut hashes = 0;
@@ -88,7 +90,10 @@ fn tokens(source: &str) -> Vec<Token> {
                 }
                 j += 1;
             }
-            out.push(Token { text: "\"\"".into(), line });
+            out.push(Token {
+                text: "\"\"".into(),
+                line,
+            });
             i = j;
         } else if c == '"' {
             let mut j = i + 1;
@@ -101,7 +106,10 @@ fn tokens(source: &str) -> Vec<Token> {
                 }
                 j += 1;
             }
-            out.push(Token { text: "\"\"".into(), line });
+            out.push(Token {
+                text: "\"\"".into(),
+                line,
+            });
             i = j + 1;
         } else if c == '\'' {
             // A character literal ('x', '\n', '\u{..}'), else a lifetime.
@@ -116,7 +124,10 @@ fn tokens(source: &str) -> Vec<Token> {
             } else {
                 i += 1;
             }
-            out.push(Token { text: "'".into(), line });
+            out.push(Token {
+                text: "'".into(),
+                line,
+            });
         } else if c.is_alphanumeric() || c == '_' {
             let mut j = i;
             while j < chars.len() && (chars[j].is_alphanumeric() || chars[j] == '_') {
@@ -129,7 +140,10 @@ fn tokens(source: &str) -> Vec<Token> {
             i = j;
         } else {
             let two: String = [c, at(i + 1)].iter().collect();
-            let len = if matches!(two.as_str(), "::" | "+=" | "-=" | "*=" | "->" | "=>" | "==" | "!=" | "<=" | ">=" | "&&" | "||") {
+            let len = if matches!(
+                two.as_str(),
+                "::" | "+=" | "-=" | "*=" | "->" | "=>" | "==" | "!=" | "<=" | ">=" | "&&" | "||"
+            ) {
                 2
             } else {
                 1
@@ -212,7 +226,8 @@ fn declared(tokens: &[Token]) -> (BTreeSet<String>, BTreeSet<String>) {
                     j += 2;
                 }
                 let init = t(j);
-                let now_call = matches!(init, "now") && matches!(t(j - 2), "Instant" | "SystemTime");
+                let now_call =
+                    matches!(init, "now") && matches!(t(j - 2), "Instant" | "SystemTime");
                 // `let x = self.clock.now();` / `.wall_now();`
                 let mut k = name + 2;
                 while !matches!(t(k), ";" | "" | "{") {
@@ -222,7 +237,8 @@ fn declared(tokens: &[Token]) -> (BTreeSet<String>, BTreeSet<String>) {
                     && t(k - 1) == ")"
                     && t(k - 2) == "("
                     && matches!(t(k - 3), "now" | "wall_now");
-                if now_call || clock_call || matches!(init, "later" | "later_tokio" | "later_wall") {
+                if now_call || clock_call || matches!(init, "later" | "later_tokio" | "later_wall")
+                {
                     instants.insert(t(name).to_owned());
                 }
                 if t(j - 2) == "Duration" && j >= 2 {
@@ -285,20 +301,19 @@ fn findings(source: &str) -> Vec<String> {
         let kind = if instant { "an instant" } else { "a duration" };
         let after = t(end + 1);
         let before = t(i.wrapping_sub(1));
-        let starts = if duration_path || now_call {
-            i.wrapping_sub(2)
-        } else if before == "." && t(i.wrapping_sub(2)) == "self" {
-            i.wrapping_sub(2)
-        } else {
-            i
-        };
+        // Where the operand starts: `Duration::x`, `Instant::now`, `self.x`.
+        let two_before =
+            duration_path || now_call || before == "." && t(i.wrapping_sub(2)) == "self";
+        let starts = if two_before { i.wrapping_sub(2) } else { i };
         let before_start = t(starts.wrapping_sub(1));
         if matches!(after, "+" | "+=" | "-" | "-=" | "*" | "*=") {
             // `instant - instant` saturates; `instant - duration` does not.
             let next = t(end + 2);
             let minus_instant = instant
                 && after == "-"
-                && (instants.contains(next) || next == "Instant" || next == "self" && instants.contains(t(end + 4)));
+                && (instants.contains(next)
+                    || next == "Instant"
+                    || next == "self" && instants.contains(t(end + 4)));
             if !minus_instant {
                 flag(i, &format!("`{after}` on {kind} (`{word}`)"));
             }
@@ -308,7 +323,10 @@ fn findings(source: &str) -> Vec<String> {
         let prev = t(starts.wrapping_sub(2));
         let binary = prev == ")"
             || prev == "]"
-            || prev.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_');
+            || prev
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
         let assigning = matches!(before_start, "+=" | "-=");
         if (assigning || binary && matches!(before_start, "+" | "-" | "*"))
             && !instant
@@ -316,7 +334,13 @@ fn findings(source: &str) -> Vec<String> {
         {
             flag(i, &format!("`{before_start}` with a duration (`{word}`)"));
         }
-        if after == "." && instant && matches!(t(end + 2), "checked_add" | "checked_sub" | "add" | "sub" | "add_assign") {
+        if after == "."
+            && instant
+            && matches!(
+                t(end + 2),
+                "checked_add" | "checked_sub" | "add" | "sub" | "add_assign"
+            )
+        {
             flag(i, &format!("`{}` on an instant (`{word}`)", t(end + 2)));
         }
     }
@@ -352,7 +376,11 @@ fn no_time_arithmetic_outside_the_saturating_helper() {
     for file in files.iter().filter(|f| **f != helper) {
         let source = std::fs::read_to_string(file).unwrap();
         let shown = file.strip_prefix(root).unwrap().display().to_string();
-        all.extend(findings(&source).into_iter().map(|f| format!("{shown}:{f}")));
+        all.extend(
+            findings(&source)
+                .into_iter()
+                .map(|f| format!("{shown}:{f}")),
+        );
     }
     assert!(
         all.is_empty(),
@@ -371,10 +399,22 @@ fn the_scan_finds_every_form() {
         assert_eq!(got, want, "{source}\n{:?}", findings(source));
     }
     check("fn f() { let d = Instant::now() + grace; }", &["1"]);
-    check("fn f() { let d = tokio::time::Instant::now() + grace; }", &["1"]);
-    check("fn f(at: Instant, by: Duration) -> Instant {\n at + by\n}", &["2"]);
-    check("fn f(at: Instant) {\n let x = at.checked_add(d);\n}", &["2"]);
-    check("struct S { at: Option<Instant> }\nfn f(s: S) { s.at += d; }", &["2"]);
+    check(
+        "fn f() { let d = tokio::time::Instant::now() + grace; }",
+        &["1"],
+    );
+    check(
+        "fn f(at: Instant, by: Duration) -> Instant {\n at + by\n}",
+        &["2"],
+    );
+    check(
+        "fn f(at: Instant) {\n let x = at.checked_add(d);\n}",
+        &["2"],
+    );
+    check(
+        "struct S { at: Option<Instant> }\nfn f(s: S) { s.at += d; }",
+        &["2"],
+    );
     check(
         "struct S { started: Instant, grace: Duration }\nfn f(&self) { let x = self.started\n - self.grace; }",
         &["2", "3"],
@@ -386,17 +426,35 @@ fn the_scan_finds_every_form() {
     check("fn f() { let x = GRACE + Duration::from_secs(1); }", &["1"]);
     check("fn f() { let x = Duration::from_secs(1) * n; }", &["1"]);
     check("fn f(t: Duration) { let x = t * 2; }", &["1"]);
-    check("fn f() { let now = Instant::now();\n let x = now\n + y; }", &["2"]);
+    check(
+        "fn f() { let now = Instant::now();\n let x = now\n + y; }",
+        &["2"],
+    );
     check("fn f() { let w = SystemTime::UNIX_EPOCH + d; }", &["1"]);
-    check("fn f(&self) { let w = self.clock.wall_now();\n w.checked_add(d); }", &["2"]);
-    check("fn f(p: Duration) { let x = -p; let y = f(*p); let z = a\n * p; }", &["2"]);
+    check(
+        "fn f(&self) { let w = self.clock.wall_now();\n w.checked_add(d); }",
+        &["2"],
+    );
+    check(
+        "fn f(p: Duration) { let x = -p; let y = f(*p); let z = a\n * p; }",
+        &["2"],
+    );
     // Saturating forms, instant differences, and text that only looks
     // like arithmetic.
-    check("fn f(at: Instant, by: Duration) { later(at, by); by.saturating_add(by); }", &[]);
-    check("fn f(a: Instant, b: Instant) { let d = a - b; let e = a.duration_since(b); }", &[]);
+    check(
+        "fn f(at: Instant, by: Duration) { later(at, by); by.saturating_add(by); }",
+        &[],
+    );
+    check(
+        "fn f(a: Instant, b: Instant) { let d = a - b; let e = a.duration_since(b); }",
+        &[],
+    );
     check("fn f() { let s = \"now + grace\"; // at + by\n }", &[]);
     check("fn f(n: usize) { let m = n + 1; }", &[]);
-    check("#[cfg(test)]\nmod tests {\n fn f(at: Instant) { at + d; }\n}", &[]);
+    check(
+        "#[cfg(test)]\nmod tests {\n fn f(at: Instant) { at + d; }\n}",
+        &[],
+    );
     check("fn f(t: Duration) -> u64 { t.as_secs() + 1 }", &[]);
     check("fn f(t: Duration) -> u64 { 1 + t.as_secs() }", &[]);
 }

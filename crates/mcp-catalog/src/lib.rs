@@ -184,9 +184,8 @@ pub use result::{
 pub use runtime::{
     CatalogUpdates, ConnectReport, Connection, Connector, DEFAULT_MAX_CONCURRENT_CONNECTS,
     MAX_LISTED_ITEMS, MIN_SWEEP_INTERVAL, RuntimeLease, RuntimeManager, RuntimeManagerBuilder,
-    RuntimeOptions,
-    ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, SessionRuntimeBuilder,
-    ToolCallOutput,
+    RuntimeOptions, ServerCounts, ServerEvents, ServerIdentity, SessionRuntime,
+    SessionRuntimeBuilder, ToolCallOutput,
 };
 // The schema functions keep their short names inside the crate, where
 // `schema::normalize` reads well; at the root they say what they work on.

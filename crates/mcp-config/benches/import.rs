@@ -68,9 +68,10 @@ fn long_lines(c: &mut Criterion) {
         b.iter(|| import_text(Host::Codex, &text, Path::new("f"), &cx))
     });
     let text = file(Host::VsCode, 400_000);
-    group.bench_function("baseline: serde_json parse of the vscode 400000 items", |b| {
-        b.iter(|| serde_json::from_str::<serde_json::Value>(&text).unwrap())
-    });
+    group.bench_function(
+        "baseline: serde_json parse of the vscode 400000 items",
+        |b| b.iter(|| serde_json::from_str::<serde_json::Value>(&text).unwrap()),
+    );
     group.finish();
 }
 

@@ -54,7 +54,7 @@ impl LineIndex {
             chars_before.push(count);
             count += char_starts(block);
         }
-        if text.len() % BLOCK == 0 {
+        if text.len().is_multiple_of(BLOCK) {
             chars_before.push(count);
         }
         LineIndex {
@@ -115,7 +115,10 @@ mod tests {
     fn naive(text: &str, offset: usize) -> (u32, u32) {
         let before = &text.as_bytes()[..offset.min(text.len())];
         let line = before.iter().filter(|&&b| b == b'\n').count();
-        let start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         let column = char_starts(&before[start..]);
         (to_u32(line + 1), to_u32(column + 1))
     }

@@ -557,7 +557,11 @@ fn check_long_lines(hosts: &[Host]) {
     let imported = import_text(host, &text, Path::new("f"), &cx());
     assert!(imported.diagnostics.is_empty(), "{host}");
     let big = imported.servers.iter().find(|s| s.name == "big").unwrap();
-    assert_eq!(big.entry["args"].as_array().map(Vec::len), Some(ITEMS), "{host}");
+    assert_eq!(
+        big.entry["args"].as_array().map(Vec::len),
+        Some(ITEMS),
+        "{host}"
+    );
 
     // 200,000 keys on one line, the last one's value not a string: it
     // alone is left out, reported where it is.
@@ -578,8 +582,16 @@ fn check_long_lines(hosts: &[Host]) {
         .map(|u| format!("{}@{}:{}", u.field, u.line, u.column))
         .collect();
     let field = if host == Host::Goose { "envs" } else { "env" };
-    assert_eq!(untranslated, [format!("{field}.LAST@{line}:{column}")], "{host}");
-    assert_eq!(big.entry["env"].as_object().map(|e| e.len()), Some(KEYS), "{host}");
+    assert_eq!(
+        untranslated,
+        [format!("{field}.LAST@{line}:{column}")],
+        "{host}"
+    );
+    assert_eq!(
+        big.entry["env"].as_object().map(|e| e.len()),
+        Some(KEYS),
+        "{host}"
+    );
 }
 
 #[test]

@@ -160,8 +160,10 @@ struct TomlCx<'a> {
 impl TomlCx<'_> {
     fn mark(&mut self, pointer: &str, span: Option<std::ops::Range<usize>>) {
         if let Some(span) = span {
-            self.positions
-                .insert(pointer.to_owned(), self.lines.position(self.text, span.start));
+            self.positions.insert(
+                pointer.to_owned(),
+                self.lines.position(self.text, span.start),
+            );
         }
     }
 

@@ -21,8 +21,8 @@
 
 use crate::task::{Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
 
-use crate::time::later_tokio as later;
 use super::*;
+use crate::time::later_tokio as later;
 
 /// Shortest wait between two polls: a `pollInterval` of 0 must not turn
 /// into a busy loop.
