@@ -22,6 +22,7 @@
 use serde_json::{Map, Value};
 
 pub mod grammars;
+pub mod import_input;
 
 /// Deepest chain one `D` opcode builds (two bytes of depth).
 pub const MAX_CHAIN: usize = 65_535;

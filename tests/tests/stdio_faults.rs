@@ -365,3 +365,104 @@ async fn a_server_that_exits_on_stdin_close_is_not_signalled() {
     );
     assert_gone(pid, "server").await;
 }
+
+/// Every size a host can give a duration: none, the smallest, an ordinary
+/// one, the largest, and a `u64` of milliseconds (past the clock's range
+/// on some platforms).
+const HOST_DURATIONS: [(&str, Duration); 5] = [
+    ("zero", Duration::ZERO),
+    ("1ns", Duration::from_nanos(1)),
+    ("200ms", Duration::from_millis(200)),
+    ("u64::MAX ms", Duration::from_millis(u64::MAX)),
+    ("Duration::MAX", Duration::MAX),
+];
+
+/// Whether a duration stands for "wait, in practice forever".
+fn endless(value: Duration) -> bool {
+    value >= Duration::from_secs(3600)
+}
+
+/// A grace period of the stdio close path.
+#[derive(Debug, Clone, Copy)]
+enum Grace {
+    StdinClose,
+    Sigterm,
+}
+
+/// Closes a session to `server` with `grace` set to `value` (the other
+/// grace 100 ms) and checks the close path neither panics nor cuts a wait
+/// the host asked for short: it returns `Ok` with the server gone when
+/// the server leaves within the waits; when a wait is endless and the
+/// server does not leave, the close is still waiting a second later
+/// (nothing was killed early), and dropping the session ends the server.
+async fn check_grace(
+    grace: Grace,
+    value: Duration,
+    (label, server): (&str, &ServerOptions),
+    leaves: bool,
+) {
+    let short = Duration::from_millis(100);
+    let stdio = match grace {
+        Grace::StdinClose => StdioOptions::default()
+            .with_stdin_close_grace(value)
+            .with_sigterm_grace(short),
+        Grace::Sigterm => StdioOptions::default()
+            .with_stdin_close_grace(short)
+            .with_sigterm_grace(value),
+    };
+    let config = StdioHarness::new(SERVER).config(server, timeouts(Duration::from_secs(20)));
+    let options = ConnectOptions::default()
+        .with_env(test_env())
+        .with_stdio(stdio);
+    let session = mcp_transport::connect(&config, &options).await.unwrap();
+    let pid = pid_of(&session, "pid").await;
+    let what = format!("{grace:?} grace {value:?}, a server that {label}");
+    let close = tokio::time::timeout(Duration::from_secs(1), session.close()).await;
+    match close {
+        Ok(result) => {
+            assert!(leaves || !endless(value), "{what}: closed early");
+            result.unwrap_or_else(|e| panic!("{what}: {e}"));
+        }
+        Err(_) => {
+            assert!(
+                endless(value) && !leaves,
+                "{what}: close took over a second"
+            );
+            assert!(running(pid), "{what}: the server was signalled early");
+            drop(session);
+        }
+    }
+    assert_gone(pid, &what).await;
+}
+
+/// Each grace period of the stdio close path × every size a host can
+/// pass: the close never panics (`Instant + Duration::MAX` once did), a
+/// server that leaves is reaped, and an endless grace waits as asked.
+#[tokio::test]
+async fn grace_periods_of_any_size_close_without_panicking() {
+    let leaves = ("exits when stdin closes", &ServerOptions::default());
+    let on_sigterm = (
+        "exits on SIGTERM",
+        &ServerOptions {
+            ignore_stdin_close: true,
+            ..ServerOptions::default()
+        },
+    );
+    let on_sigkill = (
+        "ignores SIGTERM",
+        &ServerOptions {
+            ignore_stdin_close: true,
+            ignore_sigterm: true,
+            ..ServerOptions::default()
+        },
+    );
+    for (_, value) in HOST_DURATIONS {
+        check_grace(Grace::StdinClose, value, leaves, true).await;
+        check_grace(Grace::Sigterm, value, leaves, true).await;
+        // An endless stdin grace never sends SIGTERM.
+        check_grace(Grace::StdinClose, value, on_sigterm, !endless(value)).await;
+        check_grace(Grace::Sigterm, value, on_sigterm, true).await;
+        // Killed only after the SIGTERM grace.
+        check_grace(Grace::Sigterm, value, on_sigkill, !endless(value)).await;
+    }
+}

@@ -53,9 +53,25 @@ pub(crate) struct Args {
     /// Largest single allocation, in MB.
     #[arg(long, default_value_t = 512)]
     malloc_limit_mb: u64,
-    /// Seconds one input may take before it counts as a hang.
-    #[arg(long, default_value_t = 10)]
-    timeout: u64,
+    /// Seconds one input may take before it counts as a hang, for every
+    /// target; default: the target's own limit (see [`TIMEOUTS`]), else 10.
+    #[arg(long)]
+    timeout: Option<u64>,
+}
+
+/// Per-input time limits of the targets that promise work linear in
+/// their input: an input of theirs that takes longer is a finding (a
+/// quadratic reader), reported as a timeout and saved like a crash.
+const TIMEOUTS: &[(&str, u64)] = &[("import_readers", 5)];
+
+/// The per-input time limit of `target`, in seconds.
+fn timeout_of(target: &str, given: Option<u64>) -> u64 {
+    given.unwrap_or_else(|| {
+        TIMEOUTS
+            .iter()
+            .find(|(name, _)| *name == target)
+            .map_or(10, |(_, seconds)| *seconds)
+    })
 }
 
 /// How one target's run ended.
@@ -291,7 +307,7 @@ fn run_target(
         .arg(format!("-max_total_time={}", args.seconds))
         .arg(format!("-rss_limit_mb={}", args.rss_limit_mb))
         .arg(format!("-malloc_limit_mb={}", args.malloc_limit_mb))
-        .arg(format!("-timeout={}", args.timeout))
+        .arg(format!("-timeout={}", timeout_of(target, args.timeout)))
         .arg("-print_final_stats=1")
         .stdout(file)
         .stderr(err);
@@ -469,6 +485,18 @@ fn print_table(outcomes: &[Outcome]) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn each_target_has_its_time_limit_unless_one_is_given() {
+        for (target, given, want) in [
+            ("import_readers", None, 5),
+            ("config_load", None, 10),
+            ("import_readers", Some(30), 30),
+            ("config_load", Some(2), 2),
+        ] {
+            assert_eq!(timeout_of(target, given), want, "{target} {given:?}");
+        }
+    }
+
     use super::*;
 
     /// A file in `fuzz_targets/` is a target `cargo xtask fuzz` runs: it

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::clock::later;
+use mcp_transport::time::later;
 
 /// When a server is paused and for how long.
 /// Made from [`BackoffPolicy::default`] (3 failures, 60 s) and the

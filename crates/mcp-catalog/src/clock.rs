@@ -5,6 +5,8 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
+use mcp_transport::time::{later, later_wall};
+
 /// A source of the current time.
 pub trait Clock: Send + Sync + fmt::Debug {
     /// Monotonic now, for TTLs and pauses.
@@ -14,16 +16,6 @@ pub trait Clock: Send + Sync + fmt::Debug {
     fn wall_now(&self) -> SystemTime {
         SystemTime::now()
     }
-}
-
-/// `at + by`, or a century after `at` when the sum does not fit an
-/// `Instant`: a server's `ttlMs` and a host's pause can be any size, and
-/// `+` panics past the platform's range.
-pub(crate) fn later(at: Instant, by: Duration) -> Instant {
-    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
-    at.checked_add(by)
-        .or_else(|| at.checked_add(CENTURY))
-        .unwrap_or(at)
 }
 
 /// The real clock.
@@ -49,7 +41,7 @@ impl ManualClock {
     pub fn new() -> Self {
         ManualClock {
             start: Instant::now(),
-            wall_start: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+            wall_start: later_wall(SystemTime::UNIX_EPOCH, Duration::from_secs(1_800_000_000)),
             elapsed: Mutex::new(Duration::ZERO),
         }
     }
@@ -77,9 +69,7 @@ impl Clock for ManualClock {
     }
 
     fn wall_now(&self) -> SystemTime {
-        self.wall_start
-            .checked_add(self.elapsed())
-            .unwrap_or(self.wall_start)
+        later_wall(self.wall_start, self.elapsed())
     }
 }
 

@@ -183,9 +183,9 @@ pub use result::{
 };
 pub use runtime::{
     Browsed, CatalogUpdates, ConnectReport, Connection, Connector, DEFAULT_MAX_CONCURRENT_CONNECTS,
-    MAX_LISTED_ITEMS, RuntimeLease, RuntimeManager, RuntimeManagerBuilder, RuntimeOptions,
-    ServerCounts, ServerEvents, ServerIdentity, SessionRuntime, SessionRuntimeBuilder,
-    ToolCallOutput,
+    MAX_LISTED_ITEMS, MIN_SWEEP_INTERVAL, RuntimeLease, RuntimeManager, RuntimeManagerBuilder,
+    RuntimeOptions, ServerCounts, ServerEvents, ServerIdentity, SessionRuntime,
+    SessionRuntimeBuilder, ToolCallOutput,
 };
 // The schema functions keep their short names inside the crate, where
 // `schema::normalize` reads well; at the root they say what they work on.

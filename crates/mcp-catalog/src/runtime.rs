@@ -44,7 +44,7 @@ pub use connection::{
     ConnectReport, Connection, Connector, ServerCounts, ServerEvents, ServerIdentity,
     ToolCallOutput,
 };
-pub use manager::{RuntimeLease, RuntimeManager, RuntimeManagerBuilder};
+pub use manager::{MIN_SWEEP_INTERVAL, RuntimeLease, RuntimeManager, RuntimeManagerBuilder};
 pub use session::{
     DEFAULT_MAX_CONCURRENT_CONNECTS, RuntimeOptions, SessionRuntime, SessionRuntimeBuilder,
 };

@@ -1055,6 +1055,59 @@ async fn a_zero_ttl_never_evicts() {
     assert!(manager.evict_idle().await.is_empty());
 }
 
+/// Starts the idle sweeper every `every` on a manager with one runtime
+/// already past its TTL, lets `wait` of (paused) time pass, and says
+/// whether the runtime was evicted; the sweeper must still be running
+/// (a panic ends its task).
+async fn check_sweeper(every: Duration, wait: Duration) -> bool {
+    let clock = Arc::new(ManualClock::new());
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    let manager = RuntimeManager::builder(
+        ServerSet::all(vec![config("a")]),
+        Arc::new(FakeHandle(Arc::clone(&fake))),
+    )
+    .with_clock(clock.clone())
+    .with_options(RuntimeOptions::default().with_materialize(openclaw()))
+    .build();
+    manager.lease("idle").catalog().await.unwrap();
+    clock.advance(Duration::from_secs(3600));
+    let sweeper = manager.spawn_idle_sweeper(every);
+    tokio::time::sleep(wait).await;
+    assert!(!sweeper.is_finished(), "every {every:?}: the sweeper ended");
+    sweeper.abort();
+    match sweeper.await {
+        Err(e) => assert!(e.is_cancelled(), "every {every:?}: {e}"),
+        Ok(()) => panic!("every {every:?}: the sweeper returned"),
+    }
+    manager.session_ids().is_empty()
+}
+
+/// The sweeper takes any interval a host passes: zero and 1 ns sweep at
+/// the timer's resolution (zero made tokio panic), and an interval past
+/// the clock's range waits without overflowing.
+#[tokio::test(start_paused = true)]
+async fn the_idle_sweeper_takes_any_interval() {
+    let minute = Duration::from_secs(60);
+    for (every, evicted_within_a_minute) in [
+        (Duration::ZERO, true),
+        (Duration::from_nanos(1), true),
+        (Duration::from_millis(200), true),
+        (Duration::from_secs(3600), false),
+        (Duration::from_millis(u64::MAX), false),
+        (Duration::MAX, false),
+    ] {
+        assert_eq!(
+            check_sweeper(every, minute).await,
+            evicted_within_a_minute,
+            "every {every:?}"
+        );
+    }
+    assert!(
+        check_sweeper(Duration::ZERO, mcp_catalog::MIN_SWEEP_INTERVAL * 3).await,
+        "zero sweeps at the timer's resolution"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn shutdown_closes_every_session() {
     let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"])]);

@@ -34,6 +34,7 @@ use jsonc_parser::ast;
 use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
 use serde_json::{Map, Number, Value};
 
+use crate::lines::LineIndex;
 use crate::types::{Diagnostic, Level};
 
 /// The deepest nesting of arrays and objects a config file may hold. Real
@@ -82,7 +83,8 @@ pub struct Document {
     /// incrementally while converting, so no pointer string is allocated
     /// per node. (A hash collision could only misplace a diagnostic.)
     positions: Positions,
-    line_starts: Vec<usize>,
+    /// Turns the offsets into lines and columns.
+    lines: LineIndex,
     /// Kept to count columns in characters, not bytes, as editors do.
     text: std::sync::Arc<str>,
     findings: Vec<Finding>,
@@ -99,10 +101,9 @@ impl Document {
     /// deep, found by an iterative scan before anything recursive runs.
     pub fn parse(text: &str, path: &Path) -> Result<Document, Diagnostic> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let lines = LineIndex::new(text);
         let at = |offset: usize, message: String| {
-            let (line, column) = line_column(text, &line_starts, offset);
+            let (line, column) = lines.position(text, offset);
             Diagnostic {
                 level: Level::Error,
                 message,
@@ -136,7 +137,7 @@ impl Document {
             pointer: String::new(),
             scanned: &scanned,
             text,
-            line_starts: &line_starts,
+            lines: &lines,
         };
         let value = match parsed.value {
             Some(v) => {
@@ -155,7 +156,7 @@ impl Document {
             path: path.to_path_buf(),
             value,
             positions,
-            line_starts,
+            lines,
             text: text.into(),
             findings,
         })
@@ -270,7 +271,7 @@ impl Document {
     }
 
     fn line_column(&self, offset: usize) -> (u32, u32) {
-        line_column(&self.text, &self.line_starts, offset)
+        self.lines.position(&self.text, offset)
     }
 
     /// A diagnostic positioned at `pointer` in this document.
@@ -300,19 +301,6 @@ fn is_within(pointer: &str, ancestor: &str) -> bool {
     pointer
         .strip_prefix(ancestor)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-}
-
-fn line_column(text: &str, line_starts: &[usize], offset: usize) -> (u32, u32) {
-    let offset = offset.min(text.len());
-    let line = line_starts.partition_point(|&s| s <= offset).max(1) - 1;
-    let start = line_starts.get(line).copied().unwrap_or(0);
-    let column = text
-        .get(start..offset)
-        .map_or(offset - start, |s| s.chars().count());
-    (
-        u32::try_from(line + 1).unwrap_or(u32::MAX),
-        u32::try_from(column + 1).unwrap_or(u32::MAX),
-    )
 }
 
 /// What the scan before parsing found: the text to hand the parser (when
@@ -595,12 +583,12 @@ struct Convert<'s> {
     pointer: String,
     scanned: &'s Scanned,
     text: &'s str,
-    line_starts: &'s [usize],
+    lines: &'s LineIndex,
 }
 
 impl Convert<'_> {
     fn at(&self, offset: usize) -> String {
-        let (line, column) = line_column(self.text, self.line_starts, offset);
+        let (line, column) = self.lines.position(self.text, offset);
         format!("{line}:{column}")
     }
 

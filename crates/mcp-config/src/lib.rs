@@ -108,6 +108,7 @@ mod expand;
 mod identity;
 pub mod import;
 pub mod json;
+mod lines;
 mod load;
 mod merge;
 mod name;

@@ -178,6 +178,7 @@ mod scan;
 mod session;
 mod stderr_tail;
 mod task;
+pub mod time;
 mod top_members;
 mod transport;
 

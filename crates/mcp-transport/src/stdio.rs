@@ -398,7 +398,7 @@ impl StdioTransport {
 
     /// Waits up to `grace` for the leader to exit and the group to empty.
     async fn wait_gone(&mut self, grace: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + grace;
+        let deadline = crate::time::later_tokio(tokio::time::Instant::now(), grace);
         if let Some(child) = &mut self.child
             && tokio::time::timeout_at(deadline, child.wait())
                 .await

@@ -211,7 +211,9 @@ impl Transport for WsTransport {
         }
         let (done_tx, done_rx) = oneshot::channel();
         if self.commands.send(Command::Close(done_tx)).is_ok() {
-            let _ = tokio::time::timeout(CLOSE_GRACE + Duration::from_secs(1), done_rx).await;
+            let _ =
+                tokio::time::timeout(CLOSE_GRACE.saturating_add(Duration::from_secs(1)), done_rx)
+                    .await;
         }
         self.inbox.close();
         Ok(())

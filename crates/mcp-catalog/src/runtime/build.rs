@@ -451,7 +451,7 @@ impl RuntimeShared {
         // The TTL counts from when the listing arrived.
         let fresh_until = listing
             .ttl
-            .map(|ttl| crate::clock::later(self.clock.now(), ttl));
+            .map(|ttl| mcp_transport::time::later(self.clock.now(), ttl));
         let mut tools = listing.items;
         let max_depth = self
             .options

@@ -17,6 +17,10 @@ use super::connection::Connector;
 use super::listings::SharedListings;
 use super::session::{RuntimeOptions, SessionRuntime};
 
+/// The shortest interval of [`RuntimeManager::spawn_idle_sweeper`]: the
+/// timer's resolution.
+pub const MIN_SWEEP_INTERVAL: Duration = Duration::from_millis(1);
+
 struct ManagerShared {
     connector: Arc<dyn Connector>,
     clock: Arc<dyn Clock>,
@@ -191,9 +195,13 @@ impl RuntimeManager {
     }
 
     /// Runs [`RuntimeManager::evict_idle`] every `every` until the manager
-    /// is dropped.
+    /// is dropped. Any value is accepted: one below [`MIN_SWEEP_INTERVAL`]
+    /// (zero included) sweeps that often, and a very long one (up to
+    /// `Duration::MAX`) waits as long as the timer can, about thirty years.
     pub fn spawn_idle_sweeper(&self, every: Duration) -> tokio::task::JoinHandle<()> {
         let weak = Arc::downgrade(&self.shared);
+        // tokio's interval panics on a zero period.
+        let every = every.max(MIN_SWEEP_INTERVAL);
         tokio::spawn(async move {
             let mut interval = tokio::time::interval(every);
             interval.tick().await;

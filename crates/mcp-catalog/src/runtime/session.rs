@@ -826,7 +826,7 @@ impl RuntimeShared {
         CatalogError::paused(
             server,
             paused.failures,
-            rfc3339(wall.checked_add(retry_in).unwrap_or(wall)),
+            rfc3339(mcp_transport::time::later_wall(wall, retry_in)),
             retry_in,
         )
     }

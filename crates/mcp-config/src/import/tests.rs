@@ -459,3 +459,153 @@ proptest::proptest! {
         }
     }
 }
+
+/// How one format writes a file of two servers: `big` with `args` (the
+/// list given, written on one line) and `env` (the map given, on one
+/// line), and `ok`, a plain one.
+fn long_line_file(host: Host, args: &[&str], env: &[(String, &str)]) -> String {
+    match host {
+        Host::Codex => {
+            let env: Vec<String> = env.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            format!(
+                "[mcp_servers.big]\ncommand = \"x\"\nargs = [{}]\nenv = {{{}}}\n[mcp_servers.ok]\ncommand = \"y\"\n",
+                args.join(","),
+                env.join(",")
+            )
+        }
+        Host::Goose => {
+            let env: Vec<String> = env.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            format!(
+                "extensions:\n  big:\n    type: stdio\n    cmd: x\n    args: [{}]\n    envs: {{{}}}\n  ok:\n    type: stdio\n    cmd: y\n",
+                args.join(","),
+                env.join(",")
+            )
+        }
+        _ => {
+            let map = match host {
+                Host::VsCode => "servers",
+                Host::Zed => "context_servers",
+                _ => "mcpServers",
+            };
+            let env: Vec<String> = env.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            format!(
+                "{{\"{map}\":{{\n\"big\":{{\"command\":\"x\",\n\"args\":[{}],\n\"env\":{{{}}}}},\n\"ok\":{{\"command\":\"y\"}}}}}}\n",
+                args.join(","),
+                env.join(",")
+            )
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of the last `needle` in
+/// `text`, counted from the start of the text.
+fn position_of_last(text: &str, needle: &str) -> (u32, u32) {
+    let offset = text.rfind(needle).unwrap();
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[start..].chars().count() + 1;
+    (line as u32, column as u32)
+}
+
+/// Files with 400,000 values on one line (and 200,000 keys on one line)
+/// import in `hosts`' format, with diagnostics positioned at the end of
+/// the line: every reader computes a position from one index per file,
+/// whatever the length of the line (the `import` bench measures the
+/// time). A file past the size cap, all on one line, is refused at once.
+#[track_caller]
+fn check_long_lines(hosts: &[Host]) {
+    const ITEMS: usize = 400_000;
+    const KEYS: usize = 200_000;
+    let quoted = "\"é\"";
+    for &host in hosts {
+        let table = match host {
+            Host::Codex => "{t = 1}",
+            Host::Goose => "{t: 1}",
+            _ => "{\"t\":1}",
+        };
+        // The last argument is a table: the entry is refused there.
+        let mut args = vec![quoted; ITEMS - 1];
+        args.push(table);
+        let text = long_line_file(host, &args, &[]);
+        let (line, column) = position_of_last(&text, table);
+        let got = summary(&import_text(host, &text, Path::new("f"), &cx()));
+        let want = format!(
+            "{line}:{column} Error server `big`: `args` element {} is not a string; not imported",
+            ITEMS - 1
+        );
+        assert_eq!(got["diagnostics"], json!([want]), "{host}");
+        assert_eq!(got["servers"]["ok"]["command"], "y", "{host}");
+
+        let huge = format!("{}\n", "x".repeat(10 << 20));
+        let got = summary(&import_text(host, &huge, Path::new("f"), &cx()));
+        assert_eq!(
+            got["diagnostics"],
+            json!(["1:1 Error file is larger than 8 MiB"]),
+            "{host}"
+        );
+    }
+    // The same reader serves every JSON host: the rest once per reader.
+    let host = hosts[0];
+    let table = match host {
+        Host::Codex => "{t = 1}",
+        Host::Goose => "{t: 1}",
+        _ => "{\"t\":1}",
+    };
+    let args = vec![quoted; ITEMS];
+    let text = long_line_file(host, &args, &[]);
+    let imported = import_text(host, &text, Path::new("f"), &cx());
+    assert!(imported.diagnostics.is_empty(), "{host}");
+    let big = imported.servers.iter().find(|s| s.name == "big").unwrap();
+    assert_eq!(
+        big.entry["args"].as_array().map(Vec::len),
+        Some(ITEMS),
+        "{host}"
+    );
+
+    // 200,000 keys on one line, the last one's value not a string: it
+    // alone is left out, reported where it is.
+    let mut env: Vec<(String, &str)> = (0..KEYS).map(|i| (format!("K{i}"), quoted)).collect();
+    env.push(("LAST".to_owned(), table));
+    let text = long_line_file(host, &[], &env);
+    let needle = match host {
+        Host::Codex | Host::Goose => "LAST",
+        _ => "\"LAST\"",
+    };
+    let (line, column) = position_of_last(&text, needle);
+    let imported = import_text(host, &text, Path::new("f"), &cx());
+    assert!(imported.diagnostics.is_empty(), "{host}");
+    let big = imported.servers.iter().find(|s| s.name == "big").unwrap();
+    let untranslated: Vec<String> = big
+        .untranslated
+        .iter()
+        .map(|u| format!("{}@{}:{}", u.field, u.line, u.column))
+        .collect();
+    let field = if host == Host::Goose { "envs" } else { "env" };
+    assert_eq!(
+        untranslated,
+        [format!("{field}.LAST@{line}:{column}")],
+        "{host}"
+    );
+    assert_eq!(
+        big.entry["env"].as_object().map(|e| e.len()),
+        Some(KEYS),
+        "{host}"
+    );
+}
+
+#[test]
+fn long_lines_of_toml_import_with_their_positions() {
+    check_long_lines(&[Host::Codex]);
+}
+
+#[test]
+fn long_lines_of_yaml_import_with_their_positions() {
+    check_long_lines(&[Host::Goose]);
+}
+
+#[test]
+fn long_lines_of_json_import_with_their_positions() {
+    // One host per server map's place; the others read the same way.
+    check_long_lines(&[Host::VsCode, Host::ClaudeDesktop, Host::Zed]);
+}

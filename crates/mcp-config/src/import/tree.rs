@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Number, Value};
 
 use crate::json::{Document, MAX_JSON_DEPTH, child_pointer};
+use crate::lines::LineIndex;
 use crate::types::{Diagnostic, Level};
 
 /// Most nodes a YAML document may expand to through aliases (a "billion
@@ -114,32 +115,6 @@ pub(crate) fn parse_json(text: &str, path: &Path) -> Result<Tree, Diagnostic> {
     })
 }
 
-/// Line starts of `text`, for turning byte offsets into lines and columns.
-struct Lines<'a> {
-    text: &'a str,
-    starts: Vec<usize>,
-}
-
-impl<'a> Lines<'a> {
-    fn new(text: &'a str) -> Lines<'a> {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Lines { text, starts }
-    }
-
-    /// 1-based line and column (in characters) of byte `offset`.
-    fn at(&self, offset: usize) -> (u32, u32) {
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset).max(1) - 1;
-        let start = self.starts.get(line).copied().unwrap_or(0);
-        let column = self
-            .text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count());
-        (to_u32(line + 1), to_u32(column + 1))
-    }
-}
-
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -147,9 +122,9 @@ fn to_u32(n: usize) -> u32 {
 /// TOML (Codex's `config.toml`), with the position of every key.
 pub(crate) fn parse_toml(text: &str, path: &Path) -> Result<Tree, Diagnostic> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines = Lines::new(text);
+    let lines = LineIndex::new(text);
     let doc = toml_edit::Document::parse(text).map_err(|err| {
-        let (line, column) = lines.at(err.span().map_or(0, |s| s.start));
+        let (line, column) = lines.position(text, err.span().map_or(0, |s| s.start));
         let message = err.message().trim().replace('\n', "; ");
         at(
             path,
@@ -163,6 +138,7 @@ pub(crate) fn parse_toml(text: &str, path: &Path) -> Result<Tree, Diagnostic> {
     let mut positions = HashMap::new();
     positions.insert(String::new(), (1, 1));
     let mut cx = TomlCx {
+        text,
         lines: &lines,
         positions: &mut positions,
     };
@@ -176,15 +152,18 @@ pub(crate) fn parse_toml(text: &str, path: &Path) -> Result<Tree, Diagnostic> {
 }
 
 struct TomlCx<'a> {
-    lines: &'a Lines<'a>,
+    text: &'a str,
+    lines: &'a LineIndex,
     positions: &'a mut HashMap<String, (u32, u32)>,
 }
 
 impl TomlCx<'_> {
     fn mark(&mut self, pointer: &str, span: Option<std::ops::Range<usize>>) {
         if let Some(span) = span {
-            self.positions
-                .insert(pointer.to_owned(), self.lines.at(span.start));
+            self.positions.insert(
+                pointer.to_owned(),
+                self.lines.position(self.text, span.start),
+            );
         }
     }
 
@@ -286,19 +265,20 @@ pub(crate) fn parse_yaml(text: &str, path: &Path) -> Result<Tree, Diagnostic> {
             fail(m.line(), m.col(), err.info().to_owned())
         })?;
         let here = (to_u32(mark.line().max(1)), to_u32(mark.col() + 1));
-        // A completed node: (value, anchor, nodes it holds).
-        let done: Option<(Value, usize, usize)> = match event {
+        // A completed node: (value, anchor, nodes it holds, nodes it adds
+        // to the document: its children were counted as they completed).
+        let done: Option<(Value, usize, usize, usize)> = match event {
             Event::StreamEnd | Event::DocumentEnd => break,
             Event::Nothing | Event::StreamStart | Event::DocumentStart => None,
             Event::Alias(id) => {
                 let Some((value, count)) = anchors.get(&id) else {
                     return Err(fail(mark.line(), mark.col(), "unknown alias".into()));
                 };
-                Some((value.clone(), 0, *count))
+                Some((value.clone(), 0, *count, *count))
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let value = yaml_scalar(text, style, tag.as_ref());
-                Some((value, anchor, 1))
+                Some((value, anchor, 1, 1))
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if stack.len() >= MAX_JSON_DEPTH {
@@ -333,13 +313,13 @@ pub(crate) fn parse_yaml(text: &str, path: &Path) -> Result<Tree, Diagnostic> {
                     Container::Map(map, _) => Value::Object(map),
                     Container::Seq(items) => Value::Array(items),
                 };
-                Some((value, frame.anchor, frame.nodes))
+                Some((value, frame.anchor, frame.nodes, 1))
             }
         };
-        let Some((value, anchor, count)) = done else {
+        let Some((value, anchor, count, added)) = done else {
             continue;
         };
-        nodes = nodes.saturating_add(count);
+        nodes = nodes.saturating_add(added);
         if nodes > MAX_YAML_NODES {
             return Err(fail(
                 mark.line(),

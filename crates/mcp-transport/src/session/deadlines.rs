@@ -40,6 +40,7 @@ use super::*;
 
 use super::pending::Reply;
 use crate::task::TaskStatus;
+use crate::time::{FAR_FUTURE, later_tokio as later};
 use crate::transport::TimeoutLimit;
 
 /// Something that happened to a request, which may count as progress.
@@ -183,20 +184,6 @@ impl Deadline {
             },
         )
     }
-}
-
-/// Far enough for a timeout that never ends in practice (`Duration::MAX`
-/// does not fit an `Instant`).
-const FAR_FUTURE: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
-
-/// `at + by`, or a century after `at` when the sum does not fit an
-/// `Instant`: a timeout from a configuration file or a poll interval from a
-/// server can be any size, and `+` panics past the platform's range (a
-/// `u64` count of milliseconds already overflows some platforms').
-pub(super) fn later(at: Instant, by: Duration) -> Instant {
-    at.checked_add(by)
-        .or_else(|| at.checked_add(FAR_FUTURE))
-        .unwrap_or(at)
 }
 
 impl PendingTable {
@@ -460,18 +447,6 @@ mod tests {
         );
         let part = Deadline::new(start, 10 * second, None).within(start, 5 * second);
         assert_eq!(part.at(), later(start, 5 * second), "or at its own bound");
-    }
-
-    #[test]
-    fn a_deadline_past_the_clocks_range_is_a_century_away() {
-        let now = Instant::now();
-        let century = Duration::from_secs(100 * 365 * 24 * 3600);
-        assert_eq!(
-            later(now, Duration::from_secs(5)),
-            now + Duration::from_secs(5)
-        );
-        assert_eq!(later(now, Duration::MAX), now + century);
-        assert_eq!(later(now, Duration::from_secs(u64::MAX / 2)), now + century);
     }
 
     #[test]

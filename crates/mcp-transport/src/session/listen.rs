@@ -77,7 +77,7 @@ impl Listener {
                     {
                         tracing::debug!(server = %shared.server, error = %error, "subscription stream broke; listening again");
                         tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(MAX_PAUSE);
+                        pause = pause.saturating_mul(2).min(MAX_PAUSE);
                     }
                     Err(error) => {
                         tracing::debug!(server = %shared.server, error = %error, "subscriptions/listen ended");

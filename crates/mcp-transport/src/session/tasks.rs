@@ -23,9 +23,10 @@
 
 use crate::task::{Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
 
-use super::deadlines::{Activity, Deadline, later};
+use super::deadlines::{Activity, Deadline};
 use super::rounds::{MAX_INPUT_REQUESTS, too_many_inputs};
 use super::*;
+use crate::time::later_tokio as later;
 
 /// Shortest wait between two polls: a `pollInterval` of 0 must not turn
 /// into a busy loop.
