@@ -614,7 +614,8 @@ fn long_lines_of_json_import_with_their_positions() {
 /// `import_readers` fuzz target) is positioned at the end of the text.
 #[test]
 fn yaml_errors_are_positioned_inside_the_text() {
-    let raw = include_bytes!("../../../../fuzz/seeds/import_readers/regression-yaml-error-past-the-text");
+    let raw =
+        include_bytes!("../../../../fuzz/seeds/import_readers/regression-yaml-error-past-the-text");
     let text = String::from_utf8_lossy(&raw[3..]).replace('\0', "");
     let imported = import_text(Host::Goose, &text, Path::new("f"), &cx());
     let lines: Vec<&str> = text.split('\n').collect();
