@@ -609,3 +609,21 @@ fn long_lines_of_json_import_with_their_positions() {
     // One host per server map's place; the others read the same way.
     check_long_lines(&[Host::VsCode, Host::ClaudeDesktop, Host::Zed]);
 }
+
+/// A YAML error the parser marks past the text (found by the
+/// `import_readers` fuzz target) is positioned at the end of the text.
+#[test]
+fn yaml_errors_are_positioned_inside_the_text() {
+    let raw =
+        include_bytes!("../../../../fuzz/seeds/import_readers/regression-yaml-error-past-the-text");
+    let text = String::from_utf8_lossy(&raw[3..]).replace('\0', "");
+    let imported = import_text(Host::Goose, &text, Path::new("f"), &cx());
+    let lines: Vec<&str> = text.split('\n').collect();
+    assert!(!imported.diagnostics.is_empty());
+    for d in &imported.diagnostics {
+        let line = d.line.unwrap() as usize;
+        assert!(line >= 1 && line <= lines.len(), "{d:?}");
+        let width = lines[line - 1].chars().count() as u32;
+        assert!(d.column.unwrap() <= width + 1, "{d:?}");
+    }
+}

@@ -242,17 +242,25 @@ impl TomlCx<'_> {
 pub(crate) fn parse_yaml(text: &str, path: &Path) -> Result<Tree, Diagnostic> {
     use yaml_rust2::parser::{Event, Parser};
 
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // The parser's mark of an error can lie past the text (a line after
+    // the last, a column past the line's end): the end of the text then.
+    // One error per file, so counting the lines here stays linear.
     let fail = |line: usize, col: usize, message: String| {
+        let lines: Vec<&str> = text.split('\n').collect();
+        let (line, col) = match lines.get(line.max(1) - 1) {
+            Some(l) => (line.max(1), col.min(l.chars().count())),
+            None => (lines.len(), lines.last().map_or(0, |l| l.chars().count())),
+        };
         at(
             path,
             Level::Error,
-            to_u32(line.max(1)),
+            to_u32(line),
             to_u32(col + 1),
             format!("invalid YAML: {message}"),
             None,
         )
     };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut parser = Parser::new_from_str(text);
     let mut positions = HashMap::new();
     let mut stack: Vec<Frame> = Vec::new();
