@@ -2,9 +2,7 @@
 //! the child's environment, never a shell), what a failed start says, and
 //! the state the child starts in (its own process group, no signal
 //! blocked, SIGPIPE at its default even though the host ignores it, no
-//! zombie left once it is gone). On Linux the server is started by a
-//! clone that shares the host's memory, so these are the guarantees that
-//! path has to keep.
+//! zombie left once it is gone).
 
 #![allow(clippy::unwrap_used)]
 

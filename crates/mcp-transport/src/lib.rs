@@ -156,6 +156,8 @@
 //! ```
 
 #![warn(missing_docs)]
+// One function allows it: `stdio::die_with_parent`, the parent-death signal.
+#![deny(unsafe_code)]
 
 mod codec;
 mod connect;
@@ -198,8 +200,6 @@ mod sdk;
 mod sse;
 #[cfg(feature = "stdio")]
 mod stdio;
-#[cfg(all(feature = "stdio", target_os = "linux"))]
-mod stdio_spawn;
 #[cfg(feature = "streamable-http")]
 mod streamable_http;
 #[cfg(feature = "ws")]

@@ -47,11 +47,9 @@
 //!   when the caller runs on it (a current-thread runtime's, or the future
 //!   a `block_on` drives): the hand-off there and back is saved, and so is
 //!   starting the dedicated thread for a process's first server (0.1–0.2
-//!   ms). On Linux the child is cloned without copying the host
-//!   (`stdio_spawn`); a kernel that refuses the clone gets the standard
-//!   library's fork, with the signal set by a `pre_exec` hook. A host that
-//!   died before the `prctl` is caught by comparing the parent's pid: the
-//!   server is then not started.
+//!   ms). The signal is set by a `pre_exec` hook (see [`die_with_parent`]);
+//!   a host that died before the `prctl` is caught by comparing the
+//!   parent's pid: the server is then not started.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
@@ -65,6 +63,8 @@ use process_wrap::tokio::{KillOnDrop, ProcessGroup, TokioChildWrapper, TokioComm
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::task::JoinHandle;
+
+mod program;
 
 use crate::codec::Codec;
 use crate::message::{Incoming, JsonRpcMessage};
@@ -158,7 +158,7 @@ enum ReaderEvent {
 pub struct StdioTransport {
     server: String,
     codec: Codec,
-    child: Option<ServerProcess>,
+    child: Option<Box<dyn TokioChildWrapper>>,
     pgid: Option<Pid>,
     /// Encoded messages on their way to stdin; shared with the handles
     /// from [`Transport::sender`].
@@ -361,7 +361,7 @@ impl StdioTransport {
     async fn exited_error(&mut self) -> TransportError {
         let status = match &mut self.child {
             Some(child) => {
-                match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
+                match tokio::time::timeout(Duration::from_millis(500), child.inner_mut().wait()).await {
                     Ok(Ok(status)) => status.to_string(),
                     Ok(Err(e)) => format!("wait failed: {e}"),
                     Err(_) => "stdout closed".to_string(),
@@ -400,7 +400,7 @@ impl StdioTransport {
     async fn wait_gone(&mut self, grace: Duration) -> bool {
         let deadline = crate::time::later_tokio(tokio::time::Instant::now(), grace);
         if let Some(child) = &mut self.child
-            && tokio::time::timeout_at(deadline, child.wait())
+            && tokio::time::timeout_at(deadline, child.inner_mut().wait())
                 .await
                 .is_err()
         {
@@ -491,7 +491,7 @@ impl Transport for StdioTransport {
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         // Not closed gracefully: make sure nothing outlives us. The child
-        // itself is also killed and reaped when `ServerProcess` drops.
+        // itself is also killed and reaped when its wrapper drops.
         if self.child.is_some() {
             self.signal_group(Signal::SIGKILL);
         }
@@ -505,30 +505,11 @@ impl Drop for StdioTransport {
     }
 }
 
-/// A running server process: started by [`stdio_spawn`] on Linux, or by
-/// the standard library's `fork` elsewhere and on kernels that refuse its
-/// clone. Dropping it kills the child and reaps it.
-#[derive(Debug)]
-enum ServerProcess {
-    #[cfg(target_os = "linux")]
-    Cloned(crate::stdio_spawn::ChildProcess),
-    Forked(Box<dyn TokioChildWrapper>),
-}
-
-impl ServerProcess {
-    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
-        match self {
-            #[cfg(target_os = "linux")]
-            ServerProcess::Cloned(child) => child.wait().await,
-            ServerProcess::Forked(child) => child.inner_mut().wait().await,
-        }
-    }
-}
-
 /// A started server and the host's ends of its pipes, registered with the
 /// caller's runtime.
 struct Started {
-    process: ServerProcess,
+    /// Dropping it kills the child and reaps it.
+    process: Box<dyn TokioChildWrapper>,
     /// Its pid, which is also its process group.
     pid: Option<i32>,
     stdin: pipe::Sender,
@@ -536,22 +517,10 @@ struct Started {
     stderr: pipe::Receiver,
 }
 
-/// What the spawner thread started, before the caller registers it.
-enum Launched {
-    #[cfg(target_os = "linux")]
-    Cloned(crate::stdio_spawn::Spawned),
-    Forked(Box<dyn TokioChildWrapper>),
-}
+type LaunchJob = Box<dyn FnOnce() -> std::io::Result<Box<dyn TokioChildWrapper>> + Send>;
 
-type LaunchJob = Box<dyn FnOnce() -> std::io::Result<Launched> + Send>;
-
-/// Set once the kernel refused the clone, so later spawns fork at once.
-#[cfg(target_os = "linux")]
-static CLONE_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// The work the spawner thread does for one server: on Linux a clone
-/// (`stdio_spawn`), and where the kernel refuses it, or elsewhere, a fork
-/// by the standard library inside the caller's runtime.
+/// The work the spawner thread does for one server: a spawn by the
+/// standard library (through `process-wrap`) inside the caller's runtime.
 fn launch_job(
     config: &mcp_config::StdioConfig,
     base_env: &BTreeMap<String, String>,
@@ -563,18 +532,7 @@ fn launch_job(
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|e| std::io::Error::other(format!("no tokio runtime: {e}")))?;
     Ok(Box::new(move || {
-        #[cfg(target_os = "linux")]
-        {
-            use crate::stdio_spawn::{Launch, SpawnPlan, launch};
-            use std::sync::atomic::Ordering;
-            if !CLONE_REFUSED.load(Ordering::Relaxed) {
-                let plan = SpawnPlan::new(&command, &args, &env, cwd.as_deref())?;
-                match launch(&plan)? {
-                    Launch::Started(spawned) => return Ok(Launched::Cloned(spawned)),
-                    Launch::Unsupported => CLONE_REFUSED.store(true, Ordering::Relaxed),
-                }
-            }
-        }
+        program::refuse_unknown_format(&command, &env, cwd.as_deref())?;
         let mut wrapped = TokioCommandWrap::with_new(&command, |command| {
             command
                 .args(&args)
@@ -590,46 +548,30 @@ fn launch_job(
         });
         wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
         let _entered = runtime.enter();
-        wrapped.spawn().map(Launched::Forked)
+        wrapped.spawn()
     }))
 }
 
 /// Registers what the spawner thread started with the caller's runtime.
-fn register(launched: Launched) -> std::io::Result<Started> {
-    match launched {
-        #[cfg(target_os = "linux")]
-        Launched::Cloned(spawned) => {
-            // From here on, dropping the process kills and reaps the child.
-            let process = crate::stdio_spawn::ChildProcess::new(spawned.pid, spawned.pidfd)?;
-            Ok(Started {
-                process: ServerProcess::Cloned(process),
-                pid: Some(spawned.pid),
-                stdin: pipe::Sender::from_owned_fd(spawned.stdin)?,
-                stdout: pipe::Receiver::from_owned_fd(spawned.stdout)?,
-                stderr: pipe::Receiver::from_owned_fd(spawned.stderr)?,
-            })
-        }
-        Launched::Forked(mut child) => {
-            let pid = child.id().and_then(|id| i32::try_from(id).ok());
-            let missing = |what: &str| std::io::Error::other(format!("no {what} pipe"));
-            let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
-            let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
-            let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
-            Ok(Started {
-                pid,
-                stdin: stdin
-                    .into_owned_fd()
-                    .and_then(pipe::Sender::from_owned_fd)?,
-                stdout: stdout
-                    .into_owned_fd()
-                    .and_then(pipe::Receiver::from_owned_fd)?,
-                stderr: stderr
-                    .into_owned_fd()
-                    .and_then(pipe::Receiver::from_owned_fd)?,
-                process: ServerProcess::Forked(child),
-            })
-        }
-    }
+fn register(mut child: Box<dyn TokioChildWrapper>) -> std::io::Result<Started> {
+    let pid = child.id().and_then(|id| i32::try_from(id).ok());
+    let missing = |what: &str| std::io::Error::other(format!("no {what} pipe"));
+    let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
+    let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
+    let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
+    Ok(Started {
+        pid,
+        stdin: stdin
+            .into_owned_fd()
+            .and_then(pipe::Sender::from_owned_fd)?,
+        stdout: stdout
+            .into_owned_fd()
+            .and_then(pipe::Receiver::from_owned_fd)?,
+        stderr: stderr
+            .into_owned_fd()
+            .and_then(pipe::Receiver::from_owned_fd)?,
+        process: child,
+    })
 }
 
 type SpawnJob = Box<dyn FnOnce() + Send>;
@@ -667,7 +609,7 @@ fn spawner_gone() -> std::io::Error {
 /// thread is unavailable.
 fn launch_on_spawner(
     job: LaunchJob,
-    reply: impl FnOnce(Option<std::io::Result<Launched>>) + Send + 'static,
+    reply: impl FnOnce(Option<std::io::Result<Box<dyn TokioChildWrapper>>>) + Send + 'static,
 ) -> bool {
     let run = move || reply(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).ok());
     #[cfg(target_os = "linux")]
@@ -690,7 +632,7 @@ fn on_main_thread() -> bool {
 /// Runs `job` on the main thread when called there, else on the spawner
 /// thread, and blocks until it is done (well under a millisecond for a
 /// clone, a few for a fork).
-fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Launched> {
+fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Box<dyn TokioChildWrapper>> {
     let (reply, result) = std::sync::mpsc::sync_channel(1);
     if !launch_on_spawner(job, move |outcome| {
         let _ = reply.send(outcome);
@@ -706,7 +648,7 @@ fn on_spawner_thread(job: LaunchJob) -> std::io::Result<Launched> {
 
 /// [`on_spawner_thread`] that awaits the spawner thread instead of
 /// blocking on it.
-async fn on_spawner_thread_async(job: LaunchJob) -> std::io::Result<Launched> {
+async fn on_spawner_thread_async(job: LaunchJob) -> std::io::Result<Box<dyn TokioChildWrapper>> {
     let (reply, result) = tokio::sync::oneshot::channel();
     if !launch_on_spawner(job, move |outcome| {
         let _ = reply.send(outcome);
@@ -724,10 +666,10 @@ async fn on_spawner_thread_async(job: LaunchJob) -> std::io::Result<Launched> {
 /// exits (the spawner thread lives as long as the host, see the module
 /// docs), and refuses to start it when the host is already gone.
 ///
-/// The fallback's `unsafe` block (the other `unsafe` code is
-/// `stdio_spawn`): `Command::pre_exec` is an unsafe fn, and no safe wrapper
-/// sets the parent-death signal. They are why the workspace lint is
-/// `unsafe_code = "deny"` and not `"forbid"` (which no `allow` can lift).
+/// The workspace's only `unsafe` block: `Command::pre_exec` is an unsafe
+/// fn, and no safe wrapper sets the parent-death signal. It is why this
+/// crate denies `unsafe_code` instead of forbidding it (no `allow` can lift
+/// a `forbid`), and allows it on this function alone.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn die_with_parent(command: &mut tokio::process::Command) {
