@@ -730,10 +730,9 @@ async fn one_by_one(script: Script, count: i64) -> (Vec<Response>, Vec<String>) 
 }
 
 #[tokio::test]
-async fn a_server_that_starts_redirecting_sees_the_request_once_more_then_only_redirected_ones() {
-    // Plain http without a proxy: after the first answer the requests skip
-    // reqwest. The third meets a redirect there; it goes again through
-    // reqwest, which follows it within the origin, and so does the fourth.
+async fn a_server_that_starts_redirecting_has_each_request_followed_within_its_origin() {
+    // reqwest follows a redirect within the origin: each redirected request
+    // is seen once where it was sent and once where it was sent on to.
     for status in [307, 308, 302] {
         let script: Script = Arc::new(move |s: &Seen, n| match s.path.as_str() {
             "/mcp" if n >= 2 => redirect(status),
@@ -754,29 +753,22 @@ async fn a_server_that_starts_redirecting_sees_the_request_once_more_then_only_r
         }
         assert_eq!(
             paths,
-            ["/mcp", "/mcp", "/mcp", "/mcp", "/next", "/mcp", "/next"],
+            ["/mcp", "/mcp", "/mcp", "/next", "/mcp", "/next"],
             "{status}"
         );
     }
-    // A 303 says the server acted on the request: not sent again, it is
-    // the answer, a refusal by its status.
+    // A 303 says the server acted on the request: it is never posted
+    // again; the redirect is followed with a GET, and a server that keeps
+    // redirecting meets the redirect limit.
     let script: Script = Arc::new(|s: &Seen, n| match n {
         0 | 1 => json_answer(200, result_for(s)),
         _ => redirect(303),
     });
     let (answers, paths) = one_by_one(script, 3).await;
-    assert_eq!(paths, ["/mcp", "/mcp", "/mcp"]);
+    assert_eq!(&paths[..3], ["/mcp", "/mcp", "/mcp"]);
+    assert!(paths[3..].iter().all(|path| path == "/next"), "{paths:?}");
     let kind = session_error("tools/list", answers[2].clone());
-    assert!(
-        matches!(
-            kind,
-            TransportErrorKind::Http {
-                failure: HttpFailure::Status(303),
-                ..
-            }
-        ),
-        "{kind:?}"
-    );
+    assert!(kind.to_string().contains("redirect"), "{kind:?}");
 }
 
 #[tokio::test]

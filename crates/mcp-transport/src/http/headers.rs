@@ -11,7 +11,6 @@ use mcp_oauth::{AuthProvider, Challenge, ChallengeOutcome, RequestTarget};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Mutex;
 
-use super::direct::{DirectLane, Sent};
 use super::{HttpOptions, io_error, reqwest_error};
 use crate::headers_helper::run_headers_helper;
 use crate::transport::TransportError;
@@ -25,8 +24,6 @@ pub(crate) struct RequestHeaders {
     helper: Option<String>,
     helper_headers: Mutex<HeaderMap>,
     auth: Option<Arc<dyn AuthProvider>>,
-    /// Requests to a plain-http origin without a proxy skip reqwest.
-    direct: Option<DirectLane>,
 }
 
 impl RequestHeaders {
@@ -40,7 +37,6 @@ impl RequestHeaders {
             helper: options.headers_helper.clone(),
             helper_headers: Mutex::new(HeaderMap::new()),
             auth: options.auth.clone(),
-            direct: DirectLane::new(options),
         };
         headers.refresh_helper().await?;
         Ok(headers)
@@ -182,44 +178,18 @@ impl RequestHeaders {
         }
     }
 
-    /// One request with every header applied, through the direct lane when
-    /// it is open for the url and through reqwest otherwise (or when the
-    /// lane met a redirect); also the fingerprint of the `Authorization`
-    /// sent.
+    /// One request with every header applied; also the fingerprint of the
+    /// `Authorization` sent.
     async fn exchange(
         &self,
         build: &impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<(reqwest::Response, Option<String>), TransportError> {
         let (client, request, sent) = self.apply(build()).await?;
-        let Some(lane) = &self.direct else {
-            return Ok((self.through_reqwest(&client, request).await?, sent));
-        };
-        if lane.open_for(request.url()) {
-            match lane.execute(&self.server, request).await? {
-                Sent::Answered(response) => return Ok((response, sent)),
-                Sent::Redirected => {}
-            }
-            // Built again: a DPoP proof is good for one request only.
-            let (client, request, sent) = self.apply(build()).await?;
-            return Ok((self.through_reqwest(&client, request).await?, sent));
-        }
-        let url = lane.untried().then(|| request.url().clone());
-        let response = self.through_reqwest(&client, request).await?;
-        if let Some(url) = url {
-            lane.note(&url, &response);
-        }
-        Ok((response, sent))
-    }
-
-    async fn through_reqwest(
-        &self,
-        client: &reqwest::Client,
-        request: reqwest::Request,
-    ) -> Result<reqwest::Response, TransportError> {
-        client
+        let response = client
             .execute(request)
             .await
-            .map_err(|e| reqwest_error(&self.server, e))
+            .map_err(|e| reqwest_error(&self.server, e))?;
+        Ok((response, sent))
     }
 }
 

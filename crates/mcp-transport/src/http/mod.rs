@@ -23,7 +23,6 @@
 //! their reading back stay, which the session uses for every kind.
 
 #[cfg(feature = "remote")]
-mod direct;
 #[cfg(feature = "remote")]
 mod headers;
 #[cfg(feature = "remote")]
@@ -179,8 +178,8 @@ pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, Tra
 }
 
 #[cfg(feature = "remote")]
-/// Whether hyper, underneath reqwest or as the direct lane's own error,
-/// saw the connection end before a complete answer.
+/// Whether hyper, underneath reqwest, saw the connection end before a
+/// complete answer.
 fn closed_unanswered(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut source = Some(e);
     while let Some(s) = source {
