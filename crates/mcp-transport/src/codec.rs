@@ -16,10 +16,10 @@
 //!   naming the server.
 //!
 //! Decoding goes straight from bytes into the typed message through one
-//! `serde` pass (no intermediate `Value` for the envelope). The session's
-//! transports ([`Codec::decode_incoming`]) first offer a frame to
-//! [`crate::plain_answer`], which reads the common successful answer
-//! without serde and leaves everything else to this parser.
+//! `serde` pass (no intermediate `Value` for the envelope); the session's
+//! transports ([`Codec::decode_incoming`]) leave a successful answer's
+//! `result` as the raw JSON `serde_json` checked, for the waiting caller to
+//! decode into the type it asked for.
 //!
 //! # Depth
 //!
@@ -47,12 +47,13 @@
 
 use std::fmt::Display;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::error_codes;
 use crate::message::{
-    ErrorObject, Incoming, JsonRpcMessage, RawAnswer, RawEnvelope, RawJson, RawMessage, RequestId,
+    ErrorObject, Incoming, JsonRpcMessage, RawEnvelope, RawMessage, RequestId,
 };
 use crate::scan::{self, AnswerScan};
 use crate::transport::TransportErrorKind;
@@ -391,13 +392,6 @@ impl Codec {
     ) -> Result<(), TransportErrorKind> {
         let single = frame.len() <= self.max_message_bytes
             && frame.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-        if single && let Some(answer) = crate::plain_answer::read(frame) {
-            out.extend(std::iter::once(Incoming::Answer(RawAnswer {
-                id: answer.id,
-                result: RawJson::checked(answer.result, answer.result_type, answer.members),
-            })));
-            return Ok(());
-        }
         if single
             && let Ok(envelope) = parse::<RawEnvelope>(frame)
             && let Ok(incoming) = envelope.into_incoming()
@@ -425,14 +419,14 @@ impl Codec {
         Codec::encode_serialized_into(message, out);
     }
 
-    /// [`Codec::encode_into`] for anything written as one message (a
-    /// request written from borrows).
-    pub(crate) fn encode_serialized_into<T: WriteJson + ?Sized>(message: &T, out: &mut Vec<u8>) {
+    /// [`Codec::encode_into`] for anything that serialises as one message
+    /// (a request written from borrows).
+    pub(crate) fn encode_serialized_into<T: Serialize + ?Sized>(message: &T, out: &mut Vec<u8>) {
         let start = out.len();
         // Writing into a Vec cannot fail: every key is a string and
         // `Value` has no failing cases; if it ever did, nothing half
         // written is left behind.
-        if let Err(e) = message.write_json(out) {
+        if let Err(e) = serde_json::to_writer(&mut *out, message) {
             out.truncate(start);
             tracing::error!(error = %e, "json-rpc message failed to serialise");
         }
@@ -444,13 +438,6 @@ impl Codec {
         self.encode_into(message, &mut out);
         out
     }
-}
-
-/// A message written as compact JSON: the same bytes as its `Serialize`
-/// (where it has one), in whatever way is quickest.
-pub(crate) trait WriteJson {
-    /// Appends the message to `out`.
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
 }
 
 /// Syntax and end-of-input errors mean "not JSON"; data errors mean the JSON

@@ -3,8 +3,8 @@
 //! `tools/call` answers with blocks of five kinds (every revision from
 //! 2024-11-05 to 2026-07-28 has the same): `text`, `image`, `audio`,
 //! `resource_link` and `resource`. The first three have a fixed shape and
-//! are nearly every block a tool returns, so they are read straight into
-//! [`TextContent`] and [`MediaContent`], with no JSON map built per block.
+//! are nearly every block a tool returns, so they are read into
+//! [`TextContent`] and [`MediaContent`].
 //! Every other block stays JSON exactly as the server sent it
 //! ([`ContentBlock::Other`]): resource blocks (whose members are open:
 //! icons, sizes, nested contents), kinds a later revision may add, and a
@@ -16,15 +16,10 @@
 //! Reading from text ([`Deserialize`]) and from a [`Value`]
 //! ([`From<Value>`]) sort a block the same way.
 
-use std::fmt;
-use std::marker::PhantomData;
-
-use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::read_as::{ReadAs, ReadVisitor};
 
 /// One content block of a tool result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,43 +241,9 @@ fn write_typed<S: Serializer>(
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
+    /// Read as a `Value`, then sorted by [`From<Value>`].
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ReadVisitor::<ContentBlock>(PhantomData))
-    }
-}
-
-impl ReadAs for ContentBlock {
-    const EXPECTING: &'static str = "a content block";
-
-    fn from_value(value: Value) -> Self {
-        ContentBlock::Other(value)
-    }
-
-    /// Reads the members into their slots, and once one is not a typed
-    /// block's member, the rest into a map as they come.
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut slots = Slots::default();
-        while let Some(key) = map.next_key::<Key>()? {
-            match key {
-                Key::Known(Member::Type) => {
-                    let kind = map.next_value::<TypeMember>()?;
-                    slots.put_type(kind);
-                }
-                Key::Known(member) => {
-                    let value = map.next_value::<Value>()?;
-                    slots.put(member, value);
-                }
-                Key::Other(name) => {
-                    let mut rest = slots.into_map();
-                    rest.insert(name, map.next_value()?);
-                    while let Some((name, value)) = map.next_entry::<String, Value>()? {
-                        rest.insert(name, value);
-                    }
-                    return Ok(ContentBlock::Other(Value::Object(rest)));
-                }
-            }
-        }
-        Ok(slots.finish())
+        Value::deserialize(deserializer).map(ContentBlock::from)
     }
 }
 
@@ -331,15 +292,6 @@ enum Member {
     Annotations,
     Meta,
 }
-
-const MEMBERS: [Member; 6] = [
-    Member::Type,
-    Member::Text,
-    Member::Data,
-    Member::MimeType,
-    Member::Annotations,
-    Member::Meta,
-];
 
 impl Member {
     fn name(self) -> &'static str {
@@ -425,141 +377,6 @@ fn typed(kind: Kind, mut take: impl FnMut(Member) -> Option<Value>) -> ContentBl
             } else {
                 ContentBlock::Audio(media)
             }
-        }
-    }
-}
-
-/// A block's `type`: one of the typed kinds, read without allocating, or
-/// anything else as JSON.
-enum TypeMember {
-    Kind(Kind),
-    Value(Value),
-}
-
-impl TypeMember {
-    fn into_value(self) -> Value {
-        match self {
-            TypeMember::Kind(kind) => Value::String(kind.name().into()),
-            TypeMember::Value(value) => value,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for TypeMember {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ReadVisitor::<TypeMember>(PhantomData))
-    }
-}
-
-impl ReadAs for TypeMember {
-    const EXPECTING: &'static str = "a content block's type";
-
-    fn from_value(value: Value) -> Self {
-        TypeMember::Value(value)
-    }
-
-    fn from_str(text: &str) -> Option<Self> {
-        Kind::named(text).map(TypeMember::Kind)
-    }
-}
-
-/// A member's name: one a typed block has, or another.
-enum Key {
-    Known(Member),
-    Other(String),
-}
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("a member name")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Key, E> {
-                Ok(Member::named(name).map_or_else(|| Key::Other(name.to_owned()), Key::Known))
-            }
-
-            fn visit_string<E: serde::de::Error>(self, name: String) -> Result<Key, E> {
-                Ok(Member::named(&name).map_or(Key::Other(name), Key::Known))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-/// The members of a block being read, while they are all a typed block's,
-/// and the order they came in.
-struct Slots {
-    kind: Option<TypeMember>,
-    values: [Option<Value>; MEMBERS.len()],
-    order: [Member; MEMBERS.len()],
-    seen: usize,
-}
-
-impl Default for Slots {
-    fn default() -> Self {
-        Slots {
-            kind: None,
-            values: Default::default(),
-            order: MEMBERS,
-            seen: 0,
-        }
-    }
-}
-
-impl Slots {
-    /// A member given twice keeps its first place and its last value, as
-    /// in a JSON map.
-    fn note(&mut self, member: Member, first: bool) {
-        if first {
-            self.order[self.seen] = member;
-            self.seen += 1;
-        }
-    }
-
-    fn put_type(&mut self, kind: TypeMember) {
-        let first = self.kind.is_none();
-        self.kind = Some(kind);
-        self.note(Member::Type, first);
-    }
-
-    fn put(&mut self, member: Member, value: Value) {
-        let first = self.values[member as usize].replace(value).is_none();
-        self.note(member, first);
-    }
-
-    fn into_map(mut self) -> Map<String, Value> {
-        let mut map = Map::new();
-        for &member in &self.order[..self.seen] {
-            let value = match member {
-                Member::Type => self.kind.take().map(TypeMember::into_value),
-                other => self.values[other as usize].take(),
-            };
-            if let Some(value) = value {
-                map.insert(member.name().to_owned(), value);
-            }
-        }
-        map
-    }
-
-    fn finish(mut self) -> ContentBlock {
-        let kind = match self.kind {
-            Some(TypeMember::Kind(kind)) => Some(kind),
-            _ => None,
-        };
-        let present = MEMBERS
-            .iter()
-            .zip(&self.values)
-            .filter_map(|(&member, value)| value.as_ref().map(|value| (Some(member), value)));
-        match kind {
-            Some(kind) if fits(kind, present) => {
-                typed(kind, |member| self.values[member as usize].take())
-            }
-            _ => ContentBlock::Other(Value::Object(self.into_map())),
         }
     }
 }
@@ -713,6 +530,15 @@ mod tests {
             serde_json::from_str::<Value>(text).unwrap()
         );
     }
+
+    const MEMBERS: [Member; 6] = [
+        Member::Type,
+        Member::Text,
+        Member::Data,
+        Member::MimeType,
+        Member::Annotations,
+        Member::Meta,
+    ];
 
     #[test]
     fn every_member_is_found_by_its_name() {

@@ -167,21 +167,16 @@ pub mod error_codes;
 #[cfg(feature = "remote")]
 mod event_stream;
 mod http;
-mod json_text;
 mod message;
 pub mod param_headers;
 mod params;
-mod plain_answer;
-mod plain_content;
 mod protocol;
-mod read_as;
 mod request_meta;
 mod scan;
 mod session;
 mod stderr_tail;
 mod task;
 pub mod time;
-mod top_members;
 mod transport;
 
 #[cfg(feature = "claudeai-proxy")]

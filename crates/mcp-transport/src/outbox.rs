@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::net::unix::pipe;
 use tokio::sync::Notify;
 
-use crate::codec::{Codec, WriteJson};
+use crate::codec::Codec;
 use crate::message::JsonRpcMessage;
 
 /// A queue buffer grown past this (by a huge message) is released once
@@ -95,7 +95,7 @@ impl Outbox {
     /// message (encoded at once, so the caller keeps it): appended to the
     /// queue with a newline, then written or left for the writer as
     /// [`Outbox::send`] says; `Err` once the writer stopped.
-    pub(crate) fn send_serialized<T: WriteJson + ?Sized>(
+    pub(crate) fn send_serialized<T: serde::Serialize + ?Sized>(
         &self,
         message: &T,
         write_now: bool,

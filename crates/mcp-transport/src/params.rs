@@ -11,8 +11,6 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use crate::codec::WriteJson;
-use crate::json_text::{write_str, write_value};
 
 /// A request's parameters.
 #[derive(Debug, Clone)]
@@ -141,58 +139,6 @@ impl Serialize for MemberRef<'_> {
             MemberRef::Str(text) => serializer.serialize_str(text),
         }
     }
-}
-
-impl WriteJson for MemberRef<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        match self {
-            MemberRef::Value(value) => write_value(out, value),
-            MemberRef::Str(text) => {
-                write_str(out, text);
-                Ok(())
-            }
-        }
-    }
-}
-
-impl WriteJson for ParamsRef<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        match self {
-            ParamsRef::Value(Some(params)) => write_value(out, params),
-            ParamsRef::Value(None) => {
-                out.extend_from_slice(b"null");
-                Ok(())
-            }
-            ParamsRef::ToolCall { .. } => write_members(out, self.members()),
-        }
-    }
-}
-
-/// Appends `members` as a JSON object.
-pub(crate) fn write_members<'a>(
-    out: &mut Vec<u8>,
-    members: impl Iterator<Item = (&'a str, MemberRef<'a>)>,
-) -> serde_json::Result<()> {
-    out.push(b'{');
-    for (index, (key, value)) in members.enumerate() {
-        if index > 0 {
-            out.push(b',');
-        }
-        write_member(out, key, value)?;
-    }
-    out.push(b'}');
-    Ok(())
-}
-
-/// Appends one member, `"key":value`.
-pub(crate) fn write_member(
-    out: &mut Vec<u8>,
-    key: &str,
-    value: MemberRef<'_>,
-) -> serde_json::Result<()> {
-    write_str(out, key);
-    out.push(b':');
-    value.write_json(out)
 }
 
 impl Serialize for ParamsRef<'_> {

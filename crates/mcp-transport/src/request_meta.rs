@@ -13,9 +13,8 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::codec::WriteJson;
 use crate::message::{RequestId, RequestRef};
-use crate::params::{MemberRef, ParamsRef, write_member, write_members};
+use crate::params::ParamsRef;
 
 /// The `_meta` entries a modern session adds to every request, kept
 /// decoded (to merge with a caller's own `_meta` keys) and encoded once.
@@ -133,17 +132,6 @@ impl Serialize for SplicedRequest<'_> {
     }
 }
 
-impl WriteJson for SplicedRequest<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        RequestRef {
-            id: self.id,
-            method: self.method,
-            params: Some(&SplicedParams(self)),
-        }
-        .write_json(out)
-    }
-}
-
 /// The parameters of a [`SplicedRequest`]: the caller's members, then
 /// `_meta`.
 struct SplicedParams<'a>(&'a SplicedRequest<'a>);
@@ -162,32 +150,6 @@ impl Serialize for SplicedParams<'_> {
             _ => map.serialize_entry("_meta", &SplicedMeta(self.0))?,
         }
         map.end()
-    }
-}
-
-impl WriteJson for SplicedParams<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        let request = self.0;
-        out.push(b'{');
-        for (key, value) in request.params.members().filter(|(key, _)| *key != "_meta") {
-            write_member(out, key, value)?;
-            out.push(b',');
-        }
-        out.extend_from_slice(br#""_meta":"#);
-        match &request.meta.object {
-            Some(object) if request.callers_meta().next().is_none() => {
-                out.extend_from_slice(object.get().as_bytes());
-            }
-            _ => {
-                let entries = request.callers_meta().chain(&request.meta.entries);
-                write_members(
-                    out,
-                    entries.map(|(key, value)| (key.as_str(), MemberRef::Value(value))),
-                )?;
-            }
-        }
-        out.push(b'}');
-        Ok(())
     }
 }
 
@@ -241,10 +203,6 @@ mod tests {
                 method: "tools/call".to_owned(),
                 params: Some(meta.apply(params.clone().into_value())),
             });
-            let mut written = Vec::new();
-            let request = meta.request(&id, "tools/call", params.view());
-            request.write_json(&mut written).unwrap();
-            assert_eq!(written, serde_json::to_vec(&request).unwrap());
             let spliced: Value = serde_json::from_str(&spliced).unwrap();
             assert_eq!(spliced, serde_json::to_value(&built).unwrap(), "{params:?}");
         }

@@ -916,7 +916,7 @@ impl MessageSender {
     /// once from a borrow (a request whose parts the caller keeps encoded
     /// elsewhere). `None` when this queue takes messages only by value;
     /// `Some(Err)` once the writer stopped.
-    pub(crate) fn send_serialized<T: crate::codec::WriteJson>(
+    pub(crate) fn send_serialized<T: serde::Serialize>(
         &self,
         message: &T,
         alone: bool,

@@ -237,7 +237,7 @@ pub(crate) fn encode(message: &JsonRpcMessage) -> String {
 #[cfg(feature = "remote")]
 /// Encodes anything that serialises as one message (a request written
 /// from borrows) as its JSON text.
-pub(crate) fn encode_serialized<T: crate::codec::WriteJson>(message: &T) -> String {
+pub(crate) fn encode_serialized<T: serde::Serialize>(message: &T) -> String {
     // Room for a modern request with its `_meta` (about 400 bytes), so
     // the buffer is not moved twice on the way.
     let mut out = Vec::with_capacity(512);

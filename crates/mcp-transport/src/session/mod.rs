@@ -860,11 +860,6 @@ impl ClientSession {
             .shared
             .request_body("tools/call", params, options, &mut deadline)
             .await?;
-        if let pending::Body::Raw(raw) = &body
-            && let Some(result) = crate::top_members::tool_result(raw)
-        {
-            return Ok(result);
-        }
         // Raw bytes come back only for a complete result (the request
         // path peeked at them already); a decoded one may be a task.
         let complete = match &body {

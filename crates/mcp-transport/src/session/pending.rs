@@ -10,7 +10,6 @@ use super::deadlines::Deadline;
 use crate::message::{RawJson, RequestRef};
 use crate::params::Params;
 use crate::request_meta::{RequestMeta, with_meta};
-use crate::scan::TopLevel;
 use crate::transport::TimeoutLimit;
 
 /// What a waiting caller is handed: by the driver, or by the deadline
@@ -67,25 +66,31 @@ fn holds_quoted(text: &[u8], finder: &memchr::memmem::Finder<'_>) -> bool {
             .any(|at| at > 0 && text[at - 1] == b'"' && text.get(at + len) == Some(&b'"'))
 }
 
-/// The text of `json` when it is a JSON string: borrowed when it has no
-/// escape (what servers send), else decoded.
-fn string_text(json: &str) -> Option<std::borrow::Cow<'_, str>> {
-    match json
-        .strip_prefix('"')
-        .and_then(|inner| inner.strip_suffix('"'))
-    {
-        Some(inner) if memchr::memchr2(b'"', b'\\', inner.as_bytes()).is_none() => {
-            Some(std::borrow::Cow::Borrowed(inner))
-        }
-        _ => serde_json::from_str(json).ok(),
-    }
+/// A result's top-level `resultType`, read by serde without building the
+/// rest (every other member is skipped), on a grown stack past serde's
+/// default depth (the frame's depth was bounded already). A member given
+/// twice, or a result that is not one valid object, reads as `Err`.
+#[derive(serde::Deserialize)]
+struct ResultTypePeek<'a> {
+    #[serde(rename = "resultType", borrow, default)]
+    result_type: Option<&'a serde_json::value::RawValue>,
+}
+
+fn peek_result_type(text: &str) -> Result<Option<std::borrow::Cow<'_, str>>, ()> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    let peek = <ResultTypePeek<'_> as serde::Deserialize>::deserialize(serde_stacker::Deserializer::new(&mut deserializer))
+        .map_err(|_| ())?;
+    deserializer.end().map_err(|_| ())?;
+    // A `resultType` that is not a string names no kind.
+    Ok(peek
+        .result_type
+        .and_then(|kind| serde_json::from_str::<std::borrow::Cow<'_, str>>(kind.get()).ok()))
 }
 
 impl Body {
     /// Whether the result is final, read from its top-level `resultType`
-    /// without decoding the rest: where the reader that checked the frame
-    /// noted it, else one pass of [`crate::scan`] that skips every other
-    /// member.
+    /// without decoding the rest ([`peek_result_type`]).
     pub(super) fn outcome(&self) -> Outcome {
         let complete = |kind: Option<&str>| match kind {
             None | Some("complete") => Outcome::Complete,
@@ -93,16 +98,13 @@ impl Body {
         };
         match self {
             Body::Value(value) => complete(value.get("resultType").and_then(Value::as_str)),
-            Body::Raw(raw) => match raw.result_type() {
-                // Only an object has members; anything else is the
-                // caller's decode to refuse.
-                TopLevel::NotAnObject | TopLevel::Absent => Outcome::Complete,
-                // A `resultType` that is not a string names no kind, as
-                // for a decoded result.
-                TopLevel::Found(kind) => complete(string_text(kind).as_deref()),
-                // Given twice, or bytes the scan cannot follow: the
-                // decoded result then says what it is (or why it is not).
-                TopLevel::Unreadable => Outcome::Other,
+            // Only an object has members; anything else is the caller's
+            // decode to refuse.
+            Body::Raw(raw) if !raw.get().trim_start().starts_with('{') => Outcome::Complete,
+            Body::Raw(raw) => match peek_result_type(raw.get()) {
+                Ok(kind) => complete(kind.as_deref()),
+                // Given twice: the decoded result then says what it is.
+                Err(()) => Outcome::Other,
             },
         }
     }
@@ -111,12 +113,10 @@ impl Body {
     /// a result names `resultType` only if a server sends it anyway, and
     /// one whose bytes hold neither the quoted key nor a backslash (the
     /// only ways to spell it) cannot: two vectorised searches instead of a
-    /// walk over every member. A modern result always names it, so the
-    /// walk runs at once. Neither runs when the reader noted the member.
+    /// peek. A modern result always names it, so the peek runs at once.
     pub(super) fn outcome_in_era(&self, modern: bool) -> Outcome {
         if !modern
             && let Body::Raw(raw) = self
-            && !raw.knows_result_type()
             && !holds_quoted(raw.get().as_bytes(), &RESULT_TYPE)
             && memchr::memchr(b'\\', raw.get().as_bytes()).is_none()
         {
@@ -573,8 +573,9 @@ mod tests {
         );
     }
 
-    /// What a parser reads as the top-level `resultType`: the reference
-    /// the scan must agree with (serde refuses a field given twice).
+    /// What a parser reads as the top-level `resultType` from the decoded
+    /// value: the reference the peek must agree with (the peek refuses a
+    /// field given twice, where the decoded value keeps the last).
     fn parsed_outcome(text: &str) -> Outcome {
         #[derive(Deserialize)]
         struct Peek<'a> {
@@ -653,9 +654,9 @@ mod tests {
 
     #[test]
     fn the_peek_reads_past_any_depth_without_building_it() {
-        // The scan counts brackets instead of recursing, so a result
-        // deeper than serde's default limit is peeked like any other; the
-        // caller's decode then applies the depth ceiling.
+        // The peek runs on a grown stack, so a result deeper than serde's
+        // default limit is peeked like any other; the caller's decode then
+        // applies the depth ceiling.
         for (kind, expect) in [("complete", Outcome::Complete), ("task", Outcome::Other)] {
             let deep = format!(
                 r#"{{"x":{}{},"resultType":"{kind}"}}"#,
