@@ -12,7 +12,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// settings), merged by scope, and shown or connected from there.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-cli", version, propagate_version = true)]
-#[command(after_help = "Exit status: 0 ok, 1 a failure was found, 2 usage error.")]
+#[command(
+    after_help = "Exit status: 0 ok, 1 a failure was found, 2 usage error.\nEvery verb, with example runs: docs/cli.md in the source repository."
+)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: GlobalArgs,
