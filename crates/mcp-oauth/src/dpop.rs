@@ -19,7 +19,7 @@ use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as 
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
 
-use crate::token::now_secs;
+use crate::clock::now_secs;
 use crate::{AuthError, Secret};
 
 /// The one proof algorithm we sign with.

@@ -126,6 +126,7 @@
 
 mod assertion;
 mod body;
+mod clock;
 mod dpop;
 mod error;
 mod metadata;
@@ -143,6 +144,7 @@ mod user_agent;
 pub use assertion::{
     CommandAssertion, DEFAULT_ASSERTION_TIMEOUT, EnvAssertion, EnvLookup, MAX_ASSERTION_BYTES,
 };
+pub use clock::now_secs;
 pub use dpop::{DpopKey, DpopMode};
 pub use error::{AuthError, AuthErrorKind};
 pub use oauth::{
@@ -161,9 +163,7 @@ pub use store::{
     ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore, StoreKey,
     StoreLock, StoredCredentials, TokenSet,
 };
-pub use token::{
-    ClientAuth, TokenEndpointError, TokenResponse, TokenResult, now_secs, request_token,
-};
+pub use token::{ClientAuth, TokenEndpointError, TokenResponse, TokenResult, request_token};
 pub use url_policy::{HostClass, Refusal, UrlPolicy};
 pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, InteractivePrompt};
 

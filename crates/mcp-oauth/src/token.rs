@@ -2,12 +2,11 @@
 //! `client_secret_basic`, `client_secret_post`, `private_key_jwt`), the
 //! response, and the RFC 7523 client assertion.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 
+use crate::clock::now_secs;
 use crate::dpop::TokenDpop;
 use crate::store::TokenSet;
 use crate::{AuthError, Secret};
@@ -410,14 +409,6 @@ pub(crate) fn client_assertion(
     };
     jsonwebtoken::encode(&Header::new(alg), &claims, &key)
         .map_err(|e| bad(format!("cannot sign the client assertion: {e}")).with_source(e))
-}
-
-/// Seconds since the Unix epoch.
-pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 /// The signing key `pem` holds for the asymmetric `algorithm`; the

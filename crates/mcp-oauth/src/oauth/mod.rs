@@ -23,12 +23,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use url::Url;
 
+use crate::clock::now_secs;
 use crate::dpop::DpopKey;
 use crate::metadata::{
     AuthServerMetadata, BearerChallenge, check_metadata_override, parse_www_authenticate,
 };
 use crate::store::{CredentialStore, StoreKey, StoredCredentials, TokenSet};
-use crate::token::now_secs;
 use crate::user_agent::AuthorizationPrompt;
 use crate::{
     AuthError, AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget, Secret,

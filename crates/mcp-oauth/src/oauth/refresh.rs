@@ -1,6 +1,7 @@
 //! Token refresh under the credential store's cross-process lock.
 
-use crate::token::{ClientAuth, now_secs, request_token_with};
+use crate::clock::now_secs;
+use crate::token::{ClientAuth, request_token_with};
 use crate::{AuthError, Secret};
 
 use super::{OAuthProvider, State};
