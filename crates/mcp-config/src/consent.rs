@@ -19,6 +19,23 @@ pub(crate) const TRUST_KEY: &str = "hasTrustDialogAccepted";
 /// next to `enabledMcpjsonServers`.
 pub(crate) const RECORDS_KEY: &str = "enabledMcpjsonServerSignatures";
 
+/// Settings keys that approve or deny project servers. They count only
+/// from user and local files, never from a file the project ships.
+pub(crate) const APPROVAL_KEYS: &[&str] = &[
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    RECORDS_KEY,
+];
+
+/// The approval keys that give consent (all but the denial list): a file
+/// inside an untrusted project is read without them.
+pub(crate) const CONSENT_KEYS: &[&str] = &[
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    RECORDS_KEY,
+];
+
 /// The parts of a server an approval records, in the order messages name
 /// them.
 pub const RECORDED_PARTS: &[&str] = &[

@@ -21,9 +21,11 @@ use serde_json::{Map, Value};
 use crate::env_safety::{is_dangerous_env_key, is_env_name};
 use crate::expand::{expand_tilde, expand_vars};
 use crate::json::{Document, child_pointer, escape_text};
-use crate::plugin::{PathField, RootGuard};
 mod oauth;
 mod passthrough;
+mod plugin_paths;
+
+pub(crate) use plugin_paths::{PathField, RootGuard};
 
 use crate::types::{
     Diagnostic, Level, ProxyConfig, RemoteConfig, ServerConfig, StdioConfig, Timeouts, ToolFilter,

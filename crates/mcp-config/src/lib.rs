@@ -105,6 +105,7 @@ mod entry;
 mod env_safety;
 mod error;
 mod expand;
+mod file;
 mod identity;
 pub mod import;
 pub mod json;
@@ -125,11 +126,12 @@ pub use env_safety::{
     is_dangerous_env_key, is_env_name, is_inherited_env_name, is_passthrough_name,
 };
 pub use error::{EditError, EditErrorKind};
+pub use file::MAX_CONFIG_FILE_BYTES;
 pub use identity::{
     config_hash, redact_url, redacted_command_line, redacted_remote_url, redacted_signature,
     redacted_words, signature, unwrap_ccr_proxy_url,
 };
-pub use load::{LoadOptions, LoadedConfig, MAX_CONFIG_FILE_BYTES, load};
+pub use load::{LoadOptions, LoadedConfig, load};
 pub use merge::{Contribution, Merged, merge};
 pub use name::{MAX_NAME_LEN, server_name_problem};
 pub use parse::{ParseEnv, ParsedEntry, ParsedFile, parse_file};

@@ -16,23 +16,6 @@ use crate::identity::{redacted_signature, signature};
 use crate::parse::ParsedEntry;
 use crate::types::{Approval, ApprovalBasis, Diagnostic, Level, Scope, ScopedServer, ServerConfig};
 
-/// Settings keys that approve or deny project servers. They count only
-/// from user and local files, never from a file the project ships.
-pub(crate) const APPROVAL_KEYS: &[&str] = &[
-    "enableAllProjectMcpServers",
-    "enabledMcpjsonServers",
-    "disabledMcpjsonServers",
-    RECORDS_KEY,
-];
-
-/// The approval keys that give consent (all but the denial list): a file
-/// inside an untrusted project is read without them.
-pub(crate) const CONSENT_KEYS: &[&str] = &[
-    "enableAllProjectMcpServers",
-    "enabledMcpjsonServers",
-    RECORDS_KEY,
-];
-
 /// What one file (or one plugin) contributes to the merge.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contribution {

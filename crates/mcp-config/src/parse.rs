@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::consent::APPROVAL_KEYS;
 use crate::entry::{EntryContext, EntryOutcome, PluginPaths, parse_entry};
 use crate::json::{Document, child_pointer, escape_text};
-use crate::merge::APPROVAL_KEYS;
 use crate::name::server_name_problem;
 use crate::types::{Diagnostic, Level, Scope};
 

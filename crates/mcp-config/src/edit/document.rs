@@ -429,11 +429,11 @@ impl ConfigDocument {
         let path = &self.location.path;
         let io_err = |source| EditError::at(path, EditErrorKind::Io(source));
         let bytes = self.render();
-        if bytes.len() > crate::load::MAX_CONFIG_FILE_BYTES {
+        if bytes.len() > crate::file::MAX_CONFIG_FILE_BYTES {
             return Err(EditError::at(
                 path,
                 EditErrorKind::TooLarge {
-                    limit_mib: crate::load::MAX_CONFIG_FILE_BYTES >> 20,
+                    limit_mib: crate::file::MAX_CONFIG_FILE_BYTES >> 20,
                 },
             ));
         }
@@ -607,7 +607,7 @@ impl ConfigDocument {
         }
         let settings = self.settings_mut()?;
         let mut changed = false;
-        for key in crate::merge::APPROVAL_KEYS {
+        for key in crate::consent::APPROVAL_KEYS {
             changed |= settings.remove(*key).is_some();
         }
         Ok(changed)

@@ -130,7 +130,7 @@ pub(super) fn edit_target(path: &Path) -> Result<PathBuf, EditError> {
 /// only, capped, UTF-8), `None` when it does not exist; `shown` is the path
 /// errors name.
 pub(super) fn read_capped(shown: &Path, target: &Path) -> Result<Option<Vec<u8>>, EditError> {
-    crate::load::read_text(target)
+    crate::file::read_text(target)
         .map(|text| text.map(String::into_bytes))
         .map_err(|d| EditError::at(shown, EditErrorKind::Unreadable { reason: d.message }))
 }

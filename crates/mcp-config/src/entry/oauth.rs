@@ -268,7 +268,7 @@ impl EntryParser<'_, '_> {
         }
         // A plugin's key file stays inside the plugin, as its paths do.
         let expanded = self.plugin_path(
-            crate::plugin::PathField::File {
+            crate::entry::PathField::File {
                 field: "oauth.privateKeyFile",
             },
             pointer,
@@ -369,7 +369,7 @@ impl EntryParser<'_, '_> {
             // A plugin's program is confined like its `command`.
             let expanded = if i == 0 {
                 self.plugin_path(
-                    crate::plugin::PathField::Program {
+                    crate::entry::PathField::Program {
                         field: "oauth.assertion.command",
                     },
                     &p,

@@ -388,7 +388,7 @@ pub fn import_text(host: Host, text: &str, path: &Path, cx: &ImportContext<'_>) 
 /// files only, at most [`crate::MAX_CONFIG_FILE_BYTES`], UTF-8); a file
 /// that cannot be read is an error diagnostic.
 pub fn import_file(host: Host, path: &Path, cx: &ImportContext<'_>) -> Option<Imported> {
-    match crate::load::read_text(path) {
+    match crate::file::read_text(path) {
         Ok(None) => None,
         Ok(Some(text)) => Some(import_text(host, &text, path, cx)),
         Err(diagnostic) => {
