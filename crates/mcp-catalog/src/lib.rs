@@ -160,6 +160,7 @@ mod schema;
 mod search;
 mod servers;
 mod skills;
+mod tool;
 
 pub use backoff::BackoffPolicy;
 pub use catalog::{

@@ -12,7 +12,6 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
-use super::ServerFeatures;
 use crate::deep;
 use crate::error::CatalogError;
 use crate::schema::{self, ProviderProfile};
@@ -535,9 +534,9 @@ impl CatalogTool {
     }
 
     /// An estimate of the tokens this tool's definition costs a model:
-    /// see [`crate::search::estimate_tokens`].
+    /// see [`estimate_tokens`].
     pub fn estimated_tokens(&self) -> usize {
-        crate::search::estimate_tokens(&self.definition(false))
+        estimate_tokens(&self.definition(false))
     }
 }
 
@@ -612,5 +611,78 @@ impl SharedSchema {
             SharedSchema::Listed { tools, index } => &tools[*index].input_schema,
             SharedSchema::Own(schema) => schema,
         }
+    }
+}
+
+/// What a server offers besides tools (from its `initialize` capabilities):
+/// each one gets utility tools in the catalog when
+/// [`MaterializeOptions::utility_tools`] is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[non_exhaustive]
+pub struct ServerFeatures {
+    /// The server lists and reads resources (`resources/list`,
+    /// `resources/read`).
+    pub resources: bool,
+    /// The server lists and renders prompts (`prompts/list`,
+    /// `prompts/get`).
+    pub prompts: bool,
+}
+
+impl ServerFeatures {
+    /// The same features, with resources offered or not.
+    pub fn with_resources(mut self, resources: bool) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// The same features, with prompts offered or not.
+    pub fn with_prompts(mut self, prompts: bool) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// Reads the `resources` and `prompts` capabilities of an `initialize`
+    /// answer.
+    pub fn from_capabilities(capabilities: &Value) -> Self {
+        let present = |key: &str| capabilities.get(key).is_some_and(|v| !v.is_null());
+        ServerFeatures {
+            resources: present("resources"),
+            prompts: present("prompts"),
+        }
+    }
+}
+
+/// An estimate of the tokens `definition` costs a model: its bytes as
+/// compact JSON divided by four, rounded up.
+///
+/// It is an estimate, not a count: providers do not publish their
+/// tokenizers for offline use, and they differ. Four bytes a token is the
+/// ratio OpenAI and Anthropic both give for English text; JSON's
+/// punctuation and schema keywords tokenize at about that ratio too. It
+/// errs neither way by much, costs one pass over the bytes, and gives the
+/// same number on every machine, so a budget defers the same tools
+/// everywhere. Providers add a fixed overhead per request for tool use
+/// that no definition carries; leave room for it in the budget.
+pub fn estimate_tokens(definition: &impl Serialize) -> usize {
+    let mut counter = ByteCount(0);
+    // Writing into a counter fails only where serialising fails (a map
+    // with non-string keys), which no definition has.
+    match serde_json::to_writer(&mut counter, definition) {
+        Ok(()) => counter.0.div_ceil(4),
+        Err(_) => 0,
+    }
+}
+
+/// Counts bytes written, keeping none.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

@@ -15,13 +15,13 @@ use mcp_transport::Tool;
 use serde_json::Value;
 
 use super::intern;
-use super::tool::{SharedSchema, ToolOrigin, ToolParts, ToolTarget, UtilityTool};
 use super::{
     Catalog, CatalogDiagnostic, CatalogTool, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
     ServerTools,
 };
 use crate::naming::{NameAdjustment, NameAllocator, ServerPrefix};
 use crate::schema::{self, ProviderProfile, SchemaLimits};
+use crate::tool::{SharedSchema, ToolOrigin, ToolParts, ToolTarget, UtilityTool};
 use crate::{deep, filter};
 
 /// Trims a description and cuts it to `max_chars` characters, ending a

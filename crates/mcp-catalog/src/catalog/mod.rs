@@ -12,7 +12,6 @@
 
 mod intern;
 mod materialize;
-mod tool;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroUsize;
@@ -27,13 +26,13 @@ use serde_json::Value;
 pub use self::materialize::{
     SchemaCache, defuse_listing, describe, materialize, materialize_among, materialize_cached,
 };
-pub(crate) use self::tool::Definition;
-pub use self::tool::{
-    CatalogTool, MAX_ARGUMENT_DEPTH, PreparedArguments, ToolOrigin, ToolTarget, UtilityTool,
-};
 use crate::naming::NamingStyle;
 use crate::schema::{ProviderProfile, SchemaLimits};
 use crate::search::{self, BudgetReport, SearchEntry, ToolBudget};
+pub use crate::tool::ServerFeatures;
+pub use crate::tool::{
+    CatalogTool, MAX_ARGUMENT_DEPTH, PreparedArguments, ToolOrigin, ToolTarget, UtilityTool,
+};
 
 /// Default cap on a tool description, in characters (OpenAI's limit).
 pub const DEFAULT_DESCRIPTION_LIMIT: usize = 1024;
@@ -42,44 +41,6 @@ pub const DEFAULT_DESCRIPTION_LIMIT: usize = 1024;
 /// characters; longer names still work (the model sees a shortened one),
 /// but a name this long is no tool's.
 pub const MAX_RAW_TOOL_NAME_BYTES: usize = 1024;
-
-/// What a server offers besides tools (from its `initialize` capabilities):
-/// each one gets utility tools in the catalog when
-/// [`MaterializeOptions::utility_tools`] is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
-#[non_exhaustive]
-pub struct ServerFeatures {
-    /// The server lists and reads resources (`resources/list`,
-    /// `resources/read`).
-    pub resources: bool,
-    /// The server lists and renders prompts (`prompts/list`,
-    /// `prompts/get`).
-    pub prompts: bool,
-}
-
-impl ServerFeatures {
-    /// The same features, with resources offered or not.
-    pub fn with_resources(mut self, resources: bool) -> Self {
-        self.resources = resources;
-        self
-    }
-
-    /// The same features, with prompts offered or not.
-    pub fn with_prompts(mut self, prompts: bool) -> Self {
-        self.prompts = prompts;
-        self
-    }
-
-    /// Reads the `resources` and `prompts` capabilities of an `initialize`
-    /// answer.
-    pub fn from_capabilities(capabilities: &Value) -> Self {
-        let present = |key: &str| capabilities.get(key).is_some_and(|v| !v.is_null());
-        ServerFeatures {
-            resources: present("resources"),
-            prompts: present("prompts"),
-        }
-    }
-}
 
 /// One server's answer to `tools/list`, with the settings that shape it:
 /// the input of [`materialize`]. Made with [`ServerTools::new`] and the

@@ -514,13 +514,13 @@ impl SessionRuntime {
             Err(problem) => return ModelResult::failed(format!("{SEARCH_TOOLS_NAME}: {problem}")),
         };
         let mut matches = catalog.search(&query, limit);
-        let mut text = search::search_answer(catalog, &query, &matches);
+        let mut text = search::search_answer(catalog.deferred_tools().count(), &query, &matches);
         // Cut whole definitions, never JSON text: the weakest matches go
         // until the answer fits the result cap (one always stays).
         let max_bytes = self.shared.options.max_result_bytes;
         while text.len() > max_bytes && matches.len() > 1 {
             matches.pop();
-            text = search::search_answer(catalog, &query, &matches);
+            text = search::search_answer(catalog.deferred_tools().count(), &query, &matches);
         }
         self.load_tools(matches.iter().map(|tool| tool.name()));
         ModelResult {

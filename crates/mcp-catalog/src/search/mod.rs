@@ -17,13 +17,12 @@
 mod rank;
 
 use std::collections::BTreeSet;
-use std::io;
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::catalog::{Catalog, CatalogTool, Definition};
 use crate::schema::{self, ProviderProfile, SchemaLimits};
+use crate::tool::{CatalogTool, Definition};
 
 pub(crate) use rank::rank;
 
@@ -145,40 +144,7 @@ pub(crate) struct SearchEntry {
     pub(crate) tokens: usize,
 }
 
-/// An estimate of the tokens `definition` costs a model: its bytes as
-/// compact JSON divided by four, rounded up.
-///
-/// It is an estimate, not a count: providers do not publish their
-/// tokenizers for offline use, and they differ. Four bytes a token is the
-/// ratio OpenAI and Anthropic both give for English text; JSON's
-/// punctuation and schema keywords tokenize at about that ratio too. It
-/// errs neither way by much, costs one pass over the bytes, and gives the
-/// same number on every machine, so a budget defers the same tools
-/// everywhere. Providers add a fixed overhead per request for tool use
-/// that no definition carries; leave room for it in the budget.
-pub fn estimate_tokens(definition: &impl Serialize) -> usize {
-    let mut counter = ByteCount(0);
-    // Writing into a counter fails only where serialising fails (a map
-    // with non-string keys), which no definition has.
-    match serde_json::to_writer(&mut counter, definition) {
-        Ok(()) => counter.0.div_ceil(4),
-        Err(_) => 0,
-    }
-}
-
-/// Counts bytes written, keeping none.
-struct ByteCount(usize);
-
-impl io::Write for ByteCount {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+pub use crate::tool::estimate_tokens;
 
 /// The input schema of `search_tools`, before the profile's rewrite.
 fn search_tools_schema() -> Value {
@@ -288,11 +254,10 @@ pub(crate) fn search_arguments(arguments: &Value) -> Result<(String, usize), Str
 
 /// The answer to a `search_tools` call: the definitions of the matches
 /// as JSON text, or a line saying none matched.
-pub(crate) fn search_answer(catalog: &Catalog, query: &str, matches: &[&CatalogTool]) -> String {
+pub(crate) fn search_answer(deferred: usize, query: &str, matches: &[&CatalogTool]) -> String {
     if matches.is_empty() {
         return format!(
-            "No deferred tool matches {query:?}; {} tools are deferred. Try other words.",
-            catalog.deferred_tools().count()
+            "No deferred tool matches {query:?}; {deferred} tools are deferred. Try other words."
         );
     }
     let definitions: Vec<Definition<'_>> = matches.iter().map(|t| t.definition(false)).collect();

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::catalog::CatalogTool;
+use crate::tool::CatalogTool;
 
 /// BM25's term-frequency saturation: a word said ten times counts little
 /// more than one said three times.

@@ -7,7 +7,7 @@ use mcp_transport::Tool;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::catalog::{MaterializeOptions, ServerFeatures, ServerTools, materialize};
+use crate::catalog::{Catalog, MaterializeOptions, ServerFeatures, ServerTools, materialize};
 
 /// A tool whose definition is about the same size as every other's made
 /// here (names and descriptions of equal length).
