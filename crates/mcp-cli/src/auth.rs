@@ -18,10 +18,10 @@ use mcp_transport::AuthProviders;
 use serde_json::{Value, json};
 
 use crate::cli::{LoginArgs, NameArgs};
+use crate::connecting;
 use crate::context::Context;
 use crate::output::{self, Outcome, errln, outln, shown};
 use crate::read::unknown_server;
-use crate::session;
 
 /// The credential store: one 0600 file per server under
 /// `<home>/.mcp-cli/credentials`.
@@ -284,7 +284,7 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
         prompt
     };
     let provider = OAuthProvider::new(settings, store.clone(), Arc::new(prompt))?;
-    let signed_in = session::Connecting::new()?.run(provider.login())??;
+    let signed_in = connecting::Connecting::new()?.run(provider.login())??;
     let path = store.path_for(&key);
     let registration = match &signed_in.client {
         ClientSource::Registered {
@@ -335,7 +335,7 @@ pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outco
         server: args.name.clone(),
     };
     let provider = OAuthProvider::new(settings, store.clone(), Arc::new(prompt))?;
-    let signed_out = session::Connecting::new()?.run(provider.logout())??;
+    let signed_out = connecting::Connecting::new()?.run(provider.logout())??;
     let (revoked, revocation) = match &signed_out.revocation {
         Revocation::NothingToRevoke => (false, "no tokens to revoke".to_owned()),
         Revocation::NotOffered => (

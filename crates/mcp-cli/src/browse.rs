@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::cli::{ListArgs, NamingArg, PromptArgs, ProviderArg, ReadArgs, TargetArgs};
 use crate::context::Context;
 use crate::output::{self, Outcome, errln, outln, shown, shown_lines, usage};
-use crate::{session, target, tools, wait};
+use crate::{connecting, target, tools, wait};
 
 /// What one server answered to a listing.
 struct Listed {
@@ -71,7 +71,7 @@ fn with_runtime<T>(
     config: LoadedConfig,
     work: impl AsyncFnOnce(&SessionRuntime) -> T,
 ) -> anyhow::Result<T> {
-    let connecting = session::Connecting::new()?;
+    let connecting = connecting::Connecting::new()?;
     let runtime = tools::open_runtime(
         context,
         connecting.open(),

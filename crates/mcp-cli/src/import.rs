@@ -33,7 +33,6 @@ use serde_json::{Value, json};
 use crate::cli::{ImportArgs, ImportHost};
 use crate::context::Context;
 use crate::output::{self, Outcome, Stream, Terminal, errln, outln, shown, usage};
-use crate::read::REDACTED;
 
 impl ImportHost {
     fn host(self) -> Host {
@@ -334,13 +333,7 @@ fn input_values(
 /// `entry` with env and header values shown as `***`, as `get` shows them.
 fn redacted(entry: &Value) -> Value {
     let mut entry = entry.clone();
-    for field in ["env", "headers"] {
-        if let Some(Value::Object(values)) = entry.get_mut(field) {
-            for value in values.values_mut() {
-                *value = Value::from(REDACTED);
-            }
-        }
-    }
+    crate::output::redact(&mut entry);
     entry
 }
 

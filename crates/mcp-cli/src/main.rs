@@ -18,6 +18,7 @@ mod approve;
 mod auth;
 mod browse;
 mod cli;
+mod connecting;
 mod context;
 mod diagnostics;
 mod entry_args;

@@ -54,7 +54,7 @@ pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
 pub(crate) fn exit_status(err: &anyhow::Error) -> u8 {
     if let Some(interrupted) = err
         .chain()
-        .find_map(|cause| cause.downcast_ref::<crate::session::Interrupted>())
+        .find_map(|cause| cause.downcast_ref::<crate::connecting::Interrupted>())
     {
         return interrupted.exit_status();
     }
@@ -172,6 +172,21 @@ impl Stream {
             Stream::Stderr => {
                 let mut out = std::io::stderr().lock();
                 out.write_all(bytes).and_then(|()| out.flush())
+            }
+        }
+    }
+}
+
+/// What secret values are shown as.
+pub(crate) const REDACTED: &str = "***";
+
+/// Replaces every value of a server entry's `env` and `headers` with
+/// [`REDACTED`].
+pub(crate) fn redact(entry: &mut serde_json::Value) {
+    for field in ["env", "headers"] {
+        if let Some(serde_json::Value::Object(values)) = entry.get_mut(field) {
+            for value in values.values_mut() {
+                *value = serde_json::Value::from(REDACTED);
             }
         }
     }

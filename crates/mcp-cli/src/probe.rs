@@ -23,7 +23,7 @@ use crate::cli::ProbeArgs;
 use crate::context::Context;
 use crate::output::{self, Frame, Outcome, Stream, outln, shown, shown_lines};
 use crate::read::{state, unknown_server};
-use crate::session;
+use crate::{connecting, session};
 
 /// What probing one server found.
 #[derive(Debug, Clone, Serialize)]
@@ -76,7 +76,7 @@ pub(crate) fn probe(context: &Context, args: &ProbeArgs) -> anyhow::Result<Outco
         .timeout
         .map(|seconds| session::seconds(seconds, "--timeout"))
         .transpose()?;
-    let connecting = session::Connecting::new()?;
+    let connecting = connecting::Connecting::new()?;
     let reports = connecting.run(probe_all(context, &servers, timeout, connecting.open()))?;
     let failed = reports.iter().any(|report| report.status == "error");
     if context.json {
@@ -103,7 +103,7 @@ async fn probe_all(
     context: &Context,
     servers: &[&ScopedServer],
     timeout: Option<Duration>,
-    open: &session::Open,
+    open: &connecting::Open,
 ) -> Vec<ProbeReport> {
     let probed = |server: &ScopedServer| {
         server.config.enabled && server.approval == mcp_config::Approval::Approved

@@ -14,9 +14,6 @@ use crate::cli::{CheckArgs, GetArgs};
 use crate::context::Context;
 use crate::output::{self, Outcome, outln, shown};
 
-/// What secret values are replaced with.
-pub(crate) const REDACTED: &str = "***";
-
 /// `list`: every merged server, then every diagnostic.
 pub(crate) fn list(context: &Context) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
@@ -171,7 +168,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
     };
     if !args.show_secrets {
         let transport = &mut detail["config"]["transport"];
-        redact(transport);
+        crate::output::redact(transport);
         if let Some(url) = transport.get("url").and_then(Value::as_str) {
             transport["url"] = json!(shown_url(url));
         }
@@ -239,7 +236,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
                     parts.push(format!("client secret from ${var}"));
                 }
                 if oauth.client_secret.is_some() {
-                    parts.push(format!("client secret {REDACTED}"));
+                    parts.push(format!("client secret {}", crate::output::REDACTED));
                 }
                 if let Some(url) = &oauth.client_metadata_url {
                     parts.push(format!("client metadata {url}"));
@@ -428,17 +425,6 @@ pub(crate) fn state(server: &ScopedServer) -> String {
         Approval::Denied => "denied",
     }
     .to_owned()
-}
-
-/// Replaces every value of `env` and `headers` with `***`.
-fn redact(transport: &mut Value) {
-    for field in ["env", "headers"] {
-        if let Some(Value::Object(values)) = transport.get_mut(field) {
-            for value in values.values_mut() {
-                *value = Value::from(REDACTED);
-            }
-        }
-    }
 }
 
 fn pairs(values: &Value, separator: &str) -> String {

@@ -22,7 +22,7 @@ use crate::cli::{CallArgs, NamingArg, ProviderArg, ToolsArgs};
 use crate::context::Context;
 use crate::diagnostics;
 use crate::output::{self, Frame, Outcome, Stream, errln, outln, shown, shown_lines, usage};
-use crate::{session, target, wait};
+use crate::{connecting, session, target, wait};
 
 /// Converted results larger than this are cut with a note.
 const MAX_RESULT_BYTES: usize = mcp_catalog::DEFAULT_MAX_RESULT_BYTES;
@@ -32,7 +32,7 @@ const MAX_RESULT_BYTES: usize = mcp_catalog::DEFAULT_MAX_RESULT_BYTES;
 /// every server's tool calls get that timeout.
 pub(crate) fn open_runtime(
     context: &Context,
-    open: &session::Open,
+    open: &connecting::Open,
     mut config: LoadedConfig,
     naming: NamingArg,
     provider: ProviderArg,
@@ -83,7 +83,7 @@ fn provider_profile(provider: ProviderArg) -> ProviderProfile {
 /// `--json` exactly the tool list a host sends.
 pub(crate) fn tools(context: &Context, args: &ToolsArgs) -> anyhow::Result<Outcome> {
     let config = target::select(context, &args.target, args.server.as_deref())?;
-    let connecting = session::Connecting::new()?;
+    let connecting = connecting::Connecting::new()?;
     let session_runtime = open_runtime(
         context,
         connecting.open(),
@@ -191,7 +191,7 @@ pub(crate) fn call(context: &Context, args: &CallArgs) -> anyhow::Result<Outcome
         .iter()
         .map(|server| server.config.name.clone())
         .collect();
-    let connecting = session::Connecting::new()?;
+    let connecting = connecting::Connecting::new()?;
     let session_runtime = open_runtime(
         context,
         connecting.open(),
