@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use mcp_oauth::AuthProvider;
 
+use crate::error::TransportError;
 use crate::http::HttpOptions;
 use crate::streamable_http::StreamableHttpTransport;
-use crate::transport::TransportError;
 
 /// The header naming the hosted server.
 pub(crate) const SERVER_ID_HEADER: &str = "X-Mcp-Server-Id";

@@ -51,21 +51,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
+use crate::depth::{MAX_DEPTH, SERDE_DEFAULT_DEPTH};
+use crate::error::TransportErrorKind;
 use crate::error_codes;
-use crate::message::{
-    ErrorObject, Incoming, JsonRpcMessage, RawEnvelope, RawMessage, RequestId,
-};
+use crate::message::{ErrorObject, Incoming, JsonRpcMessage, RawEnvelope, RawMessage, RequestId};
 use crate::scan::{self, AnswerScan};
-use crate::transport::TransportErrorKind;
-
-/// Deepest nesting of arrays and objects in a decoded message (the
-/// envelope counts as one level). Deeper messages are refused with
-/// [`TransportErrorKind::TooDeep`]; see the module docs for why there is one.
-pub const MAX_DEPTH: usize = 512;
-
-/// Messages nesting less than this are parsed with `serde_json`'s default
-/// recursion limit (128); only deeper ones need the unbounded parse.
-const SERDE_DEFAULT_DEPTH: usize = 100;
 
 /// Default cap on one message: large enough for big tool results (images
 /// as base64), small enough that a runaway server cannot exhaust memory.
@@ -93,35 +83,6 @@ pub(crate) fn undecodable_error(reason: &dyn Display) -> ErrorObject {
         error_codes::PARSE_ERROR,
         format!("the answer could not be decoded: {reason}"),
     )
-}
-
-/// `serde_json::from_value` that cannot overflow the stack on a deep value
-/// (the session converts results with it). A value within `serde_json`'s
-/// default depth is converted directly, as the default parse would have
-/// recursed as deep; only a deeper one goes through `serde_stacker`, whose
-/// first use on a thread asks the system for the thread's stack bounds (on
-/// the main thread glibc reads `/proc/self/maps` for that).
-pub(crate) fn from_value<T: DeserializeOwned>(
-    value: serde_json::Value,
-) -> Result<T, serde_json::Error> {
-    if nests_within(&value, SERDE_DEFAULT_DEPTH) {
-        return T::deserialize(value);
-    }
-    T::deserialize(serde_stacker::Deserializer::new(value))
-}
-
-/// Whether `value` nests at most `levels` arrays and objects. The walk
-/// stops at the limit, so it recurses at most `levels` deep itself.
-fn nests_within(value: &serde_json::Value, levels: usize) -> bool {
-    match value {
-        serde_json::Value::Array(items) => {
-            levels > 0 && items.iter().all(|item| nests_within(item, levels - 1))
-        }
-        serde_json::Value::Object(map) => {
-            levels > 0 && map.values().all(|member| nests_within(member, levels - 1))
-        }
-        _ => true,
-    }
 }
 
 /// Why a raw result did not decode into the type asked for.
@@ -440,6 +401,30 @@ impl Codec {
     }
 }
 
+impl Incoming {
+    /// The decoded message: a raw result becomes a `Value` (at any depth up
+    /// to [`crate::MAX_DEPTH`]; past it, the answer becomes the same parse
+    /// error answer [`crate::Codec::decode_salvaging`] makes).
+    pub fn into_message(self) -> JsonRpcMessage {
+        match self {
+            Incoming::Message(message) => message,
+            Incoming::Answer(answer) => {
+                match decode_result::<serde_json::Value>(answer.result.get()) {
+                    Ok(value) => JsonRpcMessage::result(answer.id, value),
+                    Err(ResultError::Refused(kind)) => undecodable_answer(answer.id, &kind),
+                    // A `Value` takes any JSON.
+                    Err(ResultError::Invalid(e)) => undecodable_answer(
+                        answer.id,
+                        &TransportErrorKind::NotJson {
+                            reason: e.to_string(),
+                        },
+                    ),
+                }
+            }
+        }
+    }
+}
+
 /// Syntax and end-of-input errors mean "not JSON"; data errors mean the JSON
 /// has the wrong shape.
 fn classify(error: serde_json::Error) -> TransportErrorKind {
@@ -447,38 +432,5 @@ fn classify(error: serde_json::Error) -> TransportErrorKind {
     match error.classify() {
         serde_json::error::Category::Data => TransportErrorKind::InvalidMessage { reason },
         _ => TransportErrorKind::NotJson { reason },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{Value, json};
-
-    /// `levels` arrays nested around a number.
-    fn nested(levels: usize) -> Value {
-        (0..levels).fold(json!(1), |inner, _| json!([inner]))
-    }
-
-    #[test]
-    fn a_value_is_converted_directly_within_the_default_depth_and_on_a_grown_stack_past_it() {
-        for (levels, direct) in [
-            (0, true),
-            (1, true),
-            (SERDE_DEFAULT_DEPTH, true),
-            (SERDE_DEFAULT_DEPTH + 1, false),
-            (MAX_DEPTH, false),
-        ] {
-            let value = nested(levels);
-            assert_eq!(
-                nests_within(&value, SERDE_DEFAULT_DEPTH),
-                direct,
-                "{levels} levels"
-            );
-            let converted: Value = from_value(value.clone()).unwrap();
-            assert_eq!(converted, value, "{levels} levels");
-        }
-        let object = json!({"a": {"b": [{"c": 1}]}});
-        assert!(nests_within(&object, 4) && !nests_within(&object, 3));
     }
 }

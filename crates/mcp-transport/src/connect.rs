@@ -36,13 +36,14 @@ use crate::streamable_http::StreamableHttpTransport;
 use crate::ws::WsTransport;
 
 use crate::era::EraMemory;
+use crate::error::{TransportError, TransportErrorKind};
 use crate::protocol::is_modern;
 #[cfg(feature = "sdk")]
 use crate::sdk::{SdkOptions, SdkRegistry, SdkTransport};
 use crate::session::{ClientSession, SessionOptions};
 #[cfg(feature = "stdio")]
 use crate::stdio::{StdioOptions, StdioTransport};
-use crate::transport::{Transport, TransportError, TransportErrorKind};
+use crate::transport::Transport;
 
 /// What [`connect`] needs beyond the config entry. Its `Debug` names the
 /// variables of `env`, never their values.

@@ -20,7 +20,6 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-
 /// One content block of a tool result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

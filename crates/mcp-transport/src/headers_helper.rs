@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
-use crate::transport::{TransportError, TransportErrorKind};
+use crate::error::{TransportError, TransportErrorKind};
 
 /// How long a helper may run before it is killed.
 pub const HEADERS_HELPER_TIMEOUT: Duration = Duration::from_secs(10);

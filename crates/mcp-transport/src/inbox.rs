@@ -21,10 +21,10 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::codec::Codec;
+use crate::error::TransportError;
 use crate::http::decode_payload;
 use crate::lock;
 use crate::message::{Incoming, JsonRpcMessage};
-use crate::transport::TransportError;
 
 type Inbound = Result<Incoming, TransportError>;
 

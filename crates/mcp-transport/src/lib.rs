@@ -162,10 +162,13 @@
 mod codec;
 mod connect;
 mod content;
+mod depth;
 mod era;
+mod error;
 pub mod error_codes;
 #[cfg(feature = "remote")]
 mod event_stream;
+mod failure;
 mod http;
 mod message;
 pub mod param_headers;
@@ -209,10 +212,13 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-pub use codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, MAX_DEPTH, Undecodable};
+pub use codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, Undecodable};
 pub use connect::{ConnectOptions, connect, open_transport};
 pub use content::{ContentBlock, MediaContent, TextContent};
+pub use depth::MAX_DEPTH;
 pub use era::EraMemory;
+pub use error::{HttpFailure, TimeoutLimit, TransportError, TransportErrorKind};
+pub use failure::{TRANSPORT_ERROR_CODE, TRANSPORT_FAILURE_KEY};
 #[cfg(feature = "remote")]
 pub use headers_helper::{
     HEADERS_HELPER_TIMEOUT, run_headers_helper, run_headers_helper_with_timeout,
@@ -221,7 +227,6 @@ pub use headers_helper::{
 pub use http::AuthProviders;
 #[cfg(feature = "remote")]
 pub use http::{HttpOptions, decode_sse_body};
-pub use http::{TRANSPORT_ERROR_CODE, TRANSPORT_FAILURE_KEY};
 pub use message::{
     ErrorObject, Incoming, JsonRpcMessage, Notification, RawAnswer, RawJson, Request, RequestId,
     Response,
@@ -255,10 +260,7 @@ pub use stdio::{StdioOptions, StdioTransport};
 #[cfg(feature = "streamable-http")]
 pub use streamable_http::StreamableHttpTransport;
 pub use task::{RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
-pub use transport::{
-    HttpFailure, MessageSender, ModernSender, TimeoutLimit, Transport, TransportError,
-    TransportErrorKind,
-};
+pub use transport::{MessageSender, ModernSender, Transport};
 #[cfg(feature = "ws")]
 pub use ws::WsTransport;
 

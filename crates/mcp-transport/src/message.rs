@@ -11,7 +11,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error_codes;
-use crate::transport::TransportErrorKind;
 
 /// A request id: MCP allows numbers and strings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -167,30 +166,6 @@ impl Incoming {
             Incoming::Message(_) => None,
         }
     }
-
-    /// The decoded message: a raw result becomes a `Value` (at any depth up
-    /// to [`crate::MAX_DEPTH`]; past it, the answer becomes the same parse
-    /// error answer [`crate::Codec::decode_salvaging`] makes).
-    pub fn into_message(self) -> JsonRpcMessage {
-        match self {
-            Incoming::Message(message) => message,
-            Incoming::Answer(answer) => {
-                match crate::codec::decode_result::<Value>(answer.result.get()) {
-                    Ok(value) => JsonRpcMessage::result(answer.id, value),
-                    Err(crate::codec::ResultError::Refused(kind)) => {
-                        crate::codec::undecodable_answer(answer.id, &kind)
-                    }
-                    // A `Value` takes any JSON.
-                    Err(crate::codec::ResultError::Invalid(e)) => crate::codec::undecodable_answer(
-                        answer.id,
-                        &TransportErrorKind::NotJson {
-                            reason: e.to_string(),
-                        },
-                    ),
-                }
-            }
-        }
-    }
 }
 
 /// Any message on the wire.
@@ -262,6 +237,7 @@ pub(crate) struct RequestRef<'a, P: ?Sized = Value> {
 
 /// What a [`RequestRef`] written as compact JSON starts with, its id
 /// right after (a re-issue swaps the id in the written bytes).
+#[cfg_attr(not(feature = "streamable-http"), allow(dead_code))]
 pub(crate) const REQUEST_START: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 
 impl<P: Serialize + ?Sized> Serialize for RequestRef<'_, P> {
@@ -490,7 +466,7 @@ impl RawMessage {
         let outcome = match (raw.result, raw.error) {
             (Some(_), Some(_)) => return Err("response has both result and error".to_string()),
             (Some(result), None) => Ok(result),
-            (None, Some(error)) => Err(crate::codec::from_value::<ErrorObject>(error)
+            (None, Some(error)) => Err(crate::depth::from_value::<ErrorObject>(error)
                 .map_err(|e| format!("invalid error object: {e}"))?),
             (None, None) => return Err("response has neither result nor error".to_string()),
         };

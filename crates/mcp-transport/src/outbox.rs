@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 
 use crate::codec::Codec;
 use crate::message::JsonRpcMessage;
+use crate::transport::EncodingQueue;
 
 /// A queue buffer grown past this (by a huge message) is released once
 /// written instead of being kept for reuse.
@@ -87,17 +88,20 @@ impl Outbox {
         message: JsonRpcMessage,
         write_now: bool,
     ) -> Result<(), JsonRpcMessage> {
-        self.send_serialized(&message, write_now)
-            .map_err(|()| message)
+        self.push_encoded(
+            &mut |out| Codec::encode_serialized_into(&message, out),
+            write_now,
+        )
+        .map_err(|()| message)
     }
 
-    /// [`Outbox::send`] from a borrow of anything that serialises as one
-    /// message (encoded at once, so the caller keeps it): appended to the
-    /// queue with a newline, then written or left for the writer as
-    /// [`Outbox::send`] says; `Err` once the writer stopped.
-    pub(crate) fn send_serialized<T: serde::Serialize + ?Sized>(
+    /// [`Outbox::send`] of the message `encode` writes (at once, so the
+    /// caller keeps what it wrote from): appended to the queue with a
+    /// newline, then written or left for the writer as [`Outbox::send`]
+    /// says; `Err` once the writer stopped.
+    fn push_encoded(
         &self,
-        message: &T,
+        encode: &mut dyn FnMut(&mut Vec<u8>),
         write_now: bool,
     ) -> Result<(), ()> {
         let mut state = self.lock();
@@ -108,7 +112,7 @@ impl Outbox {
             return Ok(());
         }
         let was_idle = state.queued.is_empty() && !state.writing;
-        Codec::encode_serialized_into(message, &mut state.queued);
+        encode(&mut state.queued);
         state.queued.push(b'\n');
         if !was_idle {
             // The writer is busy or already woken; it will see these bytes.
@@ -198,6 +202,12 @@ async fn write_all(pipe: &pipe::Sender, mut bytes: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+impl EncodingQueue for Outbox {
+    fn push(&self, encode: &mut dyn FnMut(&mut Vec<u8>), alone: bool) -> Result<(), ()> {
+        self.push_encoded(encode, alone)
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-
 /// A request's parameters.
 #[derive(Debug, Clone)]
 pub(crate) enum Params<'a> {

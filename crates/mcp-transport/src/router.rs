@@ -687,9 +687,9 @@ fn complete(mut result: Value) -> Value {
 mod tests {
     use super::*;
     use crate::ContentBlock;
+    use crate::error::TransportErrorKind;
     use crate::sdk::{SdkOptions, SdkTransport};
     use crate::session::{ClientSession, ListKind, ServerEvent, SessionOptions};
-    use crate::transport::TransportErrorKind;
     use std::time::Duration;
 
     #[derive(serde::Deserialize)]

@@ -5,7 +5,7 @@
 //!
 //! - how deep does it nest ([`depth`]), so a message deeper than serde's
 //!   default limit is parsed again without it, and one past
-//!   [`crate::codec::MAX_DEPTH`] is refused without building anything;
+//!   [`crate::depth::MAX_DEPTH`] is refused without building anything;
 //! - which requests does it answer ([`AnswerScan`]), so a message that
 //!   cannot be decoded (too deep, not JSON, invalid JSON-RPC, too large)
 //!   still fails the request it was meant for at once instead of leaving it
@@ -294,7 +294,6 @@ impl AnswerScan {
         self.phase = Phase::Key;
     }
 }
-
 
 fn parse_id(text: &[u8]) -> Option<RequestId> {
     match serde_json::from_slice::<serde_json::Value>(text).ok()? {

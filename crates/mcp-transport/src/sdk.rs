@@ -22,8 +22,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::codec::Codec;
+use crate::error::{TransportError, TransportErrorKind};
 use crate::message::JsonRpcMessage;
-use crate::transport::{Transport, TransportError, TransportErrorKind};
+use crate::transport::Transport;
 
 /// How many server→client messages may wait unread.
 const SERVER_TO_CLIENT_CAPACITY: usize = 256;

@@ -17,6 +17,7 @@ use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tokio::sync::oneshot;
 
+use crate::error::TransportError;
 use crate::event_stream::SseItem;
 use crate::http::{
     HttpOptions, RequestHeaders, build_client, encode, io_error, is_message_event, media_type,
@@ -24,7 +25,7 @@ use crate::http::{
 };
 use crate::inbox::{Delivery, Inbox};
 use crate::message::JsonRpcMessage;
-use crate::transport::{Transport, TransportError};
+use crate::transport::Transport;
 
 /// A legacy HTTP+SSE connection to one server.
 #[derive(Debug)]

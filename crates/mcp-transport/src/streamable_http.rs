@@ -34,7 +34,7 @@
 //! read from each request, so one transport serves the `server/discover`
 //! probe and, when the server turns out older, the `initialize` fallback.
 //!
-//! [`TRANSPORT_ERROR_CODE`]: crate::http::TRANSPORT_ERROR_CODE
+//! [`TRANSPORT_ERROR_CODE`]: crate::failure::TRANSPORT_ERROR_CODE
 
 mod modern;
 
@@ -50,12 +50,12 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::oneshot;
 
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
+use crate::error::{TransportError, TransportErrorKind};
 use crate::event_stream::SseItem;
-use crate::http::strip_failure_marker;
+use crate::failure::{strip_failure_marker, synthetic_error};
 use crate::http::{
     HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
-    media_type, read_body_capped, sse_events, synthetic_error, too_large_answers,
-    unexpected_status, within,
+    media_type, read_body_capped, sse_events, too_large_answers, unexpected_status, within,
 };
 use crate::inbox::{Delivery, Inbox, Tasks};
 use crate::lock;
@@ -63,7 +63,7 @@ use crate::message::{Incoming, JsonRpcMessage, Notification, RawAnswer, Request,
 use crate::param_headers::ToolHeaderTable;
 use crate::protocol::KNOWN_PROTOCOL_VERSIONS;
 use crate::request_meta::RequestMeta;
-use crate::transport::{AnswerRoute, ModernSender, Transport, TransportError, TransportErrorKind};
+use crate::transport::{AnswerRoute, ModernRoute, ModernSender, Transport};
 
 /// What a POST accepts.
 const ACCEPTED: &str = "application/json, text/event-stream";
@@ -797,6 +797,22 @@ async fn read_all(
     }
 }
 
+impl ModernRoute for Arc<Shared> {
+    fn send_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: crate::params::ParamsRef<'_>,
+        meta: &RequestMeta,
+    ) -> Result<(), ()> {
+        self.post_spliced(id, method, params, meta)
+    }
+
+    fn route_answers(&self, route: Weak<dyn AnswerRoute>) {
+        Shared::route_answers(self, route);
+    }
+}
+
 #[async_trait]
 impl Transport for StreamableHttpTransport {
     async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError> {
@@ -941,7 +957,7 @@ impl Transport for StreamableHttpTransport {
     }
 
     fn modern_sender(&self) -> Option<ModernSender> {
-        Some(ModernSender::http(Arc::clone(&self.shared)))
+        Some(ModernSender::new(Arc::new(Arc::clone(&self.shared))))
     }
 
     fn marks_own_failures(&self) -> bool {

@@ -22,11 +22,12 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::codec::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::error::TransportError;
 use crate::headers_helper::run_headers_helper;
 use crate::http::{HttpOptions, encode, io_error, to_header_map};
 use crate::inbox::{Delivery, Inbox};
 use crate::message::JsonRpcMessage;
-use crate::transport::{Transport, TransportError};
+use crate::transport::Transport;
 
 /// How long `close` waits for the server's Close frame.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);

@@ -12,8 +12,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::Mutex;
 
 use super::{HttpOptions, io_error, reqwest_error};
+use crate::error::TransportError;
 use crate::headers_helper::run_headers_helper;
-use crate::transport::TransportError;
 
 /// Headers added to every request of one connection.
 #[derive(Debug)]

@@ -4,8 +4,7 @@
 //! per-request headers with the 401/403 challenge retry in [`headers`];
 //! reading answers in [`status`]; server-sent events as JSON-RPC messages
 //! in [`sse_frame`]. The error answers a transport makes up for a request
-//! whose real answer is lost are here too; at 2026-07-28 they name their
-//! [`TransportErrorKind`] ([`TRANSPORT_FAILURE_KEY`]).
+//! whose real answer is lost are [`crate::failure`]'s.
 //!
 //! Header values are secrets: they are never logged and never appear in an
 //! error message.
@@ -16,11 +15,6 @@
     not(all(feature = "streamable-http", feature = "sse", feature = "ws")),
     allow(dead_code)
 )]
-
-//!
-//! Without a remote kind compiled in (the `remote` feature that
-//! `streamable-http`, `sse` and `ws` turn on) only the made-up answers and
-//! their reading back stay, which the session uses for every kind.
 
 #[cfg(feature = "remote")]
 #[cfg(feature = "remote")]
@@ -56,16 +50,12 @@ pub(crate) use status::{excerpt, media_type, read_body_capped, read_refusal, une
 
 #[cfg(feature = "remote")]
 use crate::codec::Codec;
-use crate::message::ErrorObject;
 #[cfg(feature = "remote")]
-use crate::message::{JsonRpcMessage, RequestId, Response};
+use crate::error::TransportError;
 #[cfg(feature = "remote")]
-use crate::transport::TransportError;
-use crate::transport::{HttpFailure, TransportErrorKind};
-
-/// JSON-RPC error code of answers the transport makes up itself when a request
-/// could not be delivered or its answer was lost (HTTP error, broken stream).
-pub const TRANSPORT_ERROR_CODE: i64 = -32000;
+use crate::error::{HttpFailure, TransportErrorKind};
+#[cfg(feature = "remote")]
+use crate::message::JsonRpcMessage;
 
 #[cfg(feature = "remote")]
 /// Everything an HTTP-based transport needs to reach one server.
@@ -264,90 +254,4 @@ pub(crate) async fn within<T>(
                 format!("{what}: no answer within {} ms", limit.as_millis()),
             ))
         })
-}
-
-/// The `data` member that marks an error answer the streamable HTTP
-/// transport made up, at 2026-07-28 and later, for a request it could not
-/// complete, and names why: `{"kind": "streamBroken"}` or
-/// `{"kind": "httpStatus", "status": 400}`.
-/// [`TransportError::from_error_response`](crate::TransportError::from_error_response) turns such an answer back into
-/// the named [`TransportErrorKind`]. The transport removes the member from
-/// every error a server sends, so a server cannot forge one.
-pub const TRANSPORT_FAILURE_KEY: &str = "io.github.mcp-transport/failure";
-
-#[cfg(feature = "remote")]
-/// An answer standing for a request that failed with `kind` (one of the
-/// kinds [`transport_failure`] reads back), saying `message`.
-pub(crate) fn failure_answer(
-    id: RequestId,
-    kind: &TransportErrorKind,
-    message: String,
-) -> JsonRpcMessage {
-    let failure = match kind {
-        TransportErrorKind::StreamBroken { .. } => serde_json::json!({"kind": "streamBroken"}),
-        TransportErrorKind::Http {
-            failure: HttpFailure::Status(status),
-            detail,
-        } => serde_json::json!({"kind": "httpStatus", "status": status, "detail": detail}),
-        _ => return synthetic_error(id, message),
-    };
-    JsonRpcMessage::Response(Response {
-        id: Some(id),
-        outcome: Err(ErrorObject {
-            code: TRANSPORT_ERROR_CODE,
-            message,
-            data: Some(serde_json::json!({ TRANSPORT_FAILURE_KEY: failure })),
-        }),
-    })
-}
-
-/// The kind a made-up answer of [`failure_answer`] names, for `method`.
-pub(crate) fn transport_failure(method: &str, error: &ErrorObject) -> Option<TransportErrorKind> {
-    if error.code != TRANSPORT_ERROR_CODE {
-        return None;
-    }
-    let failure = error.data.as_ref()?.get(TRANSPORT_FAILURE_KEY)?;
-    match failure.get("kind")?.as_str()? {
-        "streamBroken" => Some(TransportErrorKind::StreamBroken {
-            method: method.to_owned(),
-        }),
-        "httpStatus" => Some(TransportErrorKind::Http {
-            failure: HttpFailure::Status(u16::try_from(failure.get("status")?.as_u64()?).ok()?),
-            detail: failure
-                .get("detail")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-        }),
-        _ => None,
-    }
-}
-
-#[cfg(feature = "remote")]
-/// Removes [`TRANSPORT_FAILURE_KEY`] from an error a server sent.
-pub(crate) fn strip_failure_marker(message: &mut JsonRpcMessage) {
-    if let JsonRpcMessage::Response(Response {
-        outcome:
-            Err(ErrorObject {
-                data: Some(serde_json::Value::Object(data)),
-                ..
-            }),
-        ..
-    }) = message
-    {
-        data.remove(TRANSPORT_FAILURE_KEY);
-    }
-}
-
-#[cfg(feature = "remote")]
-/// An answer the transport makes up for a request whose real answer is lost.
-pub(crate) fn synthetic_error(id: RequestId, message: String) -> JsonRpcMessage {
-    JsonRpcMessage::Response(Response {
-        id: Some(id),
-        outcome: Err(ErrorObject {
-            code: TRANSPORT_ERROR_CODE,
-            message,
-            data: None,
-        }),
-    })
 }

@@ -4,11 +4,11 @@
 
 use futures::{Stream, StreamExt};
 
-use super::synthetic_error;
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Undecodable};
+use crate::error::{TransportError, TransportErrorKind};
 use crate::event_stream::{Event, SseDecoder, SseItem};
+use crate::failure::synthetic_error;
 use crate::message::{JsonRpcMessage, RequestId};
-use crate::transport::{TransportError, TransportErrorKind};
 
 /// The items of an SSE response body: events, and a report for each event
 /// past the message cap (whose rest is skipped in bounded memory); a

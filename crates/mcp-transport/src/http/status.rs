@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::{io_error, reqwest_error};
-use crate::transport::{TransportError, TransportErrorKind};
+use crate::error::{TransportError, TransportErrorKind};
 
 /// How much of an unexpected answer's body is read for its excerpt, and
 /// for how long: a refusal must not hold the caller on an endless or

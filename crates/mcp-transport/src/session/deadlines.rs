@@ -39,9 +39,9 @@
 use super::*;
 
 use super::pending::Reply;
+use crate::error::TimeoutLimit;
 use crate::task::TaskStatus;
 use crate::time::{FAR_FUTURE, later_tokio as later};
-use crate::transport::TimeoutLimit;
 
 /// Something that happened to a request, which may count as progress.
 #[derive(Debug, Clone, Copy)]

@@ -489,7 +489,7 @@ impl<'de> PageEntry<'de> for &'de RawValue {
 
 impl PageEntry<'_> for Value {
     fn decode<T: DeserializeOwned>(self) -> Result<T, String> {
-        crate::codec::from_value(self).map_err(|e| e.to_string())
+        crate::depth::from_value(self).map_err(|e| e.to_string())
     }
 
     fn read<V: DeserializeOwned>(&self) -> Option<V> {

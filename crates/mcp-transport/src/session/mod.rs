@@ -63,6 +63,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use crate::error::{TransportError, TransportErrorKind};
 use crate::message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
 use crate::params::Params;
 use crate::protocol::{
@@ -70,9 +71,7 @@ use crate::protocol::{
     LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use crate::stderr_tail::StderrTail;
-use crate::transport::{
-    AnswerRoute, MessageSender, ModernSender, Transport, TransportError, TransportErrorKind,
-};
+use crate::transport::{AnswerRoute, MessageSender, ModernSender, Transport};
 
 use driver::drive;
 use pending::PendingTable;
@@ -933,7 +932,7 @@ impl ClientSession {
     }
 
     fn parse<T: DeserializeOwned>(&self, method: &str, result: Value) -> Result<T, TransportError> {
-        crate::codec::from_value(result).map_err(|e| {
+        crate::depth::from_value(result).map_err(|e| {
             TransportError::protocol(
                 &*self.shared.server,
                 format!("invalid {method} result: {e}"),

@@ -177,7 +177,7 @@ impl Shared {
             .await
         {
             Ok(result) => {
-                let discovered: DiscoverResult = crate::codec::from_value(result).map_err(|e| {
+                let discovered: DiscoverResult = crate::depth::from_value(result).map_err(|e| {
                     TransportError::protocol(
                         &*self.server,
                         format!("invalid server/discover result: {e}"),
@@ -215,7 +215,7 @@ impl Shared {
             }
             // A refused redirect is a security refusal, not an old server.
             TransportErrorKind::Http {
-                failure: crate::transport::HttpFailure::Redirect,
+                failure: crate::error::HttpFailure::Redirect,
                 ..
             } => Err(error),
             TransportErrorKind::Timeout { .. } if self.remaining(started).is_zero() => {
@@ -324,7 +324,7 @@ impl Shared {
             }
             Err(e) => return Err(e),
         };
-        let identity: InitializeResult = crate::codec::from_value(result).map_err(|e| {
+        let identity: InitializeResult = crate::depth::from_value(result).map_err(|e| {
             TransportError::protocol(&*self.server, format!("invalid initialize result: {e}"))
                 .with_source(e)
         })?;

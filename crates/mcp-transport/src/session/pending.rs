@@ -7,10 +7,10 @@ use super::*;
 use std::hash::BuildHasherDefault;
 
 use super::deadlines::Deadline;
+use crate::error::TimeoutLimit;
 use crate::message::{RawJson, RequestRef};
 use crate::params::Params;
 use crate::request_meta::{RequestMeta, with_meta};
-use crate::transport::TimeoutLimit;
 
 /// What a waiting caller is handed: by the driver, or by the deadline
 /// task.
@@ -79,8 +79,10 @@ struct ResultTypePeek<'a> {
 fn peek_result_type(text: &str) -> Result<Option<std::borrow::Cow<'_, str>>, ()> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     deserializer.disable_recursion_limit();
-    let peek = <ResultTypePeek<'_> as serde::Deserialize>::deserialize(serde_stacker::Deserializer::new(&mut deserializer))
-        .map_err(|_| ())?;
+    let peek = <ResultTypePeek<'_> as serde::Deserialize>::deserialize(
+        serde_stacker::Deserializer::new(&mut deserializer),
+    )
+    .map_err(|_| ())?;
     deserializer.end().map_err(|_| ())?;
     // A `resultType` that is not a string names no kind.
     Ok(peek
@@ -286,7 +288,7 @@ impl Shared {
                 .with_source(e)
         };
         match body {
-            Body::Value(value) => crate::codec::from_value(value).map_err(invalid),
+            Body::Value(value) => crate::depth::from_value(value).map_err(invalid),
             Body::Raw(raw) => match crate::codec::decode_result::<T>(raw.get()) {
                 Ok(value) => Ok(value),
                 Err(crate::codec::ResultError::Refused(kind)) => {

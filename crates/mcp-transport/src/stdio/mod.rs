@@ -67,10 +67,11 @@ use tokio::task::JoinHandle;
 mod program;
 
 use crate::codec::Codec;
+use crate::error::{TransportError, TransportErrorKind};
 use crate::message::{Incoming, JsonRpcMessage};
 use crate::outbox::Outbox;
 use crate::stderr_tail::StderrTail;
-use crate::transport::{MessageSender, Transport, TransportError, TransportErrorKind};
+use crate::transport::{MessageSender, Transport};
 
 /// Options of the stdio transport. Its `Debug` names the variables of
 /// `base_env`, never their values.
@@ -361,7 +362,9 @@ impl StdioTransport {
     async fn exited_error(&mut self) -> TransportError {
         let status = match &mut self.child {
             Some(child) => {
-                match tokio::time::timeout(Duration::from_millis(500), child.inner_mut().wait()).await {
+                match tokio::time::timeout(Duration::from_millis(500), child.inner_mut().wait())
+                    .await
+                {
                     Ok(Ok(status)) => status.to_string(),
                     Ok(Err(e)) => format!("wait failed: {e}"),
                     Err(_) => "stdout closed".to_string(),
@@ -484,7 +487,7 @@ impl Transport for StdioTransport {
 
     fn sender(&self) -> Option<MessageSender> {
         self.accepting
-            .then(|| MessageSender::stdio(Arc::clone(&self.outbox)))
+            .then(|| MessageSender::encoding(Arc::clone(&self.outbox) as _))
     }
 }
 

@@ -35,7 +35,7 @@
 //!   the inbox like any other message.
 //!
 //! Failures reach the caller as answers made by
-//! [`crate::http::failure_answer`], which
+//! [`crate::failure::failure_answer`], which
 //! [`crate::TransportError::from_error_response`] turns back into their kinds.
 
 use std::borrow::Cow;
@@ -46,17 +46,18 @@ use reqwest::header::{HeaderName, HeaderValue};
 
 use super::{PROTOCOL_VERSION, Shared, post_headers, version_header};
 use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
+use crate::error::{HttpFailure, TransportError, TransportErrorKind};
 use crate::event_stream::SseItem;
+use crate::failure::failure_answer;
 use crate::http::{
-    decode_payload, encode_serialized, excerpt, failure_answer, io_error, is_message_event,
-    media_type, read_body_capped, read_refusal, sse_events,
+    decode_payload, encode_serialized, excerpt, io_error, is_message_event, media_type,
+    read_body_capped, read_refusal, sse_events,
 };
 use crate::lock;
 use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, RequestRef, Response};
 use crate::param_headers::{ToolHeaderTable, encoded_header_value};
 use crate::params::ParamsRef;
 use crate::request_meta::RequestMeta;
-use crate::transport::{HttpFailure, TransportError, TransportErrorKind};
 
 use std::sync::Arc;
 
