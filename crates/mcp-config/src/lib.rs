@@ -136,7 +136,14 @@ pub use merge::{Contribution, Merged, merge};
 pub use name::{MAX_NAME_LEN, server_name_problem};
 pub use parse::{ParseEnv, ParsedEntry, ParsedFile, parse_file};
 pub use plugin::{PluginFormat, PluginInfo};
-pub use types::*;
+pub use types::{
+    Approval, ApprovalBasis, ConfigSecret, CredentialSource, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TTL, DEFAULT_SIGNING_ALGORITHM,
+    DEFAULT_TOOL_CALL_TIMEOUT, Diagnostic, INHERITED_ENV_ALLOWLIST,
+    INHERITED_ENV_ALLOWLIST_WINDOWS, INHERITED_ENV_PREFIXES, INHERITED_NETWORK_ENV, IdpConfig,
+    Level, McpOAuthConfig, OAuthGrantKind, ProxyConfig, RemoteConfig, SIGNING_ALGORITHMS, Scope,
+    ScopedServer, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig, TransportKind,
+};
 
 // The crate's README examples compile (and run where they can) with the
 // doctests, so the page a reader sees first never goes stale.

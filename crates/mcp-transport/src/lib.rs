@@ -226,7 +226,9 @@ pub use headers_helper::{
 #[cfg(feature = "oauth")]
 pub use http::AuthProviders;
 #[cfg(feature = "remote")]
-pub use http::{HttpOptions, decode_sse_body};
+pub use http::HttpOptions;
+#[cfg(all(fuzzing, feature = "remote"))]
+pub use http::decode_sse_body;
 pub use message::{
     ErrorObject, Incoming, JsonRpcMessage, Notification, RawAnswer, RawJson, Request, RequestId,
     Response,
@@ -241,6 +243,9 @@ pub use protocol::{
 #[doc(hidden)]
 #[cfg(feature = "sdk")]
 pub use router::{ToolOutput, ToolRouter, ToolSpec};
+// The structural scan and the SSE decoder are public to the fuzz targets
+// alone (`cargo fuzz` builds with `--cfg fuzzing`).
+#[cfg(fuzzing)]
 pub use scan::AnswerScan;
 #[cfg(feature = "sdk")]
 pub use sdk::{SdkOptions, SdkRegistry, SdkServer, SdkServerConnection, SdkTransport};

@@ -17,6 +17,9 @@
 //! event). It does not validate: a caller uses it only after the parser
 //! has refused the bytes.
 
+// `AnswerScan` is public to the fuzz targets alone (`--cfg fuzzing`).
+#![cfg_attr(not(fuzzing), allow(unreachable_pub))]
+
 use crate::message::RequestId;
 
 /// How deep `bytes` nests: the largest number of arrays and objects open at
@@ -102,6 +105,7 @@ const MAX_ID_BYTES: usize = 128;
 const MAX_KEY_BYTES: usize = 8;
 
 /// Finds the ids of the answers in a JSON message or batch, fed in chunks.
+/// Public to the fuzz targets alone.
 #[derive(Debug)]
 pub struct AnswerScan {
     depth: usize,
@@ -163,6 +167,7 @@ impl AnswerScan {
 
     /// The ids found so far for a single message (not a batch): its id as
     /// soon as it is known to be an answer. Lets a caller stop early.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub fn early_answer(&self) -> Option<&RequestId> {
         if self.member_depth != 1 {
             return None;
@@ -179,6 +184,7 @@ impl AnswerScan {
 
     /// Whether a single message is known not to answer anything (it is a
     /// request or a notification from the server), so a caller may stop.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub fn settled_without_answer(&self) -> bool {
         self.member_depth == 1 && self.open && self.current.method
     }

@@ -39,7 +39,7 @@ use mcp_oauth::AuthProvider;
 #[cfg(feature = "remote")]
 #[allow(unused_imports)]
 pub(crate) use headers::{RequestHeaders, to_header_map};
-#[cfg(feature = "remote")]
+#[cfg(all(fuzzing, feature = "remote"))]
 pub use sse_frame::decode_sse_body;
 #[cfg(feature = "remote")]
 #[allow(unused_imports)]

@@ -68,6 +68,7 @@ pub(crate) fn too_large_answers(
 /// (or unnamed) with non-empty data are decoded; other events are skipped;
 /// an event past the message cap is an error. Public for the fuzz target
 /// and for tests; never panics.
+#[cfg_attr(not(fuzzing), allow(dead_code, unreachable_pub))]
 pub fn decode_sse_body(chunks: &[&[u8]]) -> Vec<Result<JsonRpcMessage, String>> {
     let mut decoder = SseDecoder::new(DEFAULT_MAX_MESSAGE_BYTES);
     let mut items = Vec::new();

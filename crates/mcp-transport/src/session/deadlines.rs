@@ -36,12 +36,18 @@
 //! The task is not the driver, so a driver stuck writing to a peer that
 //! stopped reading still lets its callers time out.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Duration;
 
-use super::pending::Reply;
-use crate::error::TimeoutLimit;
+use tokio::time::Instant;
+
+use crate::error::{TimeoutLimit, TransportError, TransportErrorKind};
+use crate::lock;
 use crate::task::TaskStatus;
 use crate::time::{FAR_FUTURE, later_tokio as later};
+
+use super::pending::{PendingTable, Reply};
+use super::{CallOptions, Shared};
 
 /// Something that happened to a request, which may count as progress.
 #[derive(Debug, Clone, Copy)]

@@ -1,14 +1,24 @@
-//! The driver task: the only code that touches the transport. It forwards
-//! outgoing messages, dispatches incoming ones (answers to their callers,
+//! The driver task: the only code that reads the transport (callers write
+//! to the transport's own queue where it has one). It forwards outgoing
+//! messages, dispatches incoming ones (answers to their callers,
 //! progress to callbacks, server requests to the host's handler,
 //! notifications to subscribers) and ends the session when the connection
 //! does.
 
-use super::*;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::error::TransportError;
+use crate::lock;
+use crate::message::{ErrorObject, Incoming, JsonRpcMessage, Notification, RequestId, Response};
+use crate::transport::{AnswerRoute, Transport};
 
 use super::deadlines::Activity;
 use super::pending::{Body, Reply};
-use crate::message::Incoming;
+use super::{Command, ListKind, Progress, ServerEvent, Shared};
 
 /// The driver: owns the transport, forwards commands out and dispatches
 /// messages in, until the connection ends or the session is closed.

@@ -17,14 +17,24 @@
 //! ([`TransportError::is_unimplemented_listing`]).
 
 use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::error::{TransportError, TransportErrorKind};
+use crate::lock;
+use crate::protocol::{Prompt, Resource, ResourceTemplate, Tool};
 
 use super::pending::Body;
-use super::*;
+use super::{CallOptions, ClientSession, RejectedTool};
 
 /// The listing methods a server may leave unimplemented: everything it
 /// offers besides tools. A server that announces tools and cannot list

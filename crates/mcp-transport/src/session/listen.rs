@@ -6,7 +6,14 @@
 //! [`ServerEvent::ListChanged`] works the same at every revision. Changing
 //! the resource set re-opens the subscription; the old one is cancelled.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::TransportErrorKind;
+
+use super::{CallOptions, Shared};
 
 /// Long enough to never fire: a subscription lasts as long as the session.
 const FOREVER: Duration = Duration::from_secs(10 * 365 * 24 * 3600);

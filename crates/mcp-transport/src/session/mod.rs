@@ -48,9 +48,9 @@ pub use typed::{
     RootsProvider, SamplingContent, SamplingHandler, SamplingMessage, Typed, TypedClientHandler,
 };
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::lock;
@@ -61,14 +61,13 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
-use tokio::time::Instant;
 
-use crate::error::{TransportError, TransportErrorKind};
-use crate::message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
+use crate::error::TransportError;
+use crate::message::{ErrorObject, JsonRpcMessage, Notification, RequestId};
 use crate::params::Params;
 use crate::protocol::{
-    CallToolResult, GetPromptResult, Implementation, InitializeResult, KNOWN_PROTOCOL_VERSIONS,
-    LATEST_PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolResult, GetPromptResult, Implementation, InitializeResult, LATEST_PROTOCOL_VERSION,
+    Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use crate::stderr_tail::StderrTail;
 use crate::transport::{AnswerRoute, MessageSender, ModernSender, Transport};

@@ -22,10 +22,20 @@
 //! `initialize` with a revision it was not offered, ends the negotiation
 //! with a named error instead of a loop.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::error::{TransportError, TransportErrorKind};
 use crate::error_codes;
-use crate::protocol::{DiscoverResult, is_modern};
+use crate::message::JsonRpcMessage;
+use crate::protocol::{DiscoverResult, InitializeResult, KNOWN_PROTOCOL_VERSIONS, is_modern};
 use crate::request_meta::RequestMeta;
+use crate::stderr_tail::StderrTail;
+
+use super::{CallOptions, Shared, rounds};
 
 /// What negotiation settled on.
 pub(super) struct Negotiated {

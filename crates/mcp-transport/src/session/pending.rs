@@ -2,15 +2,24 @@
 //! request path (send, wait with timeout and progress, cancel on drop) and
 //! how the end of a connection fails every waiting caller.
 
-use super::*;
-
+use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use super::deadlines::Deadline;
-use crate::error::TimeoutLimit;
-use crate::message::{RawJson, RequestRef};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::error::{TimeoutLimit, TransportError, TransportErrorKind};
+use crate::lock;
+use crate::message::{ErrorObject, JsonRpcMessage, RawJson, Request, RequestId, RequestRef};
 use crate::params::Params;
 use crate::request_meta::{RequestMeta, with_meta};
+
+use super::deadlines::Deadline;
+use super::{CallOptions, Command, Progress, Shared};
 
 /// What a waiting caller is handed: by the driver, or by the deadline
 /// task.

@@ -15,12 +15,19 @@
 //! rounds share the call's one deadline: an answered round restarts its
 //! inactivity limit, and its total holds across them.
 
-use super::*;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use crate::error::{TransportError, TransportErrorKind};
+use crate::lock;
+use crate::params::Params;
+use crate::request_meta::RequestMeta;
 
 use super::deadlines::{Activity, Deadline};
 use super::pending::{Body, Outcome};
-use crate::params::Params;
-use crate::request_meta::RequestMeta;
+use super::{CallOptions, SessionOptions, Shared};
 
 /// `resultType` of an interim result that needs input from the client.
 const INPUT_REQUIRED: &str = "input_required";

@@ -21,12 +21,22 @@
 //! 2026-07-28 they arrive inside `tasks/get` as `inputRequests`; the same
 //! handler answers each key once and the answers go back in `tasks/update`.
 
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use crate::error::{TransportError, TransportErrorKind};
+use crate::message::ErrorObject;
+use crate::protocol::CallToolResult;
 use crate::task::{Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
+use crate::time::later_tokio as later;
 
 use super::deadlines::{Activity, Deadline};
 use super::rounds::{MAX_INPUT_REQUESTS, too_many_inputs};
-use super::*;
-use crate::time::later_tokio as later;
+use super::{CallOptions, ClientSession, Progress, ProgressCallback, Shared};
 
 /// Shortest wait between two polls: a `pollInterval` of 0 must not turn
 /// into a busy loop.
@@ -629,6 +639,14 @@ mod tests {
     use std::collections::VecDeque;
     use std::sync::atomic::AtomicUsize;
 
+    use std::sync::Mutex;
+    use std::sync::atomic::Ordering;
+
+    use async_trait::async_trait;
+
+    use super::super::{ClientHandler, SessionOptions};
+    use crate::lock;
+    use crate::message::JsonRpcMessage;
     use crate::sdk::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
     use crate::task::TASKS_EXTENSION;
 
