@@ -156,7 +156,8 @@
 //! ```
 
 #![warn(missing_docs)]
-// One function allows it: `stdio::die_with_parent`, the parent-death signal.
+// One function allows it: `stdio::launch::die_with_parent`, the
+// parent-death signal.
 #![deny(unsafe_code)]
 
 mod codec;
