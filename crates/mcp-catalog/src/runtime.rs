@@ -35,7 +35,9 @@ mod connect;
 mod connection;
 mod listings;
 mod manager;
+mod options;
 mod session;
+mod state;
 mod subscribe;
 mod utility;
 
@@ -45,7 +47,6 @@ pub use connection::{
     ToolCallOutput,
 };
 pub use manager::{MIN_SWEEP_INTERVAL, RuntimeLease, RuntimeManager, RuntimeManagerBuilder};
-pub use session::{
-    DEFAULT_MAX_CONCURRENT_CONNECTS, RuntimeOptions, SessionRuntime, SessionRuntimeBuilder,
-};
+pub use options::{DEFAULT_MAX_CONCURRENT_CONNECTS, RuntimeOptions, SessionRuntimeBuilder};
+pub use session::SessionRuntime;
 pub use subscribe::CatalogUpdates;

@@ -616,7 +616,7 @@ impl SharedSchema {
 
 /// What a server offers besides tools (from its `initialize` capabilities):
 /// each one gets utility tools in the catalog when
-/// [`MaterializeOptions::utility_tools`] is on.
+/// [`MaterializeOptions::utility_tools`](crate::MaterializeOptions::utility_tools) is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[non_exhaustive]
 pub struct ServerFeatures {

@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 
 /// Deepest nesting of arrays and objects in a decoded message (the
 /// envelope counts as one level). Deeper messages are refused with
-/// [`TransportErrorKind::TooDeep`]; see the module docs for why there is one.
+/// [`TransportErrorKind::TooDeep`](crate::TransportErrorKind::TooDeep); see the codec's docs for why there is one.
 pub const MAX_DEPTH: usize = 512;
 
 /// Messages nesting less than this are parsed with `serde_json`'s default

@@ -20,7 +20,8 @@ use crate::schema::MAX_JSON_DEPTH;
 
 use super::browse::first_page;
 use super::connection::Connection;
-use super::session::{CachedCatalog, Offered, RuntimeShared, ServerOutcome};
+use super::session::ServerOutcome;
+use super::state::{CachedCatalog, Offered, RuntimeShared};
 use super::utility::within;
 
 impl RuntimeShared {

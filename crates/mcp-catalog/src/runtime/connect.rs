@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 use crate::error::{CatalogError, Cause};
 
 use super::connection::{Connection, Connector, ServerEvents};
-use super::session::RuntimeShared;
+use super::state::RuntimeShared;
 
 impl RuntimeShared {
     /// The slot's connection: the open one, the attempt under way (joined),

@@ -19,7 +19,7 @@ use crate::deep;
 use crate::error::CatalogError;
 use crate::result::{ModelResult, dispose_result};
 
-use super::session::RuntimeShared;
+use super::state::RuntimeShared;
 
 /// A connected server, as the runtime uses it. Implementations enforce
 /// the timeouts they are given (a progress notification may extend a tool

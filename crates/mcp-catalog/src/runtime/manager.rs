@@ -15,7 +15,8 @@ use crate::servers::ServerSet;
 
 use super::connection::Connector;
 use super::listings::SharedListings;
-use super::session::{RuntimeOptions, SessionRuntime};
+use super::options::RuntimeOptions;
+use super::session::SessionRuntime;
 
 /// The shortest interval of [`RuntimeManager::spawn_idle_sweeper`]: the
 /// timer's resolution.

@@ -136,7 +136,7 @@ pub struct SessionOptions {
     /// default); negotiation picks the newest the server also supports.
     pub protocol_version: String,
     /// Speak exactly `protocol_version` or fail with
-    /// [`TransportErrorKind::NoCommonVersion`].
+    /// [`TransportErrorKind::NoCommonVersion`](crate::TransportErrorKind::NoCommonVersion).
     pub pin_protocol: bool,
     /// How long the `server/discover` probe waits before the server is
     /// taken for one that predates it (some never answer a request sent
@@ -946,7 +946,7 @@ impl ClientSession {
 
     /// Closes the connection gracefully (for stdio: close stdin, then
     /// SIGTERM, then SIGKILL). Requests still in flight fail with
-    /// [`TransportErrorKind::Closed`]. Closing twice is fine.
+    /// [`TransportErrorKind::Closed`](crate::TransportErrorKind::Closed). Closing twice is fine.
     pub async fn close(&self) -> Result<(), TransportError> {
         lock(&self.shared.listener).take();
         let (reply_tx, reply_rx) = oneshot::channel();
