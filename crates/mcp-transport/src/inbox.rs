@@ -97,13 +97,6 @@ impl Inbox {
         &self.tasks
     }
 
-    /// The next message; `Ok(None)` once the inbox is closed or every
-    /// delivery handle is gone. An error (the connection is lost) closes
-    /// the inbox.
-    pub(crate) async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        Ok(self.next().await?.map(Incoming::into_message))
-    }
-
     /// The next delivery as it came (a result left raw), or the error
     /// deferred from the last batch; an error closes the inbox.
     async fn next(&mut self) -> Result<Option<Incoming>, TransportError> {
@@ -124,11 +117,11 @@ impl Inbox {
         }
     }
 
-    /// [`crate::Transport::receive_batch`] for the inbox: the next message
+    /// [`crate::Transport::receive`] for the inbox: the next message
     /// and every other one already delivered (results left raw); `false`
     /// once closed. A lost connection is reported after the messages
     /// delivered before it, on the next call.
-    pub(crate) async fn receive_batch(
+    pub(crate) async fn receive(
         &mut self,
         out: &mut Vec<Incoming>,
     ) -> Result<bool, TransportError> {

@@ -266,7 +266,7 @@ pub use stdio::{StdioOptions, StdioTransport};
 #[cfg(feature = "streamable-http")]
 pub use streamable_http::StreamableHttpTransport;
 pub use task::{RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
-pub use transport::{MessageSender, ModernSender, Transport};
+pub use transport::{MessageSender, ModernSender, Transport, TransportInfo};
 #[cfg(feature = "ws")]
 pub use ws::WsTransport;
 

@@ -23,8 +23,8 @@ use tokio::task::JoinHandle;
 
 use crate::codec::Codec;
 use crate::error::{TransportError, TransportErrorKind};
-use crate::message::JsonRpcMessage;
-use crate::transport::Transport;
+use crate::message::{Incoming, JsonRpcMessage};
+use crate::transport::{Transport, TransportInfo};
 
 /// How many server→client messages may wait unread.
 const SERVER_TO_CLIENT_CAPACITY: usize = 256;
@@ -195,16 +195,21 @@ impl Transport for SdkTransport {
         }
     }
 
-    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        match self.from_server.recv().await {
+    async fn receive(&mut self, out: &mut Vec<Incoming>) -> Result<bool, TransportError> {
+        let message = match self.from_server.recv().await {
             Some(message) if self.options.roundtrip_through_codec => {
-                let mut messages = self.roundtrip(message)?;
                 // A single message encodes to a single message.
-                Ok(messages.pop())
+                self.roundtrip(message)?.pop()
             }
-            Some(message) => Ok(Some(message)),
-            None => Ok(None),
-        }
+            message => message,
+        };
+        Ok(match message {
+            Some(message) => {
+                out.push(Incoming::Message(message));
+                true
+            }
+            None => false,
+        })
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
@@ -222,8 +227,8 @@ impl Transport for SdkTransport {
         Ok(())
     }
 
-    fn kind(&self) -> &'static str {
-        "sdk"
+    fn info(&self) -> TransportInfo {
+        TransportInfo::new("sdk")
     }
 }
 

@@ -25,7 +25,7 @@ use crate::http::{
 };
 use crate::inbox::{Delivery, Inbox};
 use crate::message::JsonRpcMessage;
-use crate::transport::Transport;
+use crate::transport::{Transport, TransportInfo};
 
 /// A legacy HTTP+SSE connection to one server.
 #[derive(Debug)]
@@ -213,15 +213,11 @@ impl Transport for SseTransport {
         within(&self.server, "POST", self.post_timeout, post).await
     }
 
-    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        self.inbox.receive().await
-    }
-
-    async fn receive_batch(
+    async fn receive(
         &mut self,
         out: &mut Vec<crate::message::Incoming>,
     ) -> Result<bool, TransportError> {
-        self.inbox.receive_batch(out).await
+        self.inbox.receive(out).await
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
@@ -229,8 +225,8 @@ impl Transport for SseTransport {
         Ok(())
     }
 
-    fn kind(&self) -> &'static str {
-        "sse"
+    fn info(&self) -> TransportInfo {
+        TransportInfo::new("sse")
     }
 }
 

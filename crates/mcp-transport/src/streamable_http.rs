@@ -63,7 +63,7 @@ use crate::message::{Incoming, JsonRpcMessage, Notification, RawAnswer, Request,
 use crate::param_headers::ToolHeaderTable;
 use crate::protocol::KNOWN_PROTOCOL_VERSIONS;
 use crate::request_meta::RequestMeta;
-use crate::transport::{AnswerRoute, ModernRoute, ModernSender, Transport};
+use crate::transport::{AnswerRoute, ModernRoute, ModernSender, Transport, TransportInfo};
 
 /// What a POST accepts.
 const ACCEPTED: &str = "application/json, text/event-stream";
@@ -912,15 +912,11 @@ impl Transport for StreamableHttpTransport {
         }
     }
 
-    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        self.inbox.receive().await
-    }
-
-    async fn receive_batch(
+    async fn receive(
         &mut self,
         out: &mut Vec<crate::message::Incoming>,
     ) -> Result<bool, TransportError> {
-        self.inbox.receive_batch(out).await
+        self.inbox.receive(out).await
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
@@ -948,20 +944,11 @@ impl Transport for StreamableHttpTransport {
         Ok(())
     }
 
-    fn kind(&self) -> &'static str {
-        self.shared.kind
-    }
-
-    fn tool_headers(&self) -> Option<ToolHeaderTable> {
-        Some(self.shared.tool_headers.clone())
-    }
-
-    fn modern_sender(&self) -> Option<ModernSender> {
-        Some(ModernSender::new(Arc::new(Arc::clone(&self.shared))))
-    }
-
-    fn marks_own_failures(&self) -> bool {
-        true
+    fn info(&self) -> TransportInfo {
+        TransportInfo::new(self.shared.kind)
+            .with_tool_headers(self.shared.tool_headers.clone())
+            .with_modern_sender(ModernSender::new(Arc::new(Arc::clone(&self.shared))))
+            .marking_own_failures()
     }
 }
 

@@ -16,6 +16,8 @@ use crate::stderr_tail::StderrTail;
 
 /// Moves JSON-RPC messages between the client session and one server.
 ///
+/// Four methods: `send`, `receive`, `close`, and [`Transport::info`], what
+/// the kind is and what it offers, as data the session reads once.
 /// `receive` must be cancel-safe: the session drives a transport from one
 /// task and polls `receive` inside a `select!` alongside outgoing messages.
 /// `send` should return quickly (hand the message to a writer) so a slow
@@ -26,84 +28,101 @@ pub trait Transport: Send {
     /// does not wait for the answer.
     async fn send(&mut self, message: JsonRpcMessage) -> Result<(), TransportError>;
 
-    /// The next message from the server; `Ok(None)` once the server closed.
-    /// An error here ends the connection (the session fails every request
-    /// in flight with it).
-    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError>;
-
-    /// What the session's driver calls instead of [`Transport::receive`]:
-    /// appends the next messages to `out` and returns `true`, or returns
-    /// `false` once the server closed (an error ends the connection, as in
-    /// `receive`). A transport that has several messages at hand appends
-    /// them all, so a burst of answers costs the driver one wake-up, and
-    /// may leave successful results undecoded ([`Incoming::Answer`]) for
-    /// their callers to decode into the type they asked for. Cancel-safe
-    /// like `receive`: nothing is appended unless the call completes. The
-    /// default appends the one message `receive` returns.
-    async fn receive_batch(&mut self, out: &mut Vec<Incoming>) -> Result<bool, TransportError> {
-        Ok(match self.receive().await? {
-            Some(message) => {
-                out.push(Incoming::Message(message));
-                true
-            }
-            None => false,
-        })
-    }
+    /// Appends the next messages from the server to `out` and returns
+    /// `true`, or returns `false` once the server closed. A transport that
+    /// has several messages at hand appends them all, so a burst of
+    /// answers costs the driver one wake-up, and may leave successful
+    /// results undecoded ([`Incoming::Answer`]) for their callers to decode
+    /// into the type they asked for. An error ends the connection (the
+    /// session fails every request in flight with it). Cancel-safe:
+    /// nothing is appended unless the call completes.
+    async fn receive(&mut self, out: &mut Vec<Incoming>) -> Result<bool, TransportError>;
 
     /// Closes the connection gracefully (for stdio: the whole shutdown
     /// sequence; for HTTP: the session DELETE).
     async fn close(&mut self) -> Result<(), TransportError>;
 
-    /// Short name of the kind, for errors and logs.
-    fn kind(&self) -> &'static str;
+    /// What the kind is and what it offers the session.
+    fn info(&self) -> TransportInfo;
+}
 
+/// What a transport is and offers, read by the session once when it
+/// starts: made with [`TransportInfo::new`] and the `with_*` methods.
+#[non_exhaustive]
+#[derive(Debug, Clone)]
+pub struct TransportInfo {
+    /// Short name of the kind, for errors and logs.
+    pub kind: &'static str,
     /// The child's stderr tail, for transports that run a process; the
     /// session puts it into connect errors.
-    fn stderr_tail(&self) -> Option<StderrTail> {
-        None
-    }
-
-    /// A handle that hands messages straight to the transport's writer, for
-    /// transports whose `send` only queues onto a channel. The session sends
-    /// requests through it from the caller's task, saving a hop through its
-    /// driver task on every call; `None` (the default) routes every message
-    /// through [`Transport::send`]. Messages sent through the handle after
-    /// [`Transport::close`] began are dropped, and the handle reports the
-    /// connection closed once the writer has stopped.
-    fn sender(&self) -> Option<MessageSender> {
-        None
-    }
-
+    pub stderr_tail: Option<StderrTail>,
+    /// A handle onto the transport's outgoing queue, for transports whose
+    /// `send` only queues: the session sends requests through it from the
+    /// caller's task, saving a hop through its driver task on every call.
+    /// Messages sent through it after [`Transport::close`] began are
+    /// dropped, and it reports the connection closed once the writer has
+    /// stopped. `None`: every message goes through [`Transport::send`].
+    pub sender: Option<MessageSender>,
     /// A handle that sends each request of a session at 2026-07-28 or
     /// later straight from the caller's task, written from borrows with
     /// the session's `_meta` spliced in, for transports on which such a
-    /// request stands alone (streamable HTTP posts each on its own, and
-    /// nothing of that revision must reach the server before it). `None`
-    /// (the default): those requests go through [`Transport::send`], their
-    /// `_meta` added to their parameters, like any other message.
-    fn modern_sender(&self) -> Option<ModernSender> {
-        None
-    }
-
+    /// request stands alone (streamable HTTP posts each on its own).
+    pub modern_sender: Option<ModernSender>,
     /// The table of each tool's `x-mcp-header` parameters (and which tools
-    /// are safe to re-issue) that the transport reads on every
-    /// `tools/call`, for transports that mirror parameters into headers
-    /// (streamable HTTP and the claude.ai proxy). The session fills it
-    /// after each `tools/list` and must then leave out the tools whose
-    /// annotations are invalid. `None` (the default): the transport ignores
-    /// the annotations, as stdio may.
-    fn tool_headers(&self) -> Option<crate::param_headers::ToolHeaderTable> {
-        None
-    }
-
+    /// are safe to re-issue) the transport reads on every `tools/call`, for
+    /// transports that mirror parameters into headers. The session fills
+    /// it after each `tools/list` and then leaves out the tools whose
+    /// annotations are invalid.
+    pub tool_headers: Option<crate::param_headers::ToolHeaderTable>,
     /// Whether the transport reports its own failures of one request (a
     /// refused HTTP status, a broken stream) as marked error answers, and
-    /// strips that mark from every error a server sends. Only then does
-    /// the session read the mark; from any other transport it is just a
-    /// server's `data`, which a server could otherwise use to disguise its
-    /// errors.
-    fn marks_own_failures(&self) -> bool {
-        false
+    /// strips that mark from every error a server sends. Only then does the
+    /// session read the mark; from any other transport it is a server's
+    /// `data`, which a server could otherwise use to disguise its errors.
+    pub marks_own_failures: bool,
+}
+
+impl TransportInfo {
+    /// A kind that offers nothing beyond the four methods.
+    pub fn new(kind: &'static str) -> Self {
+        TransportInfo {
+            kind,
+            stderr_tail: None,
+            sender: None,
+            modern_sender: None,
+            tool_headers: None,
+            marks_own_failures: false,
+        }
+    }
+
+    /// With the child's stderr tail.
+    pub fn with_stderr_tail(mut self, tail: StderrTail) -> Self {
+        self.stderr_tail = Some(tail);
+        self
+    }
+
+    /// With a handle onto the outgoing queue.
+    pub fn with_sender(mut self, sender: Option<MessageSender>) -> Self {
+        self.sender = sender;
+        self
+    }
+
+    /// With a sender of modern requests.
+    pub fn with_modern_sender(mut self, sender: ModernSender) -> Self {
+        self.modern_sender = Some(sender);
+        self
+    }
+
+    /// With the table of `x-mcp-header` parameters.
+    pub fn with_tool_headers(mut self, table: crate::param_headers::ToolHeaderTable) -> Self {
+        self.tool_headers = Some(table);
+        self
+    }
+
+    /// Marking its own failures of one request.
+    pub fn marking_own_failures(mut self) -> Self {
+        self.marks_own_failures = true;
+        self
     }
 }
 
@@ -136,7 +155,7 @@ pub(crate) trait ModernRoute: Send + Sync {
 }
 
 /// A cloneable handle that sends a modern session's requests from the
-/// caller's task (see [`Transport::modern_sender`]).
+/// caller's task (see [`TransportInfo::modern_sender`](crate::TransportInfo::modern_sender)).
 #[derive(Clone)]
 pub struct ModernSender {
     route: Arc<dyn ModernRoute>,
@@ -185,7 +204,7 @@ pub(crate) trait EncodingQueue: Send + Sync + std::fmt::Debug {
 }
 
 /// A cloneable handle onto a transport's outgoing queue (see
-/// [`Transport::sender`]).
+/// [`TransportInfo::sender`](crate::TransportInfo::sender)).
 #[derive(Debug, Clone)]
 pub struct MessageSender {
     queue: Queue,

@@ -27,7 +27,7 @@ use crate::headers_helper::run_headers_helper;
 use crate::http::{HttpOptions, encode, io_error, to_header_map};
 use crate::inbox::{Delivery, Inbox};
 use crate::message::JsonRpcMessage;
-use crate::transport::Transport;
+use crate::transport::{Transport, TransportInfo};
 
 /// How long `close` waits for the server's Close frame.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
@@ -195,15 +195,11 @@ impl Transport for WsTransport {
         }
     }
 
-    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        self.inbox.receive().await
-    }
-
-    async fn receive_batch(
+    async fn receive(
         &mut self,
         out: &mut Vec<crate::message::Incoming>,
     ) -> Result<bool, TransportError> {
-        self.inbox.receive_batch(out).await
+        self.inbox.receive(out).await
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
@@ -220,7 +216,7 @@ impl Transport for WsTransport {
         Ok(())
     }
 
-    fn kind(&self) -> &'static str {
-        "ws"
+    fn info(&self) -> TransportInfo {
+        TransportInfo::new("ws")
     }
 }

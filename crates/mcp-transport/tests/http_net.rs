@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 mod support;
 use support::loopback::{Answer, Seen};
+use support::queued::Queued;
 
 fn json_answer(status: u16, body: Value) -> Answer {
     Answer {
@@ -88,7 +89,7 @@ fn request(id: i64, method: &str) -> JsonRpcMessage {
     })
 }
 
-async fn next_response<T: Transport>(transport: &mut T) -> mcp_transport::Response {
+async fn next_response<T: Transport>(transport: &mut Queued<T>) -> mcp_transport::Response {
     loop {
         let message = tokio::time::timeout(Duration::from_secs(10), transport.receive())
             .await
@@ -101,7 +102,7 @@ async fn next_response<T: Transport>(transport: &mut T) -> mcp_transport::Respon
     }
 }
 
-async fn handshake(transport: &mut StreamableHttpTransport) {
+async fn handshake(transport: &mut Queued<StreamableHttpTransport>) {
     transport.send(request(1, "initialize")).await.unwrap();
     assert!(next_response(transport).await.outcome.is_ok());
     transport
@@ -121,7 +122,7 @@ async fn every_request_carries_headers_helper_output_session_and_version() {
         .headers
         .insert("X-Static".into(), "static-value".into());
     options.headers_helper = Some(r#"printf '{"X-Helper":"helper-value"}'"#.into());
-    let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+    let mut transport = Queued::new(StreamableHttpTransport::connect(options).await.unwrap());
     handshake(&mut transport).await;
     transport.send(request(2, "tools/list")).await.unwrap();
     assert!(next_response(&mut transport).await.outcome.is_ok());
@@ -232,7 +233,7 @@ async fn a_401_asks_the_provider_once_and_retries_with_the_new_token() {
         let auth = Arc::new(Rotating::default());
         let mut options = HttpOptions::new("files", &url);
         options.auth = Some(auth.clone());
-        let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+        let mut transport = Queued::new(StreamableHttpTransport::connect(options).await.unwrap());
         handshake(&mut transport).await;
         let challenges = auth.challenges.lock().unwrap().clone();
         assert_eq!(challenges.len(), 1, "{challenges:?}");
@@ -255,7 +256,7 @@ async fn a_step_up_after_a_401_retry_is_still_answered_once() {
     let auth = Arc::new(Rotating::default());
     let mut options = HttpOptions::new("files", &url);
     options.auth = Some(auth.clone());
-    let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+    let mut transport = Queued::new(StreamableHttpTransport::connect(options).await.unwrap());
     handshake(&mut transport).await;
     let challenges = auth.challenges.lock().unwrap().clone();
     let statuses: Vec<_> = challenges.iter().map(|c| c.status).collect();
@@ -285,7 +286,7 @@ async fn a_provider_that_gives_up_surfaces_the_refusal() {
     });
     let mut options = HttpOptions::new("files", &url);
     options.auth = Some(auth.clone());
-    let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+    let mut transport = Queued::new(StreamableHttpTransport::connect(options).await.unwrap());
     let err = transport
         .send(request(1, "initialize"))
         .await
@@ -321,9 +322,11 @@ async fn a_broken_stream_resumes_with_last_event_id_after_the_retry_delay() {
         },
     );
     let (url, seen) = server(script).await;
-    let mut transport = StreamableHttpTransport::connect(HttpOptions::new("files", &url))
-        .await
-        .unwrap();
+    let mut transport = Queued::new(
+        StreamableHttpTransport::connect(HttpOptions::new("files", &url))
+            .await
+            .unwrap(),
+    );
     handshake(&mut transport).await;
     transport.send(request(7, "tools/call")).await.unwrap();
     let answer = next_response(&mut transport).await;
@@ -354,9 +357,11 @@ async fn a_failed_request_gets_an_error_answer_naming_the_server() {
         _ => basic(seen),
     });
     let (url, _seen) = server(script).await;
-    let mut transport = StreamableHttpTransport::connect(HttpOptions::new("files", &url))
-        .await
-        .unwrap();
+    let mut transport = Queued::new(
+        StreamableHttpTransport::connect(HttpOptions::new("files", &url))
+            .await
+            .unwrap(),
+    );
     handshake(&mut transport).await;
     transport.send(request(3, "tools/call")).await.unwrap();
     let answer = next_response(&mut transport).await;
@@ -429,7 +434,7 @@ async fn dpop_proofs_name_the_request_and_nonces_reach_the_provider() {
     let auth = Arc::new(Proving::default());
     let mut options = HttpOptions::new("files", format!("{url}?tenant=1"));
     options.auth = Some(auth.clone());
-    let mut transport = StreamableHttpTransport::connect(options).await.unwrap();
+    let mut transport = Queued::new(StreamableHttpTransport::connect(options).await.unwrap());
     handshake(&mut transport).await;
     let seen = seen.lock().unwrap().clone();
     let proofs: Vec<&str> = seen

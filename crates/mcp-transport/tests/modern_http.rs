@@ -30,6 +30,7 @@ const VERSION: &str = "2026-07-28";
 
 mod support;
 use support::loopback::{Answer, Script, Seen, server};
+use support::queued::Queued;
 
 fn json_answer(status: u16, body: Value) -> Answer {
     Answer {
@@ -76,13 +77,15 @@ fn modern(id: i64, method: &str, params: Value) -> JsonRpcMessage {
     })
 }
 
-async fn connect(url: &str) -> StreamableHttpTransport {
-    StreamableHttpTransport::connect(HttpOptions::new("files", url))
-        .await
-        .unwrap()
+async fn connect(url: &str) -> Queued<StreamableHttpTransport> {
+    Queued::new(
+        StreamableHttpTransport::connect(HttpOptions::new("files", url))
+            .await
+            .unwrap(),
+    )
 }
 
-async fn next_message(transport: &mut StreamableHttpTransport) -> JsonRpcMessage {
+async fn next_message(transport: &mut Queued<StreamableHttpTransport>) -> JsonRpcMessage {
     tokio::time::timeout(Duration::from_secs(10), transport.receive())
         .await
         .unwrap()
@@ -90,7 +93,7 @@ async fn next_message(transport: &mut StreamableHttpTransport) -> JsonRpcMessage
         .unwrap()
 }
 
-async fn next_response(transport: &mut StreamableHttpTransport) -> Response {
+async fn next_response(transport: &mut Queued<StreamableHttpTransport>) -> Response {
     loop {
         if let JsonRpcMessage::Response(r) = next_message(transport).await {
             return r;
@@ -112,7 +115,7 @@ async fn exchange(method: &str, params: Value) -> Seen {
     let headers = ParamHeaders::from_input_schema(&custom_schema())
         .unwrap()
         .unwrap();
-    let table: ToolHeaderTable = transport.tool_headers().unwrap();
+    let table: ToolHeaderTable = transport.info().tool_headers.unwrap();
     table.replace(HashMap::from([("test_custom_headers".to_owned(), headers)]));
     transport.send(modern(1, method, params)).await.unwrap();
     let answer = next_response(&mut transport).await;
@@ -815,7 +818,7 @@ async fn broken(
     });
     let (url, seen) = server(script).await;
     let mut transport = connect(&url).await;
-    let table = transport.tool_headers().unwrap();
+    let table = transport.info().tool_headers.unwrap();
     table.replace_repeat_safe(
         repeat_safe
             .iter()
@@ -1084,10 +1087,13 @@ async fn a_sessions_meta_reaches_every_post_whole() {
             version: "7".into(),
             ..Default::default()
         });
-    let session =
-        mcp_transport::ClientSession::initialize(Box::new(connect(&url).await), "files", options)
-            .await
-            .unwrap();
+    let session = mcp_transport::ClientSession::initialize(
+        Box::new(connect(&url).await.into_inner()),
+        "files",
+        options,
+    )
+    .await
+    .unwrap();
     let arguments = json!({"message": "hi"});
     session
         .call_tool("echo", Some(arguments.clone()))

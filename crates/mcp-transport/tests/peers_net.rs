@@ -134,6 +134,8 @@ fn python_peer_with(venv: &str, script: &str, port: u16, extra: &[&str]) -> Peer
 /// server's `ping` and `roots/list`, and keeps notifications it saw.
 struct Raw<T: Transport> {
     transport: T,
+    /// The messages of a batch past the one being handled.
+    queued: std::collections::VecDeque<JsonRpcMessage>,
     next_id: i64,
     notifications: Vec<Notification>,
     server_requests: Vec<String>,
@@ -145,6 +147,7 @@ impl<T: Transport> Raw<T> {
     fn new(transport: T) -> Self {
         Raw {
             transport,
+            queued: std::collections::VecDeque::new(),
             next_id: 1,
             notifications: Vec::new(),
             server_requests: Vec::new(),
@@ -168,11 +171,19 @@ impl<T: Transport> Raw<T> {
             .unwrap_or_else(|e| panic!("{method}: {e}"));
         let deadline = tokio::time::Instant::now() + TIMEOUT;
         loop {
-            let message = tokio::time::timeout_at(deadline, self.transport.receive())
-                .await
-                .unwrap_or_else(|_| panic!("no answer to {method}"))
-                .unwrap_or_else(|e| panic!("{method}: {e}"))
-                .unwrap_or_else(|| panic!("closed while waiting for {method}"));
+            if self.queued.is_empty() {
+                let mut batch = Vec::new();
+                let open = tokio::time::timeout_at(deadline, self.transport.receive(&mut batch))
+                    .await
+                    .unwrap_or_else(|_| panic!("no answer to {method}"))
+                    .unwrap_or_else(|e| panic!("{method}: {e}"));
+                assert!(open, "closed while waiting for {method}");
+                self.queued
+                    .extend(batch.into_iter().map(mcp_transport::Incoming::into_message));
+            }
+            let Some(message) = self.queued.pop_front() else {
+                continue;
+            };
             match message {
                 JsonRpcMessage::Response(r) if r.id.as_ref() == Some(&id) => return r.outcome,
                 JsonRpcMessage::Response(r) => panic!("unexpected response {r:?}"),

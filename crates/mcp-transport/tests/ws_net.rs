@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use mcp_transport::HttpOptions;
 use mcp_transport::WsTransport;
-use mcp_transport::{JsonRpcMessage, Notification, Transport};
+use mcp_transport::{Incoming, JsonRpcMessage, Notification, Transport};
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
@@ -82,12 +82,14 @@ async fn handshake_frames_pings_and_close() {
     options.headers_helper = Some(r#"printf '{"X-Helper":"h"}'"#.into());
     let mut transport = WsTransport::connect(options).await.unwrap();
 
-    let first = tokio::time::timeout(Duration::from_secs(5), transport.receive())
+    let mut batch = Vec::new();
+    let open = tokio::time::timeout(Duration::from_secs(5), transport.receive(&mut batch))
         .await
         .unwrap()
         .unwrap();
+    let first = batch.into_iter().next().map(Incoming::into_message);
     assert!(
-        matches!(&first, Some(JsonRpcMessage::Notification(n)) if n.method == "notifications/tools/list_changed"),
+        open && matches!(&first, Some(JsonRpcMessage::Notification(n)) if n.method == "notifications/tools/list_changed"),
         "{first:?}"
     );
     transport

@@ -49,7 +49,7 @@ pub(super) async fn drive(
                 }
                 None => break shared.closed_error(),
             },
-            incoming = transport.receive_batch(&mut batch) => match incoming {
+            incoming = transport.receive(&mut batch) => match incoming {
                 Ok(true) => {
                     if let Err(e) = dispatch_batch(&shared, &mut transport, &mut handlers, &mut batch).await {
                         break e;

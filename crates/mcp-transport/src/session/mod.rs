@@ -10,7 +10,7 @@
 //! [`ClientSession::initialize`] moves the transport into a **driver task**.
 //! The driver is the only code that touches the transport: it forwards
 //! outgoing messages from an unbounded command channel (callers skip this
-//! hop when the transport offers a [`Transport::sender`], as stdio does,
+//! hop when the transport offers a [`TransportInfo::sender`](crate::TransportInfo::sender), as stdio does,
 //! and enqueue straight onto its writer) and dispatches
 //! incoming ones (responses to the waiting caller, progress to the caller's
 //! callback, `ping` answered at once, server requests to the host's
@@ -70,7 +70,7 @@ use crate::protocol::{
     Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use crate::stderr_tail::StderrTail;
-use crate::transport::{AnswerRoute, MessageSender, ModernSender, Transport};
+use crate::transport::{AnswerRoute, MessageSender, ModernSender, Transport, TransportInfo};
 
 use driver::drive;
 use pending::PendingTable;
@@ -544,7 +544,7 @@ struct Shared {
     rejected: Mutex<Vec<RejectedTool>>,
     /// The transport's table of `x-mcp-header` mirrors (streamable HTTP).
     tool_headers: Option<crate::param_headers::ToolHeaderTable>,
-    /// [`Transport::marks_own_failures`]: error answers may carry the
+    /// [`TransportInfo::marks_own_failures`](crate::TransportInfo::marks_own_failures): error answers may carry the
     /// transport's mark.
     marks_own_failures: bool,
     /// The server's identity from a result's `_meta`, for a modern server
@@ -615,12 +615,14 @@ impl ClientSession {
         {
             options.handler = Some(handler);
         }
-        let kind = transport.kind();
-        let stderr = transport.stderr_tail();
-        let direct = transport.sender();
-        let modern_direct = transport.modern_sender();
-        let tool_headers = transport.tool_headers();
-        let marks_own_failures = transport.marks_own_failures();
+        let TransportInfo {
+            kind,
+            stderr_tail: stderr,
+            sender: direct,
+            modern_sender: modern_direct,
+            tool_headers,
+            marks_own_failures,
+        } = transport.info();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             server,

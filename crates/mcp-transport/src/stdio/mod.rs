@@ -21,7 +21,7 @@
 //!   read by `receive` itself, on the session's driver task, saving a task
 //!   hop per answer; it is cancel-safe because its only await is
 //!   `fill_buf` and the partial line lives in the transport. `send` never
-//!   waits for the pipe. [`Transport::sender`] hands out the queue so the
+//!   waits for the pipe. [`TransportInfo::sender`](crate::TransportInfo::sender) hands out the queue so the
 //!   session's callers enqueue requests directly; a lone request on an idle
 //!   pipe is written by its caller at once, without waking the writer.
 //! - **Exit**: when stdout ends, `receive` fails with
@@ -73,7 +73,7 @@ use crate::error::{TransportError, TransportErrorKind};
 use crate::message::{Incoming, JsonRpcMessage};
 use crate::outbox::Outbox;
 use crate::stderr_tail::StderrTail;
-use crate::transport::{MessageSender, Transport};
+use crate::transport::{MessageSender, Transport, TransportInfo};
 
 /// Options of the stdio transport. Its `Debug` names the variables of
 /// `base_env`, never their values.
@@ -156,7 +156,7 @@ pub struct StdioTransport {
     child: Option<Box<dyn TokioChildWrapper>>,
     pgid: Option<Pid>,
     /// Encoded messages on their way to stdin; shared with the handles
-    /// from [`Transport::sender`].
+    /// from [`TransportInfo::sender`](crate::TransportInfo::sender).
     outbox: Arc<Outbox>,
     /// False once [`Transport::close`] began.
     accepting: bool,
@@ -301,7 +301,7 @@ impl StdioTransport {
         })
     }
 
-    /// The next message from stdout (`receive` and `receive_batch`).
+    /// The next message from stdout (`receive`).
     async fn next_incoming(&mut self) -> Result<Option<Incoming>, TransportError> {
         if let Some(ended) = &self.ended {
             return Err(ended.clone());
@@ -415,11 +415,7 @@ impl Transport for StdioTransport {
         self.outbox.send(message, true).map_err(|_| closed())
     }
 
-    async fn receive(&mut self) -> Result<Option<JsonRpcMessage>, TransportError> {
-        Ok(self.next_incoming().await?.map(Incoming::into_message))
-    }
-
-    async fn receive_batch(&mut self, out: &mut Vec<Incoming>) -> Result<bool, TransportError> {
+    async fn receive(&mut self, out: &mut Vec<Incoming>) -> Result<bool, TransportError> {
         let Some(first) = self.next_incoming().await? else {
             return Ok(false);
         };
@@ -460,17 +456,13 @@ impl Transport for StdioTransport {
         Ok(())
     }
 
-    fn kind(&self) -> &'static str {
-        "stdio"
-    }
-
-    fn stderr_tail(&self) -> Option<StderrTail> {
-        Some(self.stderr.clone())
-    }
-
-    fn sender(&self) -> Option<MessageSender> {
-        self.accepting
-            .then(|| MessageSender::encoding(Arc::clone(&self.outbox) as _))
+    fn info(&self) -> TransportInfo {
+        let sender = self
+            .accepting
+            .then(|| MessageSender::encoding(Arc::clone(&self.outbox) as _));
+        TransportInfo::new("stdio")
+            .with_stderr_tail(self.stderr.clone())
+            .with_sender(sender)
     }
 }
 
