@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 
 use crate::error::{CatalogError, Cause};
 
-use super::connection::{Connection, Connector, ServerEvents};
+use super::connection::{Connection, Connector, EventSink, ServerEvents};
 use super::state::RuntimeShared;
 
 impl RuntimeShared {
@@ -138,8 +138,9 @@ impl ConnectAttempt {
             .acquire()
             .await
             .map_err(|_| CatalogError::shut_down(self.session_id.clone()))?;
+        let runtime: Weak<dyn EventSink> = self.runtime.clone();
         let events = ServerEvents {
-            runtime: self.runtime.clone(),
+            runtime,
             server: server.to_owned(),
             epoch: self.epoch,
         };

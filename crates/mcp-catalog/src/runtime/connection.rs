@@ -19,8 +19,6 @@ use crate::deep;
 use crate::error::CatalogError;
 use crate::result::{ModelResult, dispose_result};
 
-use super::state::RuntimeShared;
-
 /// A connected server, as the runtime uses it. Implementations enforce
 /// the timeouts they are given (a progress notification may extend a tool
 /// call's).
@@ -214,11 +212,28 @@ pub trait Connector: Send + Sync {
     ) -> Result<Arc<dyn Connection>, CatalogError>;
 }
 
+/// Where a connection's events go: the runtime that opened it.
+pub(super) trait EventSink: Send + Sync {
+    fn on_tools_changed(&self, server: &str, epoch: u64);
+    fn on_offers_changed(&self, server: &str, epoch: u64);
+    fn on_closed(&self, server: &str, epoch: u64);
+}
+
+/// The sink of a connection used outside a runtime: no event goes
+/// anywhere.
+struct Detached;
+
+impl EventSink for Detached {
+    fn on_tools_changed(&self, _server: &str, _epoch: u64) {}
+    fn on_offers_changed(&self, _server: &str, _epoch: u64) {}
+    fn on_closed(&self, _server: &str, _epoch: u64) {}
+}
+
 /// How a connection tells its runtime about server-side changes. Events
 /// from a connection the runtime already replaced are ignored.
 #[derive(Clone)]
 pub struct ServerEvents {
-    pub(super) runtime: Weak<RuntimeShared>,
+    pub(super) runtime: Weak<dyn EventSink>,
     pub(super) server: String,
     pub(super) epoch: u64,
 }
@@ -236,7 +251,7 @@ impl ServerEvents {
     /// Events that go nowhere, for a connection used outside a runtime.
     pub fn detached(server: impl Into<String>) -> Self {
         ServerEvents {
-            runtime: Weak::new(),
+            runtime: Weak::<Detached>::new(),
             server: server.into(),
             epoch: 0,
         }

@@ -21,7 +21,7 @@ use crate::error::CatalogError;
 use crate::search::ToolBudget;
 use crate::servers::ServerSet;
 
-use super::connection::{Connection, Connector};
+use super::connection::{Connection, Connector, EventSink};
 use super::listings::SharedListings;
 use super::subscribe::UpdateSender;
 
@@ -206,40 +206,6 @@ impl RuntimeShared {
         }
     }
 
-    pub(super) fn on_tools_changed(&self, server: &str, epoch: u64) {
-        let mut state = self.lock();
-        let Some(slot) = state.current_slot(server, epoch) else {
-            return;
-        };
-        self.listings.forget(server, &slot.config_hash);
-        slot.tools = None;
-        slot.tools_epoch += 1;
-        state.invalidate();
-    }
-
-    pub(super) fn on_offers_changed(&self, server: &str, epoch: u64) {
-        let mut state = self.lock();
-        let Some(slot) = state.current_slot(server, epoch) else {
-            return;
-        };
-        slot.offered_epoch += 1;
-        if slot.offered.take().is_some() {
-            state.invalidate();
-        }
-    }
-
-    pub(super) fn on_closed(&self, server: &str, epoch: u64) {
-        let mut state = self.lock();
-        let Some(slot) = state.current_slot(server, epoch) else {
-            return;
-        };
-        slot.connection = None;
-        slot.tools = None;
-        slot.offered = None;
-        state.bump_epoch(server);
-        state.invalidate();
-    }
-
     pub(super) fn update_servers(&self, servers: ServerSet) -> Vec<String> {
         let (servers, withheld) = servers.into_parts();
         let wanted: BTreeMap<String, ServerConfig> = servers
@@ -323,6 +289,42 @@ impl RuntimeShared {
         state.in_use == 0
             && state.inflight.is_none()
             && now.saturating_duration_since(state.last_used) >= ttl
+    }
+}
+
+impl EventSink for RuntimeShared {
+    fn on_tools_changed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.current_slot(server, epoch) else {
+            return;
+        };
+        self.listings.forget(server, &slot.config_hash);
+        slot.tools = None;
+        slot.tools_epoch += 1;
+        state.invalidate();
+    }
+
+    fn on_offers_changed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.current_slot(server, epoch) else {
+            return;
+        };
+        slot.offered_epoch += 1;
+        if slot.offered.take().is_some() {
+            state.invalidate();
+        }
+    }
+
+    fn on_closed(&self, server: &str, epoch: u64) {
+        let mut state = self.lock();
+        let Some(slot) = state.current_slot(server, epoch) else {
+            return;
+        };
+        slot.connection = None;
+        slot.tools = None;
+        slot.offered = None;
+        state.bump_epoch(server);
+        state.invalidate();
     }
 }
 
