@@ -76,8 +76,9 @@ fn holds_quoted(text: &[u8], finder: &memchr::memmem::Finder<'_>) -> bool {
 }
 
 /// A result's top-level `resultType`, read by serde without building the
-/// rest (every other member is skipped), on a grown stack past serde's
-/// default depth (the frame's depth was bounded already). A member given
+/// rest: every other member is skipped and the member itself borrowed,
+/// which `serde_json` does without recursing, so any depth reads on the
+/// default stack (the frame's depth was bounded already). A member given
 /// twice, or a result that is not one valid object, reads as `Err`.
 #[derive(serde::Deserialize)]
 struct ResultTypePeek<'a> {
@@ -86,13 +87,7 @@ struct ResultTypePeek<'a> {
 }
 
 fn peek_result_type(text: &str) -> Result<Option<std::borrow::Cow<'_, str>>, ()> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.disable_recursion_limit();
-    let peek = <ResultTypePeek<'_> as serde::Deserialize>::deserialize(
-        serde_stacker::Deserializer::new(&mut deserializer),
-    )
-    .map_err(|_| ())?;
-    deserializer.end().map_err(|_| ())?;
+    let peek: ResultTypePeek<'_> = serde_json::from_str(text).map_err(|_| ())?;
     // A `resultType` that is not a string names no kind.
     Ok(peek
         .result_type
@@ -665,9 +660,9 @@ mod tests {
 
     #[test]
     fn the_peek_reads_past_any_depth_without_building_it() {
-        // The peek runs on a grown stack, so a result deeper than serde's
-        // default limit is peeked like any other; the caller's decode then
-        // applies the depth ceiling.
+        // Skipped members are read without recursing, so a result deeper
+        // than serde's default limit is peeked like any other; the
+        // caller's decode then applies the depth ceiling.
         for (kind, expect) in [("complete", Outcome::Complete), ("task", Outcome::Other)] {
             let deep = format!(
                 r#"{{"x":{}{},"resultType":"{kind}"}}"#,
