@@ -27,10 +27,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use libfuzzer_sys::fuzz_target;
-use mcp_config::{
-    CheckReport, LoadOptions, TransportConfig, config_hash, is_dangerous_env_key, is_env_name,
-    server_name_problem, signature,
-};
+use mcp_config::{CheckReport, LoadOptions, TransportConfig, config_hash, signature};
+use mcp_config::env::{is_dangerous_env_key, is_env_name};
+use mcp_config::limits::server_name_problem;
 
 /// The files a section can become, relative to the tree's root.
 const SLOTS: &[&str] = &[

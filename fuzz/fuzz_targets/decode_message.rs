@@ -8,8 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_transport::{Codec, Decoded};
-use mcp_transport::AnswerScan;
+use mcp_transport::wire::{Codec, Decoded};
+use mcp_transport::wire::AnswerScan;
 
 fn round_trip(codec: &Codec, message: &mcp_transport::JsonRpcMessage) {
     let bytes = codec.encode(message);

@@ -21,14 +21,14 @@ use libfuzzer_sys::fuzz_target;
 use mcp_fuzz::grammars::{ALWAYS_A_MESSAGE, MESSAGE};
 use mcp_fuzz::{Input, document};
 use mcp_transport::TransportErrorKind;
-use mcp_transport::{Codec, MAX_DEPTH};
+use mcp_transport::wire::{Codec, MAX_DEPTH};
 
 fuzz_target!(|data: &[u8]| {
     let doc = document(&mut Input::new(data), &MESSAGE);
     let bytes = doc.to_text();
     let codec = Codec::default();
     let decoded = codec.decode(&bytes);
-    let max = mcp_transport::DEFAULT_MAX_MESSAGE_BYTES;
+    let max = mcp_transport::wire::DEFAULT_MAX_MESSAGE_BYTES;
     if bytes.len() > max {
         assert!(
             matches!(decoded, Err(TransportErrorKind::FrameTooLarge { .. })),

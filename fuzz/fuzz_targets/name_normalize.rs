@@ -17,7 +17,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use libfuzzer_sys::fuzz_target;
-use mcp_catalog::{MAX_NAME_LEN, is_valid_name};
+use mcp_catalog::tools::{MAX_NAME_LEN, is_valid_name};
 use mcp_catalog::{
     MaterializeOptions, NamingStyle, ServerFeatures, ServerTools, ToolTarget, materialize,
 };

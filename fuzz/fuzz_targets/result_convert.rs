@@ -14,7 +14,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_catalog::DEFAULT_MAX_RESULT_BYTES;
+use mcp_catalog::results::DEFAULT_MAX_RESULT_BYTES;
 use mcp_catalog::{ModelBlock, ModelResult, convert_result};
 use mcp_transport::CallToolResult;
 use serde_json::Value;

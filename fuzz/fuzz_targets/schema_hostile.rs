@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_catalog::{normalize_schema, prepare_schema, strip_optional_nulls};
+use mcp_catalog::schemas::{normalize_schema, prepare_schema, strip_optional_nulls};
 use mcp_catalog::{
     MaterializeOptions, NamingStyle, ProviderProfile, ServerTools, materialize,
 };

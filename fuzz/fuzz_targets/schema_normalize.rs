@@ -11,7 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_catalog::ProviderProfile;
-use mcp_catalog::{schema_for_profile, normalize_schema, prepare_schema, strip_optional_nulls};
+use mcp_catalog::schemas::{schema_for_profile, normalize_schema, prepare_schema, strip_optional_nulls};
 use serde_json::Value;
 
 #[path = "../../crates/mcp-catalog/tests/support/mod.rs"]

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_transport::decode_sse_body;
+use mcp_transport::wire::decode_sse_body;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&split, body)) = data.split_first() else {

@@ -10,9 +10,10 @@
 use std::sync::Arc;
 
 use mcp_config::McpOAuthConfig;
+use mcp_oauth::protocol::PrivateKey;
 use mcp_oauth::{
     AuthProvider, CrossAppAccess, Grant, HeadlessPrompt, MemoryCredentialStore, OAuthProvider,
-    OAuthSettings, PrivateKey, Secret,
+    OAuthSettings, Secret,
 };
 use serde_json::Value;
 

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_config::{ServerConfig, StdioConfig, Timeouts, TransportConfig};
-use mcp_transport::SdkOptions;
-use mcp_transport::{ClientSession, ConnectOptions, SdkRegistry, SessionOptions, TransportError};
+use mcp_transport::kinds::SdkOptions;
+use mcp_transport::kinds::SdkRegistry;
+use mcp_transport::{ClientSession, ConnectOptions, SessionOptions, TransportError};
 
 use crate::server::{ExampleServer, ServerOptions};
 
@@ -133,7 +134,8 @@ impl Harness for SdkHarness {
         let mut registry = SdkRegistry::new();
         registry.register(
             "example",
-            Arc::new(ExampleServer::new(server.clone())) as Arc<dyn mcp_transport::SdkServer>,
+            Arc::new(ExampleServer::new(server.clone()))
+                as Arc<dyn mcp_transport::kinds::SdkServer>,
         );
         let config = entry(
             &server_name("sdk"),

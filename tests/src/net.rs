@@ -35,8 +35,8 @@ use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request as HttpRequest, Response as HttpResponse, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcp_config::{ProxyConfig, RemoteConfig, TransportConfig};
-use mcp_transport::Codec;
 use mcp_transport::error_codes;
+use mcp_transport::wire::Codec;
 use mcp_transport::{
     ClientSession, ConnectOptions, ErrorObject, JsonRpcMessage, RequestId, Response,
     SessionOptions, TransportError,

@@ -13,7 +13,8 @@ use mcp_catalog::{
 use mcp_config::{ServerConfig, Timeouts, TransportConfig};
 use mcp_integration_tests::harness::{StdioHarness, entry, test_env};
 use mcp_integration_tests::server::{ExampleServer, ServerOptions};
-use mcp_transport::{ConnectOptions, SdkRegistry};
+use mcp_transport::ConnectOptions;
+use mcp_transport::kinds::SdkRegistry;
 use serde_json::json;
 
 fn stdio_entry(name: &str, options: ServerOptions) -> ServerConfig {
@@ -27,7 +28,8 @@ fn connector() -> McpConnector {
     let mut registry = SdkRegistry::new();
     registry.register(
         "example",
-        Arc::new(ExampleServer::new(ServerOptions::default())) as Arc<dyn mcp_transport::SdkServer>,
+        Arc::new(ExampleServer::new(ServerOptions::default()))
+            as Arc<dyn mcp_transport::kinds::SdkServer>,
     );
     McpConnector::new(
         ConnectOptions::default()

@@ -64,7 +64,7 @@ fn from_file(dir: &Path, command: &str, args: &[&str], env: &[(&str, &str)]) -> 
         .collect();
     let hostile = env
         .iter()
-        .filter(|(k, _)| !mcp_config::is_env_name(k))
+        .filter(|(k, _)| !mcp_config::env::is_env_name(k))
         .count();
     assert_eq!(errors.len(), hostile, "{:#?}", config.diagnostics);
     for d in errors {

@@ -19,7 +19,7 @@ use mcp_oauth::{
     OAuthSettings,
 };
 use mcp_transport::HttpOptions;
-use mcp_transport::StreamableHttpTransport;
+use mcp_transport::kinds::StreamableHttpTransport;
 use mcp_transport::{ClientSession, SessionOptions};
 use serde_json::{Value, json};
 
@@ -107,7 +107,7 @@ async fn login_call_expiry_refresh_logout_against_fastmcp() {
 
     // Real expiry: wait until the server itself refuses the token.
     let expires_at = first.expires_at.expect("expiry");
-    let now = mcp_oauth::now_secs();
+    let now = mcp_oauth::protocol::now_secs();
     tokio::time::sleep(Duration::from_secs(expires_at.saturating_sub(now) + 1)).await;
     assert_eq!(status_with(&url, &first_access).await, 401, "expired token");
 

@@ -38,7 +38,7 @@ use mcp_oauth::{
     Secret, StoreKey, StoredCredentials, TokenSet,
 };
 use mcp_transport::AuthProviders;
-use mcp_transport::run_headers_helper_with_timeout;
+use mcp_transport::kinds::run_headers_helper_with_timeout;
 use mcp_transport::{ConnectOptions, connect};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -131,10 +131,10 @@ fn check_child_env(env: &BTreeMap<String, String>, via: &str) {
     for (key, value) in env {
         // An entry may not set `HOME` or `SHELL`, but the child inherits
         // the host's own (the allow-list): only the host's value may show.
-        let inherited = mcp_config::inherited_env_names().contains(&key.as_str())
+        let inherited = mcp_config::env::inherited_env_names().contains(&key.as_str())
             && host.get(key) == Some(value);
         assert!(
-            !mcp_config::is_dangerous_env_key(key) || inherited,
+            !mcp_config::env::is_dangerous_env_key(key) || inherited,
             "{via}: refused key `{key}` reached the child"
         );
     }

@@ -10,7 +10,8 @@ use mcp_config::Timeouts;
 use mcp_integration_tests::harness::{StdioHarness, test_env};
 use mcp_integration_tests::server::ServerOptions;
 use mcp_transport::StdioOptions;
-use mcp_transport::{Codec, ConnectOptions, TransportErrorKind};
+use mcp_transport::wire::Codec;
+use mcp_transport::{ConnectOptions, TransportErrorKind};
 use serde_json::json;
 
 const MIB: usize = 1024 * 1024;

@@ -12,7 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use mcp_config::StdioConfig;
-use mcp_transport::{StdioOptions, StdioTransport, TransportErrorKind};
+use mcp_transport::kinds::StdioTransport;
+use mcp_transport::{StdioOptions, TransportErrorKind};
 
 /// What a start should come to.
 #[derive(Debug)]

@@ -17,11 +17,13 @@ use mcp_integration_tests::harness::{Harness, SdkHarness, StdioHarness};
 use mcp_integration_tests::net::{NetHarness, NetKind};
 use mcp_integration_tests::server::{Era, Scope, ServerOptions};
 use mcp_transport::CacheScope;
+use mcp_transport::KNOWN_PROTOCOL_VERSIONS;
+use mcp_transport::types::ListLimits;
+use mcp_transport::types::is_modern;
 use mcp_transport::{
-    CallOptions, ClientHandler, ClientSession, ErrorObject, ListKind, ListLimits, Progress,
-    ServerEvent, SessionOptions, TransportErrorKind,
+    CallOptions, ClientHandler, ClientSession, ErrorObject, ListKind, Progress, ServerEvent,
+    SessionOptions, TransportErrorKind,
 };
-use mcp_transport::{KNOWN_PROTOCOL_VERSIONS, is_modern};
 use serde_json::{Value, json};
 
 /// The modern wire generation.

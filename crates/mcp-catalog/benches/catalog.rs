@@ -18,12 +18,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_catalog::McpConnector;
+use mcp_catalog::results::{convert_result_owned, dispose_result};
 use mcp_catalog::{
     CatalogError, Connection, Connector, MaterializeOptions, ProviderProfile, SchemaCache,
     ServerEvents, ServerFeatures, ServerSet, ServerTools, SessionRuntime, convert_result,
     materialize, materialize_cached,
 };
-use mcp_catalog::{convert_result_owned, dispose_result};
 use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
 use mcp_transport::ConnectOptions;
 use mcp_transport::{CallToolResult, ContentBlock, Tool};

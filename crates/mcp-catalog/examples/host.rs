@@ -34,11 +34,12 @@ use mcp_catalog::{
     SessionRuntime, ToolTarget,
 };
 use mcp_config::{LoadOptions, load};
-use mcp_transport::{
-    ConnectOptions, ElicitAction, ElicitParams, ElicitResult, ElicitValue, ElicitationHandler,
-    ErrorObject, ListRootsResult, RequestContext, Root, RootsProvider, SdkRegistry, SessionOptions,
-    ToolOutput, ToolRouter, ToolSpec, Typed, TypedClientHandler,
+use mcp_transport::handler::{
+    ElicitAction, ElicitParams, ElicitResult, ElicitValue, ElicitationHandler, ListRootsResult,
+    RequestContext, Root, RootsProvider, Typed, TypedClientHandler,
 };
+use mcp_transport::kinds::{SdkRegistry, ToolOutput, ToolRouter, ToolSpec};
+use mcp_transport::{ConnectOptions, ErrorObject, SessionOptions};
 use serde_json::{Value, json};
 
 /// How long the host waits for a change it caused before calling it lost.

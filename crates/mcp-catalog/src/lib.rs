@@ -12,8 +12,8 @@
 //! - **Materialisation is pure.** [`materialize`] takes every server's
 //!   listing and returns a [`Catalog`]; the same set of listings gives the
 //!   same bytes whatever order they arrive in. Names ([`NamingStyle`],
-//!   [`NameAllocator`]), filters ([`filter`]), schemas per provider
-//!   ([`ProviderProfile`], [`prepare_schema`]) and result conversion
+//!   [`tools::NameAllocator`]), filters ([`filter`]), schemas per provider
+//!   ([`ProviderProfile`], [`schemas::prepare_schema`]) and result conversion
 //!   ([`convert_result`]) are plain functions with no I/O.
 //! - **The runtime does the I/O.** A [`SessionRuntime`] connects through a
 //!   [`Connector`] ([`McpConnector`] in production, a scripted fake in
@@ -49,8 +49,8 @@
 //! host with no HTTP, TLS, WebSocket or JWT crate in its build.
 //!
 //! Skills (the `io.modelcontextprotocol/skills` extension) are a second
-//! listing beside the tools: [`list_skills`] reads none of their files,
-//! [`load_skill`] reads and verifies a `SKILL.md` on demand, and a loaded
+//! listing beside the tools: [`agent_skills::list_skills`] reads none of their files,
+//! [`agent_skills::load_skill`] reads and verifies a `SKILL.md` on demand, and a loaded
 //! skill's supporting files are read and verified only after it passed.
 //!
 //! Tool names default to [`NamingStyle::Claw`] (`mcp__server__tool`, as
@@ -162,52 +162,81 @@ mod servers;
 mod skills;
 mod tool;
 
+// What a host needs first; the rest sits in the named modules below.
 pub use backoff::BackoffPolicy;
 pub use catalog::{
-    Catalog, CatalogCounts, CatalogDiagnostic, CatalogReport, CatalogTool,
-    DEFAULT_DESCRIPTION_LIMIT, MAX_ARGUMENT_DEPTH, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
-    PreparedArguments, SchemaCache, ServerFeatures, ServerTools, ToolOrigin, ToolTarget,
-    UtilityTool, defuse_listing, describe as describe_tool, materialize, materialize_among,
-    materialize_cached,
+    Catalog, CatalogCounts, CatalogDiagnostic, CatalogReport, CatalogTool, MaterializeOptions,
+    SchemaCache, ServerFeatures, ServerTools, ToolTarget, materialize, materialize_cached,
 };
-pub use clock::{Clock, ManualClock, SystemClock, rfc3339};
+pub use clock::{Clock, SystemClock};
 pub use error::{CatalogError, CatalogErrorKind, Cause};
-pub use mcp_connector::{CATALOG_EVENT_CAPACITY, McpConnector, SessionConnection};
-pub use naming::{
-    MAX_NAME_LEN, MAX_OPENCLAW_SERVER_LEN, NameAdjustment, NameAllocator, NamingStyle,
-    ServerPrefix, is_valid_name, normalize_name_for_mcp, normalize_server_name_for_mcp,
-    openclaw_fragment, tool_owners,
-};
-pub use result::{
-    DEFAULT_MAX_RESULT_BYTES, ModelBlock, ModelResult, ResultStatus, convert_block, convert_result,
-    convert_result_owned, dispose_result,
-};
+pub use mcp_connector::McpConnector;
+pub use naming::NamingStyle;
+pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
 pub use runtime::{
-    Browsed, CatalogUpdates, ConnectReport, Connection, Connector, DEFAULT_MAX_CONCURRENT_CONNECTS,
-    MAX_LISTED_ITEMS, MIN_SWEEP_INTERVAL, RuntimeLease, RuntimeManager, RuntimeManagerBuilder,
-    RuntimeOptions, ServerCounts, ServerEvents, ServerIdentity, SessionRuntime,
-    SessionRuntimeBuilder, ToolCallOutput,
+    CatalogUpdates, Connection, Connector, RuntimeManager, RuntimeManagerBuilder, RuntimeOptions,
+    ServerEvents, SessionRuntime, SessionRuntimeBuilder,
 };
-// The schema functions keep their short names inside the crate, where
-// `schema::normalize` reads well; at the root they say what they work on.
-pub use schema::{
-    GEMINI_KEYWORDS, MAX_DEPTH as MAX_SCHEMA_DEPTH, MAX_JSON_DEPTH, OPENAI_KEYWORDS,
-    ProviderProfile, SchemaError, SchemaLimits, UnknownArguments, check_composition,
-    check_limits as check_schema_limits, check_output_schema, check_ref_cycles,
-    for_profile as schema_for_profile, normalize as normalize_schema, prepare as prepare_schema,
-    prepare_shared as prepare_schema_shared, prepare_shared_with as prepare_schema_shared_with,
-    strip_optional_nulls, unknown_arguments,
-};
-pub use search::{
-    AnthropicToolSearch, BudgetReport, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SEARCH_TOOLS_NAME,
-    ToolBudget, estimate_tokens,
-};
+pub use schema::ProviderProfile;
+pub use search::{SEARCH_TOOLS_NAME, ToolBudget};
 pub use servers::ServerSet;
-pub use skills::{
-    LoadedSkill, MAX_SKILL_FILE_BYTES, MAX_SKILL_PAGES, SKILLS_EXTENSION, SessionSkills, Skill,
-    SkillFile, SkillFileContent, SkillFiles, SkillListing, SkillSource, advertises_skills,
-    digest_of as skill_digest, list_skills, load_skill,
-};
+
+/// The session runtime's reports, bounds and leases, the connector's
+/// session, and a clock tests can move.
+pub mod sessions {
+    pub use crate::clock::{ManualClock, rfc3339};
+    pub use crate::mcp_connector::{CATALOG_EVENT_CAPACITY, SessionConnection};
+    pub use crate::runtime::{
+        Browsed, ConnectReport, DEFAULT_MAX_CONCURRENT_CONNECTS, MAX_LISTED_ITEMS,
+        MIN_SWEEP_INTERVAL, RuntimeLease, ServerCounts, ServerIdentity, ToolCallOutput,
+    };
+}
+
+/// Tool naming, materialisation details and the tool-search budget.
+pub mod tools {
+    pub use crate::catalog::{
+        DEFAULT_DESCRIPTION_LIMIT, MAX_ARGUMENT_DEPTH, MAX_RAW_TOOL_NAME_BYTES, PreparedArguments,
+        ToolOrigin, UtilityTool, defuse_listing, describe as describe_tool, materialize_among,
+    };
+    pub use crate::naming::{
+        MAX_NAME_LEN, MAX_OPENCLAW_SERVER_LEN, NameAdjustment, NameAllocator, ServerPrefix,
+        is_valid_name, normalize_name_for_mcp, normalize_server_name_for_mcp, openclaw_fragment,
+        tool_owners,
+    };
+    pub use crate::search::{
+        AnthropicToolSearch, BudgetReport, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, estimate_tokens,
+    };
+}
+
+/// Tool results as a model reads them, block by block, within a size cap.
+pub mod results {
+    pub use crate::result::{
+        DEFAULT_MAX_RESULT_BYTES, convert_block, convert_result_owned, dispose_result,
+    };
+}
+
+/// JSON Schema work: normalising, provider forms, limits and checks.
+// The schema functions keep their short names inside the crate, where
+// `schema::normalize` reads well; here they say what they work on.
+pub mod schemas {
+    pub use crate::schema::{
+        GEMINI_KEYWORDS, MAX_DEPTH as MAX_SCHEMA_DEPTH, MAX_JSON_DEPTH, OPENAI_KEYWORDS,
+        SchemaError, SchemaLimits, UnknownArguments, check_composition,
+        check_limits as check_schema_limits, check_output_schema, check_ref_cycles,
+        for_profile as schema_for_profile, normalize as normalize_schema,
+        prepare as prepare_schema, prepare_shared as prepare_schema_shared,
+        prepare_shared_with as prepare_schema_shared_with, strip_optional_nulls, unknown_arguments,
+    };
+}
+
+/// Agent Skills served over MCP: listing, loading and digests.
+pub mod agent_skills {
+    pub use crate::skills::{
+        LoadedSkill, MAX_SKILL_FILE_BYTES, MAX_SKILL_PAGES, SKILLS_EXTENSION, SessionSkills, Skill,
+        SkillFile, SkillFileContent, SkillFiles, SkillListing, SkillSource, advertises_skills,
+        digest_of as skill_digest, list_skills, load_skill,
+    };
+}
 
 // The crate's README examples compile (and run where they can) with the
 // doctests, so the page a reader sees first never goes stale.

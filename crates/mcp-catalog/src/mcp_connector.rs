@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_config::ServerConfig;
+use mcp_transport::types::RejectedTool;
+use mcp_transport::types::{TaskGeneration, TaskSupport};
 use mcp_transport::{
     CallOptions, ClientSession, ConnectOptions, EraMemory, ListKind, ServerEvent, TransportError,
 };
 use mcp_transport::{CallToolResult, Tool};
-use mcp_transport::{Listing, ProgressCallback, RejectedTool};
-use mcp_transport::{TaskGeneration, TaskSupport};
+use mcp_transport::{Listing, ProgressCallback};
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::task::AbortHandle;

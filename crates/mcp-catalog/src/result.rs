@@ -9,7 +9,8 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use mcp_transport::{CallToolResult, ContentBlock, MediaContent, TextContent};
+use mcp_transport::types::{MediaContent, TextContent};
+use mcp_transport::{CallToolResult, ContentBlock};
 
 use crate::deep;
 use crate::schema::MAX_JSON_DEPTH;

@@ -1395,9 +1395,9 @@ fn non_object_schemas_holding_references_do_not_panic() {
         json!([{"$ref": "#/$defs/A"}, {"$defs": {"A": {"$ref": "#/$defs/A"}}}]),
         json!([[{"anyOf": [{"$ref": "#"}]}]]),
     ] {
-        assert!(mcp_catalog::check_ref_cycles(&schema).is_ok());
+        assert!(mcp_catalog::schemas::check_ref_cycles(&schema).is_ok());
         for profile in ProviderProfile::ALL {
-            let _ = mcp_catalog::prepare_schema(&schema, profile);
+            let _ = mcp_catalog::schemas::prepare_schema(&schema, profile);
         }
     }
 }

@@ -1,10 +1,11 @@
 //! Every naming vector of REFERENCE §3.2, through one `check` helper.
 
-use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
-use mcp_catalog::{
-    NameAllocator, NamingStyle, ServerPrefix, is_valid_name, normalize_name_for_mcp,
+use mcp_catalog::NamingStyle;
+use mcp_catalog::tools::{
+    NameAllocator, ServerPrefix, is_valid_name, normalize_name_for_mcp,
     normalize_server_name_for_mcp, openclaw_fragment,
 };
+use mcp_catalog::{MaterializeOptions, ServerTools, materialize};
 use mcp_config::Level;
 use mcp_transport::Tool;
 use serde_json::json;

@@ -5,15 +5,16 @@ mod support;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use mcp_catalog::ProviderProfile;
+use mcp_catalog::schemas::{
+    SchemaLimits, check_composition, normalize_schema, prepare_schema, prepare_schema_shared,
+    schema_for_profile,
+};
+use mcp_catalog::tools::materialize_among;
+use mcp_catalog::tools::{is_valid_name, tool_owners};
 use mcp_catalog::{
     MaterializeOptions, NamingStyle, SchemaCache, ServerFeatures, ServerTools, materialize,
-    materialize_among,
 };
-use mcp_catalog::{
-    ProviderProfile, SchemaLimits, check_composition, normalize_schema, prepare_schema,
-    prepare_schema_shared, schema_for_profile,
-};
-use mcp_catalog::{is_valid_name, tool_owners};
 use mcp_transport::Tool;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};

@@ -4,7 +4,8 @@
 
 #![allow(clippy::expect_used)]
 
-use mcp_catalog::{DEFAULT_MAX_RESULT_BYTES, convert_result};
+use mcp_catalog::convert_result;
+use mcp_catalog::results::DEFAULT_MAX_RESULT_BYTES;
 use mcp_transport::CallToolResult;
 use serde_json::{Value, json};
 

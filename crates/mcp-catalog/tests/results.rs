@@ -1,6 +1,7 @@
 //! The result-conversion table of REFERENCE §3.5, block by block.
 
-use mcp_catalog::{ModelBlock, ResultStatus, convert_block, convert_result, convert_result_owned};
+use mcp_catalog::results::{convert_block, convert_result_owned};
+use mcp_catalog::{ModelBlock, ResultStatus, convert_result};
 use mcp_transport::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 

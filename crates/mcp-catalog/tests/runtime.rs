@@ -12,14 +12,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_catalog::BackoffPolicy;
+use mcp_catalog::sessions::ManualClock;
 use mcp_catalog::{
     CatalogError, CatalogErrorKind, CatalogUpdates, Cause, Connection, Connector, ModelBlock,
     ModelResult, ResultStatus, RuntimeManager, RuntimeOptions, ServerEvents, ServerFeatures,
     ServerSet, SessionRuntime,
 };
-use mcp_catalog::{Clock, ManualClock, SystemClock};
+use mcp_catalog::{Clock, SystemClock};
 use mcp_config::{Level, ServerConfig, TransportConfig};
-use mcp_transport::{CacheScope, Listing, RejectedTool};
+use mcp_transport::types::RejectedTool;
+use mcp_transport::{CacheScope, Listing};
 use mcp_transport::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 
@@ -1103,7 +1105,11 @@ async fn the_idle_sweeper_takes_any_interval() {
         );
     }
     assert!(
-        check_sweeper(Duration::ZERO, mcp_catalog::MIN_SWEEP_INTERVAL * 3).await,
+        check_sweeper(
+            Duration::ZERO,
+            mcp_catalog::sessions::MIN_SWEEP_INTERVAL * 3
+        )
+        .await,
         "zero sweeps at the timer's resolution"
     );
 }

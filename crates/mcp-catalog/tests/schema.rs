@@ -3,10 +3,11 @@
 
 mod support;
 
-use mcp_catalog::{CatalogErrorKind, MaterializeOptions, ServerTools, materialize};
-use mcp_catalog::{
-    ProviderProfile, normalize_schema, prepare_schema, schema_for_profile, strip_optional_nulls,
+use mcp_catalog::ProviderProfile;
+use mcp_catalog::schemas::{
+    normalize_schema, prepare_schema, schema_for_profile, strip_optional_nulls,
 };
+use mcp_catalog::{CatalogErrorKind, MaterializeOptions, ServerTools, materialize};
 use mcp_transport::Tool;
 use serde_json::{Value, json};
 

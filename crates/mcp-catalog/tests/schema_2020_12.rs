@@ -10,8 +10,9 @@ mod support;
 
 use std::net::TcpListener;
 
+use mcp_catalog::ProviderProfile;
+use mcp_catalog::schemas::{SchemaLimits, check_output_schema, prepare_schema};
 use mcp_catalog::{Catalog, MaterializeOptions, ServerTools, materialize};
-use mcp_catalog::{ProviderProfile, SchemaLimits, check_output_schema, prepare_schema};
 use mcp_transport::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 
@@ -241,7 +242,7 @@ fn composition_through_references_is_bounded() {
         Resolves::Refused("apply more than 10000 subschemas to one value"),
     );
     let tight = SchemaLimits::default().with_max_applied_subschemas(10);
-    let error = mcp_catalog::check_composition(&fan_out(3), &tight).unwrap_err();
+    let error = mcp_catalog::schemas::check_composition(&fan_out(3), &tight).unwrap_err();
     // d3 applies 1, d2 1 + 2 * 2 = 5, d1 1 + 2 * 6 = 13: the first over.
     assert_eq!(error.path, "/$defs/d1", "{error}");
 }

@@ -8,8 +8,9 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use mcp_catalog::skill_digest;
-use mcp_catalog::{CatalogError, CatalogErrorKind, Skill, SkillSource, list_skills, load_skill};
+use mcp_catalog::agent_skills::skill_digest;
+use mcp_catalog::agent_skills::{Skill, SkillSource, list_skills, load_skill};
+use mcp_catalog::{CatalogError, CatalogErrorKind};
 use serde_json::{Value, json};
 
 const SKILL_MD: &str = "skill://pdf-processing/SKILL.md";

@@ -72,7 +72,11 @@ fn check(style: NamingStyle, profile: ProviderProfile) {
     for tool in catalog.tools() {
         let problems = support::problems_for(profile, tool.input_schema());
         assert!(problems.is_empty(), "{}: {problems:?}", tool.name());
-        assert!(mcp_catalog::is_valid_name(tool.name()), "{}", tool.name());
+        assert!(
+            mcp_catalog::tools::is_valid_name(tool.name()),
+            "{}",
+            tool.name()
+        );
     }
     let name = format!("hostile_{}_{}", style.as_str(), profile.as_str());
     insta::assert_json_snapshot!(name, catalog.report());

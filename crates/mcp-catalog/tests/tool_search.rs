@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_catalog::estimate_tokens;
+use mcp_catalog::tools::estimate_tokens;
 use mcp_catalog::{
     Catalog, CatalogError, Connection, Connector, MaterializeOptions, ModelBlock, ProviderProfile,
     ResultStatus, RuntimeOptions, SEARCH_TOOLS_NAME, ServerEvents, ServerFeatures, ServerSet,

@@ -437,7 +437,10 @@ pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
             },
         };
         // Printed, so shown without credentials.
-        let url = mcp_config::redacted_remote_url(url, config.raw_entries.get(&server.config.name));
+        let url = mcp_config::redaction::redacted_remote_url(
+            url,
+            config.raw_entries.get(&server.config.name),
+        );
         rows.push((server, grant, url, status, expires_at, detail));
     }
     if context.json {

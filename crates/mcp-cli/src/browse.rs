@@ -11,7 +11,8 @@
 //! makes the exit status 1, with whatever else was listed still printed.
 
 use futures::future::join_all;
-use mcp_catalog::{Browsed, CatalogError, ServerSet, SessionRuntime};
+use mcp_catalog::sessions::Browsed;
+use mcp_catalog::{CatalogError, ServerSet, SessionRuntime};
 use mcp_config::LoadedConfig;
 use serde_json::{Map, Value, json};
 

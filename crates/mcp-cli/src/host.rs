@@ -29,10 +29,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
+use mcp_transport::ErrorObject;
 use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
-use mcp_transport::{
-    ElicitAction, ElicitParams, ElicitResult, ElicitationHandler, ErrorObject, ListRootsResult,
-    RequestContext, Root, RootsProvider, TypedClientHandler,
+use mcp_transport::handler::{
+    ElicitAction, ElicitParams, ElicitResult, ElicitationHandler, ListRootsResult, RequestContext,
+    Root, RootsProvider, TypedClientHandler,
 };
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -93,7 +94,7 @@ impl Host {
         context: &Context,
         servers: impl IntoIterator<Item = &'a ServerConfig>,
     ) -> Arc<dyn mcp_transport::ClientHandler> {
-        mcp_transport::Typed::shared(Host::new(context, servers))
+        mcp_transport::handler::Typed::shared(Host::new(context, servers))
     }
 
     /// The policy for the urls `server` names; a server the host was not
@@ -420,7 +421,7 @@ fn open_url(
 mod tests {
     use super::*;
     use mcp_transport::ClientHandler;
-    use mcp_transport::Typed;
+    use mcp_transport::handler::Typed;
     use serde_json::json;
     use std::io::Cursor;
 

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use mcp_catalog::{CatalogError, ConnectReport, McpConnector, ServerSet, SessionRuntime};
+use mcp_catalog::sessions::ConnectReport;
+use mcp_catalog::{CatalogError, McpConnector, ServerSet, SessionRuntime};
 use mcp_config::{LoadedConfig, ScopedServer};
 use serde::Serialize;
 
@@ -277,8 +278,11 @@ fn line(report: &ProbeReport, name_width: usize) -> Vec<String> {
             if let Some(tail) = &report.stderr_tail {
                 // Around the first error-looking line, then the last lines:
                 // a server's error often sits above a page of usage text.
-                let excerpt =
-                    mcp_transport::stderr_excerpt(tail, STDERR_EXCERPT_LINES, STDERR_EXCERPT_BYTES);
+                let excerpt = mcp_transport::kinds::stderr_excerpt(
+                    tail,
+                    STDERR_EXCERPT_LINES,
+                    STDERR_EXCERPT_BYTES,
+                );
                 for stderr_line in shown_lines(&excerpt).lines() {
                     lines.push(format!("      | {stderr_line}"));
                 }

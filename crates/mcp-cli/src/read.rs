@@ -3,10 +3,12 @@
 //! module lays the answer out.
 
 use mcp_config::diagnostic_line;
+use mcp_config::redaction::{
+    redacted_command_line, redacted_remote_url, redacted_signature, redacted_words,
+};
 use mcp_config::{
     Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, StdioConfig, TransportConfig,
-    config_hash, load, redacted_command_line, redacted_remote_url, redacted_signature,
-    redacted_words, signature,
+    config_hash, load, signature,
 };
 use serde_json::{Value, json};
 
@@ -245,7 +247,7 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
                     let alg = oauth
                         .signing_algorithm
                         .as_deref()
-                        .unwrap_or(mcp_config::DEFAULT_SIGNING_ALGORITHM);
+                        .unwrap_or(mcp_config::limits::DEFAULT_SIGNING_ALGORITHM);
                     parts.push(format!("private key {} ({alg})", path.display()));
                 }
                 match &oauth.assertion {

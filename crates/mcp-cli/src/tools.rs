@@ -25,7 +25,7 @@ use crate::output::{self, Frame, Outcome, Stream, errln, outln, shown, shown_lin
 use crate::{connecting, session, target, wait};
 
 /// Converted results larger than this are cut with a note.
-const MAX_RESULT_BYTES: usize = mcp_catalog::DEFAULT_MAX_RESULT_BYTES;
+const MAX_RESULT_BYTES: usize = mcp_catalog::results::DEFAULT_MAX_RESULT_BYTES;
 
 /// A runtime over the approved servers of `config`, named and normalised
 /// as asked, registered so a signal closes it. With `tool_call_timeout`,

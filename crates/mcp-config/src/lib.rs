@@ -13,10 +13,10 @@
 //!
 //! Input is hostile until checked: [`json`] refuses nesting past a fixed
 //! depth before anything recursive runs, reads BOMs and surrogate pairs,
-//! and reports repeated keys; [`server_name_problem`] is the one rule for
+//! and reports repeated keys; [`limits::server_name_problem`] is the one rule for
 //! server names (the loader's and every write verb's); [`child_env`] and
-//! [`is_dangerous_env_key`] keep code-loading variables and keys that are
-//! not names away from children; [`redact_url`] is how a url or signature
+//! [`env::is_dangerous_env_key`] keep code-loading variables and keys that are
+//! not names away from children; [`redaction::redact_url`] is how a url or signature
 //! is shown.
 //!
 //! Which file each scope reads and writes, and where its server map sits,
@@ -118,32 +118,53 @@ mod plugin;
 mod sources;
 mod types;
 
+// What a host needs first; the rest sits in the named modules below.
 pub use check::{CheckReport, diagnostic_line};
-pub use consent::{ApprovalRecord, RECORDED_PARTS};
+pub use consent::ApprovalRecord;
 pub use entry::EntryOutcome;
-pub use env_safety::{
-    DANGEROUS_ENV_NAMES, DANGEROUS_ENV_PREFIXES, child_env, inherited_env_names,
-    is_dangerous_env_key, is_env_name, is_inherited_env_name, is_passthrough_name,
-};
+pub use env_safety::child_env;
 pub use error::{EditError, EditErrorKind};
-pub use file::MAX_CONFIG_FILE_BYTES;
-pub use identity::{
-    config_hash, redact_url, redacted_command_line, redacted_remote_url, redacted_signature,
-    redacted_words, signature, unwrap_ccr_proxy_url,
-};
+pub use identity::{config_hash, signature};
 pub use load::{LoadOptions, LoadedConfig, load};
 pub use merge::{Contribution, Merged, merge};
-pub use name::{MAX_NAME_LEN, server_name_problem};
 pub use parse::{ParseEnv, ParsedEntry, ParsedFile, parse_file};
 pub use plugin::{PluginFormat, PluginInfo};
 pub use types::{
-    Approval, ApprovalBasis, ConfigSecret, CredentialSource, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TTL, DEFAULT_SIGNING_ALGORITHM,
-    DEFAULT_TOOL_CALL_TIMEOUT, Diagnostic, INHERITED_ENV_ALLOWLIST,
-    INHERITED_ENV_ALLOWLIST_WINDOWS, INHERITED_ENV_PREFIXES, INHERITED_NETWORK_ENV, IdpConfig,
-    Level, McpOAuthConfig, OAuthGrantKind, ProxyConfig, RemoteConfig, SIGNING_ALGORITHMS, Scope,
-    ScopedServer, ServerConfig, StdioConfig, Timeouts, ToolFilter, TransportConfig, TransportKind,
+    Approval, ApprovalBasis, ConfigSecret, CredentialSource, Diagnostic, IdpConfig, Level,
+    McpOAuthConfig, OAuthGrantKind, ProxyConfig, RemoteConfig, Scope, ScopedServer, ServerConfig,
+    StdioConfig, Timeouts, ToolFilter, TransportConfig, TransportKind,
 };
+
+/// Which environment variables a server inherits, and which are refused.
+pub mod env {
+    pub use crate::env_safety::{
+        DANGEROUS_ENV_NAMES, DANGEROUS_ENV_PREFIXES, inherited_env_names, is_dangerous_env_key,
+        is_env_name, is_inherited_env_name, is_passthrough_name,
+    };
+    pub use crate::types::{
+        INHERITED_ENV_ALLOWLIST, INHERITED_ENV_ALLOWLIST_WINDOWS, INHERITED_ENV_PREFIXES,
+        INHERITED_NETWORK_ENV,
+    };
+}
+
+/// A server's command line and URL as they may be shown: secrets removed.
+pub mod redaction {
+    pub use crate::identity::{
+        redact_url, redacted_command_line, redacted_remote_url, redacted_signature, redacted_words,
+        unwrap_ccr_proxy_url,
+    };
+}
+
+/// Defaults, bounds and the server-name rule.
+pub mod limits {
+    pub use crate::consent::RECORDED_PARTS;
+    pub use crate::file::MAX_CONFIG_FILE_BYTES;
+    pub use crate::name::{MAX_NAME_LEN, server_name_problem};
+    pub use crate::types::{
+        DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SESSION_IDLE_TTL,
+        DEFAULT_SIGNING_ALGORITHM, DEFAULT_TOOL_CALL_TIMEOUT, SIGNING_ALGORITHMS,
+    };
+}
 
 // The crate's README examples compile (and run where they can) with the
 // doctests, so the page a reader sees first never goes stale.

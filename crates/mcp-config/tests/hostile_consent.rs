@@ -1013,7 +1013,7 @@ fn load_user(world: &World) -> LoadedConfig {
 
 #[test]
 fn edits_the_loader_would_refuse_are_refused_and_write_nothing() {
-    let cap = mcp_config::MAX_CONFIG_FILE_BYTES;
+    let cap = mcp_config::limits::MAX_CONFIG_FILE_BYTES;
     let check = |row: &str, make: &dyn Fn(&World), want: &str| {
         let world = World::new();
         make(&world);

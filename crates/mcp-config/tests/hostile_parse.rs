@@ -13,9 +13,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use mcp_config::env::is_dangerous_env_key;
 use mcp_config::{
-    CheckReport, Diagnostic, Level, LoadOptions, LoadedConfig, TransportConfig, child_env,
-    is_dangerous_env_key, load,
+    CheckReport, Diagnostic, Level, LoadOptions, LoadedConfig, TransportConfig, child_env, load,
 };
 use serde_json::{Value, json};
 
@@ -759,7 +759,7 @@ fn headers_urls_and_env_keys_a_check_must_refuse() {
         // refused key is; any other error makes the entry invalid.
         let key_only = entry["env"]
             .as_object()
-            .is_some_and(|env| env.keys().any(|k| !mcp_config::is_env_name(k)));
+            .is_some_and(|env| env.keys().any(|k| !mcp_config::env::is_env_name(k)));
         assert_eq!(config.server("s").is_some(), key_only, "{entry}");
         assert!(CheckReport { config }.failed(false), "{entry}");
     }
@@ -946,7 +946,8 @@ fn variables_in_a_stdio_command_line_never_reach_check_output() {
         let TransportConfig::Stdio(stdio) = &server.transport else {
             panic!("{entry}: not stdio");
         };
-        let line = mcp_config::redacted_command_line(stdio, report.config.raw_entries.get("s"));
+        let line =
+            mcp_config::redaction::redacted_command_line(stdio, report.config.raw_entries.get("s"));
         assert_eq!(format!("stdio:[{}]", line.join("|")), shown, "{entry}");
         // The identity used for dedupe does not change.
         assert!(
@@ -1003,12 +1004,12 @@ fn a_command_line_not_matched_to_its_written_entry_shows_only_written_words() {
     // A written entry that no longer lines up (one argument fewer).
     let written = json!({"command": "srv", "args": ["--key"]});
     assert_eq!(
-        mcp_config::redacted_command_line(stdio, Some(&written)),
+        mcp_config::redaction::redacted_command_line(stdio, Some(&written)),
         ["srv", "--key", "***"]
     );
     // Without a written entry only url credentials are hidden.
     assert_eq!(
-        mcp_config::redacted_command_line(stdio, None),
+        mcp_config::redaction::redacted_command_line(stdio, None),
         ["srv", "--key", "s3cr3t-value"]
     );
 }
@@ -1016,7 +1017,11 @@ fn a_command_line_not_matched_to_its_written_entry_shows_only_written_words() {
 #[test]
 fn redact_url_vectors() {
     let check = |url: &str, written: Option<&str>, expect: &str| {
-        assert_eq!(mcp_config::redact_url(url, written), expect, "{url}");
+        assert_eq!(
+            mcp_config::redaction::redact_url(url, written),
+            expect,
+            "{url}"
+        );
     };
     check("https://h/mcp", None, "https://h/mcp");
     check("https://a:b@h/x", None, "https://a:***@h/x");

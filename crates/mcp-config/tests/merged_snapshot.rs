@@ -162,7 +162,7 @@ fn hostile_project_files_are_refused_without_blocking_or_unbounded_reads() {
     check(
         &|path| {
             let file = std::fs::File::create(path).unwrap();
-            file.set_len(mcp_config::MAX_CONFIG_FILE_BYTES as u64 + 1)
+            file.set_len(mcp_config::limits::MAX_CONFIG_FILE_BYTES as u64 + 1)
                 .unwrap();
         },
         "file is larger than 8 MiB",
@@ -314,7 +314,7 @@ fn openclaw_session_ttl_defaults_and_is_validated() {
     options.openclaw_home = None;
     assert_eq!(
         load(&options).session_idle_ttl,
-        mcp_config::DEFAULT_SESSION_IDLE_TTL
+        mcp_config::limits::DEFAULT_SESSION_IDLE_TTL
     );
     std::fs::write(
         fixture.root.join("openclaw/openclaw.json"),
@@ -324,7 +324,7 @@ fn openclaw_session_ttl_defaults_and_is_validated() {
     let loaded = load(&fixture.options());
     assert_eq!(
         loaded.session_idle_ttl,
-        mcp_config::DEFAULT_SESSION_IDLE_TTL
+        mcp_config::limits::DEFAULT_SESSION_IDLE_TTL
     );
     assert!(
         loaded

@@ -18,7 +18,26 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::{AssertionSource, AuthError, Secret};
+use crate::{AuthError, Secret};
+
+/// Supplies a credential the provider presents or exchanges: a workload
+/// identity JWT, an identity provider's ID token. It is asked once per
+/// grant, so a short-lived token is fetched fresh each time; the host
+/// decides where it comes from (an environment variable, a file, a command),
+/// since this crate reads neither the environment nor the file system.
+#[async_trait]
+pub trait AssertionSource: Send + Sync + fmt::Debug {
+    /// The current assertion, or an error naming the server and the source.
+    async fn assertion(&self, server: &str) -> Result<Secret, AuthError>;
+}
+
+/// A fixed assertion, for hosts that already hold one.
+#[async_trait]
+impl AssertionSource for Secret {
+    async fn assertion(&self, _server: &str) -> Result<Secret, AuthError> {
+        Ok(self.clone())
+    }
+}
 
 /// How long an assertion command may run by default.
 pub const DEFAULT_ASSERTION_TIMEOUT: Duration = Duration::from_secs(30);

@@ -17,8 +17,8 @@
 //! looked up) says how to register ([`ClientSource`]: configured client,
 //! client ID metadata document, a registration made with that same issuer,
 //! or a new dynamic registration) and which client authentication to use
-//! ([`ClientAuth`]). The grant is chosen by the host ([`Grant`]):
-//! authorization code + PKCE ([`Pkce`]) through an [`AuthorizationPrompt`]
+//! ([`protocol::ClientAuth`]). The grant is chosen by the host ([`Grant`]):
+//! authorization code + PKCE ([`protocol::Pkce`]) through an [`AuthorizationPrompt`]
 //! and the [`CallbackListener`] (whose response is checked for `state` and
 //! the RFC 9207 `iss`), client credentials, workload identity (a JWT bearer
 //! assertion) or enterprise cross-app access; [`settings_from_config`]
@@ -26,7 +26,7 @@
 //! [`CredentialStore`]; a refresh takes the store's lock and re-reads it
 //! first, so processes sharing a file store never spend a rotating refresh
 //! token twice, and it falls due no earlier than a quarter of the token's
-//! lifetime before expiry. Tokens may be DPoP-bound ([`DpopKey`],
+//! lifetime before expiry. Tokens may be DPoP-bound ([`protocol::DpopKey`],
 //! [`DpopMode`]): the proof key is kept with them, and every token and
 //! resource request then carries a fresh proof. A logout revokes (RFC 7009)
 //! where the server offers it.
@@ -86,9 +86,9 @@
 //! the host chooses, where a later process finds them:
 //!
 //! ```
+//! use mcp_oauth::protocol::{Pkce, now_secs, s256_challenge};
 //! use mcp_oauth::{
-//!     CredentialStore, FileCredentialStore, Pkce, Secret, StoreKey, StoredCredentials,
-//!     TokenSet, now_secs, s256_challenge,
+//!     CredentialStore, FileCredentialStore, Secret, StoreKey, StoredCredentials, TokenSet,
 //! };
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -141,31 +141,43 @@ mod token;
 mod url_policy;
 mod user_agent;
 
-pub use assertion::{
-    CommandAssertion, DEFAULT_ASSERTION_TIMEOUT, EnvAssertion, EnvLookup, MAX_ASSERTION_BYTES,
-};
-pub use clock::now_secs;
-pub use dpop::{DpopKey, DpopMode};
+// What a host needs first; the protocol pieces below the provider sit in
+// [`protocol`].
+pub use dpop::DpopMode;
 pub use error::{AuthError, AuthErrorKind};
 pub use oauth::{
-    AssertionSource, ClientSource, CrossAppAccess, DEFAULT_REFRESH_MARGIN, Grant, MAX_STEP_UPS,
-    OAuthConfigExt, OAuthProvider, OAuthSettings, PrivateKey, Revocation, SignIn, SignOut,
-    dpop_mode, settings_from_config, settings_from_config_live,
+    ClientSource, CrossAppAccess, Grant, OAuthConfigExt, OAuthProvider, OAuthSettings, Revocation,
+    SignIn, SignOut, settings_from_config, settings_from_config_live,
 };
-pub use pkce::{Pkce, s256_challenge};
 pub use provider::{
     AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget,
     authorization_fingerprint,
 };
-pub use redirect::{MAX_REDIRECTS, same_origin_only};
 pub use secret::Secret;
 pub use store::{
     ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore, StoreKey,
-    StoreLock, StoredCredentials, TokenSet,
+    StoredCredentials, TokenSet,
 };
-pub use token::{ClientAuth, TokenEndpointError, TokenResponse, TokenResult, request_token};
 pub use url_policy::{HostClass, Refusal, UrlPolicy};
 pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, InteractivePrompt};
+
+/// The OAuth pieces below the provider: token requests, PKCE, DPoP keys,
+/// client assertions, the redirect rule, the store's lock and the clock.
+pub mod protocol {
+    pub use crate::assertion::{
+        AssertionSource, CommandAssertion, DEFAULT_ASSERTION_TIMEOUT, EnvAssertion, EnvLookup,
+        MAX_ASSERTION_BYTES,
+    };
+    pub use crate::clock::now_secs;
+    pub use crate::dpop::DpopKey;
+    pub use crate::oauth::{DEFAULT_REFRESH_MARGIN, MAX_STEP_UPS, PrivateKey, dpop_mode};
+    pub use crate::pkce::{Pkce, s256_challenge};
+    pub use crate::redirect::{MAX_REDIRECTS, same_origin_only};
+    pub use crate::store::StoreLock;
+    pub use crate::token::{
+        ClientAuth, TokenEndpointError, TokenResponse, TokenResult, request_token,
+    };
+}
 
 // The process-group guard is shared with the transport crate's
 // `headersHelper` runner, so both kill a helper's grandchildren the same

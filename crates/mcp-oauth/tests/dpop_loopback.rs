@@ -102,7 +102,7 @@ fn check_proof(
             return Err(format!("htm/htu {claims}"));
         }
         let iat = claims["iat"].as_u64().ok_or("no iat")?;
-        let now = mcp_oauth::now_secs();
+        let now = mcp_oauth::protocol::now_secs();
         if iat.abs_diff(now) > 60 {
             return Err("iat out of window".into());
         }

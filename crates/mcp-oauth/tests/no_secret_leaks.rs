@@ -60,11 +60,11 @@ async fn no_secret_in_debug_errors_or_logs() {
     let err = call(&f).await.unwrap_err();
     texts.push(err.to_string());
     texts.push(format!("{err:?}"));
-    let bad_code = mcp_oauth::request_token(
+    let bad_code = mcp_oauth::protocol::request_token(
         &reqwest::Client::new(),
         "loopback",
         &format!("{}/token", lock(&f.server).base),
-        &mcp_oauth::ClientAuth::Basic {
+        &mcp_oauth::protocol::ClientAuth::Basic {
             client_id: "client-1".into(),
             client_secret: CLIENT_SECRET.into(),
         },

@@ -11,9 +11,9 @@ mod support;
 use std::sync::Arc;
 
 use mcp_config::McpOAuthConfig;
+use mcp_oauth::protocol::MAX_STEP_UPS;
 use mcp_oauth::{
-    AuthProvider, CredentialStore, MAX_STEP_UPS, MemoryCredentialStore, OAuthProvider,
-    OAuthSettings,
+    AuthProvider, CredentialStore, MemoryCredentialStore, OAuthProvider, OAuthSettings,
 };
 use support::{browser, call, fixture, lock, serve};
 

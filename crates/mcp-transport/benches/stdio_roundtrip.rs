@@ -28,9 +28,10 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use criterion::{Criterion, Throughput};
-use mcp_transport::{ClientSession, Codec, JsonRpcMessage, RequestId};
+use mcp_transport::kinds::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
+use mcp_transport::wire::Codec;
+use mcp_transport::{ClientSession, JsonRpcMessage, RequestId};
 use mcp_transport::{Response, SessionOptions};
-use mcp_transport::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};

@@ -403,8 +403,8 @@ impl Codec {
 
 impl Incoming {
     /// The decoded message: a raw result becomes a `Value` (at any depth up
-    /// to [`crate::MAX_DEPTH`]; past it, the answer becomes the same parse
-    /// error answer [`crate::Codec::decode_salvaging`] makes).
+    /// to [`crate::depth::MAX_DEPTH`]; past it, the answer becomes the same parse
+    /// error answer [`crate::codec::Codec::decode_salvaging`] makes).
     pub fn into_message(self) -> JsonRpcMessage {
         match self {
             Incoming::Message(message) => message,

@@ -74,7 +74,7 @@ pub enum TransportErrorKind {
         /// The connect limit that passed.
         after: Duration,
         /// The last bytes of the child's stderr (stdio only, else empty;
-        /// see [`StderrTail::report`](crate::StderrTail::report)).
+        /// see [`StderrTail::report`](crate::stderr_tail::StderrTail::report)).
         stderr_tail: String,
         /// What may be wrong, when the server gave no clue of its own (a
         /// stdio server that wrote nothing on stderr: which proxy and CA
@@ -180,7 +180,7 @@ pub enum TransportErrorKind {
         /// What is missing or wrong in the message.
         reason: String,
     },
-    /// A frame nests deeper than [`crate::MAX_DEPTH`].
+    /// A frame nests deeper than [`crate::depth::MAX_DEPTH`].
     TooDeep {
         /// How deep the frame nests.
         depth: usize,

@@ -6,7 +6,7 @@
 //!
 //! The code of the answers a transport makes up itself, when a request
 //! could not be delivered or its answer was lost, is
-//! [`TRANSPORT_ERROR_CODE`](crate::TRANSPORT_ERROR_CODE).
+//! [`TRANSPORT_ERROR_CODE`](crate::failure::TRANSPORT_ERROR_CODE).
 
 /// The message was not valid JSON (JSON-RPC).
 pub const PARSE_ERROR: i64 = -32700;

@@ -16,7 +16,7 @@
 //! |---|---|
 //! | a session from a config entry | [`connect()`] with [`ConnectOptions`] |
 //! | a session over a transport you built | [`ClientSession::initialize`] with [`SessionOptions`] |
-//! | to answer sampling, elicitation, roots | [`TypedClientHandler`] wrapped in [`Typed`] (or the untyped [`ClientHandler`]) |
+//! | to answer sampling, elicitation, roots | [`handler::TypedClientHandler`] wrapped in [`handler::Typed`] (or the untyped [`ClientHandler`]) |
 //! | per-call timeout and progress | [`CallOptions`] |
 //! | notifications the server sends on its own | [`ClientSession::events`] ([`ServerEvent`]) |
 //! | to branch on a failure | [`TransportError::kind`] ([`TransportErrorKind`]) |
@@ -79,9 +79,9 @@
 //! # mod example {
 //! use std::sync::Arc;
 //!
+//! use mcp_transport::kinds::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
 //! use mcp_transport::{
-//!     ClientSession, ErrorObject, JsonRpcMessage, Response, SdkOptions, SdkServer,
-//!     SdkServerConnection, SdkTransport, SessionOptions, TransportError,
+//!     ClientSession, ErrorObject, JsonRpcMessage, Response, SessionOptions, TransportError,
 //! };
 //! use serde_json::{Value, json};
 //!
@@ -213,62 +213,96 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-pub use codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, Undecodable};
+// What a host needs first; the rest sits in the named modules below.
 pub use connect::{ConnectOptions, connect, open_transport};
-pub use content::{ContentBlock, MediaContent, TextContent};
-pub use depth::MAX_DEPTH;
+pub use content::ContentBlock;
 pub use era::EraMemory;
 pub use error::{HttpFailure, TimeoutLimit, TransportError, TransportErrorKind};
-pub use failure::{TRANSPORT_ERROR_CODE, TRANSPORT_FAILURE_KEY};
-#[cfg(feature = "remote")]
-pub use headers_helper::{
-    HEADERS_HELPER_TIMEOUT, run_headers_helper, run_headers_helper_with_timeout,
-};
 #[cfg(feature = "oauth")]
 pub use http::AuthProviders;
 #[cfg(feature = "remote")]
 pub use http::HttpOptions;
-#[cfg(all(fuzzing, feature = "remote"))]
-pub use http::decode_sse_body;
 pub use message::{
-    ErrorObject, Incoming, JsonRpcMessage, Notification, RawAnswer, RawJson, Request, RequestId,
-    Response,
+    ErrorObject, Incoming, JsonRpcMessage, Notification, Request, RequestId, Response,
 };
 pub use protocol::{
-    CallToolResult, DiscoverResult, FIRST_MODERN_VERSION, GetPromptResult, Implementation,
-    InitializeResult, KNOWN_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
-    META_SUBSCRIPTION_ID, Prompt, ReadResourceResult, Resource, ResourceTemplate, TASKS_EXTENSION,
-    Tool, is_modern,
+    CallToolResult, Implementation, KNOWN_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, Prompt,
+    Resource, ResourceTemplate, Tool,
 };
-#[doc(hidden)]
-#[cfg(feature = "sdk")]
-pub use router::{ToolOutput, ToolRouter, ToolSpec};
-// The structural scan and the SSE decoder are public to the fuzz targets
-// alone (`cargo fuzz` builds with `--cfg fuzzing`).
-#[cfg(fuzzing)]
-pub use scan::AnswerScan;
-#[cfg(feature = "sdk")]
-pub use sdk::{SdkOptions, SdkRegistry, SdkServer, SdkServerConnection, SdkTransport};
 pub use session::{
-    CacheScope, CallOptions, ClientHandler, ClientSession, CreateMessageParams,
-    CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, ElicitValue, ElicitationHandler,
-    INVALID_ENTRIES_SHOWN, IncludeContext, InvalidEntry, ListKind, ListLimits, ListRootsResult,
-    Listing, ListingNote, Progress, ProgressCallback, RejectedTool, RequestContext, Role, Root,
-    RootsProvider, SamplingContent, SamplingHandler, SamplingMessage, ServerEvent, SessionOptions,
-    Typed, TypedClientHandler,
+    CacheScope, CallOptions, ClientHandler, ClientSession, ListKind, Listing, Progress,
+    ProgressCallback, ServerEvent, SessionOptions,
 };
-#[cfg(feature = "sse")]
-pub use sse::SseTransport;
-pub use stderr_tail::{STDERR_TAIL_BYTES, StderrTail, stderr_excerpt};
 #[cfg(feature = "stdio")]
-pub use stdio::{StdioOptions, StdioTransport};
-#[cfg(feature = "streamable-http")]
-pub use streamable_http::StreamableHttpTransport;
-pub use task::{RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
-pub use transport::{MessageSender, ModernSender, Transport, TransportInfo};
-#[cfg(feature = "ws")]
-pub use ws::WsTransport;
+pub use stdio::StdioOptions;
+pub use transport::{Transport, TransportInfo};
+
+/// JSON-RPC framing: the codec, the raw forms a message passes through in,
+/// the wire's bounds and the made-up answer a failed transport gives.
+pub mod wire {
+    pub use crate::codec::{Codec, DEFAULT_MAX_MESSAGE_BYTES, Decoded, DecodedIter, Undecodable};
+    pub use crate::depth::MAX_DEPTH;
+    pub use crate::failure::{TRANSPORT_ERROR_CODE, TRANSPORT_FAILURE_KEY};
+    // The SSE decoder and the structural scan are public to the fuzz
+    // targets alone (`cargo fuzz` builds with `--cfg fuzzing`).
+    #[cfg(all(fuzzing, feature = "remote"))]
+    pub use crate::http::decode_sse_body;
+    pub use crate::message::{RawAnswer, RawJson};
+    #[cfg(fuzzing)]
+    pub use crate::scan::AnswerScan;
+}
+
+/// MCP types beyond the root's: the other results, `_meta` keys, revision
+/// helpers, content kinds, tasks and the notes a listing carries.
+pub mod types {
+    pub use crate::content::{MediaContent, TextContent};
+    pub use crate::protocol::{
+        DiscoverResult, FIRST_MODERN_VERSION, GetPromptResult, InitializeResult,
+        META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+        META_SERVER_INFO, META_SUBSCRIPTION_ID, ReadResourceResult, TASKS_EXTENSION, is_modern,
+    };
+    pub use crate::session::{
+        INVALID_ENTRIES_SHOWN, InvalidEntry, ListLimits, ListingNote, RejectedTool,
+    };
+    pub use crate::task::{
+        RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation,
+    };
+}
+
+/// What a server may ask of the client (elicitation, sampling, roots), and
+/// the typed handler that answers it.
+pub mod handler {
+    pub use crate::session::{
+        CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult,
+        ElicitValue, ElicitationHandler, IncludeContext, ListRootsResult, RequestContext, Role,
+        Root, RootsProvider, SamplingContent, SamplingHandler, SamplingMessage, Typed,
+        TypedClientHandler,
+    };
+}
+
+/// One transport per kind, for hosts that open one themselves instead of
+/// through [`connect`], and the pieces the kinds share.
+pub mod kinds {
+    #[cfg(feature = "remote")]
+    pub use crate::headers_helper::{
+        HEADERS_HELPER_TIMEOUT, run_headers_helper, run_headers_helper_with_timeout,
+    };
+    #[doc(hidden)]
+    #[cfg(feature = "sdk")]
+    pub use crate::router::{ToolOutput, ToolRouter, ToolSpec};
+    #[cfg(feature = "sdk")]
+    pub use crate::sdk::{SdkOptions, SdkRegistry, SdkServer, SdkServerConnection, SdkTransport};
+    #[cfg(feature = "sse")]
+    pub use crate::sse::SseTransport;
+    pub use crate::stderr_tail::{STDERR_TAIL_BYTES, StderrTail, stderr_excerpt};
+    #[cfg(feature = "stdio")]
+    pub use crate::stdio::StdioTransport;
+    #[cfg(feature = "streamable-http")]
+    pub use crate::streamable_http::StreamableHttpTransport;
+    pub use crate::transport::{MessageSender, ModernSender};
+    #[cfg(feature = "ws")]
+    pub use crate::ws::WsTransport;
+}
 
 // The crate's README examples compile (and run where they can) with the
 // doctests, so the page a reader sees first never goes stale.

@@ -102,7 +102,7 @@ pub enum Incoming {
     /// Any message, decoded.
     Message(JsonRpcMessage),
     /// A successful answer, its result undecoded (valid JSON, at any depth:
-    /// the caller's decode applies [`crate::MAX_DEPTH`]).
+    /// the caller's decode applies [`crate::depth::MAX_DEPTH`]).
     Answer(RawAnswer),
 }
 

@@ -3,7 +3,7 @@
 //! per session and written into each request without being copied.
 //!
 //! A transport that encodes requests from borrows (stdio's queue, and
-//! streamable HTTP through its [`crate::ModernSender`]) writes the
+//! streamable HTTP through its [`crate::transport::ModernSender`]) writes the
 //! caller's parameters as they are and the session's entries as encoded
 //! once ([`RequestMeta::request`]); any other transport gets the entries
 //! added to the parameters ([`RequestMeta::apply`]), and both write the

@@ -207,11 +207,11 @@ struct State {
 /// An in-process MCP server offering the tools registered on it.
 ///
 /// Cheap to clone: clones share the tools, so a host keeps one to add and
-/// remove tools after registering another in an [`crate::SdkRegistry`].
+/// remove tools after registering another in an [`crate::sdk::SdkRegistry`].
 ///
 /// ```
 /// use std::sync::Arc;
-/// use mcp_transport::{SdkRegistry, ToolOutput, ToolRouter, ToolSpec};
+/// use mcp_transport::kinds::{SdkRegistry, ToolOutput, ToolRouter, ToolSpec};
 /// use serde_json::{Value, json};
 ///
 /// #[derive(serde::Deserialize)]

@@ -271,7 +271,7 @@ impl Shared {
     }
 
     /// Posts a request of a modern session from the caller's task (see
-    /// [`crate::ModernSender`]): written from borrows, the session's
+    /// [`crate::transport::ModernSender`]): written from borrows, the session's
     /// `_meta` spliced in. Fails once the transport is closing.
     pub(crate) fn post_spliced(
         self: &Arc<Self>,

@@ -3,7 +3,7 @@
 //! identity).
 
 use mcp_transport::TransportErrorKind;
-use mcp_transport::{Codec, Decoded};
+use mcp_transport::wire::{Codec, Decoded};
 use mcp_transport::{ErrorObject, JsonRpcMessage, RequestId};
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -7,8 +7,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use mcp_transport::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
-use mcp_transport::{JsonRpcMessage, MAX_DEPTH};
+use mcp_transport::JsonRpcMessage;
+use mcp_transport::wire::MAX_DEPTH;
+use mcp_transport::wire::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 
 fn arrays(levels: usize) -> String {
     format!("{}1{}", "[".repeat(levels), "]".repeat(levels))
@@ -218,7 +219,7 @@ fn a_message_at_the_ceiling_survives_what_a_host_does_with_it() {
         for value in [arrays(inner), objects(inner)] {
             let frame = answer(1, &value);
             let message = match Codec::default().decode(frame.as_bytes()).unwrap() {
-                mcp_transport::Decoded::Single(message) => message,
+                mcp_transport::wire::Decoded::Single(message) => message,
                 other => panic!("{other:?}"),
             };
             let copy = message.clone();
@@ -236,8 +237,11 @@ fn a_message_at_the_ceiling_survives_what_a_host_does_with_it() {
 struct Forger;
 
 #[async_trait::async_trait]
-impl mcp_transport::SdkServer for Forger {
-    async fn serve(self: std::sync::Arc<Self>, mut connection: mcp_transport::SdkServerConnection) {
+impl mcp_transport::kinds::SdkServer for Forger {
+    async fn serve(
+        self: std::sync::Arc<Self>,
+        mut connection: mcp_transport::kinds::SdkServerConnection,
+    ) {
         use mcp_transport::{ErrorObject, JsonRpcMessage, Response};
         while let Some(message) = connection.incoming.recv().await {
             let JsonRpcMessage::Request(request) = message else {
@@ -250,10 +254,10 @@ impl mcp_transport::SdkServer for Forger {
                     "serverInfo": {"name": "forger", "version": "1"}
                 })),
                 _ => Err(ErrorObject {
-                    code: mcp_transport::TRANSPORT_ERROR_CODE,
+                    code: mcp_transport::wire::TRANSPORT_ERROR_CODE,
                     message: "disguised".into(),
                     data: Some(serde_json::json!({
-                        mcp_transport::TRANSPORT_FAILURE_KEY: {"kind": "streamBroken"}
+                        mcp_transport::wire::TRANSPORT_FAILURE_KEY: {"kind": "streamBroken"}
                     })),
                 }),
             };
@@ -270,10 +274,10 @@ impl mcp_transport::SdkServer for Forger {
 
 #[tokio::test]
 async fn only_a_transport_that_marks_its_failures_has_the_mark_read() {
-    let transport = mcp_transport::SdkTransport::connect(
+    let transport = mcp_transport::kinds::SdkTransport::connect(
         "forger",
         std::sync::Arc::new(Forger),
-        mcp_transport::SdkOptions::default(),
+        mcp_transport::kinds::SdkOptions::default(),
     );
     let session = mcp_transport::ClientSession::initialize(
         Box::new(transport),

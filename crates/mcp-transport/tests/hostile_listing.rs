@@ -18,10 +18,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use mcp_transport::kinds::{
+    SdkOptions, SdkServer, SdkServerConnection, SdkTransport, StreamableHttpTransport,
+};
+use mcp_transport::types::{INVALID_ENTRIES_SHOWN, ListLimits, ListingNote};
 use mcp_transport::{
-    ClientSession, ErrorObject, HttpOptions, INVALID_ENTRIES_SHOWN, JsonRpcMessage, ListLimits,
-    Listing, ListingNote, Response, SdkOptions, SdkServer, SdkServerConnection, SdkTransport,
-    SessionOptions, StreamableHttpTransport, TransportError,
+    ClientSession, ErrorObject, HttpOptions, JsonRpcMessage, Listing, Response, SessionOptions,
+    TransportError,
 };
 use serde_json::{Value, json};
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_oauth::{AuthError, AuthProvider, Challenge, ChallengeOutcome, Credentials, RequestTarget};
 use mcp_transport::HttpOptions;
-use mcp_transport::StreamableHttpTransport;
+use mcp_transport::kinds::StreamableHttpTransport;
 use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Transport};
 use serde_json::{Value, json};
 
@@ -367,7 +367,7 @@ async fn a_failed_request_gets_an_error_answer_naming_the_server() {
     let answer = next_response(&mut transport).await;
     assert_eq!(answer.id, Some(RequestId::Number(3)));
     let error = answer.outcome.unwrap_err();
-    assert_eq!(error.code, mcp_transport::TRANSPORT_ERROR_CODE);
+    assert_eq!(error.code, mcp_transport::wire::TRANSPORT_ERROR_CODE);
     assert_eq!(
         error.message,
         r#"files: POST: HTTP 500 Internal Server Error: {"error":"boom"}"#

@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
+use mcp_transport::types::is_modern;
 use mcp_transport::{
     ClientHandler, ClientSession, ErrorObject, SessionOptions, TransportError, TransportErrorKind,
-    is_modern,
 };
 use serde_json::{Value, json};
 use support::relentless::{Relentless, Script, connect};

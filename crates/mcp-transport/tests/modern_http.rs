@@ -15,15 +15,16 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_transport::StreamableHttpTransport;
+use mcp_transport::HttpOptions;
+use mcp_transport::kinds::StreamableHttpTransport;
 use mcp_transport::param_headers::{
     ParamHeaders, ToolHeaderTable, encode_header_value, header_value,
 };
+use mcp_transport::wire::TRANSPORT_ERROR_CODE;
 use mcp_transport::{
     HttpFailure, JsonRpcMessage, Notification, Request, RequestId, Response, Transport,
     TransportError, TransportErrorKind,
 };
-use mcp_transport::{HttpOptions, TRANSPORT_ERROR_CODE};
 use serde_json::{Value, json};
 
 const VERSION: &str = "2026-07-28";

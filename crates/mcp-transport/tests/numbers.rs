@@ -9,7 +9,8 @@
 // failing.
 #![allow(clippy::expect_used)]
 
-use mcp_transport::{Codec, JsonRpcMessage};
+use mcp_transport::JsonRpcMessage;
+use mcp_transport::wire::Codec;
 
 fn one(codec: &Codec, frame: &[u8]) -> JsonRpcMessage {
     let mut messages: Vec<_> = codec.decode(frame).expect("decodes").into_iter().collect();

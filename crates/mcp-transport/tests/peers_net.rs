@@ -16,9 +16,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use mcp_transport::HttpOptions;
-use mcp_transport::SseTransport;
-use mcp_transport::StreamableHttpTransport;
-use mcp_transport::WsTransport;
+use mcp_transport::kinds::SseTransport;
+use mcp_transport::kinds::StreamableHttpTransport;
+use mcp_transport::kinds::WsTransport;
 use mcp_transport::{JsonRpcMessage, Notification, Request, RequestId, Response, Transport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;

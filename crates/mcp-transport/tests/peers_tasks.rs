@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mcp_config::{RemoteConfig, ServerConfig, StdioConfig, Timeouts, TransportConfig};
+use mcp_transport::types::{TaskGeneration, TaskSupport};
 use mcp_transport::{
     CallOptions, ClientHandler, ClientSession, ConnectOptions, ErrorObject, SessionOptions,
     TransportErrorKind,
 };
-use mcp_transport::{TaskGeneration, TaskSupport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
 //! The stderr ring buffer keeps the last 64 KiB, whatever the write sizes.
 
-use mcp_transport::{STDERR_TAIL_BYTES, StderrTail};
+use mcp_transport::kinds::{STDERR_TAIL_BYTES, StderrTail};
 use proptest::prelude::*;
 
 #[test]

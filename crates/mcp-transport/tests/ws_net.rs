@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use mcp_transport::HttpOptions;
-use mcp_transport::WsTransport;
+use mcp_transport::kinds::WsTransport;
 use mcp_transport::{Incoming, JsonRpcMessage, Notification, Transport};
 use serde_json::json;
 use tokio::net::TcpListener;

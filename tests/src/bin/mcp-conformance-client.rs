@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use mcp_transport::HttpOptions;
-use mcp_transport::StreamableHttpTransport;
+use mcp_transport::kinds::StreamableHttpTransport;
 use mcp_transport::{ClientHandler, ClientSession, SessionOptions};
 use mcp_transport::{ErrorObject, TransportError, TransportErrorKind};
 use serde_json::{Map, Value, json};
@@ -271,12 +271,12 @@ fn prompt_arguments(arguments: &[Value]) -> Value {
 /// and read its supporting files, each verified, only if its `SKILL.md`
 /// verified.
 async fn use_skills(session: &ClientSession, use_one: bool) -> Result<(), String> {
-    use mcp_catalog::{SkillFiles, advertises_skills};
+    use mcp_catalog::agent_skills::{SkillFiles, advertises_skills};
     if !advertises_skills(session.server_capabilities()) {
         return Err("the server does not offer the skills extension".into());
     }
-    let source = mcp_catalog::SessionSkills::new("conformance", session);
-    let listing = mcp_catalog::list_skills(&source)
+    let source = mcp_catalog::agent_skills::SessionSkills::new("conformance", session);
+    let listing = mcp_catalog::agent_skills::list_skills(&source)
         .await
         .map_err(|e| e.to_string())?;
     for note in &listing.diagnostics {
@@ -287,7 +287,7 @@ async fn use_skills(session: &ClientSession, use_one: bool) -> Result<(), String
     let Some(skill) = listing.skills.first().filter(|_| use_one) else {
         return Ok(());
     };
-    let loaded = mcp_catalog::load_skill(&source, skill)
+    let loaded = mcp_catalog::agent_skills::load_skill(&source, skill)
         .await
         .map_err(|e| e.to_string())?;
     eprintln!("loaded {} ({} bytes)", skill.uri, loaded.text.len());

@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use clap::Parser;
 use mcp_integration_tests::server::{ExampleServer, Exit, ProcessInfo, ServerOptions};
-use mcp_transport::{Codec, JsonRpcMessage, TransportErrorKind};
+use mcp_transport::wire::Codec;
+use mcp_transport::{JsonRpcMessage, TransportErrorKind};
 use tokio::io::AsyncBufReadExt;
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;

@@ -24,7 +24,8 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_integration_tests::misbehaving::{Fault, Script};
 use mcp_integration_tests::server::{Era, ExampleServer, ServerOptions};
-use mcp_transport::{Codec, JsonRpcMessage, RequestId};
+use mcp_transport::wire::Codec;
+use mcp_transport::{JsonRpcMessage, RequestId};
 use serde_json::json;
 use tokio::sync::mpsc;
 

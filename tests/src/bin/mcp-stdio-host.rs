@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use mcp_config::StdioConfig;
 use mcp_integration_tests::harness::test_env;
+use mcp_transport::StdioOptions;
+use mcp_transport::kinds::StdioTransport;
 use mcp_transport::{ClientSession, SessionOptions, TransportError};
-use mcp_transport::{StdioOptions, StdioTransport};
 
 fn fail(message: &str) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "mcp-stdio-host: {message}");

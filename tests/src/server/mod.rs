@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use mcp_transport::error_codes;
+use mcp_transport::kinds::{SdkServer, SdkServerConnection};
 use mcp_transport::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId, Response};
-use mcp_transport::{SdkServer, SdkServerConnection};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
@@ -177,7 +177,7 @@ impl ServerOptions {
     /// A server that speaks exactly `version`: modern-only for a modern
     /// revision, legacy-only answering `initialize` with it otherwise.
     pub fn only_version(version: &str) -> Self {
-        if mcp_transport::is_modern(version) {
+        if mcp_transport::types::is_modern(version) {
             ServerOptions {
                 era: Era::Modern,
                 modern_versions: vec![version.to_owned()],

@@ -13,11 +13,11 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use mcp_transport::{ErrorObject, JsonRpcMessage, RequestId};
-use mcp_transport::{
-    KNOWN_PROTOCOL_VERSIONS, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
-    META_SUBSCRIPTION_ID, error_codes, is_modern,
+use mcp_transport::types::{
+    META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID, is_modern,
 };
+use mcp_transport::{ErrorObject, JsonRpcMessage, RequestId};
+use mcp_transport::{KNOWN_PROTOCOL_VERSIONS, error_codes};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 

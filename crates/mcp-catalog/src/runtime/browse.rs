@@ -6,11 +6,11 @@
 //! did not announce resources or prompts is not asked and lists none, and
 //! one that does not implement a listing (`-32601`, most often for
 //! resource templates) lists none of it, with a note
-//! ([`mcp_transport::ListingNote::unimplemented`] decides).
+//! ([`mcp_transport::types::ListingNote::unimplemented`] decides).
 
 use std::collections::HashSet;
 
-use mcp_transport::ListingNote;
+use mcp_transport::types::ListingNote;
 use serde_json::{Map, Value};
 
 use crate::error::CatalogError;

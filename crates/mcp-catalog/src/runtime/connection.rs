@@ -10,8 +10,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use mcp_config::ServerConfig;
+use mcp_transport::types::RejectedTool;
 use mcp_transport::{CallToolResult, Tool};
-use mcp_transport::{Listing, ProgressCallback, RejectedTool};
+use mcp_transport::{Listing, ProgressCallback};
 use serde_json::{Map, Value};
 
 use crate::catalog::ServerFeatures;

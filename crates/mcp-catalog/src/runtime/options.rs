@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_config::DEFAULT_SESSION_IDLE_TTL;
+use mcp_config::limits::DEFAULT_SESSION_IDLE_TTL;
 
 use crate::backoff::BackoffPolicy;
 use crate::catalog::MaterializeOptions;
@@ -68,7 +68,7 @@ impl RuntimeOptions {
     /// The defaults: default materialisation, up to
     /// [`DEFAULT_MAX_CONCURRENT_CONNECTS`] connects at once, the
     /// configuration's default idle TTL, the default backoff and
-    /// [`DEFAULT_MAX_RESULT_BYTES`](crate::DEFAULT_MAX_RESULT_BYTES).
+    /// [`DEFAULT_MAX_RESULT_BYTES`](crate::result::DEFAULT_MAX_RESULT_BYTES).
     pub fn new() -> Self {
         RuntimeOptions::default()
     }
@@ -130,7 +130,7 @@ impl fmt::Debug for SessionRuntimeBuilder {
 }
 
 impl SessionRuntimeBuilder {
-    /// Keeps time through `clock` (a [`crate::ManualClock`] in tests, so
+    /// Keeps time through `clock` (a [`crate::clock::ManualClock`] in tests, so
     /// eviction and backoff run without waiting).
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;

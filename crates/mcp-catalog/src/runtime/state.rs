@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use futures::future::{BoxFuture, Shared};
 use mcp_config::ServerConfig;
-use mcp_transport::RejectedTool;
 use mcp_transport::Tool;
+use mcp_transport::types::RejectedTool;
 use tokio::sync::Semaphore;
 
 use crate::backoff::{Backoff, Paused};

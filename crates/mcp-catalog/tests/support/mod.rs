@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use mcp_catalog::{GEMINI_KEYWORDS, OPENAI_KEYWORDS};
+use mcp_catalog::schemas::{GEMINI_KEYWORDS, OPENAI_KEYWORDS};
 use serde_json::Value;
 
 /// Anthropic: the top level is an object schema without combinators.

@@ -15,7 +15,7 @@
 //! rather than rewritten, because rewriting it would lose what a person
 //! wrote there. So is every file the loader would refuse to read (the same
 //! check: not a regular file, larger than
-//! [`MAX_CONFIG_FILE_BYTES`](crate::MAX_CONFIG_FILE_BYTES), not UTF-8), and
+//! [`MAX_CONFIG_FILE_BYTES`](crate::file::MAX_CONFIG_FILE_BYTES), not UTF-8), and
 //! every edit whose result would be larger than that cap: either would
 //! leave a file that no longer loads.
 //!

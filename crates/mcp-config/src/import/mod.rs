@@ -328,7 +328,7 @@ impl Imported {
 /// diagnostic and no servers.
 pub fn import_text(host: Host, text: &str, path: &Path, cx: &ImportContext<'_>) -> Imported {
     let mut out = Imported::empty(host, path);
-    if text.len() > crate::MAX_CONFIG_FILE_BYTES {
+    if text.len() > crate::file::MAX_CONFIG_FILE_BYTES {
         out.diagnostics.push(tree::at(
             path,
             Level::Error,
@@ -336,7 +336,7 @@ pub fn import_text(host: Host, text: &str, path: &Path, cx: &ImportContext<'_>) 
             1,
             format!(
                 "file is larger than {} MiB",
-                crate::MAX_CONFIG_FILE_BYTES >> 20
+                crate::file::MAX_CONFIG_FILE_BYTES >> 20
             ),
             None,
         ));
@@ -385,7 +385,7 @@ pub fn import_text(host: Host, text: &str, path: &Path, cx: &ImportContext<'_>) 
 
 /// Reads and translates `path` as `host`'s file: `None` when it does not
 /// exist. The file is read the way the loader reads config files (regular
-/// files only, at most [`crate::MAX_CONFIG_FILE_BYTES`], UTF-8); a file
+/// files only, at most [`crate::file::MAX_CONFIG_FILE_BYTES`], UTF-8); a file
 /// that cannot be read is an error diagnostic.
 pub fn import_file(host: Host, path: &Path, cx: &ImportContext<'_>) -> Option<Imported> {
     match crate::file::read_text(path) {

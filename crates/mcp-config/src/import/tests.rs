@@ -297,7 +297,7 @@ fn hostile_input() {
         assert!(got.len() < 2000, "messages stay short: {got}");
     }
     // A file past the loader's cap is refused before parsing.
-    let huge = " ".repeat(crate::MAX_CONFIG_FILE_BYTES + 1);
+    let huge = " ".repeat(crate::file::MAX_CONFIG_FILE_BYTES + 1);
     let got = summary(&import_text(Cursor, &huge, Path::new("f"), &cx()));
     assert!(
         got["diagnostics"][0]

@@ -13,11 +13,13 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use mcp_config::{CredentialSource, DEFAULT_SIGNING_ALGORITHM, McpOAuthConfig, OAuthGrantKind};
+use mcp_config::limits::DEFAULT_SIGNING_ALGORITHM;
+use mcp_config::{CredentialSource, McpOAuthConfig, OAuthGrantKind};
 
+use crate::assertion::AssertionSource;
 use crate::assertion::{CommandAssertion, EnvAssertion, EnvLookup};
 use crate::dpop::DpopMode;
-use crate::{AssertionSource, AuthError, Secret};
+use crate::{AuthError, Secret};
 
 use super::settings::{CrossAppAccess, Grant, OAuthSettings, PrivateKey};
 

@@ -360,7 +360,7 @@ impl OAuthProvider {
     pub(super) async fn jwt_bearer(
         &self,
         discovery: &Discovery,
-        source: &dyn super::settings::AssertionSource,
+        source: &dyn crate::assertion::AssertionSource,
         scope: Option<String>,
     ) -> Result<(ClientRegistration, TokenSet), AuthError> {
         let assertion = source.assertion(&self.settings.server_name).await?;

@@ -36,9 +36,7 @@ use crate::{
 };
 
 pub use from_config::{dpop_mode, settings_from_config, settings_from_config_live};
-pub use settings::{
-    AssertionSource, CrossAppAccess, Grant, OAuthConfigExt, OAuthSettings, PrivateKey,
-};
+pub use settings::{CrossAppAccess, Grant, OAuthConfigExt, OAuthSettings, PrivateKey};
 
 /// By default, refresh this long before the access token expires.
 pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);

@@ -5,10 +5,10 @@ use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use mcp_config::McpOAuthConfig;
 
-use crate::{AuthError, DpopMode, HostClass, Secret, UrlPolicy};
+use crate::assertion::AssertionSource;
+use crate::{DpopMode, HostClass, Secret, UrlPolicy};
 
 use super::DEFAULT_REFRESH_MARGIN;
 
@@ -43,25 +43,6 @@ impl PrivateKey {
             pem,
             algorithm: algorithm.into(),
         }
-    }
-}
-
-/// Supplies a credential the provider presents or exchanges: a workload
-/// identity JWT, an identity provider's ID token. It is asked once per
-/// grant, so a short-lived token is fetched fresh each time; the host
-/// decides where it comes from (an environment variable, a file, a command),
-/// since this crate reads neither the environment nor the file system.
-#[async_trait]
-pub trait AssertionSource: Send + Sync + Debug {
-    /// The current assertion, or an error naming the server and the source.
-    async fn assertion(&self, server: &str) -> Result<Secret, AuthError>;
-}
-
-/// A fixed assertion, for hosts that already hold one.
-#[async_trait]
-impl AssertionSource for Secret {
-    async fn assertion(&self, _server: &str) -> Result<Secret, AuthError> {
-        Ok(self.clone())
     }
 }
 

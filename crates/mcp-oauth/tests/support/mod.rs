@@ -204,7 +204,7 @@ async fn token(
         "authorization_code" => {
             let verifier = form.get("code_verifier").cloned().unwrap_or_default();
             b.secrets.push(verifier.clone());
-            let computed = mcp_oauth::s256_challenge(&verifier);
+            let computed = mcp_oauth::protocol::s256_challenge(&verifier);
             if b.challenge.as_deref() != Some(computed.as_str()) {
                 return refuse(StatusCode::BAD_REQUEST, "invalid_grant");
             }

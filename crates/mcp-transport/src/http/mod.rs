@@ -88,7 +88,7 @@ impl HttpOptions {
             headers: BTreeMap::new(),
             headers_helper: None,
             auth: None,
-            connect_timeout: mcp_config::DEFAULT_CONNECT_TIMEOUT,
+            connect_timeout: mcp_config::limits::DEFAULT_CONNECT_TIMEOUT,
         }
     }
 
@@ -156,7 +156,7 @@ pub(crate) fn io_error(server: &str, message: impl Into<String>) -> TransportErr
 pub(crate) fn build_client(options: &HttpOptions) -> Result<reqwest::Client, TransportError> {
     reqwest::Client::builder()
         .connect_timeout(options.connect_timeout)
-        .redirect(mcp_oauth::same_origin_only())
+        .redirect(mcp_oauth::protocol::same_origin_only())
         .build()
         .map_err(|e| {
             io_error(

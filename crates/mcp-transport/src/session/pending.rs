@@ -264,7 +264,7 @@ impl Shared {
         self.body_value(method, body)
     }
 
-    /// The result as a `Value`; a raw one past [`crate::MAX_DEPTH`] fails
+    /// The result as a `Value`; a raw one past [`crate::depth::MAX_DEPTH`] fails
     /// the request as an undecodable answer does.
     pub(super) fn body_value(&self, method: &str, body: Body) -> Result<Value, TransportError> {
         match body {

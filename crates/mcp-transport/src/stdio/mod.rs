@@ -3,7 +3,7 @@
 //! - **Spawn** without a shell (`process-wrap`), as the leader of a new
 //!   process group so shutdown reaches grandchildren too (`npx` → `node`).
 //!   The environment is cleared, then filled from the caller's environment
-//!   map through [`mcp_config::is_inherited_env_name`] (the allow-list,
+//!   map through [`mcp_config::env::is_inherited_env_name`] (the allow-list,
 //!   proxy and CA variables, `XDG_*`) and the entry's `envPassthrough`
 //!   names, then the entry's own `env`, without the keys env safety
 //!   refuses (REFERENCE §1.6); `cwd` is honoured.
@@ -192,7 +192,7 @@ pub(crate) fn silence_note(
     base_env: &BTreeMap<String, String>,
     config: &mcp_config::StdioConfig,
 ) -> String {
-    let passed: Vec<&str> = mcp_config::INHERITED_NETWORK_ENV
+    let passed: Vec<&str> = mcp_config::env::INHERITED_NETWORK_ENV
         .iter()
         .copied()
         .filter(|name| base_env.contains_key(*name) || config.env.contains_key(*name))

@@ -3,7 +3,7 @@
 //! to the request), refusals, and a broken stream.
 //!
 //! A modern session posts its requests through the transport's
-//! [`crate::ModernSender`], from the caller's task: each is written from
+//! [`crate::transport::ModernSender`], from the caller's task: each is written from
 //! borrows with the session's `_meta` spliced in as encoded once
 //! ([`Prepared::spliced`]), and the session keeps the parameters for an
 //! input round without a copy. A request handed to `send` is modern when

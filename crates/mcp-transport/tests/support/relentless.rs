@@ -11,10 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use mcp_transport::{
-    ClientSession, ErrorObject, JsonRpcMessage, SdkOptions, SdkServer, SdkServerConnection,
-    SdkTransport, SessionOptions, TASKS_EXTENSION, is_modern,
-};
+use mcp_transport::kinds::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
+use mcp_transport::types::{TASKS_EXTENSION, is_modern};
+use mcp_transport::{ClientSession, ErrorObject, JsonRpcMessage, SessionOptions};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
