@@ -16,6 +16,10 @@
 //! Reading from text ([`Deserialize`]) and from a [`Value`]
 //! ([`From<Value>`]) sort a block the same way.
 
+use std::fmt;
+
+use serde::de::value::SeqAccessDeserializer;
+use serde::de::{self, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -240,9 +244,176 @@ fn write_typed<S: Serializer>(
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
-    /// Read as a `Value`, then sorted by [`From<Value>`].
+    /// One pass, sorting as [`From<Value>`] does: an object's members are
+    /// read by name into a short list, so a typed block costs its strings
+    /// and no map; any other block becomes the `Value` the same input reads
+    /// as.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Value::deserialize(deserializer).map(ContentBlock::from)
+        deserializer.deserialize_any(BlockVisitor)
+    }
+}
+
+/// Reads one block; every input but an object is handed to `Value`'s own
+/// reading, so it is kept exactly as a `Value` would hold it.
+struct BlockVisitor;
+
+impl<'de> Visitor<'de> for BlockVisitor {
+    type Value = ContentBlock;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a content block")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<ContentBlock, E> {
+        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<ContentBlock, E> {
+        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<ContentBlock, E> {
+        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<ContentBlock, E> {
+        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<ContentBlock, E> {
+        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<ContentBlock, E> {
+        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<ContentBlock, E> {
+        Ok(ContentBlock::Other(Value::String(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<ContentBlock, E> {
+        Ok(ContentBlock::Other(Value::String(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<ContentBlock, E> {
+        Ok(ContentBlock::Other(Value::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<ContentBlock, E> {
+        Ok(ContentBlock::Other(Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<ContentBlock, D::Error> {
+        ContentBlock::deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ContentBlock, A::Error> {
+        Value::deserialize(SeqAccessDeserializer::new(seq)).map(ContentBlock::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
+        let mut members: Vec<(Name, Value)> =
+            Vec::with_capacity(map.size_hint().unwrap_or(4).min(8));
+        // Each member a typed block may have, once: a name given twice
+        // leaves the block to the map, which keeps the last value as
+        // `Value` does.
+        let mut seen = 0u8;
+        let mut repeated = false;
+        while let Some(name) = map.next_key::<Name>()? {
+            if let Name::Member(member) = name {
+                let bit = 1u8 << member as u8;
+                repeated |= seen & bit != 0;
+                seen |= bit;
+            }
+            members.push((name, map.next_value()?));
+        }
+        let kind = members
+            .iter()
+            .find_map(|(name, value)| match (name, value) {
+                (Name::Member(Member::Type), Value::String(kind)) => Kind::named(kind),
+                _ => None,
+            });
+        match kind {
+            Some(kind)
+                if !repeated && fits(kind, members.iter().map(|(name, v)| (name.member(), v))) =>
+            {
+                Ok(typed(kind, |wanted| {
+                    let at = members
+                        .iter()
+                        .position(|(name, _)| name.member() == Some(wanted))?;
+                    Some(members.swap_remove(at).1)
+                }))
+            }
+            _ => {
+                let mut object = Map::new();
+                for (name, value) in members {
+                    object.insert(name.into_string(), value);
+                }
+                // A member given twice is sorted on the map, holding the
+                // last value, as reading a `Value` first would.
+                Ok(ContentBlock::from(unwrap_number(object)))
+            }
+        }
+    }
+}
+
+/// An object that is serde_json's private map for a number read with
+/// `arbitrary_precision`, as the number `Value` reads it back into; any
+/// other object unchanged.
+fn unwrap_number(object: Map<String, Value>) -> Value {
+    const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+    if object.len() == 1
+        && let Some(Value::String(digits)) = object.get(NUMBER_TOKEN)
+        && let Ok(number) = serde_json::from_str::<Value>(digits)
+    {
+        return number;
+    }
+    Value::Object(object)
+}
+
+/// A member's name: one a typed block may have, read without allocating,
+/// or any other.
+enum Name {
+    Member(Member),
+    Other(String),
+}
+
+impl Name {
+    fn member(&self) -> Option<Member> {
+        match self {
+            Name::Member(member) => Some(*member),
+            Name::Other(_) => None,
+        }
+    }
+
+    fn into_string(self) -> String {
+        match self {
+            Name::Member(member) => member.name().to_owned(),
+            Name::Other(name) => name,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct NameVisitor;
+        impl Visitor<'_> for NameVisitor {
+            type Value = Name;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a member name")
+            }
+
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Name, E> {
+                Ok(Member::named(name).map_or_else(|| Name::Other(name.to_owned()), Name::Member))
+            }
+
+            fn visit_string<E: de::Error>(self, name: String) -> Result<Name, E> {
+                Ok(Member::named(&name).map_or(Name::Other(name), Name::Member))
+            }
+        }
+        deserializer.deserialize_str(NameVisitor)
     }
 }
 
