@@ -53,6 +53,14 @@ pub enum CatalogErrorKind {
         /// How long until the next try.
         retry_in: Duration,
     },
+    /// A schema cannot be expressed for a provider without changing what
+    /// the arguments mean.
+    Schema {
+        /// JSON pointer into the normalised schema (`/` for its root).
+        path: String,
+        /// Why the schema cannot be expressed there.
+        reason: String,
+    },
     /// No tool of that name is in the catalog.
     UnknownTool {
         /// The name the model used.
@@ -202,6 +210,17 @@ impl CatalogError {
         )
     }
 
+    /// A schema that cannot be expressed at `path`, for `reason`.
+    pub fn schema(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        CatalogError::new(
+            None,
+            CatalogErrorKind::Schema {
+                path: path.into(),
+                reason: reason.into(),
+            },
+        )
+    }
+
     /// No tool is called `name`.
     pub fn unknown_tool(name: impl Into<String>) -> Self {
         CatalogError::new(None, CatalogErrorKind::UnknownTool { name: name.into() })
@@ -327,6 +346,7 @@ impl fmt::Display for CatalogError {
                 "{server} is paused after {failures} consecutive failures; next try at {retry_at} (in {} s)",
                 retry_in.as_secs().max(1)
             ),
+            CatalogErrorKind::Schema { path, reason } => write!(f, "{path}: {reason}"),
             CatalogErrorKind::UnknownTool { name } => write!(f, "unknown tool {name:?}"),
             CatalogErrorKind::InvalidArguments {
                 tool,

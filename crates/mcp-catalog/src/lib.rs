@@ -221,11 +221,11 @@ pub mod results {
 pub mod schemas {
     pub use crate::schema::{
         GEMINI_KEYWORDS, MAX_DEPTH as MAX_SCHEMA_DEPTH, MAX_JSON_DEPTH, OPENAI_KEYWORDS,
-        SchemaError, SchemaLimits, UnknownArguments, check_composition,
-        check_limits as check_schema_limits, check_output_schema, check_ref_cycles,
-        for_profile as schema_for_profile, normalize as normalize_schema,
-        prepare as prepare_schema, prepare_shared as prepare_schema_shared,
-        prepare_shared_with as prepare_schema_shared_with, strip_optional_nulls, unknown_arguments,
+        SchemaLimits, UnknownArguments, check_composition, check_limits as check_schema_limits,
+        check_output_schema, check_ref_cycles, for_profile as schema_for_profile,
+        normalize as normalize_schema, prepare as prepare_schema,
+        prepare_shared as prepare_schema_shared, prepare_shared_with as prepare_schema_shared_with,
+        strip_optional_nulls, unknown_arguments,
     };
 }
 

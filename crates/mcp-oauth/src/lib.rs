@@ -175,7 +175,7 @@ pub mod protocol {
     pub use crate::redirect::{MAX_REDIRECTS, same_origin_only};
     pub use crate::store::StoreLock;
     pub use crate::token::{
-        ClientAuth, TokenEndpointError, TokenResponse, TokenResult, request_token,
+        ClientAuth, TokenErrorResponse, TokenResponse, TokenResult, request_token,
     };
 }
 

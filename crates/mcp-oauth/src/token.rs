@@ -159,9 +159,11 @@ struct ErrorBody {
     error_description: Option<String>,
 }
 
-/// An OAuth error answer from a token endpoint.
+/// An OAuth error answer from a token endpoint (RFC 6749 §5.2): what the
+/// server said, which [`request_token`] hands back beside its own
+/// [`AuthError`] so a caller can react to `invalid_grant`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenEndpointError {
+pub struct TokenErrorResponse {
     /// HTTP status.
     pub status: u16,
     /// The OAuth `error` code, when the body had one.
@@ -170,7 +172,7 @@ pub struct TokenEndpointError {
     pub description: Option<String>,
 }
 
-impl std::fmt::Display for TokenEndpointError {
+impl std::fmt::Display for TokenErrorResponse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "status {}", self.status)?;
         if let Some(error) = &self.error {
@@ -184,7 +186,7 @@ impl std::fmt::Display for TokenEndpointError {
 }
 
 /// The result of one token request: a token, or the server's refusal.
-pub type TokenResult = Result<Result<TokenResponse, TokenEndpointError>, AuthError>;
+pub type TokenResult = Result<Result<TokenResponse, TokenErrorResponse>, AuthError>;
 
 /// Sends a token request with `params` (grant type and grant fields)
 /// authenticated by `auth`. Transport failures are the outer error; an OAuth
@@ -289,7 +291,7 @@ pub(crate) async fn post_form(
     endpoint: &str,
     auth: &ClientAuth,
     params: Vec<(&'static str, String)>,
-) -> Result<Result<(), TokenEndpointError>, AuthError> {
+) -> Result<Result<(), TokenErrorResponse>, AuthError> {
     let request = authenticated_form(http, server, endpoint, auth, params)?;
     let response = request.send().await.map_err(|e| {
         let e = e.without_url();
@@ -304,9 +306,9 @@ pub(crate) async fn post_form(
 }
 
 /// A token endpoint's (or revocation endpoint's) error answer.
-fn refusal(status: u16, body: &[u8]) -> TokenEndpointError {
+fn refusal(status: u16, body: &[u8]) -> TokenErrorResponse {
     let parsed: Option<ErrorBody> = serde_json::from_slice(body).ok();
-    TokenEndpointError {
+    TokenErrorResponse {
         status,
         error: parsed.as_ref().and_then(|b| b.error.clone()),
         description: parsed.and_then(|b| b.error_description),

@@ -19,6 +19,7 @@ use super::{
     Catalog, CatalogDiagnostic, CatalogTool, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
     ServerTools,
 };
+use crate::error::CatalogError;
 use crate::naming::{NameAdjustment, NameAllocator, ServerPrefix};
 use crate::schema::{self, ProviderProfile, SchemaLimits};
 use crate::tool::{SharedSchema, ToolOrigin, ToolParts, ToolTarget, UtilityTool};
@@ -154,15 +155,15 @@ impl PreparedForms {
 /// Why a tool's schemas keep it out of the catalog.
 #[derive(Debug, Clone)]
 enum Refused {
-    Input(schema::SchemaError),
-    Output(schema::SchemaError),
+    Input(CatalogError),
+    Output(CatalogError),
 }
 
 fn prepare_input(
     original: &SharedSchema,
     profile: ProviderProfile,
     limits: &SchemaLimits,
-) -> Result<PreparedForms, schema::SchemaError> {
+) -> Result<PreparedForms, CatalogError> {
     let prepared = schema::prepare_for_calls(original.get(), profile, limits)?;
     Ok(PreparedForms {
         input: Form::of(prepared.schema),
@@ -208,7 +209,7 @@ struct Bucket {
 struct InternedInput {
     /// The schema it was made from, to confirm a hash match.
     original: SharedSchema,
-    prepared: Result<PreparedForms, schema::SchemaError>,
+    prepared: Result<PreparedForms, CatalogError>,
 }
 
 impl Inputs {
@@ -219,7 +220,7 @@ impl Inputs {
         original: &SharedSchema,
         profile: ProviderProfile,
         limits: &SchemaLimits,
-    ) -> (Result<PreparedSchema, schema::SchemaError>, u64) {
+    ) -> (Result<PreparedSchema, CatalogError>, u64) {
         let hash = intern::content_hash(original.get());
         let bucket = self.by_hash.entry(hash).or_default();
         // The caller records the hash in its listing: held from now on.
@@ -310,7 +311,7 @@ struct Outputs {
 }
 
 impl Outputs {
-    fn check(&mut self, output: &Value, limits: &SchemaLimits) -> Result<(), schema::SchemaError> {
+    fn check(&mut self, output: &Value, limits: &SchemaLimits) -> Result<(), CatalogError> {
         let hash = intern::content_hash(output);
         if let Some(entries) = self.passed.get(&hash)
             && entries

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::subset::refuse_overlapping_one_of;
-use super::{SchemaError, required_names, resolve_local, schema_error};
+use super::{CatalogError, required_names, resolve_local, schema_error};
 
 /// Whether a schema describes an object (explicitly or by its keywords).
 pub(super) fn is_object_like(schema: &Value) -> bool {
@@ -79,7 +79,7 @@ pub(super) fn merge_objects(branches: &[Value], all: bool) -> Map<String, Value>
 
 /// The top level as one object schema: `anyOf`/`oneOf`/`allOf` at the top
 /// are merged into the root's properties.
-pub(super) fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
+pub(super) fn flatten_top_level(schema: Value) -> Result<Value, CatalogError> {
     let Value::Object(mut root) = schema else {
         return Err(schema_error("", "the input schema is not an object schema"));
     };
@@ -168,7 +168,7 @@ pub(super) fn flatten_top_level(schema: Value) -> Result<Value, SchemaError> {
 /// [a]}, {required: [b]}]` would lose that one of them is needed), closed
 /// branches list the same properties (else the merge accepts mixtures),
 /// and `oneOf` branches cannot both match.
-fn refuse_lossy_union(keyword: &str, branches: &[Value], root: &Value) -> Result<(), SchemaError> {
+fn refuse_lossy_union(keyword: &str, branches: &[Value], root: &Value) -> Result<(), CatalogError> {
     let required_of = |branch: &Value| {
         let mut names = required_names(branch);
         names.sort();

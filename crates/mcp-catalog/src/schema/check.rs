@@ -11,13 +11,13 @@ use serde_json::Value;
 
 use super::limits::{MAX_DEPTH, SchemaLimits, check_limits};
 use super::{
-    Keyword, Path, SchemaError, Segment, escape_pointer, keyword, percent_decode, push_segments,
+    CatalogError, Keyword, Path, Segment, escape_pointer, keyword, percent_decode, push_segments,
     resolve_local, same_document_fragment, schema_error,
 };
 
 /// The checks every profile starts with: structure, then references, then
 /// how much the composition keywords make a validator evaluate.
-pub(super) fn check(normalized: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+pub(super) fn check(normalized: &Value, limits: &SchemaLimits) -> Result<(), CatalogError> {
     check_structure(normalized, &Path::ROOT, 0)?;
     let anchors = Anchors::of(normalized);
     check_refs(normalized, normalized, &anchors, &Path::ROOT, 0)?;
@@ -30,7 +30,7 @@ pub(super) fn check(normalized: &Value, limits: &SchemaLimits) -> Result<(), Sch
 /// whose composition stays within the bound. A schema that fails leaves
 /// its tool out: a result could not be checked against it, and the SEP
 /// asks for rejection rather than a permissive reading.
-pub fn check_output_schema(schema: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+pub fn check_output_schema(schema: &Value, limits: &SchemaLimits) -> Result<(), CatalogError> {
     match schema {
         Value::Bool(_) => return Ok(()),
         Value::Object(_) => {}
@@ -59,7 +59,7 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// MCP requires an object at the top; combinators may stay.
-pub(super) fn check_generic_top(normalized: &Value) -> Result<(), SchemaError> {
+pub(super) fn check_generic_top(normalized: &Value) -> Result<(), CatalogError> {
     match normalized.get("type") {
         Some(Value::String(t)) if t == "object" => Ok(()),
         Some(other) => Err(schema_error(
@@ -76,7 +76,7 @@ pub(super) const TYPE_NAMES: &[&str] = &[
 
 /// Refuses a schema a validator would not compile: a subschema that is not
 /// an object or boolean, an unknown type, a malformed `required` or `enum`.
-fn check_structure(schema: &Value, path: &Path<'_>, depth: usize) -> Result<(), SchemaError> {
+fn check_structure(schema: &Value, path: &Path<'_>, depth: usize) -> Result<(), CatalogError> {
     if depth > MAX_DEPTH + 1 {
         return Err(schema_error(&path.render(), "schema nests too deeply"));
     }
@@ -167,7 +167,7 @@ fn check_refs<'a>(
     anchors: &Anchors<'a>,
     path: &Path<'_>,
     depth: usize,
-) -> Result<(), SchemaError> {
+) -> Result<(), CatalogError> {
     let Value::Object(map) = schema else {
         return Ok(());
     };
@@ -439,7 +439,7 @@ fn in_place(key: &str) -> Option<Keyword> {
 /// Without recursion: schemas are numbered by address, edges are the
 /// in-place applicators and resolved references, and an iterative
 /// depth-first search looks for a cycle.
-pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
+pub fn check_ref_cycles(root: &Value) -> Result<(), CatalogError> {
     check_graph(root, usize::MAX)
 }
 
@@ -451,11 +451,11 @@ pub fn check_ref_cycles(root: &Value) -> Result<(), SchemaError> {
 /// schema apply exponentially many (`A: anyOf [B, B]`, `B: anyOf [C, C]`,
 /// …), which the node cap alone does not see; a validator would evaluate
 /// each of them for every value.
-pub fn check_composition(root: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+pub fn check_composition(root: &Value, limits: &SchemaLimits) -> Result<(), CatalogError> {
     check_graph(root, limits.max_applied_subschemas)
 }
 
-fn check_graph(root: &Value, max_applied: usize) -> Result<(), SchemaError> {
+fn check_graph(root: &Value, max_applied: usize) -> Result<(), CatalogError> {
     if !has_reference(root) {
         // Without references every subschema is applied at most once,
         // and the node cap bounds them.

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::anthropic::{is_object_like, merge_objects};
 use super::limits::{Budget, MAX_DEPTH, count_nodes};
 use super::subset::{provider_object, refuse_lost_logic};
-use super::{Keyword, Path, SchemaError, keyword, resolve_local, schema_error};
+use super::{CatalogError, Keyword, Path, keyword, resolve_local, schema_error};
 
 /// Replaces every local `$ref` with the schema it points to. A reference
 /// cycle cannot be inlined and is refused.
@@ -18,7 +18,7 @@ pub(super) fn inline_refs(
     stack: &mut Vec<String>,
     depth: usize,
     budget: &mut Budget,
-) -> Result<Value, SchemaError> {
+) -> Result<Value, CatalogError> {
     if depth > MAX_DEPTH {
         return Err(schema_error(
             &path.render(),
@@ -122,7 +122,11 @@ pub const GEMINI_KEYWORDS: &[&str] = &[
     "anyOf",
 ];
 
-pub(super) fn gemini(schema: &mut Value, path: &Path<'_>, depth: usize) -> Result<(), SchemaError> {
+pub(super) fn gemini(
+    schema: &mut Value,
+    path: &Path<'_>,
+    depth: usize,
+) -> Result<(), CatalogError> {
     let Some(map) = provider_object(schema, || json!({}), "gemini", path, depth)? else {
         return Ok(());
     };

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Keyword, Path, SchemaError, keyword, schema_error};
+use super::{CatalogError, Keyword, Path, keyword, schema_error};
 
 /// How many subschema levels a schema may nest before it is refused
 /// (hostile input): the recursive rewrites below never go deeper.
@@ -91,7 +91,7 @@ impl SchemaLimits {
 /// the part below the caps. After this, every walk in this module may
 /// recurse: JSON depth is at most [`MAX_JSON_DEPTH`] and subschema depth
 /// at most [`MAX_DEPTH`].
-pub fn check_limits(schema: &Value, limits: &SchemaLimits) -> Result<(), SchemaError> {
+pub fn check_limits(schema: &Value, limits: &SchemaLimits) -> Result<(), CatalogError> {
     /// What a value is to JSON Schema.
     #[derive(Clone, Copy)]
     enum Pos {
@@ -221,7 +221,7 @@ impl Budget {
         nodes: usize,
         path: &Path<'_>,
         what: &str,
-    ) -> Result<(), SchemaError> {
+    ) -> Result<(), CatalogError> {
         match self.left.checked_sub(nodes) {
             Some(left) => {
                 self.left = left;

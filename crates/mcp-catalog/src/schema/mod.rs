@@ -4,7 +4,7 @@
 //! schema that validators and models read the same way. A
 //! [`ProviderProfile`] then rewrites it into the subset one provider
 //! accepts. A rewrite that would change what arguments mean is refused with
-//! a [`SchemaError`]: the tool is left out and reported rather than sent
+//! a [`CatalogError`] of kind `Schema`: the tool is left out and reported rather than sent
 //! broken. Rewrites that only relax a constraint are allowed, because
 //! arguments are still validated against the server's own schema before a
 //! call.
@@ -40,6 +40,8 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+use crate::error::CatalogError;
 
 #[cfg(not(feature = "validation"))]
 pub(crate) use self::args::cheap_violation;
@@ -109,17 +111,6 @@ impl ProviderProfile {
     }
 }
 
-/// A schema that cannot be expressed for a provider without changing what
-/// the arguments mean.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {reason}")]
-pub struct SchemaError {
-    /// JSON pointer into the normalised schema.
-    pub path: String,
-    /// Why the schema cannot be expressed there.
-    pub reason: String,
-}
-
 /// The names a schema's `required` lists (strings only, in order).
 fn required_names(schema: &Value) -> Vec<String> {
     schema
@@ -141,15 +132,9 @@ fn required_names_in(map: &Map<String, Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn schema_error(path: &str, reason: impl Into<String>) -> SchemaError {
-    SchemaError {
-        path: if path.is_empty() {
-            "/".to_owned()
-        } else {
-            path.to_owned()
-        },
-        reason: reason.into(),
-    }
+fn schema_error(path: &str, reason: impl Into<String>) -> CatalogError {
+    let path = if path.is_empty() { "/" } else { path };
+    CatalogError::schema(path, reason)
 }
 
 /// Where a keyword keeps its subschemas.
@@ -266,7 +251,7 @@ fn push_segments<'a>(out: &mut String, segments: impl Iterator<Item = Segment<'a
 
 /// Rewrites a normalised schema for `profile`, within the default
 /// [`SchemaLimits`].
-pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
+pub fn for_profile(normalized: &Value, profile: ProviderProfile) -> Result<Value, CatalogError> {
     let limits = SchemaLimits::default();
     check_limits(normalized, &limits)?;
     for_profile_owned(normalized.clone(), profile, &limits)
@@ -276,7 +261,7 @@ fn for_profile_owned(
     normalized: Value,
     profile: ProviderProfile,
     limits: &SchemaLimits,
-) -> Result<Value, SchemaError> {
+) -> Result<Value, CatalogError> {
     let mut normalized = normalized;
     check(&normalized, limits)?;
     if profile != ProviderProfile::Generic {
@@ -313,7 +298,7 @@ fn for_profile_owned(
 }
 
 /// Normalises `schema` and rewrites it for `profile`.
-pub fn prepare(schema: &Value, profile: ProviderProfile) -> Result<Value, SchemaError> {
+pub fn prepare(schema: &Value, profile: ProviderProfile) -> Result<Value, CatalogError> {
     prepare_shared(schema, profile).map(Cow::into_owned)
 }
 
@@ -324,7 +309,7 @@ pub fn prepare(schema: &Value, profile: ProviderProfile) -> Result<Value, Schema
 pub fn prepare_shared(
     schema: &Value,
     profile: ProviderProfile,
-) -> Result<Cow<'_, Value>, SchemaError> {
+) -> Result<Cow<'_, Value>, CatalogError> {
     prepare_shared_with(schema, profile, &SchemaLimits::default())
 }
 
@@ -335,7 +320,7 @@ pub fn prepare_shared_with<'s>(
     schema: &'s Value,
     profile: ProviderProfile,
     limits: &SchemaLimits,
-) -> Result<Cow<'s, Value>, SchemaError> {
+) -> Result<Cow<'s, Value>, CatalogError> {
     prepare_inner(schema, profile, limits, false).map(|prepared| prepared.schema)
 }
 
@@ -357,7 +342,7 @@ pub(crate) fn prepare_for_calls<'s>(
     schema: &'s Value,
     profile: ProviderProfile,
     limits: &SchemaLimits,
-) -> Result<Prepared<'s>, SchemaError> {
+) -> Result<Prepared<'s>, CatalogError> {
     prepare_inner(
         schema,
         profile,
@@ -371,7 +356,7 @@ fn prepare_inner<'s>(
     profile: ProviderProfile,
     limits: &SchemaLimits,
     keep_normal: bool,
-) -> Result<Prepared<'s>, SchemaError> {
+) -> Result<Prepared<'s>, CatalogError> {
     check_limits(schema, limits)?;
     // Within the limits `normalize` reads the whole schema, so a schema it
     // would leave unchanged can stand for its own normal form.

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::anthropic::{is_object_like, is_object_like_map, merge_objects};
 use super::limits::{Budget, count_nodes};
 use super::subset::{provider_object, refuse_lost_logic};
-use super::{Path, SchemaError, escape_pointer, required_names_in, resolve_local, schema_error};
+use super::{CatalogError, Path, escape_pointer, required_names_in, resolve_local, schema_error};
 
 /// The root's `$defs` and `definitions` alone: what a `$ref` inside the
 /// strict rewrite resolves against while the root itself changes.
@@ -40,7 +40,7 @@ const OPENAI_MAX_LARGE_ENUM_CHARS: usize = 15_000;
 /// Refuses a strict schema over OpenAI's documented limits. Nesting counts
 /// the object and array schemas on a path (the root is level 1; a
 /// definition starts again at 1, as references are not followed).
-pub(super) fn openai_limits(schema: &Value) -> Result<(), SchemaError> {
+pub(super) fn openai_limits(schema: &Value) -> Result<(), CatalogError> {
     let mut properties = 0usize;
     let mut strings = 0usize;
     let mut enum_values = 0usize;
@@ -170,7 +170,7 @@ pub(super) fn openai_strict(
     path: &Path<'_>,
     depth: usize,
     budget: &mut Budget,
-) -> Result<(), SchemaError> {
+) -> Result<(), CatalogError> {
     let Some(map) = provider_object(
         schema,
         || json!({ "anyOf": scalar_types() }),

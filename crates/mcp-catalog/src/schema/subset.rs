@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::check::TYPE_NAMES;
 use super::limits::MAX_DEPTH;
-use super::{Path, SchemaError, resolve_local, schema_error};
+use super::{CatalogError, Path, resolve_local, schema_error};
 
 /// Most `oneOf` branches one pair check stays cheap for.
 const MAX_ONE_OF_BRANCHES: usize = 256;
@@ -19,7 +19,7 @@ pub(super) fn refuse_overlapping_one_of(
     root: &Value,
     target: &str,
     path: &str,
-) -> Result<(), SchemaError> {
+) -> Result<(), CatalogError> {
     if branches.len() > MAX_ONE_OF_BRANCHES {
         return Err(schema_error(
             path,
@@ -145,7 +145,7 @@ pub(super) fn refuse_lost_logic(
     root: &Value,
     provider: &str,
     path: &Path<'_>,
-) -> Result<(), SchemaError> {
+) -> Result<(), CatalogError> {
     for (key, what) in [
         ("not", "`not`"),
         ("if", "if/then/else"),
@@ -188,7 +188,7 @@ pub(super) fn provider_object<'s>(
     provider: &str,
     path: &Path<'_>,
     depth: usize,
-) -> Result<Option<&'s mut Map<String, Value>>, SchemaError> {
+) -> Result<Option<&'s mut Map<String, Value>>, CatalogError> {
     if depth > MAX_DEPTH {
         return Err(schema_error(&path.render(), "schema nests too deeply"));
     }

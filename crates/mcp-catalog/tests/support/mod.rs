@@ -144,3 +144,11 @@ pub(crate) fn problems_for(profile: mcp_catalog::ProviderProfile, schema: &Value
         other => panic!("no check for the {other:?} profile"),
     }
 }
+
+/// The path and reason of a schema refused for a provider.
+pub(crate) fn refused(error: &mcp_catalog::CatalogError) -> (&str, &str) {
+    match error.kind() {
+        mcp_catalog::CatalogErrorKind::Schema { path, reason } => (path, reason),
+        other => panic!("not a schema refusal: {other:?}"),
+    }
+}

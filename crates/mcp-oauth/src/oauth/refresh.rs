@@ -117,7 +117,7 @@ impl OAuthProvider {
 
 /// Whether a token endpoint's refusal of a refresh is final: the refresh
 /// token or the client is no longer valid (RFC 6749 section 5.2).
-fn refused_for_good(refused: &crate::token::TokenEndpointError) -> bool {
+fn refused_for_good(refused: &crate::token::TokenErrorResponse) -> bool {
     matches!(refused.status, 400 | 401)
         && matches!(
             refused.error.as_deref(),
