@@ -265,18 +265,24 @@ impl<'de> Visitor<'de> for BlockVisitor {
     }
 
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<ContentBlock, E> {
-        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
+        Ok(kept(v))
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<ContentBlock, E> {
-        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<ContentBlock, E> {
-        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
+        Ok(kept(v))
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<ContentBlock, E> {
+        Ok(kept(v))
+    }
+
+    // A non-finite number is `null`, as `Value` reads it.
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<ContentBlock, E> {
+        Ok(kept(v))
+    }
+
+    // Only some formats give 128-bit integers; `Value` reads them its way.
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<ContentBlock, E> {
         Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
     }
 
@@ -284,24 +290,20 @@ impl<'de> Visitor<'de> for BlockVisitor {
         Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
     }
 
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<ContentBlock, E> {
-        Value::deserialize(v.into_deserializer()).map(ContentBlock::Other)
-    }
-
     fn visit_str<E: de::Error>(self, v: &str) -> Result<ContentBlock, E> {
-        Ok(ContentBlock::Other(Value::String(v.to_owned())))
+        Ok(kept(v))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<ContentBlock, E> {
-        Ok(ContentBlock::Other(Value::String(v)))
+        Ok(kept(v))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<ContentBlock, E> {
-        Ok(ContentBlock::Other(Value::Null))
+        Ok(kept(Value::Null))
     }
 
     fn visit_none<E: de::Error>(self) -> Result<ContentBlock, E> {
-        Ok(ContentBlock::Other(Value::Null))
+        Ok(kept(Value::Null))
     }
 
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<ContentBlock, D::Error> {
@@ -356,6 +358,11 @@ impl<'de> Visitor<'de> for BlockVisitor {
             }
         }
     }
+}
+
+/// A block that is not an object, kept as the `Value` it reads as.
+fn kept(value: impl Into<Value>) -> ContentBlock {
+    ContentBlock::Other(value.into())
 }
 
 /// An object that is serde_json's private map for a number read with
@@ -670,6 +677,9 @@ mod tests {
             (r#"null"#, Other),
             (r#"true"#, Other),
             (r#"["text","x"]"#, Other),
+            (r#"18446744073709551615"#, Other),
+            (r#""a\u0000b\u001b[2J""#, Other),
+            (r#"[{"type":"text","text":"x"}]"#, Other),
         ];
         for (text, expect) in rows {
             check(text, expect);
