@@ -119,3 +119,42 @@ async fn the_proxy_carries_the_server_id_and_host_credentials_to_a_real_peer() {
         .unwrap_err();
     assert!(err.to_string().contains("HTTP 401"), "{err}");
 }
+
+/// The server behind the proxy dies with nothing in flight: the only sign
+/// is the server's stream, which the proxy now answers with 502. The
+/// session ends (with that answer as its reason) instead of living on with
+/// no stream and no server.
+#[tokio::test]
+#[ignore = "needs cargo xtask peers"]
+async fn a_session_ends_when_the_server_behind_the_proxy_dies() {
+    let port = peers::free_port();
+    let peer = everything_http(port);
+    let proxy = serve_proxy(
+        format!("http://127.0.0.1:{port}/mcp"),
+        ProxyExpectations {
+            server_id: "srv_everything".into(),
+            authorization: "Bearer host-token".into(),
+        },
+    )
+    .await;
+    let options = ConnectOptions::default()
+        .with_session(SessionOptions::default())
+        .with_claudeai_credentials(Arc::new(HostCredentials("Bearer host-token")));
+    let session = mcp_transport::connect(&proxy_entry(&proxy.url, "srv_everything"), &options)
+        .await
+        .unwrap();
+    assert!(session.list_tools().await.is_ok());
+    assert!(!session.is_closed());
+
+    drop(peer);
+    // Three refused reopenings a retry delay (1 s) apart, with room for two
+    // shared cores.
+    let reason = tokio::time::timeout(Duration::from_secs(15), session.closed())
+        .await
+        .expect("the session ends once the proxy cannot reach the server");
+    let reason = reason.to_string();
+    assert!(reason.contains("HTTP 502"), "{reason}");
+    assert!(reason.starts_with("claude.ai Everything"), "{reason}");
+    let later = session.list_tools().await.unwrap_err();
+    assert_eq!(later.to_string(), reason);
+}

@@ -16,7 +16,10 @@
 //!   `notifications/initialized` → first request in order on the wire.
 //! - **Server stream:** after `notifications/initialized` the transport
 //!   opens the optional GET stream for server-initiated messages (405 means
-//!   the server offers none).
+//!   the server offers none). Once open, it is reopened when it ends; three
+//!   failed reopenings in a row (no connection, or 502/504 from a proxy in
+//!   front of the server) end the session, so a dead server is noticed
+//!   with nothing in flight.
 //! - **Resumption:** when an SSE stream ends before the answer it carries,
 //!   the transport waits the server's `retry:` delay (1 s if none was sent)
 //!   and resumes with GET and `Last-Event-ID` (SEP-1699), up to five times.
@@ -611,6 +614,9 @@ impl Shared {
         let mut last_event_id: Option<String> = None;
         let mut retry = DEFAULT_RETRY;
         let mut failures = 0;
+        // Whether a stream was open before: only then does a gateway's
+        // refusal say the server went away.
+        let mut reopening = false;
         loop {
             let answer = self.get(last_event_id.as_deref()).await;
             if let Some(opened) = opened.take() {
@@ -631,12 +637,28 @@ impl Shared {
                 }
             };
             let status = response.status();
+            if reopening && is_gateway_failure(status) {
+                // The stream was open and a gateway in front of the server
+                // now says it cannot reach it: a dead server, as surely as
+                // a refused connection is.
+                failures += 1;
+                if failures >= MAX_GET_FAILURES {
+                    let error =
+                        unexpected_status(&self.server, "reopening the server's stream", response)
+                            .await;
+                    self.lost(error);
+                    return;
+                }
+                tokio::time::sleep(retry).await;
+                continue;
+            }
             if !status.is_success() || media_type(&response) != "text/event-stream" {
                 // 405: the server offers no GET stream; anything else: it
                 // does not want one now. Server messages then come on POSTs.
                 tracing::debug!(server = %self.server, %status, "no GET stream");
                 return;
             }
+            reopening = true;
             let mut events = Box::pin(sse_events(response));
             let mut got_any = false;
             while let Some(item) = events.next().await {
@@ -754,6 +776,15 @@ impl Shared {
 /// How long the handshake waits for the server to answer the GET that opens
 /// its stream; a server that does not answer by then gets requests anyway.
 const GET_STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
+
+/// 502 and 504: a gateway (a proxy, a load balancer) could not reach the
+/// server behind it.
+fn is_gateway_failure(status: reqwest::StatusCode) -> bool {
+    matches!(
+        status,
+        reqwest::StatusCode::BAD_GATEWAY | reqwest::StatusCode::GATEWAY_TIMEOUT
+    )
+}
 
 async fn wait_for_get_stream(opened: oneshot::Receiver<()>) {
     let _ = tokio::time::timeout(GET_STREAM_OPEN_WAIT, opened).await;
