@@ -434,3 +434,101 @@ fn classify(error: serde_json::Error) -> TransportErrorKind {
         _ => TransportErrorKind::NotJson { reason },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The session's read of `frame` ([`Codec::decode_incoming`], raw
+    /// results decoded afterwards) against the general one
+    /// ([`Codec::decode_salvaging`]): the same messages and the same error,
+    /// and `expect` (each message as JSON, then the error if any).
+    #[track_caller]
+    fn check(frame: &str, expect: &[&str]) {
+        let codec = Codec::default();
+        let mut incoming = Vec::new();
+        let error = codec.decode_incoming(frame.as_bytes(), &mut incoming).err();
+        let mut session: Vec<String> = incoming
+            .into_iter()
+            .map(|m| String::from_utf8(codec.encode(&m.into_message())).unwrap_or_default())
+            .collect();
+        session.extend(error.map(|e| format!("error: {e}")));
+        let mut general: Vec<String> = match codec.decode_salvaging(frame.as_bytes()) {
+            Ok(decoded) => decoded
+                .into_iter()
+                .map(|m| String::from_utf8(codec.encode(&m)).unwrap_or_default())
+                .collect(),
+            Err(undecodable) => undecodable
+                .salvaged
+                .iter()
+                .map(|m| String::from_utf8(codec.encode(m)).unwrap_or_default())
+                .chain(std::iter::once(format!("error: {}", undecodable.error)))
+                .collect(),
+        };
+        // The general read names the error before what it salvaged.
+        general.sort();
+        let mut sorted = session.clone();
+        sorted.sort();
+        assert_eq!(sorted, general, "{frame}");
+        assert_eq!(session, expect, "{frame}");
+    }
+
+    #[test]
+    fn an_answer_reads_the_same_on_the_session_path_for_every_version_member() {
+        let ok = r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1]}}"#;
+        check(r#"{"jsonrpc":"2.0","id":1,"result":{"a":[1]}}"#, &[ok]);
+        // An escaped "2.0" is "2.0".
+        check(r#"{"jsonrpc":"2\u002e0","id":1,"result":{"a":[1]}}"#, &[ok]);
+        check(r#"{"result":{"a":[1]},"id":1,"jsonrpc":"2.0"}"#, &[ok]);
+        let parse = error_codes::PARSE_ERROR;
+        for (version, named) in [
+            (r#""1.0""#, r#""1.0""#),
+            (r#""2.0 ""#, r#""2.0 ""#),
+            ("2.0", "2.0"),
+            ("null", "null"),
+            ("true", "true"),
+            (r#"["2.0"]"#, r#"["2.0"]"#),
+            (r#"{"v":"2.0"}"#, r#"{"v":"2.0"}"#),
+        ] {
+            let reason = format!(r#"invalid JSON-RPC message: jsonrpc must be "2.0", not {named}"#);
+            let failed = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{parse},"message":"the answer could not be decoded: {}"}}}}"#,
+                reason.replace('"', "\\\"")
+            );
+            check(
+                &format!(r#"{{"jsonrpc":{version},"id":1,"result":{{}}}}"#),
+                &[&failed, &format!("error: {reason}")],
+            );
+        }
+        let reason = r#"invalid JSON-RPC message: missing "jsonrpc": "2.0""#;
+        check(
+            r#"{"id":1,"result":{}}"#,
+            &[
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{parse},"message":"the answer could not be decoded: {}"}}}}"#,
+                    reason.replace('"', "\\\"")
+                ),
+                &format!("error: {reason}"),
+            ],
+        );
+        // Members given twice are refused by both reads.
+        let twice = check_twice();
+        assert!(twice.starts_with("error: "), "{twice}");
+    }
+
+    /// A frame naming `jsonrpc` twice, read both ways; returns the session's
+    /// error line.
+    fn check_twice() -> String {
+        let frame = r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}}"#;
+        let mut incoming = Vec::new();
+        let error = Codec::default()
+            .decode_incoming(frame.as_bytes(), &mut incoming)
+            .err();
+        let general = Codec::default().decode_salvaging(frame.as_bytes()).err();
+        assert_eq!(
+            error.as_ref().map(ToString::to_string),
+            general.map(|u| u.error.to_string())
+        );
+        error.map(|e| format!("error: {e}")).unwrap_or_default()
+    }
+}

@@ -287,12 +287,13 @@ impl Serialize for JsonRpcMessage {
 
 /// The wire shape before validation: every member optional, unknown members
 /// ignored. `R` is what a `result` is read as: a `Value`, or raw bytes
-/// ([`RawEnvelope`]).
+/// ([`RawEnvelope`]); `V` what `jsonrpc` is read as: a `Value`, or
+/// [`VersionTwo`], which takes nothing but `"2.0"`.
 #[derive(Deserialize)]
-#[serde(bound(deserialize = "R: Deserialize<'de>"))]
-pub(crate) struct RawMessage<R = Value> {
+#[serde(bound(deserialize = "R: Deserialize<'de>, V: Deserialize<'de>"))]
+pub(crate) struct RawMessage<R = Value, V = Value> {
     #[serde(default, deserialize_with = "present")]
-    jsonrpc: Option<Value>,
+    jsonrpc: Option<V>,
     #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     #[serde(default)]
@@ -313,7 +314,36 @@ pub(crate) struct RawMessage<R = Value> {
     not(any(feature = "stdio", feature = "remote", feature = "ws")),
     allow(dead_code)
 )]
-pub(crate) type RawEnvelope = RawMessage<Box<RawValue>>;
+pub(crate) type RawEnvelope = RawMessage<Box<RawValue>, VersionTwo>;
+
+/// A `jsonrpc` member that is the string `"2.0"`, read without building a
+/// string. Any other value fails the read: the envelope is for frames that
+/// pass, and a frame that does not is read again by [`RawMessage`], which
+/// says what is wrong with it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VersionTwo;
+
+impl<'de> Deserialize<'de> for VersionTwo {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Two;
+        impl serde::de::Visitor<'_> for Two {
+            type Value = VersionTwo;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("\"2.0\"")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<VersionTwo, E> {
+                if v == "2.0" {
+                    Ok(VersionTwo)
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+                }
+            }
+        }
+        deserializer.deserialize_str(Two)
+    }
+}
 
 #[cfg_attr(
     not(any(feature = "stdio", feature = "remote", feature = "ws")),
@@ -327,7 +357,9 @@ impl RawEnvelope {
             && self.error.is_none()
             && let Some(result) = self.result
         {
-            check_version(self.jsonrpc)?;
+            if self.jsonrpc.is_none() {
+                check_version(None)?;
+            }
             let id = match self.id {
                 Some(id) => parse_id(id)?,
                 None => return Err("message has neither a method nor an id".to_string()),
@@ -343,7 +375,7 @@ impl RawEnvelope {
         // Every other shape: the result's content plays no part in how
         // these are read (or refused), so a marker stands in for it.
         RawMessage {
-            jsonrpc: self.jsonrpc,
+            jsonrpc: self.jsonrpc.map(|VersionTwo| Value::from("2.0")),
             id: self.id,
             method: self.method,
             params: self.params,
