@@ -16,7 +16,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use mcp_config::{ProxyConfig, TransportConfig};
 use mcp_integration_tests::harness::entry;
-use mcp_integration_tests::net::{ProxyExpectations, serve_proxy};
+use mcp_integration_tests::net::{Loopback, ProxyExpectations, serve_proxy};
 use mcp_oauth::{AuthError, AuthProvider, Challenge, ChallengeOutcome};
 use mcp_transport::{ConnectOptions, SessionOptions};
 use serde_json::json;
@@ -77,11 +77,11 @@ fn proxy_entry(url: &str, id: &str) -> mcp_config::ServerConfig {
     )
 }
 
-#[tokio::test]
-#[ignore = "needs cargo xtask peers"]
-async fn the_proxy_carries_the_server_id_and_host_credentials_to_a_real_peer() {
+/// server-everything behind the loopback proxy, and the options of a host
+/// holding the proxy's credentials.
+async fn everything_behind_the_proxy() -> (Peer, Loopback, ConnectOptions) {
     let port = peers::free_port();
-    let _peer = everything_http(port);
+    let peer = everything_http(port);
     let proxy = serve_proxy(
         format!("http://127.0.0.1:{port}/mcp"),
         ProxyExpectations {
@@ -90,10 +90,16 @@ async fn the_proxy_carries_the_server_id_and_host_credentials_to_a_real_peer() {
         },
     )
     .await;
-
     let options = ConnectOptions::default()
         .with_session(SessionOptions::default())
         .with_claudeai_credentials(Arc::new(HostCredentials("Bearer host-token")));
+    (peer, proxy, options)
+}
+
+#[tokio::test]
+#[ignore = "needs cargo xtask peers"]
+async fn the_proxy_carries_the_server_id_and_host_credentials_to_a_real_peer() {
+    let (_peer, proxy, options) = everything_behind_the_proxy().await;
     let session = mcp_transport::connect(&proxy_entry(&proxy.url, "srv_everything"), &options)
         .await
         .unwrap();
@@ -127,19 +133,7 @@ async fn the_proxy_carries_the_server_id_and_host_credentials_to_a_real_peer() {
 #[tokio::test]
 #[ignore = "needs cargo xtask peers"]
 async fn a_session_ends_when_the_server_behind_the_proxy_dies() {
-    let port = peers::free_port();
-    let peer = everything_http(port);
-    let proxy = serve_proxy(
-        format!("http://127.0.0.1:{port}/mcp"),
-        ProxyExpectations {
-            server_id: "srv_everything".into(),
-            authorization: "Bearer host-token".into(),
-        },
-    )
-    .await;
-    let options = ConnectOptions::default()
-        .with_session(SessionOptions::default())
-        .with_claudeai_credentials(Arc::new(HostCredentials("Bearer host-token")));
+    let (peer, proxy, options) = everything_behind_the_proxy().await;
     let session = mcp_transport::connect(&proxy_entry(&proxy.url, "srv_everything"), &options)
         .await
         .unwrap();
