@@ -480,7 +480,6 @@ mod tests {
         // An escaped "2.0" is "2.0".
         check(r#"{"jsonrpc":"2\u002e0","id":1,"result":{"a":[1]}}"#, &[ok]);
         check(r#"{"result":{"a":[1]},"id":1,"jsonrpc":"2.0"}"#, &[ok]);
-        let parse = error_codes::PARSE_ERROR;
         for (version, named) in [
             (r#""1.0""#, r#""1.0""#),
             (r#""2.0 ""#, r#""2.0 ""#),
@@ -490,45 +489,29 @@ mod tests {
             (r#"["2.0"]"#, r#"["2.0"]"#),
             (r#"{"v":"2.0"}"#, r#"{"v":"2.0"}"#),
         ] {
-            let reason = format!(r#"invalid JSON-RPC message: jsonrpc must be "2.0", not {named}"#);
-            let failed = format!(
-                r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{parse},"message":"the answer could not be decoded: {}"}}}}"#,
-                reason.replace('"', "\\\"")
-            );
-            check(
+            check_refused(
                 &format!(r#"{{"jsonrpc":{version},"id":1,"result":{{}}}}"#),
-                &[&failed, &format!("error: {reason}")],
+                &format!(r#"jsonrpc must be "2.0", not {named}"#),
             );
         }
-        let reason = r#"invalid JSON-RPC message: missing "jsonrpc": "2.0""#;
-        check(
-            r#"{"id":1,"result":{}}"#,
-            &[
-                &format!(
-                    r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{parse},"message":"the answer could not be decoded: {}"}}}}"#,
-                    reason.replace('"', "\\\"")
-                ),
-                &format!("error: {reason}"),
-            ],
-        );
+        check_refused(r#"{"id":1,"result":{}}"#, r#"missing "jsonrpc": "2.0""#);
         // Members given twice are refused by both reads.
-        let twice = check_twice();
-        assert!(twice.starts_with("error: "), "{twice}");
+        check_refused(
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}}"#,
+            "duplicate field `jsonrpc` at line 1 column 26",
+        );
     }
 
-    /// A frame naming `jsonrpc` twice, read both ways; returns the session's
-    /// error line.
-    fn check_twice() -> String {
-        let frame = r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}}"#;
-        let mut incoming = Vec::new();
-        let error = Codec::default()
-            .decode_incoming(frame.as_bytes(), &mut incoming)
-            .err();
-        let general = Codec::default().decode_salvaging(frame.as_bytes()).err();
-        assert_eq!(
-            error.as_ref().map(ToString::to_string),
-            general.map(|u| u.error.to_string())
+    /// [`check`] for an answer to request 1 refused for `why`: it fails
+    /// that request, and the frame's error says why.
+    #[track_caller]
+    fn check_refused(frame: &str, why: &str) {
+        let reason = format!("invalid JSON-RPC message: {why}");
+        let failed = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{},"message":"the answer could not be decoded: {}"}}}}"#,
+            error_codes::PARSE_ERROR,
+            reason.replace('"', "\\\"")
         );
-        error.map(|e| format!("error: {e}")).unwrap_or_default()
+        check(frame, &[&failed, &format!("error: {reason}")]);
     }
 }

@@ -57,8 +57,9 @@ use crate::error::{TransportError, TransportErrorKind};
 use crate::event_stream::SseItem;
 use crate::failure::{strip_failure_marker, synthetic_error};
 use crate::http::{
-    HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error, is_message_event,
-    media_type, read_body_capped, sse_events, too_large_answers, unexpected_status, within,
+    HttpOptions, RequestHeaders, build_client, decode_payload, encode, io_error,
+    is_gateway_failure, is_message_event, media_type, read_body_capped, sse_events,
+    too_large_answers, unexpected_status, within,
 };
 use crate::inbox::{Delivery, Inbox, Tasks};
 use crate::lock;
@@ -346,13 +347,15 @@ impl Shared {
     /// is unreachable; hands it back either way.
     fn check_reachable(&self, error: TransportError) -> TransportError {
         if error.is_unreachable() {
-            let cause = Box::new(error.kind().clone());
-            self.lost(TransportError::new(
-                &*self.server,
-                TransportErrorKind::ConnectionLost { cause },
-            ));
+            self.lost(self.connection_lost(&error));
         }
         error
+    }
+
+    /// The end of the connection, caused by `error`.
+    fn connection_lost(&self, error: &TransportError) -> TransportError {
+        let cause = Box::new(error.kind().clone());
+        TransportError::new(&*self.server, TransportErrorKind::ConnectionLost { cause })
     }
 
     fn session_headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -622,14 +625,30 @@ impl Shared {
             if let Some(opened) = opened.take() {
                 let _ = opened.send(());
             }
-            let response = match answer {
+            // A failed attempt, and whether it says the server is gone.
+            let attempt = match answer {
+                Ok(response) if reopening && is_gateway_failure(response.status()) => {
+                    // The stream was open and a gateway in front of the
+                    // server now says it cannot reach it: a dead server, as
+                    // surely as a refused connection is.
+                    let error =
+                        unexpected_status(&self.server, "reopening the server's stream", response)
+                            .await;
+                    Err((true, error))
+                }
+                Ok(response) => Ok(response),
+                Err(e) => Err((e.is_unreachable(), e)),
+            };
+            let response = match attempt {
                 Ok(response) => response,
-                Err(e) => {
-                    tracing::debug!(server = %self.server, error = %e, "GET stream failed");
+                Err((gone, error)) => {
+                    tracing::debug!(server = %self.server, %error, "GET stream failed");
                     failures += 1;
                     if failures >= MAX_GET_FAILURES {
-                        // Unreachable several times in a row: it is gone.
-                        self.check_reachable(e);
+                        // Gone several times in a row: the session ends.
+                        if gone {
+                            self.lost(self.connection_lost(&error));
+                        }
                         return;
                     }
                     tokio::time::sleep(retry).await;
@@ -637,21 +656,6 @@ impl Shared {
                 }
             };
             let status = response.status();
-            if reopening && is_gateway_failure(status) {
-                // The stream was open and a gateway in front of the server
-                // now says it cannot reach it: a dead server, as surely as
-                // a refused connection is.
-                failures += 1;
-                if failures >= MAX_GET_FAILURES {
-                    let error =
-                        unexpected_status(&self.server, "reopening the server's stream", response)
-                            .await;
-                    self.lost(error);
-                    return;
-                }
-                tokio::time::sleep(retry).await;
-                continue;
-            }
             if !status.is_success() || media_type(&response) != "text/event-stream" {
                 // 405: the server offers no GET stream; anything else: it
                 // does not want one now. Server messages then come on POSTs.
@@ -776,15 +780,6 @@ impl Shared {
 /// How long the handshake waits for the server to answer the GET that opens
 /// its stream; a server that does not answer by then gets requests anyway.
 const GET_STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
-
-/// 502 and 504: a gateway (a proxy, a load balancer) could not reach the
-/// server behind it.
-fn is_gateway_failure(status: reqwest::StatusCode) -> bool {
-    matches!(
-        status,
-        reqwest::StatusCode::BAD_GATEWAY | reqwest::StatusCode::GATEWAY_TIMEOUT
-    )
-}
 
 async fn wait_for_get_stream(opened: oneshot::Receiver<()>) {
     let _ = tokio::time::timeout(GET_STREAM_OPEN_WAIT, opened).await;

@@ -46,7 +46,9 @@ pub use sse_frame::decode_sse_body;
 pub(crate) use sse_frame::{decode_payload, is_message_event, sse_events, too_large_answers};
 #[cfg(feature = "remote")]
 #[allow(unused_imports)]
-pub(crate) use status::{excerpt, media_type, read_body_capped, read_refusal, unexpected_status};
+pub(crate) use status::{
+    excerpt, is_gateway_failure, media_type, read_body_capped, read_refusal, unexpected_status,
+};
 
 #[cfg(feature = "remote")]
 use crate::codec::Codec;

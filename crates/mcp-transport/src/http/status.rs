@@ -1,6 +1,7 @@
 //! Reading an HTTP answer: a status the transport did not expect (with a
-//! bounded excerpt of its body), the media type, and a body read whole
-//! under the message cap.
+//! bounded excerpt of its body), the statuses that say a gateway could not
+//! reach the server, the media type, and a body read whole under the
+//! message cap.
 
 use std::time::Duration;
 
@@ -12,6 +13,15 @@ use crate::error::{TransportError, TransportErrorKind};
 /// trickling body.
 const EXCERPT_BYTES: usize = 1024;
 const EXCERPT_WAIT: Duration = Duration::from_secs(1);
+
+/// 502 and 504: a gateway (a proxy, a load balancer) could not reach the
+/// server behind it.
+pub(crate) fn is_gateway_failure(status: reqwest::StatusCode) -> bool {
+    matches!(
+        status,
+        reqwest::StatusCode::BAD_GATEWAY | reqwest::StatusCode::GATEWAY_TIMEOUT
+    )
+}
 
 /// An HTTP status the transport did not expect, with a short body excerpt.
 pub(crate) async fn unexpected_status(
