@@ -494,6 +494,23 @@ mod tests {
                 &format!(r#"jsonrpc must be "2.0", not {named}"#),
             );
         }
+        // Hostile members: control characters, one huge string, nesting
+        // past serde_json's own limit; each named by its start.
+        let long = format!(r#""{}""#, "v".repeat(100_000));
+        let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+        for (version, named) in [
+            (
+                r#""\u0000\u001b[2J""#.to_owned(),
+                r#""\u0000\u001b[2J""#.to_owned(),
+            ),
+            (long, format!(r#""{}..."#, "v".repeat(59))),
+            (deep, format!("{}...", "[".repeat(60))),
+        ] {
+            check_refused(
+                &format!(r#"{{"jsonrpc":{version},"id":1,"result":{{}}}}"#),
+                &format!(r#"jsonrpc must be "2.0", not {named}"#),
+            );
+        }
         check_refused(r#"{"id":1,"result":{}}"#, r#"missing "jsonrpc": "2.0""#);
         // Members given twice are refused by both reads.
         check_refused(
@@ -507,10 +524,11 @@ mod tests {
     #[track_caller]
     fn check_refused(frame: &str, why: &str) {
         let reason = format!("invalid JSON-RPC message: {why}");
+        let message = serde_json::to_string(&format!("the answer could not be decoded: {reason}"))
+            .unwrap_or_default();
         let failed = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{},"message":"the answer could not be decoded: {}"}}}}"#,
+            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{},"message":{message}}}}}"#,
             error_codes::PARSE_ERROR,
-            reason.replace('"', "\\\"")
         );
         check(frame, &[&failed, &format!("error: {reason}")]);
     }
