@@ -192,13 +192,13 @@ async fn a_crashed_server_is_reconnected_and_a_changed_entry_restarts_only_itsel
             ..ServerOptions::default()
         },
     );
-    let names = runtime
-        .update_servers(vec![
+    let reconciled = runtime
+        .reconcile(ServerSet::all([
             stdio_entry("alpha", ServerOptions::default()),
             changed,
-        ])
+        ]))
         .await;
-    assert_eq!(names, ["beta"]);
+    assert_eq!(reconciled.touched(), ["beta"]);
     runtime.catalog().await.unwrap();
     let beta_after = text_of(&runtime, "beta__pid").await;
     assert_ne!(beta_after, beta);

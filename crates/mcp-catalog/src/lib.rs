@@ -174,8 +174,8 @@ pub use mcp_connector::McpConnector;
 pub use naming::NamingStyle;
 pub use result::{ModelBlock, ModelResult, ResultStatus, convert_result};
 pub use runtime::{
-    CatalogUpdates, Connection, Connector, RuntimeManager, RuntimeManagerBuilder, RuntimeOptions,
-    ServerEvents, SessionRuntime, SessionRuntimeBuilder,
+    CatalogUpdates, Connection, Connector, Reconciled, RuntimeManager, RuntimeManagerBuilder,
+    RuntimeOptions, ServerEvents, SessionRuntime, SessionRuntimeBuilder,
 };
 pub use schema::ProviderProfile;
 pub use search::{SEARCH_TOOLS_NAME, ToolBudget};
@@ -187,16 +187,18 @@ pub mod sessions {
     pub use crate::clock::{ManualClock, rfc3339};
     pub use crate::mcp_connector::{CATALOG_EVENT_CAPACITY, SessionConnection};
     pub use crate::runtime::{
-        Browsed, ConnectReport, DEFAULT_MAX_CONCURRENT_CONNECTS, MAX_LISTED_ITEMS,
-        MIN_SWEEP_INTERVAL, RuntimeLease, ServerCounts, ServerIdentity, ToolCallOutput,
+        Browsed, ConnectReport, DEFAULT_MAX_CONCURRENT_CONNECTS, DEFAULT_RETIRE_GRACE,
+        MAX_LISTED_ITEMS, MIN_SWEEP_INTERVAL, RuntimeLease, ServerCounts, ServerIdentity,
+        ToolCallOutput,
     };
 }
 
 /// Tool naming, materialisation details and the tool-search budget.
 pub mod tools {
     pub use crate::catalog::{
-        DEFAULT_DESCRIPTION_LIMIT, MAX_ARGUMENT_DEPTH, MAX_RAW_TOOL_NAME_BYTES, PreparedArguments,
-        ToolOrigin, UtilityTool, defuse_listing, describe as describe_tool, materialize_among,
+        DEFAULT_DESCRIPTION_LIMIT, MAX_ARGUMENT_DEPTH, MAX_INSTRUCTIONS_CHARS,
+        MAX_RAW_TOOL_NAME_BYTES, PreparedArguments, ServerInstructions, ToolOrigin, UtilityTool,
+        combine_instructions, defuse_listing, describe as describe_tool, materialize_among,
     };
     pub use crate::naming::{
         MAX_NAME_LEN, MAX_OPENCLAW_SERVER_LEN, NameAdjustment, NameAllocator, ServerPrefix,

@@ -268,6 +268,7 @@ impl Connection for SessionConnection {
             protocol_version: self.session.protocol_version().to_owned(),
             name: info.name.clone(),
             version: info.version.clone(),
+            instructions: self.session.initialize_result().instructions.clone(),
         })
     }
 

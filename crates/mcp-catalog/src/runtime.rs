@@ -19,7 +19,7 @@
 //! `build` (one catalog build), `connect` (one shared connect attempt per
 //! server), `subscribe` (catalog change notices), `utility` (the utility
 //! tools' requests and their content blocks), `browse` (one server's
-//! resources and prompts, outside the catalog), `manager` (the runtimes of
+//! resources and prompts, outside the catalog), `reconcile` (what applying a new server set changed), `manager` (the runtimes of
 //! every session) and `listings` (the public listings those runtimes
 //! share).
 //!
@@ -36,6 +36,7 @@ mod connection;
 mod listings;
 mod manager;
 mod options;
+mod reconcile;
 mod session;
 mod state;
 mod subscribe;
@@ -47,6 +48,9 @@ pub use connection::{
     ToolCallOutput,
 };
 pub use manager::{MIN_SWEEP_INTERVAL, RuntimeLease, RuntimeManager, RuntimeManagerBuilder};
-pub use options::{DEFAULT_MAX_CONCURRENT_CONNECTS, RuntimeOptions, SessionRuntimeBuilder};
+pub use options::{
+    DEFAULT_MAX_CONCURRENT_CONNECTS, DEFAULT_RETIRE_GRACE, RuntimeOptions, SessionRuntimeBuilder,
+};
+pub use reconcile::Reconciled;
 pub use session::SessionRuntime;
 pub use subscribe::CatalogUpdates;

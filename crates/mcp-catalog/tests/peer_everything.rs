@@ -99,6 +99,14 @@ async fn the_runtime_calls_server_everything() {
         "{:#?}",
         catalog.report()
     );
+    // Its instructions, surfaced for the host, within the cut.
+    let instructions = catalog.instructions();
+    assert_eq!(instructions.len(), 1, "{instructions:?}");
+    assert_eq!(instructions[0].server, "everything");
+    assert!(!instructions[0].text.is_empty());
+    assert!(instructions[0].text.chars().count() <= mcp_catalog::tools::MAX_INSTRUCTIONS_CHARS);
+    let combined = catalog.combined_instructions().unwrap();
+    assert!(combined.starts_with("## everything\n"), "{combined}");
 
     let echo = runtime
         .call("everything__echo", json!({"message": "hi"}))

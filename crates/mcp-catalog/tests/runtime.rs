@@ -29,6 +29,8 @@ use serde_json::{Map, Value, json};
 #[derive(Default)]
 struct Script {
     connect_delay: Duration,
+    /// How long a tool call runs (a closed connection ends it at once).
+    call_delay: Duration,
     /// Connect attempts that fail before one succeeds (`usize::MAX`:
     /// always).
     failing_connects: usize,
@@ -128,6 +130,8 @@ struct FakeConnection {
     server: String,
     connector: Arc<FakeConnector>,
     counters: Arc<Counters>,
+    /// Set by `close`: calls still running end with an error.
+    closed: tokio::sync::watch::Sender<bool>,
 }
 
 /// The connector the runtime owns; the test keeps the same fake.
@@ -171,6 +175,7 @@ impl Connector for FakeHandle {
             server: server.name.clone(),
             connector: Arc::clone(this),
             counters,
+            closed: tokio::sync::watch::Sender::new(false),
         }))
     }
 }
@@ -248,6 +253,18 @@ impl Connection for FakeConnection {
     ) -> Result<CallToolResult, CatalogError> {
         self.counters.calls.fetch_add(1, Ordering::SeqCst);
         *self.connector.last_timeout.lock().unwrap() = Some(timeout);
+        let delay = self.connector.scripts.lock().unwrap()[&self.server].call_delay;
+        let mut closed = self.closed.subscribe();
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            _ = closed.wait_for(|closed| *closed) => {
+                return Err(CatalogError::request(
+                    &self.server,
+                    "tools/call",
+                    Cause::other("connection closed"),
+                ));
+            }
+        }
         let structured = {
             let scripts = self.connector.scripts.lock().unwrap();
             if scripts[&self.server].calls_fail {
@@ -299,6 +316,7 @@ impl Connection for FakeConnection {
 
     async fn close(&self) {
         self.counters.closes.fetch_add(1, Ordering::SeqCst);
+        self.closed.send_replace(true);
     }
 }
 
@@ -968,6 +986,94 @@ async fn utility_tools_reach_resources_and_prompts() {
     );
 }
 
+/// A call of `call_delay` runs on `a` (and one on `b`, which stays) when
+/// `a` is removed (or, with `change`, replaced); the runtime's retire
+/// grace is 30 s. Checks whether the call on `a` completed and when its
+/// session closed.
+async fn check_retire(call_delay: Duration, change: bool, completes: bool, closed_after: Duration) {
+    let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"])]);
+    fake.script("a", |s| s.call_delay = call_delay);
+    fake.script("b", |s| s.call_delay = call_delay);
+    let runtime = Arc::new(runtime(
+        &fake,
+        vec![config("a"), config("b")],
+        Arc::new(SystemClock),
+    ));
+    runtime.catalog().await.unwrap();
+    let started = tokio::time::Instant::now();
+    let call = |tool: &'static str| {
+        let runtime = Arc::clone(&runtime);
+        tokio::spawn(async move { runtime.call(tool, json!({})).await })
+    };
+    let (on_a, on_b) = (call("a__t"), call("b__t"));
+    while fake.calls("a") + fake.calls("b") < 2 {
+        tokio::task::yield_now().await;
+    }
+    let next = match change {
+        true => {
+            let mut changed = config("a");
+            changed.timeouts.request = Duration::from_secs(7);
+            vec![changed, config("b")]
+        }
+        false => vec![config("b")],
+    };
+    let reconciled = runtime.reconcile(ServerSet::all(next)).await;
+    assert_eq!(reconciled.unchanged, ["b"]);
+    assert_eq!(reconciled.touched(), ["a"]);
+    assert_eq!(fake.closes("a"), 0, "closed under a running call");
+    let outcome = on_a.await.unwrap();
+    assert_eq!(outcome.is_ok(), completes, "{outcome:?}");
+    // The session closes right after the call ends (or the grace ran out).
+    while fake.closes("a") == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let closed_at = started.elapsed();
+    assert!(
+        closed_at >= closed_after && closed_at < closed_after + Duration::from_millis(50),
+        "closed after {closed_at:?}, expected {closed_after:?}"
+    );
+    // The unchanged server's call completes and its session stays.
+    assert!(on_b.await.unwrap().is_ok());
+    assert_eq!((fake.closes("b"), fake.connects("b")), (0, 1));
+    let expected: &[&str] = if change { &["a__t", "b__t"] } else { &["b__t"] };
+    assert_eq!(names(&runtime.catalog().await.unwrap()), expected);
+    runtime.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_removed_or_replaced_server_closes_once_its_calls_end() {
+    let grace = mcp_catalog::sessions::DEFAULT_RETIRE_GRACE;
+    for change in [false, true] {
+        // A call shorter than the grace completes, then the session closes.
+        let short = Duration::from_secs(10);
+        check_retire(short, change, true, short).await;
+        // A longer one is ended when the grace runs out.
+        check_retire(Duration::from_secs(3600), change, false, grace).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shutdown_closes_a_draining_session_at_once() {
+    let fake = FakeConnector::with(&[("a", &["t"])]);
+    fake.script("a", |s| s.call_delay = Duration::from_secs(3600));
+    let runtime = Arc::new(runtime(&fake, vec![config("a")], Arc::new(SystemClock)));
+    runtime.catalog().await.unwrap();
+    let call = {
+        let runtime = Arc::clone(&runtime);
+        tokio::spawn(async move { runtime.call("a__t", json!({})).await })
+    };
+    while fake.calls("a") == 0 {
+        tokio::task::yield_now().await;
+    }
+    runtime.reconcile(ServerSet::all([])).await;
+    assert_eq!(fake.closes("a"), 0);
+    let started = tokio::time::Instant::now();
+    runtime.shutdown().await;
+    assert_eq!(fake.closes("a"), 1);
+    assert!(call.await.unwrap().is_err());
+    assert!(started.elapsed() < Duration::from_millis(10));
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_changed_entry_reconnects_only_that_server() {
     let fake = FakeConnector::with(&[("a", &["t"]), ("b", &["t"])]);
@@ -975,11 +1081,12 @@ async fn a_changed_entry_reconnects_only_that_server() {
     runtime.catalog().await.unwrap();
     let mut changed_b = config("b");
     changed_b.timeouts.request = Duration::from_secs(5);
+    let reconciled = runtime
+        .reconcile(ServerSet::all([config("a"), changed_b.clone()]))
+        .await;
     assert_eq!(
-        runtime
-            .update_servers(vec![config("a"), changed_b.clone()])
-            .await,
-        ["b"]
+        (reconciled.changed, reconciled.unchanged),
+        (vec!["b".to_owned()], vec!["a".to_owned()])
     );
     assert_eq!(fake.closes("b"), 1, "the old session of b is closed");
     runtime.catalog().await.unwrap();
@@ -988,12 +1095,18 @@ async fn a_changed_entry_reconnects_only_that_server() {
     // the same entries again change nothing
     assert!(
         runtime
-            .update_servers(vec![config("a"), changed_b])
+            .reconcile(ServerSet::all([config("a"), changed_b]))
             .await
-            .is_empty()
+            .is_unchanged()
     );
     // removing a server closes it and takes its tools out
-    assert_eq!(runtime.update_servers(vec![config("a")]).await, ["b"]);
+    assert_eq!(
+        runtime
+            .reconcile(ServerSet::all([config("a")]))
+            .await
+            .removed,
+        ["b"]
+    );
     assert_eq!(names(&runtime.catalog().await.unwrap()), ["a__t"]);
     assert_eq!(fake.closes("b"), 2);
 }
@@ -1265,10 +1378,8 @@ async fn an_approval_given_later_starts_the_server_in_every_session() {
             server.approval = mcp_config::Approval::Approved;
         }
     }
-    let changed = manager
-        .update_server_set(ServerSet::from_loaded(&approved))
-        .await;
-    assert_eq!(changed["s"], ["pending"]);
+    let changed = manager.reconcile(ServerSet::from_loaded(&approved)).await;
+    assert_eq!(changed["s"].added, ["pending"]);
     let catalog = lease.catalog().await.unwrap();
     assert_eq!(names(&catalog), ["approved__t", "pending__t", "user__t"]);
     assert_eq!(fake.connects("pending"), 1);
@@ -1280,9 +1391,7 @@ async fn an_approval_given_later_starts_the_server_in_every_session() {
     assert_eq!(held, ["denied", "shadowed"]);
 
     // Taking the approval back closes the session.
-    manager
-        .update_server_set(ServerSet::from_loaded(&config))
-        .await;
+    manager.reconcile(ServerSet::from_loaded(&config)).await;
     assert_eq!(fake.closes("pending"), 1);
     assert_eq!(
         names(&lease.catalog().await.unwrap()),
@@ -1464,13 +1573,15 @@ async fn check_update(change: Change, wakes: bool, tools: &[&str]) {
         Change::ChangedEntry => {
             let mut changed = config("a");
             changed.timeouts.request = Duration::from_secs(5);
-            runtime.update_servers(vec![changed]).await;
+            runtime.reconcile(ServerSet::all([changed])).await;
         }
         Change::SameEntries => {
-            runtime.update_servers(vec![config("a")]).await;
+            runtime.reconcile(ServerSet::all([config("a")])).await;
         }
         Change::Approved => {
-            runtime.update_servers(vec![config("a"), config("b")]).await;
+            runtime
+                .reconcile(ServerSet::all([config("a"), config("b")]))
+                .await;
         }
         Change::Invalidate => runtime.invalidate(),
     }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::intern;
 use super::{
     Catalog, CatalogDiagnostic, CatalogTool, MAX_RAW_TOOL_NAME_BYTES, MaterializeOptions,
-    ServerTools,
+    ServerInstructions, ServerTools,
 };
 use crate::error::CatalogError;
 use crate::naming::{NameAdjustment, NameAllocator, ServerPrefix};
@@ -62,6 +62,12 @@ pub(super) fn cut_description<'a>(
             cut: None,
         };
     }
+    cut_to(trimmed, max_chars, "description")
+}
+
+/// `text` within `max_chars` characters, a note saying what was cut (the
+/// `what` it names) included when there is room for one.
+pub(super) fn cut_to<'a>(trimmed: &'a str, max_chars: usize, what: &str) -> Described<'a> {
     if trimmed.char_indices().nth(max_chars).is_none() {
         return Described {
             text: trimmed.into(),
@@ -76,7 +82,7 @@ pub(super) fn cut_description<'a>(
             .map_or(trimmed.len(), |(i, _)| i);
         trimmed[..end].trim_end()
     };
-    let note = |kept: usize| format!("… [description cut at {kept} of {original} characters]");
+    let note = |kept: usize| format!("… [{what} cut at {kept} of {original} characters]");
     if max_chars < MIN_CHARS_WITH_NOTE {
         let kept = head(max_chars.saturating_sub(1));
         let kept_chars = kept.chars().count();
@@ -548,6 +554,7 @@ pub fn materialize_among<'a>(
     let mut filtered = BTreeMap::new();
     let mut cut = BTreeMap::new();
     let mut seen_servers = BTreeSet::new();
+    let mut instructions = Vec::new();
     // The hashes of listings this build drops.
     let mut released: Vec<u64> = Vec::new();
 
@@ -592,6 +599,10 @@ pub fn materialize_among<'a>(
             }
         };
 
+        instructions.extend(ServerInstructions::of(
+            server,
+            listing.instructions.as_ref(),
+        ));
         let key = ServerKey {
             prefix,
             filter: listing.filter.clone(),
@@ -659,6 +670,7 @@ pub fn materialize_among<'a>(
         deferred: BTreeSet::new(),
         search: None,
         budget_tokens: None,
+        instructions,
     };
     if let Some(budget) = &options.budget {
         catalog.apply_budget(budget);
@@ -1045,6 +1057,7 @@ mod tests {
             filter: ToolFilter::default(),
             features: ServerFeatures::default(),
             description_limit: limit.and_then(NonZeroUsize::new),
+            instructions: None,
         }
     }
 
@@ -1068,6 +1081,7 @@ mod tests {
             filter: ToolFilter::default(),
             features: ServerFeatures::default(),
             description_limit: None,
+            instructions: None,
         }
     }
 

@@ -10,6 +10,7 @@
 //! the [`Catalog`] and its diagnostics); `materialize` does the build and
 //! `tool` is one materialised tool and its per-call work.
 
+mod instructions;
 mod intern;
 mod materialize;
 
@@ -23,6 +24,7 @@ use serde::ser::SerializeSeq;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+pub use self::instructions::{MAX_INSTRUCTIONS_CHARS, ServerInstructions, combine_instructions};
 pub use self::materialize::{
     SchemaCache, defuse_listing, describe, materialize, materialize_among, materialize_cached,
 };
@@ -60,6 +62,9 @@ pub struct ServerTools {
     /// The entry's `descriptionLimit`, over the host's
     /// [`MaterializeOptions::description_limit`].
     pub description_limit: Option<NonZeroUsize>,
+    /// The server's `instructions`, as it gave them (the catalog cuts
+    /// them, see [`ServerInstructions`]).
+    pub instructions: Option<Arc<str>>,
 }
 
 /// Settings of materialisation, chosen by the host. Made from
@@ -112,7 +117,14 @@ impl ServerTools {
             filter: ToolFilter::default(),
             features: ServerFeatures::default(),
             description_limit: None,
+            instructions: None,
         }
+    }
+
+    /// The same listing, from a server that gave `instructions`.
+    pub fn with_instructions(mut self, instructions: Option<Arc<str>>) -> Self {
+        self.instructions = instructions;
+        self
     }
 
     /// The same listing, shaped by the entry's `toolFilter`.
@@ -253,6 +265,8 @@ pub struct Catalog {
     search: Option<SearchEntry>,
     /// The budget it was built under, if any.
     budget_tokens: Option<usize>,
+    /// Each listed server's instructions, in catalog order.
+    instructions: Vec<ServerInstructions>,
 }
 
 /// The numbers of a catalog at a glance, for a summary line.
@@ -287,6 +301,19 @@ impl Catalog {
     /// A tool by the name the model used.
     pub fn get(&self, name: &str) -> Option<&CatalogTool> {
         self.index_of(name).map(|i| &self.tools[i])
+    }
+
+    /// The instructions of the servers whose tools are in the catalog,
+    /// each cut to [`MAX_INSTRUCTIONS_CHARS`], in catalog order (servers
+    /// by raw name); servers that gave none are not listed.
+    pub fn instructions(&self) -> &[ServerInstructions] {
+        &self.instructions
+    }
+
+    /// [`Catalog::instructions`] as one text, each under a `## server`
+    /// heading: what a host adds to its system prompt.
+    pub fn combined_instructions(&self) -> Option<String> {
+        combine_instructions(&self.instructions)
     }
 
     /// Diagnostics in a fixed order (server, tool, level, message).

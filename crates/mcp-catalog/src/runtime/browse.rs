@@ -96,7 +96,8 @@ impl SessionRuntime {
 
     /// `resources/read` of `uri` on `server`: the server's result.
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, CatalogError> {
-        let (connection, epoch, timeouts) = self.shared.connection_for_call(server).await?;
+        let call = self.shared.connection_for_call(server).await?;
+        let (connection, epoch, timeouts) = (&call.connection, call.epoch, call.timeouts);
         let result = within(
             server,
             "resources/read",
@@ -116,7 +117,8 @@ impl SessionRuntime {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<Value, CatalogError> {
-        let (connection, epoch, timeouts) = self.shared.connection_for_call(server).await?;
+        let call = self.shared.connection_for_call(server).await?;
+        let (connection, epoch, timeouts) = (&call.connection, call.epoch, call.timeouts);
         let result = within(
             server,
             "prompts/get",
@@ -129,7 +131,8 @@ impl SessionRuntime {
     }
 
     async fn paged(&self, server: &str, list: Paged) -> Result<Browsed, CatalogError> {
-        let (connection, epoch, timeouts) = self.shared.connection_for_call(server).await?;
+        let call = self.shared.connection_for_call(server).await?;
+        let (connection, epoch, timeouts) = (&call.connection, call.epoch, call.timeouts);
         let features = connection.features();
         let announced = match list {
             Paged::Resources | Paged::Templates => features.resources,

@@ -12,7 +12,7 @@ use mcp_transport::Tool;
 
 use crate::backoff::Paused;
 use crate::catalog::{
-    Catalog, CatalogDiagnostic, ServerFeatures, ServerTools, defuse_listing, materialize_among,
+    Catalog, CatalogDiagnostic, ServerFeatures, defuse_listing, materialize_among,
 };
 use crate::deep;
 use crate::error::{CatalogError, Cause};
@@ -20,6 +20,7 @@ use crate::schema::MAX_JSON_DEPTH;
 
 use super::browse::first_page;
 use super::connection::Connection;
+use super::reconcile::Retired;
 use super::session::ServerOutcome;
 use super::state::{CachedCatalog, Offered, RuntimeShared};
 use super::utility::within;
@@ -260,13 +261,7 @@ impl RuntimeShared {
         self.record(server, epoch, true);
         let state = self.lock();
         let slot = state.slots.get(server)?;
-        Some(ServerOutcome::Ready(ServerTools {
-            server: server.to_owned(),
-            tools,
-            filter: slot.config.tool_filter.clone(),
-            features: offered.features,
-            description_limit: slot.config.description_limit,
-        }))
+        Some(ServerOutcome::Ready(slot.listing(offered.features, &tools)))
     }
 
     /// Lists the server's tools (or takes another session's public
@@ -317,7 +312,7 @@ impl RuntimeShared {
                     && slot.epoch == epoch
                 {
                     if let Some(old) = slot.connection.take() {
-                        state.retired.push(old);
+                        state.retired.push(Retired::now(old));
                     }
                     state.bump_epoch(server);
                 }

@@ -12,6 +12,7 @@ use tokio::sync::Semaphore;
 use crate::error::{CatalogError, Cause};
 
 use super::connection::{Connection, Connector, EventSink, ServerEvents};
+use super::reconcile::Retired;
 use super::state::RuntimeShared;
 
 impl RuntimeShared {
@@ -80,10 +81,14 @@ impl RuntimeShared {
                     // Stored meanwhile (the attempt was replaced); keep it.
                     Some(existing) => {
                         let existing = Arc::clone(existing);
-                        state.retired.push(connection);
+                        state.retired.push(Retired::now(connection));
                         Ok(existing)
                     }
                     None => {
+                        slot.instructions = connection
+                            .identity()
+                            .and_then(|identity| identity.instructions)
+                            .map(Arc::from);
                         slot.connection = Some(Arc::clone(&connection));
                         slot.offered = None;
                         Ok(connection)
@@ -96,7 +101,7 @@ impl RuntimeShared {
                 Err(error)
             }
             (None, Ok(connection)) => {
-                state.retired.push(connection);
+                state.retired.push(Retired::now(connection));
                 Err(entry_changed(server))
             }
             (None, Err(error)) => Err(error),

@@ -161,6 +161,8 @@ pub struct ServerIdentity {
     pub name: String,
     /// The server's `serverInfo.version`.
     pub version: String,
+    /// What the server said about using it (`instructions`), as given.
+    pub instructions: Option<String>,
 }
 
 /// What connecting to one server found (see [`crate::SessionRuntime::probe`]).

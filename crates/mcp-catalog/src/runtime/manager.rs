@@ -8,14 +8,13 @@ use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use mcp_config::ServerConfig;
-
 use crate::clock::{Clock, SystemClock};
 use crate::servers::ServerSet;
 
 use super::connection::Connector;
 use super::listings::SharedListings;
 use super::options::RuntimeOptions;
+use super::reconcile::Reconciled;
 use super::session::SessionRuntime;
 
 /// The shortest interval of [`RuntimeManager::spawn_idle_sweeper`]: the
@@ -216,18 +215,10 @@ impl RuntimeManager {
         })
     }
 
-    /// Applies a new server list to every session: only servers whose
-    /// entry changed reconnect. Returns the changed names per session.
-    pub async fn update_servers(
-        &self,
-        servers: Vec<ServerConfig>,
-    ) -> BTreeMap<String, Vec<String>> {
-        self.update_server_set(ServerSet::all(servers)).await
-    }
-
-    /// [`RuntimeManager::update_servers`] with servers held back (see
-    /// [`SessionRuntime::update_server_set`]).
-    pub async fn update_server_set(&self, servers: ServerSet) -> BTreeMap<String, Vec<String>> {
+    /// Applies a new server set to every session (see
+    /// [`SessionRuntime::reconcile`]), and to sessions made from now on.
+    /// Returns what changed, per session.
+    pub async fn reconcile(&self, servers: ServerSet) -> BTreeMap<String, Reconciled> {
         *self
             .shared
             .servers
@@ -240,7 +231,7 @@ impl RuntimeManager {
             .collect();
         let mut changed = BTreeMap::new();
         for (id, runtime) in runtimes {
-            changed.insert(id, runtime.update_server_set(servers.clone()).await);
+            changed.insert(id, runtime.reconcile(servers.clone()).await);
         }
         changed
     }

@@ -18,6 +18,10 @@ use super::session::SessionRuntime;
 
 /// Default number of servers one build connects at the same time.
 pub const DEFAULT_MAX_CONCURRENT_CONNECTS: usize = 32;
+
+/// How long, by default, the calls under way on a removed or replaced
+/// server may run on before its old session is closed under them.
+pub const DEFAULT_RETIRE_GRACE: Duration = Duration::from_secs(30);
 /// Settings of a runtime, chosen by the host: how the catalog is
 /// materialised, how many servers connect at once, when an unused runtime
 /// is evicted, how failing servers back off and how large a converted
@@ -50,6 +54,10 @@ pub struct RuntimeOptions {
     pub backoff: BackoffPolicy,
     /// Cap on one converted tool result.
     pub max_result_bytes: usize,
+    /// How long calls under way on a removed or replaced server may run
+    /// on before its old session closes under them (see
+    /// [`SessionRuntime::reconcile`]).
+    pub retire_grace: Duration,
 }
 
 impl Default for RuntimeOptions {
@@ -60,6 +68,7 @@ impl Default for RuntimeOptions {
             idle_ttl: DEFAULT_SESSION_IDLE_TTL,
             backoff: BackoffPolicy::default(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            retire_grace: DEFAULT_RETIRE_GRACE,
         }
     }
 }
@@ -68,7 +77,8 @@ impl RuntimeOptions {
     /// The defaults: default materialisation, up to
     /// [`DEFAULT_MAX_CONCURRENT_CONNECTS`] connects at once, the
     /// configuration's default idle TTL, the default backoff and
-    /// [`DEFAULT_MAX_RESULT_BYTES`](crate::result::DEFAULT_MAX_RESULT_BYTES).
+    /// [`DEFAULT_MAX_RESULT_BYTES`](crate::result::DEFAULT_MAX_RESULT_BYTES)
+    /// and a [`DEFAULT_RETIRE_GRACE`].
     pub fn new() -> Self {
         RuntimeOptions::default()
     }
@@ -102,6 +112,13 @@ impl RuntimeOptions {
     /// The same options, cutting one converted result at `max_bytes`.
     pub fn with_max_result_bytes(mut self, max_bytes: usize) -> Self {
         self.max_result_bytes = max_bytes;
+        self
+    }
+
+    /// The same options, letting calls on a removed or replaced server
+    /// run for `grace` before its old session closes under them.
+    pub fn with_retire_grace(mut self, grace: Duration) -> Self {
+        self.retire_grace = grace;
         self
     }
 }

@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::future::FutureExt;
-use mcp_config::ServerConfig;
 use mcp_transport::ProgressCallback;
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -27,6 +26,7 @@ use super::subscribe::UpdateSender;
 use super::utility::{UtilityCall, parse_call_result, within};
 
 use super::options::{RuntimeOptions, SessionRuntimeBuilder};
+use super::reconcile::Reconciled;
 use super::state::{RuntimeShared, SharedBuild, Slot, State};
 
 /// The runtime of one host session.
@@ -100,6 +100,7 @@ impl SessionRuntime {
             in_use: 0,
             shut_down: false,
             retired: Vec::new(),
+            draining: Vec::new(),
             withheld,
             budget: options.materialize.budget.clone(),
             requested: BTreeSet::new(),
@@ -393,8 +394,9 @@ impl SessionRuntime {
             warnings,
         } = tool.prepare_call(arguments)?;
         let server = tool.origin().server.as_str();
-        let (connection, epoch, timeouts) = self.shared.connection_for_call(server).await?;
-        let timeout = timeouts.tool_call;
+        let call = self.shared.connection_for_call(server).await?;
+        let (connection, epoch) = (&call.connection, call.epoch);
+        let timeout = call.timeouts.tool_call;
         let max_bytes = self.shared.options.max_result_bytes;
         let outcome = match &tool.origin().target {
             ToolTarget::Tool { name } if keep_raw => connection
@@ -446,7 +448,7 @@ impl SessionRuntime {
             error: None,
         };
         let connection = match connected {
-            Ok((connection, _, _)) => connection,
+            Ok(call) => call.connection,
             Err(error) => {
                 report.error = Some(error);
                 return report;
@@ -503,24 +505,19 @@ impl SessionRuntime {
         state.invalidate();
     }
 
-    /// Applies a new server list: a server whose entry changed is
-    /// reconnected (on the next attempt), a removed one is closed, an
-    /// added one is connected on the next attempt, and every other keeps
-    /// its session. Returns the names of the servers that changed.
-    pub async fn update_servers(
-        &self,
-        servers: impl IntoIterator<Item = ServerConfig>,
-    ) -> Vec<String> {
-        self.update_server_set(ServerSet::all(servers)).await
-    }
-
-    /// [`SessionRuntime::update_servers`] with servers held back: a server
-    /// that lost its approval is closed, one that gained it connects on
-    /// the next attempt, and the notes on held-back servers are replaced.
-    pub async fn update_server_set(&self, servers: ServerSet) -> Vec<String> {
-        let changed = self.shared.update_servers(servers);
+    /// Applies a new server set, matching servers by name and comparing
+    /// them by `config_hash`: an unchanged entry keeps its session and
+    /// listing, a changed one is replaced and an added one connects on
+    /// the next attempt, a removed one (or one that lost its approval)
+    /// is closed. A replaced or removed server's session closes once the
+    /// calls under way on it end, or after [`RuntimeOptions::retire_grace`]
+    /// (the calls still running then fail). The notes on held-back
+    /// servers are replaced. Subscribers ([`SessionRuntime::subscribe`])
+    /// hear of any change. Returns what changed.
+    pub async fn reconcile(&self, servers: ServerSet) -> Reconciled {
+        let reconciled = self.shared.reconcile(servers);
         self.shared.close_retired().await;
-        changed
+        reconciled
     }
 
     /// Whether a server currently has an open connection.

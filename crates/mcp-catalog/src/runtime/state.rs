@@ -26,6 +26,7 @@ use super::listings::SharedListings;
 use super::subscribe::UpdateSender;
 
 use super::options::RuntimeOptions;
+use super::reconcile::{CallGuard, Calls, Reconciled, Retired};
 
 pub(super) type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, CatalogError>>>;
 
@@ -33,6 +34,16 @@ pub(super) type SharedBuild = Shared<BoxFuture<'static, Result<Arc<Catalog>, Cat
 /// while it runs, so a server is never opened twice at once.
 pub(super) type SharedConnect =
     Shared<BoxFuture<'static, Result<Arc<dyn Connection>, CatalogError>>>;
+
+/// What a call needs from its server's slot: the open connection, the
+/// slot's epoch, the server's timeouts, and the guard that counts the
+/// call while it runs.
+pub(super) struct ForCall {
+    pub(super) connection: Arc<dyn Connection>,
+    pub(super) epoch: u64,
+    pub(super) timeouts: mcp_config::Timeouts,
+    pub(super) _call: CallGuard,
+}
 
 pub(super) struct Slot {
     pub(super) config: ServerConfig,
@@ -60,6 +71,10 @@ pub(super) struct Slot {
     /// started before is stale.
     pub(super) offered_epoch: u64,
     pub(super) backoff: Backoff,
+    /// Calls under way on this slot's connections.
+    pub(super) calls: Arc<Calls>,
+    /// The open connection's `instructions` (set with `connection`).
+    pub(super) instructions: Option<Arc<str>>,
     /// Since when a build has been connecting or listing this server.
     pub(super) waiting_since: Option<Instant>,
 }
@@ -93,7 +108,10 @@ pub(super) struct State {
     pub(super) in_use: usize,
     pub(super) shut_down: bool,
     /// Connections taken out of slots, waiting to be closed.
-    pub(super) retired: Vec<Arc<dyn Connection>>,
+    pub(super) retired: Vec<Retired>,
+    /// Retired connections whose calls are being waited for; closed at
+    /// once by a shutdown.
+    pub(super) draining: Vec<Arc<dyn Connection>>,
     /// Servers held back (awaiting approval, denied), reported in every
     /// catalog.
     pub(super) withheld: Vec<CatalogDiagnostic>,
@@ -158,8 +176,8 @@ impl RuntimeShared {
     pub(super) async fn connection_for_call(
         self: &Arc<Self>,
         server: &str,
-    ) -> Result<(Arc<dyn Connection>, u64, mcp_config::Timeouts), CatalogError> {
-        let (config, epoch, connection) = {
+    ) -> Result<ForCall, CatalogError> {
+        let (config, epoch, connection, call) = {
             let now = self.clock.now();
             let mut state = self.lock();
             if state.shut_down {
@@ -173,13 +191,23 @@ impl RuntimeShared {
             if let Err(paused) = slot.backoff.admit(now, self.options.backoff) {
                 return Err(self.paused_error(server, paused));
             }
-            (slot.config.clone(), slot.epoch, slot.connection.clone())
+            (
+                slot.config.clone(),
+                slot.epoch,
+                slot.connection.clone(),
+                slot.calls.enter(),
+            )
         };
         let connection = match connection {
             Some(connection) => connection,
             None => self.connect(&config, epoch).await?,
         };
-        Ok((connection, epoch, config.timeouts))
+        Ok(ForCall {
+            connection,
+            epoch,
+            timeouts: config.timeouts,
+            _call: call,
+        })
     }
 
     /// Records the outcome of an attempt in the server's backoff, if the
@@ -206,7 +234,7 @@ impl RuntimeShared {
         }
     }
 
-    pub(super) fn update_servers(&self, servers: ServerSet) -> Vec<String> {
+    pub(super) fn reconcile(&self, servers: ServerSet) -> Reconciled {
         let (servers, withheld) = servers.into_parts();
         let wanted: BTreeMap<String, ServerConfig> = servers
             .into_iter()
@@ -214,8 +242,9 @@ impl RuntimeShared {
             .map(|s| (s.name.clone(), s))
             .collect();
         let mut state = self.lock();
-        let mut changed = Vec::new();
+        let mut reconciled = Reconciled::default();
         if state.withheld != withheld {
+            reconciled.withheld_changed = true;
             state.withheld = withheld;
             state.invalidate();
         }
@@ -227,9 +256,9 @@ impl RuntimeShared {
             .collect();
         for name in removed {
             if let Some(slot) = state.slots.remove(&name) {
-                state.retired.extend(slot.connection);
+                state.retire(slot);
             }
-            changed.push(name);
+            reconciled.removed.push(name);
         }
         for (name, config) in wanted {
             let hash = mcp_config::config_hash(&config);
@@ -238,24 +267,22 @@ impl RuntimeShared {
                 .get(&name)
                 .is_some_and(|slot| slot.config_hash == hash);
             if same {
+                reconciled.unchanged.push(name);
                 continue;
             }
             let epoch = state.take_epoch();
-            if let Some(old) = state.slots.insert(name.clone(), Slot::new(config, epoch)) {
-                state.retired.extend(old.connection);
+            match state.slots.insert(name.clone(), Slot::new(config, epoch)) {
+                Some(old) => {
+                    state.retire(old);
+                    reconciled.changed.push(name);
+                }
+                None => reconciled.added.push(name),
             }
-            changed.push(name);
         }
-        if !changed.is_empty() {
+        if !reconciled.is_unchanged() {
             state.invalidate();
         }
-        changed.sort();
-        changed
-    }
-
-    pub(super) async fn close_retired(&self) {
-        let retired = std::mem::take(&mut self.lock().retired);
-        futures::future::join_all(retired.iter().map(|c| c.close())).await;
+        reconciled
     }
 
     pub(super) async fn shutdown(&self) {
@@ -267,7 +294,11 @@ impl RuntimeShared {
             // Subscribers learn of the end, not of a last version.
             state.updates.close();
             state.invalidate();
-            let mut all = std::mem::take(&mut state.retired);
+            let mut all: Vec<Arc<dyn Connection>> = std::mem::take(&mut state.retired)
+                .into_iter()
+                .map(|retired| retired.connection)
+                .collect();
+            all.append(&mut state.draining);
             for slot in state.slots.values_mut() {
                 slot.tools = None;
                 // Dropping an attempt under way cancels it.
@@ -342,6 +373,17 @@ impl State {
             .filter(|slot| slot.epoch == epoch)
     }
 
+    /// Takes a slot out of service: its connection closes once the calls
+    /// on it end (see [`RuntimeShared::close_retired`]).
+    pub(super) fn retire(&mut self, slot: Slot) {
+        if let Some(connection) = slot.connection {
+            self.retired.push(Retired {
+                connection,
+                calls: Some(slot.calls),
+            });
+        }
+    }
+
     pub(super) fn bump_epoch(&mut self, server: &str) {
         let epoch = self.take_epoch();
         if let Some(slot) = self.slots.get_mut(server) {
@@ -374,6 +416,8 @@ impl Slot {
             offered: None,
             offered_epoch: 0,
             backoff: Backoff::default(),
+            calls: Calls::new(),
+            instructions: None,
             waiting_since: None,
         }
     }
@@ -385,6 +429,7 @@ impl Slot {
             filter: self.config.tool_filter.clone(),
             features,
             description_limit: self.config.description_limit,
+            instructions: self.instructions.clone(),
         }
     }
 }

@@ -34,6 +34,7 @@ fn server(name: &str, tools: Vec<Tool>) -> ServerTools {
         filter: ToolFilter::default(),
         features: ServerFeatures::default(),
         description_limit: None,
+        instructions: None,
     }
 }
 
