@@ -71,7 +71,7 @@ const CRATES: &[(&str, Layers)] = &[
             &["error"],
             &["message", "task"],
             &["scan", "request_meta", "failure"],
-            &["codec"],
+            &["codec", "serving"],
             // the trait
             &["transport"],
             // the parts the kinds share
@@ -100,6 +100,15 @@ const CRATES: &[(&str, Layers)] = &[
         ],
     ),
     (
+        "crates/mcp-gateway",
+        &[
+            &["error", "names"],
+            &["gateway"],
+            &["downstream"],
+            &["stdio"],
+        ],
+    ),
+    (
         "crates/mcp-cli",
         &[
             &["cli"],
@@ -114,7 +123,7 @@ const CRATES: &[(&str, Layers)] = &[
             &["host"],
             &["session"],
             &["probe", "tools", "write"],
-            &["browse"],
+            &["browse", "serve"],
         ],
     ),
 ];

@@ -13,7 +13,13 @@ use std::path::{Path, PathBuf};
 const MAX_ROOT_ITEMS: usize = 40;
 
 /// The library crates whose roots are curated.
-const LIBRARIES: [&str; 4] = ["mcp-config", "mcp-oauth", "mcp-transport", "mcp-catalog"];
+const LIBRARIES: [&str; 5] = [
+    "mcp-config",
+    "mcp-oauth",
+    "mcp-transport",
+    "mcp-catalog",
+    "mcp-gateway",
+];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

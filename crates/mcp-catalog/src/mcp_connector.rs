@@ -317,6 +317,10 @@ impl Connection for SessionConnection {
         .await
     }
 
+    async fn request(&self, method: &str, params: Value) -> Result<Value, CatalogError> {
+        self.raw(method, params).await
+    }
+
     async fn close(&self) {
         self.forwarder.abort();
         if let Err(error) = self.session.close().await {

@@ -385,6 +385,15 @@ impl CatalogTool {
 }
 
 impl CatalogTool {
+    /// The tool's definition as its server listed it (`None` for a
+    /// utility tool, which the catalog makes).
+    pub fn listed(&self) -> Option<&Tool> {
+        match &self.parts.original_schema {
+            SharedSchema::Listed { tools, index } => tools.get(*index),
+            SharedSchema::Own(_) => None,
+        }
+    }
+
     /// The server's `outputSchema` for this tool, if it sent one (utility
     /// tools have none).
     pub fn output_schema(&self) -> Option<&Value> {

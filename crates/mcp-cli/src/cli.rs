@@ -138,6 +138,12 @@ pub(crate) enum Command {
     /// Check every config source and report problems with their positions
     #[command(name = "check-config")]
     CheckConfig(CheckArgs),
+    /// Serve every approved server as one MCP server over stdio, for any
+    /// host (`{"command": "mcp-cli", "args": ["serve"]}`)
+    #[command(
+        after_help = "Standard input and output carry the protocol; diagnostics go to standard error.\n\nExamples:\n  mcp-cli serve                      every approved server, tools named mcp__server__tool\n  mcp-cli serve --naming openclaw    tools named server__tool\n  mcp-cli serve --passthrough -- npx -y @modelcontextprotocol/server-everything"
+    )]
+    Serve(ServeArgs),
     /// Import the servers of another host's config file (Cursor, VS Code,
     /// Codex, Gemini CLI, …)
     #[command(
@@ -522,6 +528,19 @@ pub(crate) enum RemoteTransportArg {
     Sse,
     /// WebSocket
     Ws,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) target: TargetArgs,
+    /// Naming style of tool and prompt names
+    #[arg(long, value_enum, default_value = "claw")]
+    pub(crate) naming: NamingArg,
+    /// Serve tool and prompt names and resource URIs as the servers give
+    /// them (for one server: with several, a name two share goes to one)
+    #[arg(long)]
+    pub(crate) passthrough: bool,
 }
 
 #[derive(Debug, Args)]

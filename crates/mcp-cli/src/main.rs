@@ -27,6 +27,7 @@ mod import;
 mod output;
 mod probe;
 mod read;
+mod serve;
 mod session;
 mod target;
 mod tools;
@@ -78,6 +79,7 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::CheckConfig(args) => read::check_config(context, &args),
         Command::Probe(args) => probe::probe(context, &args),
         Command::Tools(args) => tools::tools(context, &args),
+        Command::Serve(args) => serve::serve(context, &args),
         Command::Call(args) => tools::call(context, &args),
         Command::Resources(args) => browse::resources(context, &args),
         Command::Prompts(args) => browse::prompts(context, &args),

@@ -33,9 +33,23 @@ const MAX_RESULT_BYTES: usize = mcp_catalog::results::DEFAULT_MAX_RESULT_BYTES;
 pub(crate) fn open_runtime(
     context: &Context,
     open: &connecting::Open,
-    mut config: LoadedConfig,
+    config: LoadedConfig,
     naming: NamingArg,
     provider: ProviderArg,
+    tool_call_timeout: Option<Duration>,
+) -> Arc<SessionRuntime> {
+    let materialize = MaterializeOptions::default()
+        .with_style(naming_style(naming))
+        .with_profile(provider_profile(provider));
+    open_runtime_with(context, open, config, materialize, tool_call_timeout)
+}
+
+/// [`open_runtime`] materialising with `materialize`.
+pub(crate) fn open_runtime_with(
+    context: &Context,
+    open: &connecting::Open,
+    mut config: LoadedConfig,
+    materialize: MaterializeOptions,
     tool_call_timeout: Option<Duration>,
 ) -> Arc<SessionRuntime> {
     if let Some(timeout) = tool_call_timeout {
@@ -50,11 +64,7 @@ pub(crate) fn open_runtime(
         config.servers.iter().map(|server| &server.config),
     )));
     let options = RuntimeOptions::default()
-        .with_materialize(
-            MaterializeOptions::default()
-                .with_style(naming_style(naming))
-                .with_profile(provider_profile(provider)),
-        )
+        .with_materialize(materialize)
         .with_max_result_bytes(MAX_RESULT_BYTES);
     open.runtime(
         SessionRuntime::builder("mcp-cli", servers, connector)
@@ -63,7 +73,7 @@ pub(crate) fn open_runtime(
     )
 }
 
-fn naming_style(naming: NamingArg) -> NamingStyle {
+pub(crate) fn naming_style(naming: NamingArg) -> NamingStyle {
     match naming {
         NamingArg::Claw => NamingStyle::Claw,
         NamingArg::OpenClaw => NamingStyle::OpenClaw,

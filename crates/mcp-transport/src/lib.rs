@@ -177,6 +177,7 @@ mod params;
 mod protocol;
 mod request_meta;
 mod scan;
+pub mod serving;
 mod session;
 mod stderr_tail;
 mod task;

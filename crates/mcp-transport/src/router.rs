@@ -31,13 +31,11 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-use crate::error_codes::{self, UNSUPPORTED_PROTOCOL_VERSION};
+use crate::error_codes;
 use crate::message::{ErrorObject, JsonRpcMessage, Notification, Request, RequestId};
-use crate::protocol::{
-    KNOWN_PROTOCOL_VERSIONS, META_PROTOCOL_VERSION, META_SERVER_INFO, META_SUBSCRIPTION_ID,
-    is_modern,
-};
+use crate::protocol::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use crate::sdk::{SdkServer, SdkServerConnection};
+use crate::serving::{self, Revision};
 
 /// A tool's definition as `tools/list` shows it: a name and an input
 /// schema, with an optional description, title, output schema and
@@ -444,16 +442,6 @@ impl Drop for Connection {
     }
 }
 
-/// The revision a modern request names in `_meta`, `Some(None)` when its
-/// `_meta` has the key with a value that is not a string, `None` for a
-/// request without it (an older revision's).
-fn requested_version(params: &Value) -> Option<Option<&str>> {
-    params
-        .get("_meta")
-        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
-        .map(Value::as_str)
-}
-
 impl Connection {
     /// Handles one message; false once the client is gone.
     async fn handle(&mut self, message: JsonRpcMessage) -> bool {
@@ -474,24 +462,15 @@ impl Connection {
 
     async fn request(&mut self, request: Request) -> bool {
         let Request { id, method, params } = request;
-        let params = params.unwrap_or_else(|| json!({}));
-        let modern = match requested_version(&params) {
-            None => false,
-            Some(Some(version)) if is_modern(version) && known(version) => true,
-            Some(requested) => {
-                let supported: Vec<&str> = KNOWN_PROTOCOL_VERSIONS.to_vec();
-                let error = ErrorObject {
-                    code: UNSUPPORTED_PROTOCOL_VERSION,
-                    message: format!("unsupported protocol version {requested:?}"),
-                    data: Some(json!({"supported": supported, "requested": requested})),
-                };
-                return self.send(JsonRpcMessage::error(Some(id), error)).await;
-            }
+        let modern = match serving::request_revision(params.as_ref()) {
+            Ok(revision) => revision != Revision::Session,
+            Err(error) => return self.send(JsonRpcMessage::error(Some(id), error)).await,
         };
+        let params = params.unwrap_or_else(serving::empty);
         let outcome = match method.as_str() {
             "initialize" => Ok(self.initialize(&params)),
             "server/discover" => Ok(self.discover()),
-            "ping" => Ok(json!({})),
+            "ping" => Ok(serving::empty()),
             "tools/list" => {
                 let tools: Vec<Value> = lock(&self.state.tools)
                     .iter()
@@ -504,7 +483,7 @@ impl Connection {
             other => Err(ErrorObject::method_not_found(other)),
         };
         let reply = match outcome {
-            Ok(result) if modern => JsonRpcMessage::result(id, complete(result)),
+            Ok(result) if modern => JsonRpcMessage::result(id, serving::complete(result)),
             Ok(result) => JsonRpcMessage::result(id, result),
             Err(error) => JsonRpcMessage::error(Some(id), error),
         };
@@ -533,12 +512,7 @@ impl Connection {
     /// The `initialize` answer, at the revision the client proposed when
     /// it is an older one this crate knows, else the newest older one.
     fn initialize(&mut self, params: &Value) -> Value {
-        let proposed = params.get("protocolVersion").and_then(Value::as_str);
-        let legacy = |v: &&str| !is_modern(v);
-        let version = proposed
-            .filter(|v| legacy(v) && known(v))
-            .or_else(|| KNOWN_PROTOCOL_VERSIONS.iter().copied().find(legacy))
-            .unwrap_or_default();
+        let version = serving::initialize_version(Some(params));
         if !self.initialized {
             self.initialized = true;
             self.state.listeners.fetch_add(1, Ordering::SeqCst);
@@ -556,7 +530,7 @@ impl Connection {
 
     fn discover(&self) -> Value {
         let mut result = json!({
-            "supportedVersions": KNOWN_PROTOCOL_VERSIONS,
+            "supportedVersions": serving::supported_versions(),
             "capabilities": capabilities(),
             "_meta": { META_SERVER_INFO: self.server_info() },
         });
@@ -610,7 +584,11 @@ impl Connection {
                 .await
                 .unwrap_or_else(|_| ToolOutput::error("the tool failed unexpectedly"));
             let result = output.into_value();
-            let result = if modern { complete(result) } else { result };
+            let result = if modern {
+                serving::complete(result)
+            } else {
+                result
+            };
             let _ = outgoing
                 .send(JsonRpcMessage::result(answer_id, result))
                 .await;
@@ -666,21 +644,9 @@ impl Connection {
     }
 }
 
-fn known(version: &str) -> bool {
-    KNOWN_PROTOCOL_VERSIONS.contains(&version)
-}
-
 /// The router always lets its tools change, so it always says so.
 fn capabilities() -> Value {
     json!({"tools": {"listChanged": true}})
-}
-
-/// A modern result: complete (the router never asks for input).
-fn complete(mut result: Value) -> Value {
-    if let Value::Object(map) = &mut result {
-        map.insert("resultType".into(), Value::from("complete"));
-    }
-    result
 }
 
 #[cfg(test)]
@@ -688,6 +654,8 @@ mod tests {
     use super::*;
     use crate::ContentBlock;
     use crate::error::TransportErrorKind;
+    use crate::error_codes::UNSUPPORTED_PROTOCOL_VERSION;
+    use crate::protocol::{KNOWN_PROTOCOL_VERSIONS, META_PROTOCOL_VERSION, is_modern};
     use crate::sdk::{SdkOptions, SdkTransport};
     use crate::session::{ClientSession, ListKind, ServerEvent, SessionOptions};
     use std::time::Duration;

@@ -130,6 +130,33 @@ impl SessionRuntime {
         result
     }
 
+    /// Any other request to `server` (`completion/complete`,
+    /// `logging/setLevel`, `resources/subscribe`, …) within its request
+    /// timeout: the server's result.
+    pub async fn request(
+        &self,
+        server: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CatalogError> {
+        let call = self.shared.connection_for_call(server).await?;
+        let result = within(
+            server,
+            method,
+            call.timeouts.request,
+            call.connection.request(method, params),
+        )
+        .await;
+        self.shared.record(server, call.epoch, result.is_ok());
+        result
+    }
+
+    /// The servers this runtime may start, in name order (held-back ones
+    /// not included).
+    pub fn servers(&self) -> Vec<String> {
+        self.shared.lock().slots.keys().cloned().collect()
+    }
+
     async fn paged(&self, server: &str, list: Paged) -> Result<Browsed, CatalogError> {
         let call = self.shared.connection_for_call(server).await?;
         let (connection, epoch, timeouts) = (&call.connection, call.epoch, call.timeouts);

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::catalog::ServerFeatures;
 use crate::deep;
-use crate::error::CatalogError;
+use crate::error::{CatalogError, Cause};
 use crate::result::{ModelResult, dispose_result};
 
 /// A connected server, as the runtime uses it. Implementations enforce
@@ -74,6 +74,18 @@ pub trait Connection: Send + Sync {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<Value, CatalogError>;
+
+    /// Any other request (`completion/complete`, `logging/setLevel`,
+    /// `resources/subscribe`, …) with its raw result. The default refuses
+    /// it, for connections that cannot send one.
+    async fn request(&self, method: &str, _params: Value) -> Result<Value, CatalogError> {
+        Err(CatalogError::request(
+            self.identity()
+                .map_or_else(String::new, |identity| identity.name),
+            method,
+            Cause::other("this connection sends no other request"),
+        ))
+    }
 
     /// Closes the connection (for stdio: the whole shutdown sequence).
     async fn close(&self);

@@ -1,0 +1,55 @@
+//! The one error type of this crate: a [`GatewayError`] says what failed
+//! in a [`GatewayErrorKind`] and keeps the I/O error as its source.
+//! Requests a downstream client sends never fail the gateway: each gets a
+//! JSON-RPC answer. What fails it is its own channel to that client.
+
+use std::fmt;
+use std::io;
+
+/// Why serving a downstream client stopped.
+#[derive(Debug)]
+pub struct GatewayError {
+    kind: GatewayErrorKind,
+    source: Option<io::Error>,
+}
+
+/// What failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GatewayErrorKind {
+    /// Reading the downstream client's messages failed.
+    Read,
+    /// Writing to the downstream client failed.
+    Write,
+}
+
+impl GatewayError {
+    pub(crate) fn io(kind: GatewayErrorKind, source: io::Error) -> Self {
+        GatewayError {
+            kind,
+            source: Some(source),
+        }
+    }
+
+    /// What failed.
+    pub fn kind(&self) -> &GatewayErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for GatewayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            GatewayErrorKind::Read => write!(f, "reading from the downstream client failed"),
+            GatewayErrorKind::Write => write!(f, "writing to the downstream client failed"),
+        }
+    }
+}
+
+impl std::error::Error for GatewayError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|source| source as &(dyn std::error::Error + 'static))
+    }
+}

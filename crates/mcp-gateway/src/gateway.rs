@@ -1,0 +1,459 @@
+//! [`Gateway`]: what one MCP server made of the user's servers answers.
+//! Each request is answered over the runtime's shared upstream sessions:
+//! tools as the catalog names them, resources and templates with wrapped
+//! URIs, prompts with prefixed names, completions and subscriptions
+//! routed to the owner. No request fails the gateway; an upstream failure
+//! is the answer to the request that met it (a tool's, as an error
+//! result the model reads).
+
+use std::sync::Arc;
+
+use futures::future::join_all;
+use mcp_catalog::{Catalog, CatalogError, CatalogErrorKind, CatalogTool, SessionRuntime};
+use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
+use mcp_transport::{ErrorObject, ProgressCallback, TransportErrorKind};
+use serde_json::{Map, Value, json};
+
+use crate::names::Naming;
+
+/// What the gateway calls itself in `initialize` and `server/discover`.
+pub const GATEWAY_NAME: &str = "mcp-gateway";
+
+/// One MCP server over a [`SessionRuntime`]: every downstream client is
+/// answered through the same upstream sessions.
+#[derive(Debug)]
+pub struct Gateway {
+    runtime: Arc<SessionRuntime>,
+    naming: Naming,
+    version: String,
+}
+
+/// A request's answer: its result, or the JSON-RPC error that refuses it.
+pub type Answer = Result<Value, ErrorObject>;
+
+impl Gateway {
+    /// A gateway over `runtime`, naming what it serves by `naming`. The
+    /// runtime should materialise without utility tools (the gateway
+    /// serves resources and prompts as themselves).
+    pub fn new(runtime: Arc<SessionRuntime>, naming: Naming) -> Self {
+        Gateway {
+            runtime,
+            naming,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    /// The runtime behind the gateway.
+    pub fn runtime(&self) -> &Arc<SessionRuntime> {
+        &self.runtime
+    }
+
+    /// The gateway's `serverInfo`.
+    pub fn server_info(&self) -> Value {
+        json!({"name": GATEWAY_NAME, "version": self.version})
+    }
+
+    /// What the gateway offers, whatever its servers do: a server without
+    /// resources or prompts lists none.
+    pub fn capabilities(&self) -> Value {
+        json!({
+            "tools": {"listChanged": true},
+            "resources": {"listChanged": true},
+            "prompts": {"listChanged": true},
+            "completions": {},
+            "logging": {},
+        })
+    }
+
+    /// The gateway's `instructions`: its servers', combined in catalog
+    /// order, each cut at 2 KB (only servers already connected are known).
+    pub async fn instructions(&self) -> Option<String> {
+        let catalog = self.runtime.catalog().await.ok()?;
+        catalog.combined_instructions()
+    }
+
+    /// Answers one request (everything but the handshake, which the
+    /// downstream connection answers). `progress` receives the server's
+    /// progress on a tool call.
+    pub async fn answer(
+        &self,
+        method: &str,
+        params: &Value,
+        progress: Option<ProgressCallback>,
+    ) -> Answer {
+        match method {
+            "ping" => Ok(json!({})),
+            "tools/list" => self.list_tools().await,
+            "tools/call" => self.call_tool(params, progress).await,
+            "resources/list" => self.list_resources(Listed::Resources).await,
+            "resources/templates/list" => self.list_resources(Listed::Templates).await,
+            "resources/read" => self.read_resource(params).await,
+            "resources/subscribe" | "resources/unsubscribe" => {
+                self.by_uri(method, params.clone()).await
+            }
+            "prompts/list" => self.list_prompts().await,
+            "prompts/get" => self.get_prompt(params).await,
+            "completion/complete" => self.complete(params).await,
+            "logging/setLevel" => self.set_level(params).await,
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    async fn catalog(&self) -> Result<Arc<Catalog>, ErrorObject> {
+        self.runtime
+            .catalog()
+            .await
+            .map_err(|error| upstream(&error))
+    }
+
+    async fn list_tools(&self) -> Answer {
+        let catalog = self.catalog().await?;
+        let tools: Vec<Value> = self
+            .served_tools(&catalog)
+            .map(|(name, tool)| tool_entry(name, tool))
+            .collect();
+        Ok(json!({ "tools": tools }))
+    }
+
+    /// The tools a downstream client sees, each with the name it sees:
+    /// the catalog's, or with passthrough the server's own (where two
+    /// servers share one, the first server in name order keeps it).
+    fn served_tools<'c>(
+        &self,
+        catalog: &'c Catalog,
+    ) -> impl Iterator<Item = (&'c str, &'c CatalogTool)> + 'c {
+        let passthrough = self.naming.is_passthrough();
+        let mut tools: Vec<(&str, &CatalogTool)> = catalog
+            .loaded_tools()
+            .map(|tool| match passthrough {
+                true => (tool.origin().target.raw_name(), tool),
+                false => (tool.name(), tool),
+            })
+            .collect();
+        if passthrough {
+            tools.sort_by(|(a, x), (b, y)| {
+                a.cmp(b)
+                    .then_with(|| x.origin().server.cmp(&y.origin().server))
+            });
+            tools.dedup_by(|(a, _), (b, _)| a == b);
+        }
+        tools.into_iter()
+    }
+
+    async fn call_tool(&self, params: &Value, progress: Option<ProgressCallback>) -> Answer {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("tools/call needs a tool name"))?;
+        let arguments = params
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let catalog = self.runtime.catalog().await;
+        let tool = match &catalog {
+            Ok(catalog) if !self.naming.is_passthrough() => catalog.get(name),
+            Ok(catalog) => self
+                .served_tools(catalog)
+                .find(|(served, _)| *served == name)
+                .map(|(_, tool)| tool),
+            Err(error) => return Err(upstream(error)),
+        };
+        let Some(tool) = tool else {
+            return Err(invalid(format!("unknown tool: {name}")));
+        };
+        match self.runtime.call_tool_raw(tool, arguments, progress).await {
+            Ok(output) => Ok(output.raw),
+            // Arguments the server's schema refuses, a server that is down
+            // or paused: the model reads why and may try again.
+            Err(error) => match error.transport_error().map(|error| error.kind()) {
+                Some(TransportErrorKind::Rpc { code, message, .. }) => {
+                    Err(ErrorObject::new(*code, message.clone()))
+                }
+                _ => Ok(tool_error(&error)),
+            },
+        }
+    }
+
+    async fn list_resources(&self, listed: Listed) -> Answer {
+        let servers = self.runtime.servers();
+        let pages = join_all(servers.iter().map(|server| async move {
+            let browsed = match listed {
+                Listed::Resources => self.runtime.list_resources(server).await,
+                Listed::Templates => self.runtime.list_resource_templates(server).await,
+            };
+            (server, browsed)
+        }))
+        .await;
+        let (field, key) = listed.members();
+        let mut items = Vec::new();
+        for (server, browsed) in pages {
+            let browsed = match browsed {
+                Ok(browsed) => browsed,
+                Err(error) => {
+                    tracing::warn!(server = %server, %error, "listing {field} failed");
+                    continue;
+                }
+            };
+            for mut item in browsed.items {
+                if let Some(Value::String(uri)) = item.get_mut(key) {
+                    *uri = self.naming.wrap_uri(server, uri);
+                }
+                items.push(item);
+            }
+        }
+        Ok(json!({ field: items }))
+    }
+
+    /// The server a downstream URI leads to, and that server's own URI.
+    async fn owner_of(&self, uri: &str) -> Result<(String, String), ErrorObject> {
+        if let Some((server, inner)) = self.naming.unwrap_uri(uri) {
+            return Ok((server, inner.to_owned()));
+        }
+        if !self.naming.is_passthrough() {
+            return Err(invalid(format!("unknown resource: {uri}")));
+        }
+        let servers = self.runtime.servers();
+        if let [only] = servers.as_slice() {
+            return Ok((only.clone(), uri.to_owned()));
+        }
+        for server in servers {
+            let listed = self.runtime.list_resources(&server).await;
+            if listed.is_ok_and(|browsed| {
+                browsed
+                    .items
+                    .iter()
+                    .any(|item| item.get("uri").and_then(Value::as_str) == Some(uri))
+            }) {
+                return Ok((server, uri.to_owned()));
+            }
+        }
+        Err(invalid(format!("unknown resource: {uri}")))
+    }
+
+    async fn read_resource(&self, params: &Value) -> Answer {
+        let uri = params
+            .get("uri")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("resources/read needs a uri"))?;
+        let (server, inner) = self.owner_of(uri).await?;
+        let mut result = self
+            .runtime
+            .read_resource(&server, &inner)
+            .await
+            .map_err(|error| upstream(&error))?;
+        if let Some(Value::Array(contents)) = result.get_mut("contents") {
+            for content in contents {
+                if let Some(Value::String(uri)) = content.get_mut("uri") {
+                    *uri = self.naming.wrap_uri(&server, uri);
+                }
+            }
+        }
+        Ok(result)
+    }
+
+    /// A request about one resource, sent to its server with its own URI.
+    async fn by_uri(&self, method: &str, mut params: Value) -> Answer {
+        let uri = params
+            .get("uri")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid(format!("{method} needs a uri")))?
+            .to_owned();
+        let (server, inner) = self.owner_of(&uri).await?;
+        params["uri"] = Value::String(inner);
+        self.runtime
+            .request(&server, method, params)
+            .await
+            .map_err(|error| upstream(&error))
+    }
+
+    /// Every prompt, named for downstream, with the server and raw name
+    /// it stands for and the server's entry (renamed).
+    async fn prompts(&self) -> Vec<NamedPrompt> {
+        let servers = self.runtime.servers();
+        let listed = join_all(
+            servers
+                .iter()
+                .map(|server| async move { (server, self.runtime.list_prompts(server).await) }),
+        )
+        .await;
+        let mut entries = std::collections::BTreeMap::new();
+        for (server, browsed) in listed {
+            let browsed = match browsed {
+                Ok(browsed) => browsed,
+                Err(error) => {
+                    tracing::warn!(server = %server, %error, "listing prompts failed");
+                    continue;
+                }
+            };
+            for item in browsed.items {
+                if let Some(name) = item.get("name").and_then(Value::as_str) {
+                    entries.insert((server.clone(), name.to_owned()), item);
+                }
+            }
+        }
+        let keys: Vec<(String, String)> = entries.keys().cloned().collect();
+        self.naming
+            .prompt_names(&keys)
+            .into_iter()
+            .filter_map(|(name, server, raw)| {
+                let mut entry = entries.remove(&(server.clone(), raw.clone()))?;
+                entry["name"] = Value::String(name.clone());
+                Some(NamedPrompt {
+                    name,
+                    server,
+                    raw,
+                    entry,
+                })
+            })
+            .collect()
+    }
+
+    async fn list_prompts(&self) -> Answer {
+        let prompts: Vec<Value> = self
+            .prompts()
+            .await
+            .into_iter()
+            .map(|prompt| prompt.entry)
+            .collect();
+        Ok(json!({ "prompts": prompts }))
+    }
+
+    /// The server and raw name behind a downstream prompt name.
+    async fn prompt_owner(&self, name: &str) -> Result<(String, String), ErrorObject> {
+        if self.naming.is_passthrough()
+            && let [only] = self.runtime.servers().as_slice()
+        {
+            return Ok((only.clone(), name.to_owned()));
+        }
+        self.prompts()
+            .await
+            .into_iter()
+            .find(|prompt| prompt.name == name)
+            .map(|prompt| (prompt.server, prompt.raw))
+            .ok_or_else(|| invalid(format!("unknown prompt: {name}")))
+    }
+
+    async fn get_prompt(&self, params: &Value) -> Answer {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("prompts/get needs a prompt name"))?;
+        let (server, raw) = self.prompt_owner(name).await?;
+        let arguments = match params.get("arguments") {
+            Some(Value::Object(arguments)) => arguments.clone(),
+            _ => Map::new(),
+        };
+        self.runtime
+            .get_prompt(&server, &raw, arguments)
+            .await
+            .map_err(|error| upstream(&error))
+    }
+
+    async fn complete(&self, params: &Value) -> Answer {
+        let mut params = params.clone();
+        let reference = params
+            .get("ref")
+            .ok_or_else(|| invalid("completion/complete needs a ref"))?;
+        let server = match reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => {
+                let name = reference
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| invalid("a prompt ref needs a name"))?;
+                let (server, raw) = self.prompt_owner(name).await?;
+                params["ref"]["name"] = Value::String(raw);
+                server
+            }
+            Some("ref/resource") => {
+                let uri = reference
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| invalid("a resource ref needs a uri"))?;
+                let (server, inner) = self.owner_of(uri).await?;
+                params["ref"]["uri"] = Value::String(inner);
+                server
+            }
+            _ => return Err(invalid("unknown completion ref type")),
+        };
+        self.runtime
+            .request(&server, "completion/complete", params)
+            .await
+            .map_err(|error| upstream(&error))
+    }
+
+    /// Every server gets the level; the answer is empty whatever they say.
+    async fn set_level(&self, params: &Value) -> Answer {
+        let servers = self.runtime.servers();
+        join_all(servers.iter().map(|server| {
+            self.runtime
+                .request(server, "logging/setLevel", params.clone())
+        }))
+        .await;
+        Ok(json!({}))
+    }
+}
+
+/// A prompt as a downstream client sees it.
+struct NamedPrompt {
+    name: String,
+    server: String,
+    raw: String,
+    entry: Value,
+}
+
+/// Which resource listing.
+#[derive(Debug, Clone, Copy)]
+enum Listed {
+    Resources,
+    Templates,
+}
+
+impl Listed {
+    /// The result's list member and the URI member of each item.
+    fn members(self) -> (&'static str, &'static str) {
+        match self {
+            Listed::Resources => ("resources", "uri"),
+            Listed::Templates => ("resourceTemplates", "uriTemplate"),
+        }
+    }
+}
+
+/// A `tools/list` entry: the server's definition under the name served.
+fn tool_entry(name: &str, tool: &CatalogTool) -> Value {
+    let mut entry = match tool.listed().map(serde_json::to_value) {
+        Some(Ok(Value::Object(entry))) => entry,
+        _ => {
+            let mut entry = Map::new();
+            entry.insert("description".into(), Value::from(tool.description()));
+            entry.insert("inputSchema".into(), tool.input_schema().clone());
+            entry
+        }
+    };
+    entry.insert("name".into(), Value::from(name));
+    Value::Object(entry)
+}
+
+/// A tool call that did not reach the tool, as the result the model reads.
+fn tool_error(error: &CatalogError) -> Value {
+    let text = match error.kind() {
+        CatalogErrorKind::InvalidArguments { .. } => format!("invalid arguments: {error}"),
+        _ => error.to_string(),
+    };
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+fn invalid(message: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(INVALID_PARAMS, message)
+}
+
+/// An upstream failure as the JSON-RPC error of the request that met it:
+/// the server's own error when it sent one, else an internal error
+/// naming the server and what failed.
+fn upstream(error: &CatalogError) -> ErrorObject {
+    match error.transport_error().map(|error| error.kind()) {
+        Some(TransportErrorKind::Rpc { code, message, .. }) => {
+            ErrorObject::new(*code, message.clone())
+        }
+        _ => ErrorObject::new(INTERNAL_ERROR, error.to_string()),
+    }
+}

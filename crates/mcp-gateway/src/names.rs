@@ -1,0 +1,154 @@
+//! The names a downstream client sees for what belongs to one upstream
+//! server, and the way back: tools are named by the catalog; prompts get
+//! the catalog's prefix for their server (the same allocator, so a prompt
+//! and a tool of one server share it); resource URIs and templates are
+//! wrapped as `mcp-gateway://<server>/<uri as the server gave it>`, the
+//! server part percent-encoded, so two servers' URIs never collide and
+//! every wrapped URI leads back to its server and its exact URI.
+//!
+//! With [`Naming::passthrough`] (one upstream server) nothing is renamed
+//! or wrapped: names and URIs are the server's own.
+
+use mcp_catalog::NamingStyle;
+use mcp_catalog::tools::{NameAllocator, ServerPrefix};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+/// The scheme of a wrapped resource URI.
+pub const GATEWAY_URI_SCHEME: &str = "mcp-gateway";
+
+/// What the server part of a wrapped URI leaves as it is.
+const SERVER_PART: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.');
+
+/// How names and URIs reach a downstream client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Naming {
+    style: NamingStyle,
+    passthrough: bool,
+}
+
+impl Naming {
+    /// Prefixed in `style`, URIs wrapped.
+    pub fn prefixed(style: NamingStyle) -> Self {
+        Naming {
+            style,
+            passthrough: false,
+        }
+    }
+
+    /// The server's own names and URIs: for a gateway in front of one
+    /// server (with more, a name two servers share is served by the
+    /// first in name order).
+    pub fn passthrough(style: NamingStyle) -> Self {
+        Naming {
+            style,
+            passthrough: true,
+        }
+    }
+
+    /// Whether names and URIs pass through as the server gave them.
+    pub fn is_passthrough(self) -> bool {
+        self.passthrough
+    }
+
+    /// The catalog's naming style.
+    pub fn style(self) -> NamingStyle {
+        self.style
+    }
+
+    /// `uri` of `server` as a downstream client sees it.
+    pub fn wrap_uri(self, server: &str, uri: &str) -> String {
+        if self.passthrough {
+            return uri.to_owned();
+        }
+        format!(
+            "{GATEWAY_URI_SCHEME}://{}/{uri}",
+            utf8_percent_encode(server, SERVER_PART)
+        )
+    }
+
+    /// The server and its own URI behind a wrapped `uri`; `None` for a URI
+    /// this gateway did not wrap.
+    pub fn unwrap_uri(self, uri: &str) -> Option<(String, &str)> {
+        let rest = uri.strip_prefix(GATEWAY_URI_SCHEME)?.strip_prefix("://")?;
+        let (server, inner) = rest.split_once('/')?;
+        let server = percent_decode_str(server).decode_utf8().ok()?;
+        Some((server.into_owned(), inner))
+    }
+
+    /// The downstream names of `items` (each a server's raw prompt name),
+    /// allocated in a fixed order (servers by name, then names), with the
+    /// server and raw name each stands for.
+    pub fn prompt_names(self, items: &[(String, String)]) -> Vec<(String, String, String)> {
+        let mut sorted: Vec<&(String, String)> = items.iter().collect();
+        sorted.sort();
+        let mut allocator = NameAllocator::new(self.style, []);
+        let mut named = Vec::with_capacity(sorted.len());
+        let mut current: Option<(&str, Option<String>)> = None;
+        for (server, raw) in sorted {
+            if self.passthrough {
+                named.push((raw.clone(), server.clone(), raw.clone()));
+                continue;
+            }
+            if current.as_ref().is_none_or(|(name, _)| *name != server) {
+                let prefix = match allocator.server_prefix(server) {
+                    ServerPrefix::Assigned(prefix) | ServerPrefix::Renamed { prefix, .. } => {
+                        Some(prefix)
+                    }
+                    _ => None,
+                };
+                current = Some((server, prefix));
+            }
+            let Some((_, Some(prefix))) = &current else {
+                continue;
+            };
+            let (name, _) = allocator.tool_name(prefix, server, raw);
+            named.push((name, server.clone(), raw.clone()));
+        }
+        named
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapped_uri_leads_back_to_its_server_and_exact_uri() {
+        let naming = Naming::prefixed(NamingStyle::Claw);
+        for (server, uri) in [
+            ("files", "file:///tmp/a.txt"),
+            ("two words", "test://static-text"),
+            ("a/b", "x:y/z?q=1#f"),
+            ("ünïcode", "mcp-gateway://nested/inner"),
+            ("s", ""),
+            ("s", "{template}/path/{id}"),
+        ] {
+            let wrapped = naming.wrap_uri(server, uri);
+            assert!(wrapped.starts_with("mcp-gateway://"), "{wrapped}");
+            let (back, inner) = naming.unwrap_uri(&wrapped).unwrap();
+            assert_eq!((back.as_str(), inner), (server, uri), "{wrapped}");
+        }
+        for foreign in ["test://static-text", "mcp-gateway:/x", "mcp-gateway://only"] {
+            assert_eq!(naming.unwrap_uri(foreign), None, "{foreign}");
+        }
+        let plain = Naming::passthrough(NamingStyle::Claw);
+        assert_eq!(plain.wrap_uri("s", "test://x"), "test://x");
+    }
+
+    #[test]
+    fn prompts_take_their_servers_prefix() {
+        let items = vec![
+            ("b".to_owned(), "greet".to_owned()),
+            ("a".to_owned(), "greet".to_owned()),
+            ("a".to_owned(), "sum up".to_owned()),
+        ];
+        let named: Vec<(String, String, String)> =
+            Naming::prefixed(NamingStyle::Claw).prompt_names(&items);
+        let names: Vec<&str> = named.iter().map(|(name, _, _)| name.as_str()).collect();
+        assert_eq!(names, ["mcp__a__greet", "mcp__a__sum_up", "mcp__b__greet"]);
+        let openclaw = Naming::prefixed(NamingStyle::OpenClaw).prompt_names(&items);
+        assert_eq!(openclaw[2].0, "b__greet");
+        let plain = Naming::passthrough(NamingStyle::Claw).prompt_names(&items);
+        assert_eq!(plain[0], ("greet".into(), "a".into(), "greet".into()));
+    }
+}

@@ -1,0 +1,146 @@
+//! The server side's revision rules, decided once for every server this
+//! workspace runs (the in-process `ToolRouter` and the gateway):
+//! which revision a request speaks, which one `initialize` settles on,
+//! and how a result is marked at 2026-07-28.
+//!
+//! A 2026-07-28 request names its revision in `params._meta`
+//! (`io.modelcontextprotocol/protocolVersion`) and needs no handshake; a
+//! request without that key belongs to a session opened by `initialize`
+//! at an older revision. A modern request at a revision this crate does
+//! not know, or with a revision that is not a string, is refused with
+//! `UnsupportedProtocolVersion` listing the supported ones.
+
+use serde_json::{Map, Value, json};
+
+use crate::error_codes::UNSUPPORTED_PROTOCOL_VERSION;
+use crate::message::ErrorObject;
+use crate::protocol::{KNOWN_PROTOCOL_VERSIONS, META_PROTOCOL_VERSION, is_modern};
+
+/// The revision a request speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revision {
+    /// No revision in `_meta`: a request of a session that `initialize`
+    /// opened (2025-11-25 and earlier).
+    Session,
+    /// A 2026-07-28 (or later, known) revision named in the request's
+    /// `_meta`.
+    Modern(&'static str),
+}
+
+/// The revision `params` (a request's) speaks, or the error that refuses
+/// it: a modern revision this crate does not know, or a `_meta` revision
+/// that is not a string.
+pub fn request_revision(params: Option<&Value>) -> Result<Revision, ErrorObject> {
+    let requested = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION));
+    let Some(requested) = requested else {
+        return Ok(Revision::Session);
+    };
+    let known = requested
+        .as_str()
+        .and_then(|version| KNOWN_PROTOCOL_VERSIONS.iter().find(|v| **v == version))
+        .filter(|version| is_modern(version));
+    match known {
+        Some(version) => Ok(Revision::Modern(version)),
+        None => Err(unsupported_version(requested)),
+    }
+}
+
+/// The `UnsupportedProtocolVersion` error for `requested`, listing the
+/// revisions this crate serves.
+pub fn unsupported_version(requested: &Value) -> ErrorObject {
+    ErrorObject {
+        code: UNSUPPORTED_PROTOCOL_VERSION,
+        message: format!("unsupported protocol version {requested}"),
+        data: Some(json!({"supported": KNOWN_PROTOCOL_VERSIONS, "requested": requested})),
+    }
+}
+
+/// The revision an `initialize` answer settles on: the one the client
+/// proposed when it is an older revision this crate knows, else the
+/// newest older one (the client then decides whether it can go on).
+pub fn initialize_version(params: Option<&Value>) -> &'static str {
+    let proposed = params
+        .and_then(|params| params.get("protocolVersion"))
+        .and_then(Value::as_str);
+    let legacy = |version: &&'static str| !is_modern(version);
+    proposed
+        .and_then(|proposed| {
+            KNOWN_PROTOCOL_VERSIONS
+                .iter()
+                .copied()
+                .filter(legacy)
+                .find(|known| *known == proposed)
+        })
+        .or_else(|| KNOWN_PROTOCOL_VERSIONS.iter().copied().find(legacy))
+        .unwrap_or_default()
+}
+
+/// The revisions `server/discover` lists as supported.
+pub fn supported_versions() -> &'static [&'static str] {
+    KNOWN_PROTOCOL_VERSIONS
+}
+
+/// `result` as a 2026-07-28 answer gives it: marked complete (a server
+/// that asks for input answers `input_required` instead).
+pub fn complete(mut result: Value) -> Value {
+    if let Value::Object(map) = &mut result {
+        map.insert("resultType".into(), Value::from("complete"));
+    }
+    result
+}
+
+/// An empty object, the result of `ping` and of requests that only
+/// acknowledge.
+pub fn empty() -> Value {
+    Value::Object(Map::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(params: Value, expected: Result<Revision, i64>) {
+        let got = request_revision(Some(&params)).map_err(|error| error.code);
+        assert_eq!(got, expected, "{params}");
+    }
+
+    #[test]
+    fn a_request_speaks_the_revision_its_meta_names() {
+        let meta = |version: Value| json!({"_meta": {META_PROTOCOL_VERSION: version}});
+        check(json!({}), Ok(Revision::Session));
+        check(json!({"_meta": {}}), Ok(Revision::Session));
+        check(
+            meta(json!("2026-07-28")),
+            Ok(Revision::Modern("2026-07-28")),
+        );
+        for refused in [
+            json!("2025-11-25"),
+            json!("2099-01-01"),
+            json!(""),
+            json!(20260728),
+            json!(null),
+        ] {
+            check(meta(refused), Err(UNSUPPORTED_PROTOCOL_VERSION));
+        }
+        assert_eq!(request_revision(None), Ok(Revision::Session));
+    }
+
+    #[test]
+    fn initialize_settles_on_a_known_older_revision() {
+        let proposed =
+            |version: Value| initialize_version(Some(&json!({"protocolVersion": version})));
+        assert_eq!(proposed(json!("2025-03-26")), "2025-03-26");
+        assert_eq!(proposed(json!("2024-11-05")), "2024-11-05");
+        let newest_older = KNOWN_PROTOCOL_VERSIONS
+            .iter()
+            .copied()
+            .find(|v| !is_modern(v))
+            .unwrap();
+        assert_eq!(proposed(json!("2026-07-28")), newest_older);
+        assert_eq!(proposed(json!("1999-01-01")), newest_older);
+        assert_eq!(proposed(json!(7)), newest_older);
+        assert_eq!(initialize_version(None), newest_older);
+    }
+}
