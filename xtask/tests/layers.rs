@@ -102,10 +102,10 @@ const CRATES: &[(&str, Layers)] = &[
     (
         "crates/mcp-gateway",
         &[
-            &["error", "names"],
+            &["error", "names", "token"],
             &["gateway"],
             &["downstream"],
-            &["stdio"],
+            &["stdio", "http"],
         ],
     ),
     (

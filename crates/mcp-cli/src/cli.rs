@@ -141,7 +141,7 @@ pub(crate) enum Command {
     /// Serve every approved server as one MCP server over stdio, for any
     /// host (`{"command": "mcp-cli", "args": ["serve"]}`)
     #[command(
-        after_help = "Standard input and output carry the protocol; diagnostics go to standard error.\n\nExamples:\n  mcp-cli serve                      every approved server, tools named mcp__server__tool\n  mcp-cli serve --naming openclaw    tools named server__tool\n  mcp-cli serve --passthrough -- npx -y @modelcontextprotocol/server-everything"
+        after_help = "Standard input and output carry the protocol (or HTTP, with --listen); diagnostics go to standard error.\n\nExamples:\n  mcp-cli serve                      every approved server, tools named mcp__server__tool\n  mcp-cli serve --naming openclaw    tools named server__tool\n  mcp-cli serve --passthrough -- npx -y @modelcontextprotocol/server-everything\n  mcp-cli serve --listen 127.0.0.1:8931   streamable HTTP at http://127.0.0.1:8931/mcp"
     )]
     Serve(ServeArgs),
     /// Import the servers of another host's config file (Cursor, VS Code,
@@ -541,6 +541,16 @@ pub(crate) struct ServeArgs {
     /// them (for one server: with several, a name two share goes to one)
     #[arg(long)]
     pub(crate) passthrough: bool,
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// Allow a --listen address beyond loopback; every request must then
+    /// carry the bearer token kept in <home>/.mcp-cli/gateway-token
+    #[arg(long, requires = "listen")]
+    pub(crate) allow_remote: bool,
+    /// Accept requests from this Origin besides loopback ones (repeatable)
+    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    pub(crate) allow_origin: Vec<String>,
 }
 
 #[derive(Debug, Args)]

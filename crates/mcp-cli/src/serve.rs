@@ -7,11 +7,13 @@
 use std::sync::Arc;
 
 use mcp_catalog::MaterializeOptions;
-use mcp_gateway::{Gateway, Naming, serve_stdio};
+use mcp_gateway::{
+    Gateway, HttpOptions, Naming, bearer_token, is_loopback, serve_http, serve_stdio,
+};
 
 use crate::cli::ServeArgs;
 use crate::context::Context;
-use crate::output::Outcome;
+use crate::output::{Outcome, errln};
 use crate::{connecting, target, tools};
 
 pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outcome> {
@@ -28,11 +30,40 @@ pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outco
         false => Naming::prefixed(style),
     };
     let gateway = Arc::new(Gateway::new(Arc::clone(&runtime), naming));
-    let served = connecting.run(async {
-        let served = serve_stdio(gateway, tokio::io::stdin(), tokio::io::stdout()).await;
+    let Some(listen) = args.listen else {
+        let served = connecting.run(async {
+            let served = serve_stdio(gateway, tokio::io::stdin(), tokio::io::stdout()).await;
+            runtime.shutdown().await;
+            served
+        })?;
+        served?;
+        return Ok(Outcome::Ok);
+    };
+    let mut options = HttpOptions::default();
+    for origin in &args.allow_origin {
+        options = options.with_allowed_origin(origin.clone());
+    }
+    if !is_loopback(&listen) {
+        if !args.allow_remote {
+            anyhow::bail!(
+                "{listen} is not a loopback address: add --allow-remote to serve beyond this machine (every request must then carry the bearer token)"
+            );
+        }
+        let path = context.home.join(".mcp-cli").join("gateway-token");
+        options = options
+            .with_bearer_token(bearer_token(&path)?)
+            .with_allowed_host(listen.ip().to_string());
+        errln!(
+            "serving beyond loopback; the bearer token is in {}",
+            path.display()
+        );
+    }
+    connecting.run(async {
+        let listener = tokio::net::TcpListener::bind(listen).await?;
+        errln!("serving MCP at http://{}/mcp", listener.local_addr()?);
+        serve_http(gateway, listener, options, std::future::pending()).await;
         runtime.shutdown().await;
-        served
-    })?;
-    served?;
+        Ok::<(), anyhow::Error>(())
+    })??;
     Ok(Outcome::Ok)
 }

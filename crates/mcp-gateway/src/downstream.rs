@@ -1,25 +1,33 @@
-//! One downstream client's connection, whatever carries it: the
-//! messages it sends come in on one channel, what the gateway sends it
-//! goes out on another. Here the handshake is answered at the revision
-//! the client speaks ([`mcp_transport::serving`] decides which), every
-//! other request runs in its own task (so a slow tool holds up nothing),
-//! a cancellation stops the task and with it the upstream call, the
-//! server's progress reaches the client under the client's own token, and
-//! a change of the catalog is announced: once per change on an
-//! `initialize` session, on each open `subscriptions/listen` at
-//! 2026-07-28.
+//! One downstream client, whatever carries it. A [`Downstream`] holds what
+//! the client opened (its `initialize` revision, its running requests, its
+//! subscriptions) and answers each message it is handed: the handshake at
+//! the revision the client speaks ([`mcp_transport::serving`] decides
+//! which), every other request in its own task (so a slow tool holds up
+//! nothing). A request's answer, and the server's progress on it under
+//! the client's own token, go to the reply channel the request came with:
+//! over stdio the one output, over HTTP that request's response. A
+//! cancellation stops the task and with it the upstream call. A change of
+//! the catalog is announced by [`Downstream::announce`]: once per change on
+//! an `initialize` session (to its notice channel), and on each open
+//! `subscriptions/listen` at 2026-07-28 (to that request's reply channel).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcp_transport::serving::{self, Revision};
 use mcp_transport::types::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
-use mcp_transport::{JsonRpcMessage, Notification, Progress, ProgressCallback, Request, RequestId};
+use mcp_transport::{
+    ErrorObject, JsonRpcMessage, Notification, Progress, ProgressCallback, Request, RequestId,
+};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::gateway::Gateway;
+
+/// Where messages for a client go: a request's reply channel, or a
+/// session's channel for notices that belong to no request.
+pub type Sink = mpsc::Sender<JsonRpcMessage>;
 
 /// The list-change notifications a `subscriptions/listen` may ask for,
 /// by their filter key.
@@ -32,90 +40,110 @@ const LISTEN_KEYS: [(&str, &str); 3] = [
     ),
 ];
 
-/// Serves one downstream client until it leaves (its channel closes) or
-/// can no longer be written to.
-pub async fn serve_connection(
+/// One client's state and the answers to what it sends.
+#[derive(Debug)]
+pub struct Downstream {
     gateway: Arc<Gateway>,
-    mut incoming: mpsc::Receiver<JsonRpcMessage>,
-    outgoing: mpsc::Sender<JsonRpcMessage>,
-) {
-    let mut updates = gateway.runtime().subscribe();
-    let mut connection = Connection {
-        gateway,
-        outgoing,
-        session: None,
-        listens: Vec::new(),
-        calls: HashMap::new(),
-    };
-    loop {
-        tokio::select! {
-            message = incoming.recv() => match message {
-                Some(message) => {
-                    if !connection.handle(message).await {
-                        return;
-                    }
-                }
-                None => return,
-            },
-            changed = updates.changed() => {
-                if changed.is_none() || !connection.announce().await {
-                    return;
-                }
-            }
-        }
-    }
+    state: Mutex<State>,
 }
 
-/// What one client has opened and what runs for it.
-struct Connection {
-    gateway: Arc<Gateway>,
-    outgoing: mpsc::Sender<JsonRpcMessage>,
+#[derive(Debug, Default)]
+struct State {
     /// The revision `initialize` settled on, once it has.
     session: Option<&'static str>,
-    /// Open `subscriptions/listen` requests and the notifications each
-    /// asked for.
-    listens: Vec<(RequestId, Vec<&'static str>)>,
+    /// Where notices of an `initialize` session go (none: not sent).
+    notices: Option<Sink>,
+    /// Open `subscriptions/listen` requests: the notifications each
+    /// asked for and its reply channel.
+    listens: Vec<Listen>,
     /// Requests running, so a cancellation can stop them.
     calls: HashMap<RequestId, AbortHandle>,
 }
 
-impl Drop for Connection {
+#[derive(Debug)]
+struct Listen {
+    id: RequestId,
+    methods: Vec<&'static str>,
+    reply: Sink,
+}
+
+/// What handling a message asks of the carrier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    /// The request's answer will come on its reply channel.
+    Answering,
+    /// A `subscriptions/listen` was acknowledged and stays open: its reply
+    /// channel carries notifications until the client cancels it or
+    /// leaves.
+    Listening,
+    /// A notification or a response: nothing will come.
+    Nothing,
+}
+
+impl Drop for Downstream {
     fn drop(&mut self) {
-        for call in self.calls.values() {
+        for call in self.lock().calls.values() {
             call.abort();
         }
     }
 }
 
-impl Connection {
-    /// Handles one message; false once the client cannot be written to.
-    async fn handle(&mut self, message: JsonRpcMessage) -> bool {
-        match message {
-            JsonRpcMessage::Request(request) => self.request(request).await,
-            JsonRpcMessage::Notification(notification) => {
-                self.notification(notification);
-                true
-            }
-            // The gateway asks the client nothing yet.
-            JsonRpcMessage::Response(_) => true,
+impl Downstream {
+    /// A client of `gateway`, with nothing opened yet.
+    pub fn new(gateway: Arc<Gateway>) -> Self {
+        Downstream {
+            gateway,
+            state: Mutex::new(State::default()),
         }
     }
 
-    async fn send(&self, message: JsonRpcMessage) -> bool {
-        self.outgoing.send(message).await.is_ok()
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Bookkeeping only; whole between statements.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    async fn request(&mut self, request: Request) -> bool {
+    /// Where notices of the `initialize` session go from now on.
+    pub fn set_notices(&self, notices: Option<Sink>) {
+        self.lock().notices = notices;
+    }
+
+    /// The revision `initialize` settled on, if the client sent one.
+    pub fn session(&self) -> Option<&'static str> {
+        self.lock().session
+    }
+
+    /// Handles one message; a request's answer goes to `reply`.
+    pub async fn handle(&self, message: JsonRpcMessage, reply: &Sink) -> Handled {
+        match message {
+            JsonRpcMessage::Request(request) => self.request(request, reply).await,
+            JsonRpcMessage::Notification(notification) => {
+                self.notification(notification);
+                Handled::Nothing
+            }
+            // The gateway asks the client nothing yet.
+            JsonRpcMessage::Response(_) => Handled::Nothing,
+        }
+    }
+
+    async fn request(&self, request: Request, reply: &Sink) -> Handled {
         let Request { id, method, params } = request;
         let revision = match serving::request_revision(params.as_ref()) {
             Ok(revision) => revision,
-            Err(error) => return self.send(JsonRpcMessage::error(Some(id), error)).await,
+            Err(error) => {
+                let _ = reply.send(JsonRpcMessage::error(Some(id), error)).await;
+                return Handled::Answering;
+            }
         };
         let params = params.unwrap_or_else(serving::empty);
+        if revision != Revision::Session && serving::REMOVED_IN_MODERN.contains(&method.as_str()) {
+            let error = ErrorObject::method_not_found(&method);
+            let _ = reply.send(JsonRpcMessage::error(Some(id), error)).await;
+            return Handled::Answering;
+        }
         match method.as_str() {
             "initialize" => {
                 let version = serving::initialize_version(Some(&params));
-                self.session = Some(version);
+                self.lock().session = Some(version);
                 let mut result = json!({
                     "protocolVersion": version,
                     "capabilities": self.gateway.capabilities(),
@@ -124,7 +152,8 @@ impl Connection {
                 if let Some(instructions) = self.gateway.instructions().await {
                     result["instructions"] = Value::String(instructions);
                 }
-                self.send(JsonRpcMessage::result(id, result)).await
+                let _ = reply.send(JsonRpcMessage::result(id, result)).await;
+                Handled::Answering
             }
             "server/discover" => {
                 let mut result = json!({
@@ -135,24 +164,32 @@ impl Connection {
                 if let Some(instructions) = self.gateway.instructions().await {
                     result["instructions"] = Value::String(instructions);
                 }
-                self.send(JsonRpcMessage::result(id, serving::complete(result)))
-                    .await
+                let answer = JsonRpcMessage::result(id, serving::complete(result));
+                let _ = reply.send(answer).await;
+                Handled::Answering
             }
             "subscriptions/listen" if revision != Revision::Session => {
-                self.listen(id, &params).await
+                self.listen(id, &params, reply).await
             }
             _ => {
-                self.spawn(id, method, params, revision);
-                true
+                self.spawn(id, method, params, revision, reply);
+                Handled::Answering
             }
         }
     }
 
     /// Answers a request from its own task.
-    fn spawn(&mut self, id: RequestId, method: String, params: Value, revision: Revision) {
+    fn spawn(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Value,
+        revision: Revision,
+        reply: &Sink,
+    ) {
         let gateway = Arc::clone(&self.gateway);
-        let outgoing = self.outgoing.clone();
-        let progress = progress_sink(&params, &outgoing);
+        let reply = reply.clone();
+        let progress = progress_sink(&params, &reply);
         let answer_id = id.clone();
         let task = tokio::spawn(async move {
             let answer = gateway.answer(&method, &params, progress).await;
@@ -163,13 +200,14 @@ impl Connection {
                 Ok(result) => JsonRpcMessage::result(answer_id, result),
                 Err(error) => JsonRpcMessage::error(Some(answer_id), error),
             };
-            let _ = outgoing.send(message).await;
+            let _ = reply.send(message).await;
         });
-        self.calls.retain(|_, call| !call.is_finished());
-        self.calls.insert(id, task.abort_handle());
+        let mut state = self.lock();
+        state.calls.retain(|_, call| !call.is_finished());
+        state.calls.insert(id, task.abort_handle());
     }
 
-    fn notification(&mut self, notification: Notification) {
+    fn notification(&self, notification: Notification) {
         if notification.method != "notifications/cancelled" {
             return;
         }
@@ -179,16 +217,17 @@ impl Connection {
             .and_then(|params| params.get("requestId"))
             .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
         let Some(id) = id else { return };
+        let mut state = self.lock();
         // Dropping the task drops the upstream call, which cancels it.
-        if let Some(call) = self.calls.remove(&id) {
+        if let Some(call) = state.calls.remove(&id) {
             call.abort();
         }
-        self.listens.retain(|(listen, _)| *listen != id);
+        state.listens.retain(|listen| listen.id != id);
     }
 
     /// `subscriptions/listen`: acknowledged with the list changes the
     /// gateway announces, then held open until the client cancels it.
-    async fn listen(&mut self, id: RequestId, params: &Value) -> bool {
+    async fn listen(&self, id: RequestId, params: &Value, reply: &Sink) -> Handled {
         let asked = params.get("notifications");
         let mut accepted = Map::new();
         let mut methods = Vec::new();
@@ -206,49 +245,92 @@ impl Connection {
             "notifications/subscriptions/acknowledged",
             Some(json!({"_meta": {META_SUBSCRIPTION_ID: id}, "notifications": accepted})),
         );
-        if !self.send(acknowledgement).await {
-            return false;
-        }
-        if !methods.is_empty() {
-            self.listens.push((id, methods));
-        }
-        true
+        let _ = reply.send(acknowledgement).await;
+        self.lock().listens.push(Listen {
+            id,
+            methods,
+            reply: reply.clone(),
+        });
+        Handled::Listening
     }
 
     /// Tells the client the catalog changed: each list once on an
     /// `initialize` session, and on each subscription that asked for it.
-    async fn announce(&self) -> bool {
-        if self.session.is_some() {
+    /// Subscriptions whose client is gone are forgotten.
+    pub async fn announce(&self) {
+        let (notices, listens) = {
+            let mut state = self.lock();
+            state.listens.retain(|listen| !listen.reply.is_closed());
+            let notices = state.session.and(state.notices.clone());
+            let listens: Vec<(RequestId, Vec<&'static str>, Sink)> = state
+                .listens
+                .iter()
+                .map(|listen| {
+                    (
+                        listen.id.clone(),
+                        listen.methods.clone(),
+                        listen.reply.clone(),
+                    )
+                })
+                .collect();
+            (notices, listens)
+        };
+        if let Some(notices) = notices {
             for (_, method) in LISTEN_KEYS {
-                if !self.send(JsonRpcMessage::notification(method, None)).await {
-                    return false;
-                }
+                let _ = notices
+                    .send(JsonRpcMessage::notification(method, None))
+                    .await;
             }
         }
-        for (id, methods) in &self.listens {
+        for (id, methods, reply) in listens {
             for method in methods {
                 let params = json!({"_meta": {META_SUBSCRIPTION_ID: id}});
-                if !self
-                    .send(JsonRpcMessage::notification(*method, Some(params)))
-                    .await
-                {
-                    return false;
-                }
+                let _ = reply
+                    .send(JsonRpcMessage::notification(method, Some(params)))
+                    .await;
             }
         }
-        true
+    }
+}
+
+/// Serves one client over a pair of channels until its incoming channel
+/// closes: what the client sends comes in on `incoming`; answers, progress
+/// and notices all go out on `outgoing` (stdio's shape).
+pub async fn serve_connection(
+    gateway: Arc<Gateway>,
+    mut incoming: mpsc::Receiver<JsonRpcMessage>,
+    outgoing: Sink,
+) {
+    let mut updates = gateway.runtime().subscribe();
+    let downstream = Downstream::new(gateway);
+    downstream.set_notices(Some(outgoing.clone()));
+    loop {
+        tokio::select! {
+            message = incoming.recv() => match message {
+                Some(message) => {
+                    downstream.handle(message, &outgoing).await;
+                }
+                None => return,
+            },
+            changed = updates.changed() => {
+                if changed.is_none() {
+                    return;
+                }
+                downstream.announce().await;
+            }
+        }
+        if outgoing.is_closed() {
+            return;
+        }
     }
 }
 
 /// Where the server's progress on this request goes: to the client,
 /// under the token it gave (none given, none sent). A client too slow to
 /// read loses progress notifications, never answers.
-fn progress_sink(
-    params: &Value,
-    outgoing: &mpsc::Sender<JsonRpcMessage>,
-) -> Option<ProgressCallback> {
+fn progress_sink(params: &Value, reply: &Sink) -> Option<ProgressCallback> {
     let token = params.pointer("/_meta/progressToken")?.clone();
-    let outgoing = outgoing.clone();
+    let reply = reply.clone();
     Some(Arc::new(move |progress: Progress| {
         let mut params = json!({"progressToken": token, "progress": progress.progress});
         if let Some(total) = progress.total {
@@ -257,7 +339,7 @@ fn progress_sink(
         if let Some(message) = progress.message {
             params["message"] = Value::String(message);
         }
-        let _ = outgoing.try_send(JsonRpcMessage::notification(
+        let _ = reply.try_send(JsonRpcMessage::notification(
             "notifications/progress",
             Some(params),
         ));

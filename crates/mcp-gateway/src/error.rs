@@ -21,6 +21,8 @@ pub enum GatewayErrorKind {
     Read,
     /// Writing to the downstream client failed.
     Write,
+    /// Reading or storing the bearer token at this path failed.
+    Token(String),
 }
 
 impl GatewayError {
@@ -39,9 +41,15 @@ impl GatewayError {
 
 impl fmt::Display for GatewayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
+        match &self.kind {
             GatewayErrorKind::Read => write!(f, "reading from the downstream client failed"),
             GatewayErrorKind::Write => write!(f, "writing to the downstream client failed"),
+            GatewayErrorKind::Token(path) => {
+                write!(
+                    f,
+                    "reading or storing the gateway's bearer token at {path} failed"
+                )
+            }
         }
     }
 }

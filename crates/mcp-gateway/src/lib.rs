@@ -64,11 +64,19 @@
 mod downstream;
 mod error;
 mod gateway;
+#[cfg(feature = "http")]
+mod http;
 mod names;
 mod stdio;
+#[cfg(feature = "http")]
+mod token;
 
-pub use downstream::serve_connection;
+pub use downstream::{Downstream, Handled, Sink, serve_connection};
 pub use error::{GatewayError, GatewayErrorKind};
 pub use gateway::{Answer, GATEWAY_NAME, Gateway};
+#[cfg(feature = "http")]
+pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, is_loopback, serve_http};
 pub use names::{GATEWAY_URI_SCHEME, Naming};
 pub use stdio::serve_stdio;
+#[cfg(feature = "http")]
+pub use token::bearer_token;

@@ -378,6 +378,19 @@ pub(crate) fn encoded_header_value(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The member of a request's params that its `Mcp-Name` header carries
+/// (SEP-2243), by method: the tool or prompt name, the resource URI, or
+/// (SEP-2663, so intermediaries route every request of a task) the task
+/// id. The client sets the header from it and a server checks it.
+pub(crate) fn name_member(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    }
+}
+
 /// Whether a tool's `annotations` promise that calling it again has no
 /// further effect (`readOnlyHint` or `idempotentHint` true), so a call whose
 /// response stream broke may be re-issued.

@@ -12,9 +12,15 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::error_codes::UNSUPPORTED_PROTOCOL_VERSION;
-use crate::message::ErrorObject;
-use crate::protocol::{KNOWN_PROTOCOL_VERSIONS, META_PROTOCOL_VERSION, is_modern};
+use crate::error_codes::{
+    HEADER_MISMATCH, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+};
+use crate::message::{ErrorObject, Request};
+use crate::param_headers::{encoded_header_value, name_member};
+use crate::protocol::{
+    KNOWN_PROTOCOL_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, is_modern,
+};
 
 /// The revision a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +81,89 @@ pub fn initialize_version(params: Option<&Value>) -> &'static str {
         })
         .or_else(|| KNOWN_PROTOCOL_VERSIONS.iter().copied().find(legacy))
         .unwrap_or_default()
+}
+
+/// Methods 2026-07-28 removed (the handshake and the session-scoped
+/// utilities): a modern request for one is an unknown method.
+pub const REMOVED_IN_MODERN: [&str; 6] = [
+    "initialize",
+    "notifications/initialized",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// Methods that exist only at 2026-07-28: a request for one without a
+/// revision in `_meta` is missing it, not a session's.
+pub const MODERN_ONLY: [&str; 2] = ["server/discover", "subscriptions/listen"];
+
+/// What is wrong with a 2026-07-28 request (at `version`) as it came over
+/// HTTP, given its `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
+/// headers (SEP-2243): a header that disagrees with the body is a header
+/// mismatch, a `_meta` without client capabilities is invalid params.
+/// `None` when it may be answered.
+pub fn check_modern_request(
+    request: &Request,
+    version: &str,
+    header_version: Option<&str>,
+    header_method: Option<&str>,
+    header_name: Option<&str>,
+) -> Option<ErrorObject> {
+    let mismatch = |what: &str| {
+        Some(ErrorObject::new(
+            HEADER_MISMATCH,
+            format!("the {what} header does not match the request body"),
+        ))
+    };
+    if header_version.is_some_and(|header| header != version) {
+        return mismatch("MCP-Protocol-Version");
+    }
+    if header_method.is_some_and(|header| header != request.method) {
+        return mismatch("Mcp-Method");
+    }
+    let params = request.params.as_ref();
+    if let (Some(header), Some(member)) = (header_name, name_member(&request.method)) {
+        let body = params
+            .and_then(|params| params.get(member))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if encoded_header_value(body) != header {
+            return mismatch("Mcp-Name");
+        }
+    }
+    let capabilities = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(|meta| meta.get(META_CLIENT_CAPABILITIES));
+    if !capabilities.is_some_and(Value::is_object) {
+        return Some(ErrorObject::new(
+            INVALID_PARAMS,
+            format!("_meta must carry {META_CLIENT_CAPABILITIES} (an object)"),
+        ));
+    }
+    None
+}
+
+/// The error for a request that names no revision where one is needed
+/// (a method of 2026-07-28 only, or no session to belong to).
+pub fn missing_revision() -> ErrorObject {
+    ErrorObject::new(
+        INVALID_PARAMS,
+        format!("_meta must name the protocol revision ({META_PROTOCOL_VERSION})"),
+    )
+}
+
+/// Whether `code` refuses a request as sent (bad params, a header
+/// mismatch, a missing client capability, an unsupported revision): over
+/// HTTP at 2026-07-28 such an answer goes with status 400.
+pub fn is_request_refusal(code: i64) -> bool {
+    matches!(
+        code,
+        INVALID_PARAMS
+            | HEADER_MISMATCH
+            | MISSING_REQUIRED_CLIENT_CAPABILITY
+            | UNSUPPORTED_PROTOCOL_VERSION
+    )
 }
 
 /// The revisions `server/discover` lists as supported.

@@ -55,7 +55,7 @@ use crate::http::{
 };
 use crate::lock;
 use crate::message::{Incoming, JsonRpcMessage, Request, RequestId, RequestRef, Response};
-use crate::param_headers::{ToolHeaderTable, encoded_header_value};
+use crate::param_headers::{ToolHeaderTable, encoded_header_value, name_member};
 use crate::params::ParamsRef;
 use crate::request_meta::RequestMeta;
 
@@ -191,13 +191,7 @@ fn request_headers(
     headers.push((PROTOCOL_VERSION, version));
     let method_value = encoded(method).map_err(|_| "the method cannot be sent as a header")?;
     headers.push((MCP_METHOD, method_value));
-    let name = match method {
-        "tools/call" | "prompts/get" => params.str_member("name"),
-        "resources/read" => params.str_member("uri"),
-        // SEP-2663: intermediaries route every request of a task by its id.
-        "tasks/get" | "tasks/update" | "tasks/cancel" => params.str_member("taskId"),
-        _ => None,
-    };
+    let name = name_member(method).and_then(|member| params.str_member(member));
     if let Some(name) = name {
         headers.push((MCP_NAME, encoded(name)?));
     }
