@@ -102,7 +102,8 @@ const CRATES: &[(&str, Layers)] = &[
     (
         "crates/mcp-gateway",
         &[
-            &["error", "names", "token"],
+            &["error", "names"],
+            &["token"],
             &["gateway"],
             &["downstream"],
             &["stdio", "http"],
