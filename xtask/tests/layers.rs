@@ -102,7 +102,7 @@ const CRATES: &[(&str, Layers)] = &[
     (
         "crates/mcp-gateway",
         &[
-            &["error", "names"],
+            &["error", "names", "relay"],
             &["token"],
             &["gateway"],
             &["downstream"],

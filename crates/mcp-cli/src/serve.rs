@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mcp_catalog::MaterializeOptions;
 use mcp_gateway::{
-    Gateway, HttpOptions, Naming, bearer_token, is_loopback, serve_http, serve_stdio,
+    Gateway, HttpOptions, Naming, Relay, bearer_token, is_loopback, serve_http, serve_stdio,
 };
 
 use crate::cli::ServeArgs;
@@ -24,12 +24,21 @@ pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outco
     let materialize = MaterializeOptions::default()
         .with_style(style)
         .with_utility_tools(false);
-    let runtime = tools::open_runtime_with(context, connecting.open(), config, materialize, None);
+    // What a server asks goes to the client whose call it belongs to.
+    let relay = Relay::new();
+    let runtime = tools::open_runtime_with(
+        context,
+        connecting.open(),
+        config,
+        materialize,
+        None,
+        Some(relay.handler()),
+    );
     let naming = match args.passthrough {
         true => Naming::passthrough(style),
         false => Naming::prefixed(style),
     };
-    let gateway = Arc::new(Gateway::new(Arc::clone(&runtime), naming));
+    let gateway = Arc::new(Gateway::new(Arc::clone(&runtime), naming).with_relay(relay));
     let Some(listen) = args.listen else {
         let served = connecting.run(async {
             let served = serve_stdio(gateway, tokio::io::stdin(), tokio::io::stdout()).await;

@@ -41,16 +41,18 @@ pub(crate) fn open_runtime(
     let materialize = MaterializeOptions::default()
         .with_style(naming_style(naming))
         .with_profile(provider_profile(provider));
-    open_runtime_with(context, open, config, materialize, tool_call_timeout)
+    open_runtime_with(context, open, config, materialize, tool_call_timeout, None)
 }
 
-/// [`open_runtime`] materialising with `materialize`.
+/// [`open_runtime`] materialising with `materialize`; with `handler`,
+/// what servers ask goes there instead of to the person at the terminal.
 pub(crate) fn open_runtime_with(
     context: &Context,
     open: &connecting::Open,
     mut config: LoadedConfig,
     materialize: MaterializeOptions,
     tool_call_timeout: Option<Duration>,
+    handler: Option<Arc<dyn mcp_transport::ClientHandler>>,
 ) -> Arc<SessionRuntime> {
     if let Some(timeout) = tool_call_timeout {
         for server in &mut config.servers {
@@ -59,10 +61,12 @@ pub(crate) fn open_runtime_with(
     }
     // Only approved servers start; the others are listed in the diagnostics.
     let servers = ServerSet::from_loaded_with_hint(&config, &crate::approve::approve_step);
-    let connector = Arc::new(McpConnector::new(session::connect_options(
-        context,
-        config.servers.iter().map(|server| &server.config),
-    )));
+    let mut connect =
+        session::connect_options(context, config.servers.iter().map(|server| &server.config));
+    if let Some(handler) = handler {
+        connect.session.handler = Some(handler);
+    }
+    let connector = Arc::new(McpConnector::new(connect));
     let options = RuntimeOptions::default()
         .with_materialize(materialize)
         .with_max_result_bytes(MAX_RESULT_BYTES);

@@ -12,7 +12,11 @@
 //! `subscriptions/listen` at 2026-07-28 (to that request's reply channel).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use mcp_transport::error_codes::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
 use mcp_transport::serving::{self, Revision};
 use mcp_transport::types::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
@@ -20,10 +24,11 @@ use mcp_transport::{
     ErrorObject, JsonRpcMessage, Notification, Progress, ProgressCallback, Request, RequestId,
 };
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::gateway::Gateway;
+use crate::relay::Asker;
 
 /// Where messages for a client go: a request's reply channel, or a
 /// session's channel for notices that belong to no request.
@@ -45,12 +50,76 @@ const LISTEN_KEYS: [(&str, &str); 3] = [
 pub struct Downstream {
     gateway: Arc<Gateway>,
     state: Mutex<State>,
+    /// The gateway's own requests to this client, waiting for answers.
+    asked: Arc<Asked>,
+}
+
+/// Where each answer to the gateway's requests goes, by request id.
+type Waiting = HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>;
+
+/// Requests the gateway sent a client, by id, and where each answer goes.
+#[derive(Debug, Default)]
+struct Asked {
+    waiting: Mutex<Waiting>,
+    next: AtomicU64,
+}
+
+impl Asked {
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One client of an `initialize` session, asked on the reply channel of
+/// the call it made (its capabilities checked first).
+struct SessionAsker {
+    reply: Sink,
+    asked: Arc<Asked>,
+    capabilities: Value,
+}
+
+#[async_trait]
+impl Asker for SessionAsker {
+    async fn ask(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let needed = match method {
+            "elicitation/create" => "elicitation",
+            "sampling/createMessage" => "sampling",
+            "roots/list" => "roots",
+            other => return Err(ErrorObject::method_not_found(other)),
+        };
+        if self.capabilities.get(needed).is_none_or(Value::is_null) {
+            return Err(ErrorObject::new(
+                METHOD_NOT_FOUND,
+                format!("{method}: the client did not declare the {needed} capability"),
+            ));
+        }
+        let number = self.asked.next.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::String(format!("gateway-{number}"));
+        let (answer, answered) = oneshot::channel();
+        self.asked.lock().insert(id.clone(), answer);
+        let request = JsonRpcMessage::request(id.clone(), method, params);
+        if self.reply.send(request).await.is_err() {
+            self.asked.lock().remove(&id);
+            return Err(ErrorObject::new(
+                INTERNAL_ERROR,
+                format!("{method}: the client is gone"),
+            ));
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(ErrorObject::new(
+                INTERNAL_ERROR,
+                format!("{method}: the client left without answering"),
+            ))
+        })
+    }
 }
 
 #[derive(Debug, Default)]
 struct State {
     /// The revision `initialize` settled on, once it has.
     session: Option<&'static str>,
+    /// The capabilities the client declared in `initialize`.
+    capabilities: Value,
     /// Where notices of an `initialize` session go (none: not sent).
     notices: Option<Sink>,
     /// Open `subscriptions/listen` requests: the notifications each
@@ -94,6 +163,7 @@ impl Downstream {
         Downstream {
             gateway,
             state: Mutex::new(State::default()),
+            asked: Arc::default(),
         }
     }
 
@@ -120,8 +190,16 @@ impl Downstream {
                 self.notification(notification);
                 Handled::Nothing
             }
-            // The gateway asks the client nothing yet.
-            JsonRpcMessage::Response(_) => Handled::Nothing,
+            JsonRpcMessage::Response(response) => {
+                let waiting = response
+                    .id
+                    .as_ref()
+                    .and_then(|id| self.asked.lock().remove(id));
+                if let Some(waiting) = waiting {
+                    let _ = waiting.send(response.outcome);
+                }
+                Handled::Nothing
+            }
         }
     }
 
@@ -143,7 +221,11 @@ impl Downstream {
         match method.as_str() {
             "initialize" => {
                 let version = serving::initialize_version(Some(&params));
-                self.lock().session = Some(version);
+                {
+                    let mut state = self.lock();
+                    state.session = Some(version);
+                    state.capabilities = params.get("capabilities").cloned().unwrap_or_default();
+                }
                 let mut result = json!({
                     "protocolVersion": version,
                     "capabilities": self.gateway.capabilities(),
@@ -164,7 +246,7 @@ impl Downstream {
                 if let Some(instructions) = self.gateway.instructions().await {
                     result["instructions"] = Value::String(instructions);
                 }
-                let answer = JsonRpcMessage::result(id, serving::complete(result));
+                let answer = JsonRpcMessage::result(id, serving::complete_for(&method, result));
                 let _ = reply.send(answer).await;
                 Handled::Answering
             }
@@ -190,12 +272,13 @@ impl Downstream {
         let gateway = Arc::clone(&self.gateway);
         let reply = reply.clone();
         let progress = progress_sink(&params, &reply);
+        let asker = self.asker(&reply);
         let answer_id = id.clone();
         let task = tokio::spawn(async move {
-            let answer = gateway.answer(&method, &params, progress).await;
+            let answer = gateway.answer(&method, &params, progress, asker).await;
             let message = match answer {
                 Ok(result) if revision != Revision::Session => {
-                    JsonRpcMessage::result(answer_id, serving::complete(result))
+                    JsonRpcMessage::result(answer_id, serving::complete_for(&method, result))
                 }
                 Ok(result) => JsonRpcMessage::result(answer_id, result),
                 Err(error) => JsonRpcMessage::error(Some(answer_id), error),
@@ -205,6 +288,20 @@ impl Downstream {
         let mut state = self.lock();
         state.calls.retain(|_, call| !call.is_finished());
         state.calls.insert(id, task.abort_handle());
+    }
+
+    /// Who answers what a server asks during a request with reply channel
+    /// `reply`: the client itself on an `initialize` session. A
+    /// 2026-07-28 client is asked nothing yet (its input rounds are not
+    /// relayed), so the server's question fails, saying so.
+    fn asker(&self, reply: &Sink) -> Option<Arc<dyn Asker>> {
+        let state = self.lock();
+        state.session?;
+        Some(Arc::new(SessionAsker {
+            reply: reply.clone(),
+            asked: Arc::clone(&self.asked),
+            capabilities: state.capabilities.clone(),
+        }))
     }
 
     fn notification(&self, notification: Notification) {

@@ -15,6 +15,7 @@ use mcp_transport::{ErrorObject, ProgressCallback, TransportErrorKind};
 use serde_json::{Map, Value, json};
 
 use crate::names::Naming;
+use crate::relay::{self, Asker, Relay};
 
 /// What the gateway calls itself in `initialize` and `server/discover`.
 pub const GATEWAY_NAME: &str = "mcp-gateway";
@@ -26,6 +27,7 @@ pub struct Gateway {
     runtime: Arc<SessionRuntime>,
     naming: Naming,
     version: String,
+    relay: Arc<Relay>,
 }
 
 /// A request's answer: its result, or the JSON-RPC error that refuses it.
@@ -40,7 +42,15 @@ impl Gateway {
             runtime,
             naming,
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            relay: Relay::new(),
         }
+    }
+
+    /// The same gateway, relaying what its servers ask through `relay`,
+    /// whose [`Relay::handler`] the runtime's connector answers them with.
+    pub fn with_relay(mut self, relay: Arc<Relay>) -> Self {
+        self.relay = relay;
+        self
     }
 
     /// The runtime behind the gateway.
@@ -74,17 +84,30 @@ impl Gateway {
 
     /// Answers one request (everything but the handshake, which the
     /// downstream connection answers). `progress` receives the server's
-    /// progress on a tool call.
+    /// progress on a tool call; what a server asks while it works goes to
+    /// `asker`, the client that sent the request.
     pub async fn answer(
         &self,
         method: &str,
         params: &Value,
         progress: Option<ProgressCallback>,
+        asker: Option<Arc<dyn Asker>>,
+    ) -> Answer {
+        let scope = asker.clone();
+        relay::on_behalf(scope, self.route(method, params, progress, asker)).await
+    }
+
+    async fn route(
+        &self,
+        method: &str,
+        params: &Value,
+        progress: Option<ProgressCallback>,
+        asker: Option<Arc<dyn Asker>>,
     ) -> Answer {
         match method {
             "ping" => Ok(json!({})),
             "tools/list" => self.list_tools().await,
-            "tools/call" => self.call_tool(params, progress).await,
+            "tools/call" => self.call_tool(params, progress, asker).await,
             "resources/list" => self.list_resources(Listed::Resources).await,
             "resources/templates/list" => self.list_resources(Listed::Templates).await,
             "resources/read" => self.read_resource(params).await,
@@ -140,7 +163,12 @@ impl Gateway {
         tools.into_iter()
     }
 
-    async fn call_tool(&self, params: &Value, progress: Option<ProgressCallback>) -> Answer {
+    async fn call_tool(
+        &self,
+        params: &Value,
+        progress: Option<ProgressCallback>,
+        asker: Option<Arc<dyn Asker>>,
+    ) -> Answer {
         let name = params
             .get("name")
             .and_then(Value::as_str)
@@ -161,14 +189,15 @@ impl Gateway {
         let Some(tool) = tool else {
             return Err(invalid(format!("unknown tool: {name}")));
         };
+        // A request the server sends on its own while the call runs is
+        // routed to this client.
+        let _in_flight = asker.map(|asker| self.relay.in_flight(&tool.origin().server, asker));
         match self.runtime.call_tool_raw(tool, arguments, progress).await {
             Ok(output) => Ok(output.raw),
             // Arguments the server's schema refuses, a server that is down
             // or paused: the model reads why and may try again.
             Err(error) => match error.transport_error().map(|error| error.kind()) {
-                Some(TransportErrorKind::Rpc { code, message, .. }) => {
-                    Err(ErrorObject::new(*code, message.clone()))
-                }
+                Some(TransportErrorKind::Rpc { .. }) => Err(upstream(&error)),
                 _ => Ok(tool_error(&error)),
             },
         }
@@ -451,9 +480,16 @@ fn invalid(message: impl Into<String>) -> ErrorObject {
 /// naming the server and what failed.
 fn upstream(error: &CatalogError) -> ErrorObject {
     match error.transport_error().map(|error| error.kind()) {
-        Some(TransportErrorKind::Rpc { code, message, .. }) => {
-            ErrorObject::new(*code, message.clone())
-        }
+        Some(TransportErrorKind::Rpc {
+            code,
+            message,
+            data,
+            ..
+        }) => ErrorObject {
+            code: *code,
+            message: message.clone(),
+            data: data.as_deref().cloned(),
+        },
         _ => ErrorObject::new(INTERNAL_ERROR, error.to_string()),
     }
 }

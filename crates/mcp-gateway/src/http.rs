@@ -304,6 +304,12 @@ impl Shared {
         };
         let modern = match &message {
             JsonRpcMessage::Request(request) => {
+                if let Some(error) = serving::header_contradicts_meta(
+                    request.params.as_ref(),
+                    header(&headers, "mcp-protocol-version"),
+                ) {
+                    return answer_error(StatusCode::BAD_REQUEST, Some(request.id.clone()), error);
+                }
                 let revision = serving::request_revision(request.params.as_ref());
                 match revision {
                     Err(error) => {
@@ -350,7 +356,7 @@ impl Shared {
         let request_id = request.id.clone();
         match downstream.handle(message, &reply).await {
             Handled::Nothing => accepted(),
-            Handled::Answering => answer(replies, request_id, None, true).await,
+            Handled::Answering => answer(replies, request_id, None, Some(downstream)).await,
             Handled::Listening => {
                 // The catalog's changes reach this listen until its client
                 // leaves; nothing else is kept.
@@ -425,7 +431,7 @@ impl Shared {
         }
         match (handled, request_id) {
             (Handled::Answering, Some(request_id)) => {
-                answer(replies, request_id, new_id.as_deref(), false).await
+                answer(replies, request_id, new_id.as_deref(), None).await
             }
             _ => accepted(),
         }
@@ -496,13 +502,16 @@ impl Shared {
 
 /// Waits for the first message on `replies`: the answer alone comes back
 /// as JSON; anything before it (progress) turns the response into an
-/// event stream that ends with the answer.
+/// event stream that ends with the answer. A 2026-07-28 request's
+/// `downstream` (its only state) lives until the answer is sent: dropping
+/// it would cancel the request.
 async fn answer(
     mut replies: mpsc::Receiver<JsonRpcMessage>,
     id: RequestId,
     session: Option<&str>,
-    modern: bool,
+    downstream: Option<Downstream>,
 ) -> HttpResponse<Body> {
+    let modern = downstream.is_some();
     let Some(first) = replies.recv().await else {
         return plain(StatusCode::INTERNAL_SERVER_ERROR, "the request was dropped");
     };
@@ -525,6 +534,7 @@ async fn answer(
     let (sender, receiver) = mpsc::channel(REPLY_CAPACITY);
     let _ = sender.try_send(first);
     tokio::spawn(async move {
+        let _downstream = downstream;
         while let Some(message) = replies.recv().await {
             let done = is_answer(&message, &id);
             if sender.send(message).await.is_err() || done {

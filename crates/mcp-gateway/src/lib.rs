@@ -67,6 +67,7 @@ mod gateway;
 #[cfg(feature = "http")]
 mod http;
 mod names;
+mod relay;
 mod stdio;
 #[cfg(feature = "http")]
 mod token;
@@ -77,6 +78,7 @@ pub use gateway::{Answer, GATEWAY_NAME, Gateway};
 #[cfg(feature = "http")]
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, is_loopback, serve_http};
 pub use names::{GATEWAY_URI_SCHEME, Naming};
+pub use relay::{Asker, Relay};
 pub use stdio::serve_stdio;
 #[cfg(feature = "http")]
 pub use token::bearer_token;

@@ -180,6 +180,51 @@ pub fn complete(mut result: Value) -> Value {
     result
 }
 
+/// Methods whose 2026-07-28 results carry caching hints (`ttlMs`,
+/// `cacheScope`).
+pub const CACHEABLE: [&str; 6] = [
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+/// `result` of `method` as a 2026-07-28 answer gives it: marked complete,
+/// and for a cacheable method with caching hints, `ttlMs: 0` and
+/// `cacheScope: "private"` (cache nothing, share nothing) where the
+/// result has none of its own.
+pub fn complete_for(method: &str, result: Value) -> Value {
+    let mut result = complete(result);
+    if CACHEABLE.contains(&method)
+        && let Value::Object(map) = &mut result
+    {
+        map.entry("ttlMs").or_insert(Value::from(0));
+        map.entry("cacheScope").or_insert(Value::from("private"));
+    }
+    result
+}
+
+/// Whether a request's `MCP-Protocol-Version` header contradicts the
+/// revision its `_meta` names (whatever that is): the header-mismatch
+/// error, checked before the revision itself.
+pub fn header_contradicts_meta(
+    params: Option<&Value>,
+    header: Option<&str>,
+) -> Option<ErrorObject> {
+    let named = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))?;
+    let header = header?;
+    (named.as_str() != Some(header)).then(|| {
+        ErrorObject::new(
+            HEADER_MISMATCH,
+            "the MCP-Protocol-Version header does not match the request body",
+        )
+    })
+}
+
 /// An empty object, the result of `ping` and of requests that only
 /// acknowledge.
 pub fn empty() -> Value {

@@ -1,0 +1,182 @@
+//! What an upstream server asks of its client (elicitation, sampling,
+//! roots: as a request of its own before 2026-07-28, as an
+//! `input_required` round after) reaches the downstream client whose call
+//! it belongs to, and that client's answer goes back.
+//!
+//! The upstream sessions answer through one [`ClientHandler`] per server
+//! ([`Relay::handler`]). Which downstream client to ask is found in this
+//! order:
+//!
+//! 1. The call being made: each request the gateway sends upstream runs
+//!    with its client's [`Asker`] in scope, so an input round (answered on
+//!    the caller's task) goes to exactly that client.
+//! 2. The server's calls in flight: a request the server sends on its own
+//!    (older revisions) goes to the client of the one call running on
+//!    that server. With several running, nothing on the wire says which
+//!    one asked (over stdio), so the request is refused, naming why,
+//!    rather than shown to the wrong person.
+//! 3. None: `roots/list` is answered with no roots; anything else is
+//!    refused.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use mcp_transport::error_codes::METHOD_NOT_FOUND;
+use mcp_transport::{ClientHandler, ErrorObject};
+use serde_json::{Value, json};
+
+/// A downstream client, as something that can be asked a question.
+#[async_trait]
+pub trait Asker: Send + Sync {
+    /// Asks the client `method` (`elicitation/create`,
+    /// `sampling/createMessage`, `roots/list`) with `params`; its answer.
+    async fn ask(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject>;
+}
+
+tokio::task_local! {
+    /// The client of the upstream request being made on this task.
+    static CURRENT: Arc<dyn Asker>;
+}
+
+/// Runs `work` (an upstream request) on behalf of `asker`'s client.
+pub(crate) async fn on_behalf<F: std::future::Future>(
+    asker: Option<Arc<dyn Asker>>,
+    work: F,
+) -> F::Output {
+    match asker {
+        Some(asker) => CURRENT.scope(asker, work).await,
+        None => work.await,
+    }
+}
+
+/// The calls in flight on each server, each with its client.
+type CallsByServer = HashMap<String, Vec<(u64, Arc<dyn Asker>)>>;
+
+/// The routes from upstream servers back to downstream clients.
+#[derive(Default)]
+pub struct Relay {
+    calls: Mutex<CallsByServer>,
+    next: AtomicU64,
+}
+
+impl fmt::Debug for Relay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Relay").finish_non_exhaustive()
+    }
+}
+
+/// A call in flight on a server, on behalf of a client; dropped when the
+/// call ends.
+pub(crate) struct InFlight {
+    relay: Arc<Relay>,
+    server: String,
+    key: u64,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut calls = self.relay.lock();
+        if let Some(list) = calls.get_mut(&self.server) {
+            list.retain(|(key, _)| *key != self.key);
+            if list.is_empty() {
+                calls.remove(&self.server);
+            }
+        }
+    }
+}
+
+impl Relay {
+    /// A relay with no call in flight.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Relay::default())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CallsByServer> {
+        self.calls.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The handler the upstream sessions answer their servers through
+    /// (give it to the connector's session options).
+    pub fn handler(self: &Arc<Self>) -> Arc<dyn ClientHandler> {
+        Arc::new(RelayHandler {
+            relay: Arc::clone(self),
+            server: None,
+        })
+    }
+
+    /// Counts a call on `server` on behalf of `asker` until dropped.
+    pub(crate) fn in_flight(self: &Arc<Self>, server: &str, asker: Arc<dyn Asker>) -> InFlight {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock()
+            .entry(server.to_owned())
+            .or_default()
+            .push((key, asker));
+        InFlight {
+            relay: Arc::clone(self),
+            server: server.to_owned(),
+            key,
+        }
+    }
+
+    /// Whom to ask for `server`.
+    fn asker(&self, server: Option<&str>) -> Result<Option<Arc<dyn Asker>>, String> {
+        if let Ok(current) = CURRENT.try_with(Arc::clone) {
+            return Ok(Some(current));
+        }
+        let Some(server) = server else {
+            return Ok(None);
+        };
+        let calls = self.lock();
+        match calls.get(server).map(Vec::as_slice) {
+            None | Some([]) => Ok(None),
+            Some([(_, only)]) => Ok(Some(Arc::clone(only))),
+            Some(several) => Err(format!(
+                "{} calls are in flight on server {server:?} and its request names none of them; it is not shown to any client",
+                several.len()
+            )),
+        }
+    }
+}
+
+struct RelayHandler {
+    relay: Arc<Relay>,
+    server: Option<String>,
+}
+
+#[async_trait]
+impl ClientHandler for RelayHandler {
+    fn capabilities(&self) -> Value {
+        // What any downstream client may answer; each request is checked
+        // against what its own client declared.
+        json!({"roots": {}, "sampling": {}, "elicitation": {"form": {}, "url": {}}})
+    }
+
+    fn for_server(&self, server: &str) -> Option<Arc<dyn ClientHandler>> {
+        Some(Arc::new(RelayHandler {
+            relay: Arc::clone(&self.relay),
+            server: Some(server.to_owned()),
+        }))
+    }
+
+    async fn handle_request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        match self.relay.asker(self.server.as_deref()) {
+            Ok(Some(asker)) => asker.ask(method, params).await,
+            Ok(None) if method == "roots/list" => Ok(json!({"roots": []})),
+            Ok(None) => Err(ErrorObject::new(
+                METHOD_NOT_FOUND,
+                format!("{method}: no client call is in flight to ask"),
+            )),
+            Err(why) => Err(ErrorObject::new(
+                METHOD_NOT_FOUND,
+                format!("{method}: {why}"),
+            )),
+        }
+    }
+}
