@@ -94,12 +94,12 @@ impl Run {
 }
 
 #[derive(Debug, Default)]
-struct Tally {
-    passed: usize,
-    failed: usize,
-    warnings: usize,
-    skipped: usize,
-    problems: Vec<String>,
+pub(crate) struct Tally {
+    pub(crate) passed: usize,
+    pub(crate) failed: usize,
+    pub(crate) warnings: usize,
+    pub(crate) skipped: usize,
+    pub(crate) problems: Vec<String>,
 }
 
 impl Tally {
@@ -120,7 +120,7 @@ impl Tally {
         self.passed + self.failed + self.warnings + self.skipped == 0
     }
 
-    fn fails(&self) -> bool {
+    pub(crate) fn fails(&self) -> bool {
         self.failed + self.warnings > 0 || self.is_empty()
     }
 }
@@ -323,7 +323,7 @@ fn client_scenarios(listing: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
-fn tally_file(file: &Path, tally: &mut Tally) -> Result<()> {
+pub(crate) fn tally_file(file: &Path, tally: &mut Tally) -> Result<()> {
     let text = fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let checks: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
@@ -358,6 +358,27 @@ fn tally_file(file: &Path, tally: &mut Tally) -> Result<()> {
 /// Prints the per-scenario table and the totals; the exit code.
 #[allow(clippy::print_stdout)]
 fn report(per_scenario: &BTreeMap<String, Tally>, out: &Path) -> ExitCode {
+    let (passed, failed) = print_table(per_scenario, out);
+    let empty: Vec<&str> = per_scenario
+        .iter()
+        .filter(|(_, tally)| tally.is_empty())
+        .map(|(scenario, _)| scenario.as_str())
+        .collect();
+    if !empty.is_empty() {
+        println!("no checks recorded (failed): {}", empty.join(", "));
+    }
+    println!("conformance: {passed} passed, {failed} failed");
+    if failed > 0 || !empty.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Prints one row per scenario, each scenario's problems and the counts;
+/// the checks passed and failed (warnings counted as failed).
+#[allow(clippy::print_stdout)]
+pub(crate) fn print_table(per_scenario: &BTreeMap<String, Tally>, out: &Path) -> (usize, usize) {
     let width = per_scenario
         .keys()
         .map(String::len)
@@ -408,21 +429,8 @@ fn report(per_scenario: &BTreeMap<String, Tally>, out: &Path) -> ExitCode {
     if !skipped_scenarios.is_empty() {
         println!("skipped: {}", skipped_scenarios.join(", "));
     }
-    let empty: Vec<&str> = per_scenario
-        .iter()
-        .filter(|(_, tally)| tally.is_empty())
-        .map(|(scenario, _)| scenario.as_str())
-        .collect();
-    if !empty.is_empty() {
-        println!("no checks recorded (failed): {}", empty.join(", "));
-    }
     println!("warnings: {warnings} (counted as failed below)");
-    println!("conformance: {passed} passed, {} failed", failed + warnings);
-    if failed + warnings > 0 || !empty.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    (passed, failed + warnings)
 }
 
 /// Builds the conformance client and returns its path.
@@ -458,7 +466,7 @@ fn build_client(root: &Path) -> Result<PathBuf> {
     Ok(client)
 }
 
-fn find_checks(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
+pub(crate) fn find_checks(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
     for entry in fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let path = entry?.path();
         if path.is_dir() {
@@ -473,7 +481,7 @@ fn find_checks(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {
 
 /// The scenario a `checks.json` belongs to: its folder below the output
 /// directory, without the timestamp suffix the suite adds.
-fn scenario_name(out: &Path, file: &Path) -> String {
+pub(crate) fn scenario_name(out: &Path, file: &Path) -> String {
     let folder = file
         .parent()
         .and_then(|p| p.strip_prefix(out).ok())

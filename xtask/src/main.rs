@@ -14,6 +14,7 @@ mod bench_compare;
 mod check_config;
 mod cli_calls;
 mod conformance;
+mod conformance_server;
 mod demo;
 mod footprint;
 mod fuzz;
@@ -46,6 +47,9 @@ enum Command {
     /// Run the official MCP conformance suite against our client; the last
     /// line is `conformance: N passed, M failed` (checks).
     Conformance(conformance::Args),
+    /// Run the official MCP conformance suite in server mode against the
+    /// gateway (`mcp-cli serve`) in front of a TypeScript SDK server.
+    ConformanceServer(conformance_server::Args),
     /// Compare our client with the TypeScript SDK, Python `mcp` and rmcp
     /// clients on the same servers in one run (see BENCHMARKS.md).
     BenchCompare(bench_compare::Args),
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Peers => peers::run(),
         Command::Conformance(args) => conformance::run(args),
+        Command::ConformanceServer(args) => conformance_server::run(args),
         Command::BenchCompare(args) => bench_compare::run(args),
         Command::Fuzz(args) => fuzz::run(args),
         Command::CliCalls(args) => cli_calls::run(args),

@@ -1,0 +1,316 @@
+//! `cargo xtask conformance-server`: the official conformance suite in
+//! server mode against the gateway's HTTP side.
+//!
+//! `mcp-cli serve --listen 127.0.0.1:0 --passthrough` runs in front of
+//! `peers/ts_everything.mjs` (a server written on the TypeScript SDK 2.x
+//! with the suite's "everything" names, over stdio), with a home folder
+//! of its own; the suite runs `server --url … --requirements REV` (or
+//! `--suite all`) against it. The table has one row per scenario, and
+//! the last line is `conformance: N passed, M failed` (checks; warnings
+//! count as failed).
+//!
+//! Scenarios the gateway does not pass yet, or cannot (the fixture's SDK
+//! has no tasks extension), are listed in [`EXPECTED`] with the reason.
+//! Their failures are shown and counted but do not fail the run; one of
+//! them passing fails it, so the list never claims more than is true.
+//! Any other failed or warned check, or a scenario that recorded none,
+//! fails the run.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+use crate::conformance::{Tally, find_checks, print_table, scenario_name};
+use crate::peers::{install, workspace_root};
+
+/// Scenarios not passed yet, and why.
+const EXPECTED: &[(&str, &str)] = &[
+    (
+        "tools-call-with-logging",
+        "the servers' log notifications are not relayed to the client yet",
+    ),
+    (
+        "resources-subscribe",
+        "resource subscriptions are not relayed yet (the upstream speaks 2026-07-28, where subscribe is gone)",
+    ),
+    (
+        "resources-unsubscribe",
+        "resource subscriptions are not relayed yet",
+    ),
+    (
+        "server-stateless",
+        "a 2026-07-28 client's declared capabilities are not yet forwarded upstream per request (a tool needing sampling it lacks runs instead of failing with -32021)",
+    ),
+    (
+        "http-header-validation",
+        "pending in the suite; Mcp-Param header checks are not made yet",
+    ),
+    (
+        "http-custom-header-server-validation",
+        "pending in the suite; Mcp-Param header checks are not made yet",
+    ),
+];
+
+/// The input-round scenarios not passed yet.
+const INPUT_ROUNDS: [&str; 12] = [
+    "basic-elicitation",
+    "basic-list-roots",
+    "basic-sampling",
+    "capability-check",
+    "missing-input-response",
+    "multi-round",
+    "multiple-input-requests",
+    "non-tool-request",
+    "request-state",
+    "result-type",
+    "tampered-state",
+    "validate-input",
+];
+
+/// Prefixes of scenarios not passed yet, and why.
+const EXPECTED_PREFIXES: &[(&str, &str)] = &[(
+    "tasks-",
+    "the fixture's SDK (TypeScript 2.4) has no server side of the tasks extension",
+)];
+
+fn expected(scenario: &str) -> Option<&'static str> {
+    if scenario
+        .strip_prefix("input-required-result-")
+        .is_some_and(|rest| INPUT_ROUNDS.contains(&rest))
+    {
+        return Some("the input rounds of a 2026-07-28 client are not relayed yet");
+    }
+    EXPECTED
+        .iter()
+        .find(|(name, _)| *name == scenario)
+        .or_else(|| {
+            EXPECTED_PREFIXES
+                .iter()
+                .find(|(prefix, _)| scenario.starts_with(prefix))
+        })
+        .map(|(_, why)| *why)
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Run the server scenarios a revision requires (`2026-07-28`,
+    /// `2025-11-25`), at that revision's wire version.
+    #[arg(long, value_name = "REV", conflicts_with = "suite")]
+    requirements: Option<String>,
+    /// `all`: every server scenario the suite knows.
+    #[arg(long)]
+    suite: Option<String>,
+}
+
+/// The gateway under test; killed when dropped.
+struct Gateway(Child);
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[allow(clippy::print_stdout)]
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let root = workspace_root();
+    let peers = install(false)?;
+    let fixture = peers.dir.join("ts_everything.mjs");
+    if !fixture.exists() {
+        bail!("{} is missing; run `cargo xtask peers`", fixture.display());
+    }
+    let cli = build_cli(&root)?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let out = root.join(".conformance").join(format!("server-{stamp}"));
+    let home = out.join("home");
+    fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
+    let (gateway, url) = start_gateway(&cli, &home, &peers.node22, &fixture)?;
+    println!("gateway at {url}");
+
+    let selection: Vec<String> = match (&args.requirements, args.suite.as_deref()) {
+        (Some(revision), _) => vec!["--requirements".into(), revision.clone()],
+        (None, Some(suite)) => vec!["--suite".into(), suite.to_owned()],
+        (None, None) => bail!("give --requirements REV or --suite all"),
+    };
+    let results = out.join("results");
+    fs::create_dir_all(&results)?;
+    let log = out.join("suite.log");
+    let log_file = fs::File::create(&log)?;
+    println!("running server {}", selection.join(" "));
+    let status = Command::new(&peers.node22)
+        .arg(&peers.conformance)
+        .args(["server", "--url", &url])
+        .args(&selection)
+        .arg("-o")
+        .arg(&results)
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .status()
+        .context("running the conformance suite")?;
+    drop(gateway);
+    if !status.success() {
+        println!("  (suite exited with {status}; log: {})", log.display());
+    }
+    let mut files = Vec::new();
+    find_checks(&results, &mut files)?;
+    if files.is_empty() {
+        bail!("the suite wrote no checks (log: {})", log.display());
+    }
+    let mut per_scenario: BTreeMap<String, Tally> = BTreeMap::new();
+    for file in &files {
+        let name = scenario_name(&results, file);
+        let name = name.strip_prefix("server-").unwrap_or(&name).to_owned();
+        crate::conformance::tally_file(file, per_scenario.entry(name).or_default())?;
+    }
+    Ok(judge(&per_scenario, &out))
+}
+
+/// Prints the table and what was expected; the exit code.
+#[allow(clippy::print_stdout)]
+fn judge(per_scenario: &BTreeMap<String, Tally>, out: &Path) -> ExitCode {
+    let (passed, failed) = print_table(per_scenario, out);
+    let mut unexpected = Vec::new();
+    let mut now_passing = Vec::new();
+    println!();
+    for (scenario, tally) in per_scenario {
+        match (expected(scenario), tally.fails()) {
+            (Some(why), true) => println!("expected failure: {scenario}: {why}"),
+            (Some(_), false) if tally.passed > 0 => now_passing.push(scenario.as_str()),
+            (None, true) => unexpected.push(scenario.as_str()),
+            _ => {}
+        }
+    }
+    if !now_passing.is_empty() {
+        println!(
+            "passing but listed as expected failures (take them off the list): {}",
+            now_passing.join(", ")
+        );
+    }
+    if !unexpected.is_empty() {
+        println!("unexpected failures: {}", unexpected.join(", "));
+    }
+    println!("conformance: {passed} passed, {failed} failed");
+    if unexpected.is_empty() && now_passing.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Starts the gateway in front of the fixture; its URL once it listens.
+fn start_gateway(
+    cli: &Path,
+    home: &Path,
+    node: &Path,
+    fixture: &Path,
+) -> Result<(Gateway, String)> {
+    let mut child = Command::new(cli)
+        .env("HOME", home)
+        .arg("--home")
+        .arg(home)
+        .arg("--project")
+        .arg(home)
+        .args(["serve", "--listen", "127.0.0.1:0", "--passthrough", "--"])
+        .arg(node)
+        .arg(fixture)
+        .arg("stdio")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", cli.display()))?;
+    let stderr = child.stderr.take().context("the gateway's stderr")?;
+    let gateway = Gateway(child);
+    let mut lines = BufReader::new(stderr).lines();
+    let url = loop {
+        let Some(line) = lines.next() else {
+            bail!("the gateway exited before it listened");
+        };
+        let line = line?;
+        if let Some(url) = line.strip_prefix("serving MCP at ") {
+            break url.trim().to_owned();
+        }
+    };
+    // The rest of its stderr is drained so it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Ok((gateway, url))
+}
+
+/// Builds `mcp-cli` and returns its path.
+fn build_cli(root: &Path) -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "mcp-cli", "--bin", "mcp-cli"])
+        .current_dir(root)
+        .status()
+        .context("building mcp-cli")?;
+    if !status.success() {
+        bail!("building mcp-cli failed ({status})");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let target = if target.is_absolute() {
+        target
+    } else {
+        root.join(target)
+    };
+    let cli = target.join("debug").join("mcp-cli");
+    if !cli.exists() {
+        bail!("{} is missing after the build", cli.display());
+    }
+    Ok(cli)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_failures_are_found_by_name_or_prefix() {
+        assert!(expected("tasks-lifecycle").is_some());
+        assert!(expected("input-required-result-multi-round").is_some());
+        assert!(expected("resources-subscribe").is_some());
+        assert_eq!(expected("tools-call-simple-text"), None);
+    }
+
+    #[test]
+    fn a_listed_scenario_that_passes_fails_the_run() {
+        let mut per_scenario = BTreeMap::new();
+        per_scenario.insert(
+            "resources-subscribe".to_owned(),
+            Tally {
+                passed: 2,
+                ..Tally::default()
+            },
+        );
+        assert_eq!(judge(&per_scenario, Path::new("out")), ExitCode::from(1));
+        per_scenario.insert(
+            "resources-subscribe".to_owned(),
+            Tally {
+                passed: 1,
+                failed: 1,
+                ..Tally::default()
+            },
+        );
+        assert_eq!(judge(&per_scenario, Path::new("out")), ExitCode::SUCCESS);
+        per_scenario.insert(
+            "tools-list".to_owned(),
+            Tally {
+                passed: 1,
+                failed: 1,
+                ..Tally::default()
+            },
+        );
+        assert_eq!(judge(&per_scenario, Path::new("out")), ExitCode::from(1));
+    }
+}
