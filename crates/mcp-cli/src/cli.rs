@@ -467,7 +467,7 @@ pub(crate) struct CallArgs {
 
 /// Which servers a connecting verb connects: the configured ones, those
 /// named with `--server`, or one ad-hoc server described here.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Servers")]
 pub(crate) struct TargetArgs {
     /// Connect only this configured server (repeatable)

@@ -11,13 +11,18 @@ use mcp_gateway::{
     Gateway, HttpOptions, Naming, Relay, bearer_token, is_loopback, serve_http, serve_stdio,
 };
 
+use mcp_catalog::{ServerSet, SessionRuntime};
+use mcp_config::Level;
+use mcp_gateway::{ConfigWatch, Reload, watch_config};
+
 use crate::cli::ServeArgs;
 use crate::context::Context;
-use crate::output::{Outcome, errln};
+use crate::output::{Outcome, errln, shown};
 use crate::{connecting, target, tools};
 
 pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outcome> {
     let config = target::select(context, &args.target, None)?;
+    let files = config.files.clone();
     let connecting = connecting::Connecting::new()?;
     let style = tools::naming_style(args.naming);
     // Resources and prompts are served as themselves, not as tools.
@@ -39,6 +44,8 @@ pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outco
         false => Naming::prefixed(style),
     };
     let gateway = Arc::new(Gateway::new(Arc::clone(&runtime), naming).with_relay(relay));
+    // Held for as long as the gateway serves.
+    let _watch = connecting.run(async { watch(context, args, &runtime, &files) })??;
     let Some(listen) = args.listen else {
         let served = connecting.run(async {
             let served = serve_stdio(gateway, tokio::io::stdin(), tokio::io::stdout()).await;
@@ -75,4 +82,61 @@ pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outco
         Ok::<(), anyhow::Error>(())
     })??;
     Ok(Outcome::Ok)
+}
+
+/// Watches the configuration's files and applies each change (see
+/// `mcp_gateway::watch_config`); an edit with errors keeps the last good
+/// configuration and is reported. Nothing to watch for an ad-hoc server.
+fn watch(
+    context: &Context,
+    args: &ServeArgs,
+    runtime: &Arc<SessionRuntime>,
+    files: &[std::path::PathBuf],
+) -> anyhow::Result<Option<ConfigWatch>> {
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let context = context.clone();
+    let target = args.target.clone();
+    let load = move || {
+        let config =
+            target::select(&context, &target, None).map_err(|error| vec![error.to_string()])?;
+        let errors: Vec<String> = config
+            .diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.level == Level::Error)
+            .map(mcp_config::diagnostic_line)
+            .collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(ServerSet::from_loaded_with_hint(
+            &config,
+            &crate::approve::approve_step,
+        ))
+    };
+    let report = |reload: Reload| match reload {
+        Reload::Applied(applied) if applied.is_unchanged() => {}
+        Reload::Applied(applied) => {
+            errln!(
+                "configuration reloaded: {} added, {} changed, {} removed",
+                applied.added.len(),
+                applied.changed.len(),
+                applied.removed.len()
+            );
+        }
+        Reload::Kept(problems) => {
+            errln!("the configuration has errors; the last good one stays:");
+            for problem in problems {
+                errln!("  {}", shown(&problem));
+            }
+        }
+        _ => {}
+    };
+    Ok(Some(watch_config(
+        Arc::clone(runtime),
+        files,
+        load,
+        report,
+    )?))
 }

@@ -10,7 +10,7 @@ use std::io;
 #[derive(Debug)]
 pub struct GatewayError {
     kind: GatewayErrorKind,
-    source: Option<io::Error>,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 /// What failed.
@@ -23,13 +23,23 @@ pub enum GatewayErrorKind {
     Write,
     /// Reading or storing the bearer token at this path failed.
     Token(String),
+    /// Watching the configuration files failed.
+    Watch,
 }
 
 impl GatewayError {
     pub(crate) fn io(kind: GatewayErrorKind, source: io::Error) -> Self {
         GatewayError {
             kind,
-            source: Some(source),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    #[cfg(feature = "reload")]
+    pub(crate) fn watch(source: notify::Error) -> Self {
+        GatewayError {
+            kind: GatewayErrorKind::Watch,
+            source: Some(Box::new(source)),
         }
     }
 
@@ -50,6 +60,7 @@ impl fmt::Display for GatewayError {
                     "reading or storing the gateway's bearer token at {path} failed"
                 )
             }
+            GatewayErrorKind::Watch => write!(f, "watching the configuration files failed"),
         }
     }
 }
@@ -57,7 +68,7 @@ impl fmt::Display for GatewayError {
 impl std::error::Error for GatewayError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source
-            .as_ref()
+            .as_deref()
             .map(|source| source as &(dyn std::error::Error + 'static))
     }
 }

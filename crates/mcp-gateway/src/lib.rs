@@ -68,6 +68,8 @@ mod gateway;
 mod http;
 mod names;
 mod relay;
+#[cfg(feature = "reload")]
+mod reload;
 mod stdio;
 #[cfg(feature = "http")]
 mod token;
@@ -79,6 +81,8 @@ pub use gateway::{Answer, GATEWAY_NAME, Gateway};
 pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, is_loopback, serve_http};
 pub use names::{GATEWAY_URI_SCHEME, Naming};
 pub use relay::{Asker, Relay};
+#[cfg(feature = "reload")]
+pub use reload::{ConfigWatch, RELOAD_QUIET_TIME, Reload, watch_config};
 pub use stdio::serve_stdio;
 #[cfg(feature = "http")]
 pub use token::bearer_token;
