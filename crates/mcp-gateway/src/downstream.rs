@@ -70,6 +70,21 @@ impl Asked {
     }
 }
 
+/// A 2026-07-28 client: what a server asks it fails, saying why.
+struct NotRelayed;
+
+#[async_trait]
+impl Asker for NotRelayed {
+    async fn ask(&self, method: &str, _params: Option<Value>) -> Result<Value, ErrorObject> {
+        Err(ErrorObject::new(
+            METHOD_NOT_FOUND,
+            format!(
+                "{method}: the client speaks 2026-07-28, and input rounds are not relayed to it yet"
+            ),
+        ))
+    }
+}
+
 /// One client of an `initialize` session, asked on the reply channel of
 /// the call it made (its capabilities checked first).
 struct SessionAsker {
@@ -276,7 +291,7 @@ impl Downstream {
         let answer_id = id.clone();
         let task = tokio::spawn(async move {
             let answer = gateway.answer(&method, &params, progress, asker).await;
-            let message = match answer {
+            let message = match answer.map(serving::without_revision_members) {
                 Ok(result) if revision != Revision::Session => {
                     JsonRpcMessage::result(answer_id, serving::complete_for(&method, result))
                 }
@@ -296,7 +311,9 @@ impl Downstream {
     /// relayed), so the server's question fails, saying so.
     fn asker(&self, reply: &Sink) -> Option<Arc<dyn Asker>> {
         let state = self.lock();
-        state.session?;
+        if state.session.is_none() {
+            return Some(Arc::new(NotRelayed));
+        }
         Some(Arc::new(SessionAsker {
             reply: reply.clone(),
             asked: Arc::clone(&self.asked),

@@ -45,6 +45,9 @@ use crate::gateway::Gateway;
 /// Default cap on one request body.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
+/// Default cap on connections served at once; more wait to be accepted.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
 /// Messages queued for one response stream, at most.
 const REPLY_CAPACITY: usize = 64;
 
@@ -65,6 +68,10 @@ pub struct HttpOptions {
     pub bearer_token: Option<String>,
     /// Cap on one request body.
     pub max_body_bytes: usize,
+    /// Cap on connections served at once: more wait in the listener's
+    /// queue, so memory and file descriptors stay bounded whatever a
+    /// client opens.
+    pub max_connections: usize,
 }
 
 impl Default for HttpOptions {
@@ -75,6 +82,7 @@ impl Default for HttpOptions {
             allowed_hosts: Vec::new(),
             bearer_token: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -95,6 +103,12 @@ impl HttpOptions {
     /// The same options, also answering for `host` (a name, no port).
     pub fn with_allowed_host(mut self, host: impl Into<String>) -> Self {
         self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// The same options, serving at most `max` connections at once.
+    pub fn with_max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max;
         self
     }
 
@@ -135,6 +149,7 @@ pub async fn serve_http(
     options: HttpOptions,
     until: impl std::future::Future<Output = ()>,
 ) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1)));
     let shared = Arc::new(Shared {
         gateway,
         options,
@@ -144,12 +159,31 @@ pub async fn serve_http(
     let mut connections = tokio::task::JoinSet::new();
     tokio::pin!(until);
     loop {
+        // A connection is accepted only with a free slot: the rest wait
+        // in the listener's queue.
+        let slot = tokio::select! {
+            () = &mut until => break,
+            slot = Arc::clone(&slots).acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+        };
         tokio::select! {
             () = &mut until => break,
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(error) => {
+                        // Out of descriptors, most often: wait for some to
+                        // close instead of spinning.
+                        tracing::warn!(%error, "accepting a connection failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
                 let shared = Arc::clone(&shared);
                 connections.spawn(async move {
+                    let _slot = slot;
                     let service = hyper::service::service_fn(move |request| {
                         let shared = Arc::clone(&shared);
                         async move { Ok::<_, Infallible>(shared.serve(request).await) }

@@ -78,7 +78,9 @@ pub use downstream::{Downstream, Handled, Sink, serve_connection};
 pub use error::{GatewayError, GatewayErrorKind};
 pub use gateway::{Answer, GATEWAY_NAME, Gateway};
 #[cfg(feature = "http")]
-pub use http::{DEFAULT_MAX_BODY_BYTES, HttpOptions, is_loopback, serve_http};
+pub use http::{
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, HttpOptions, is_loopback, serve_http,
+};
 pub use names::{GATEWAY_URI_SCHEME, Naming};
 pub use relay::{Asker, Relay};
 #[cfg(feature = "reload")]

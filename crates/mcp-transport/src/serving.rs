@@ -19,7 +19,8 @@ use crate::error_codes::{
 use crate::message::{ErrorObject, Request};
 use crate::param_headers::{encoded_header_value, name_member};
 use crate::protocol::{
-    KNOWN_PROTOCOL_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, is_modern,
+    KNOWN_PROTOCOL_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
+    is_modern,
 };
 
 /// The revision a request speaks.
@@ -206,6 +207,26 @@ pub fn complete_for(method: &str, result: Value) -> Value {
     result
 }
 
+/// `result` (one a server gave) without what belongs to the revision
+/// and the server that answered rather than to the result: `resultType`,
+/// the caching hints and the answering server's identity in `_meta`. A
+/// server that passes a result on (a gateway) answers at its own client's
+/// revision, as itself.
+pub fn without_revision_members(mut result: Value) -> Value {
+    if let Value::Object(map) = &mut result {
+        map.remove("resultType");
+        map.remove("ttlMs");
+        map.remove("cacheScope");
+        if let Some(Value::Object(meta)) = map.get_mut("_meta") {
+            meta.remove(META_SERVER_INFO);
+            if meta.is_empty() {
+                map.remove("_meta");
+            }
+        }
+    }
+    result
+}
+
 /// Whether a request's `MCP-Protocol-Version` header contradicts the
 /// revision its `_meta` names (whatever that is): the header-mismatch
 /// error, checked before the revision itself.
@@ -259,6 +280,24 @@ mod tests {
             check(meta(refused), Err(UNSUPPORTED_PROTOCOL_VERSION));
         }
         assert_eq!(request_revision(None), Ok(Revision::Session));
+    }
+
+    #[test]
+    fn a_passed_on_result_loses_its_revision_members_only() {
+        let given = json!({
+            "content": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "public",
+            "_meta": {META_SERVER_INFO: {"name": "up"}, "other": 1},
+        });
+        assert_eq!(
+            without_revision_members(given),
+            json!({"content": [], "_meta": {"other": 1}})
+        );
+        let only_identity = json!({"tools": [], "_meta": {META_SERVER_INFO: {}}});
+        assert_eq!(
+            without_revision_members(only_identity),
+            json!({"tools": []})
+        );
+        assert_eq!(without_revision_members(json!([1])), json!([1]));
     }
 
     #[test]
