@@ -163,17 +163,91 @@ pub fn wait_until_listening(child: &mut Child, name: &str, port: u16, within: Du
 /// read half a file.
 #[track_caller]
 pub fn ts_server_script() -> PathBuf {
-    require(
-        peers_dir().join("node_modules/@modelcontextprotocol/server/package.json"),
+    node_script(
+        "ts_server.mjs",
+        "@modelcontextprotocol/server",
         "the TypeScript SDK 2.x server (`@modelcontextprotocol/server`)",
+    )
+}
+
+/// The gateway's upstream fixture (`peers/ts_everything.mjs`): the
+/// TypeScript SDK 2.x server with the conformance suite's "everything"
+/// tools, resources and prompts plus `echo`, `toggle` and `slow`; run as
+/// `node ts_everything.mjs stdio` or `http PORT`. Copied beside
+/// `.peers/node_modules` afresh, like [`ts_server_script`].
+#[track_caller]
+pub fn ts_everything_script() -> PathBuf {
+    node_script(
+        "ts_everything.mjs",
+        "@modelcontextprotocol/server",
+        "the TypeScript SDK 2.x server (`@modelcontextprotocol/server`)",
+    )
+}
+
+/// The scenario driver on the TypeScript SDK 2.x client
+/// (`peers/clients/ts_client.mjs`), run by [`node22`]. Copied beside
+/// `.peers/node_modules` afresh, like [`ts_server_script`].
+#[track_caller]
+pub fn ts_client_script() -> PathBuf {
+    node_script(
+        "clients/ts_client.mjs",
+        "@modelcontextprotocol/client",
+        "the TypeScript SDK 2.x client (`@modelcontextprotocol/client`)",
+    )
+}
+
+/// The scenario driver on the Python `mcp` 2.3 client
+/// (`peers/clients/py_client.py`): the interpreter of `.peers/venv` and
+/// the committed script.
+#[track_caller]
+pub fn py_client() -> (PathBuf, PathBuf) {
+    (python("venv"), scripts_dir().join("clients/py_client.py"))
+}
+
+/// The scenario driver on the rmcp 3.11 client that `cargo xtask peers`
+/// builds from `peers/clients/rmcp-client`.
+#[track_caller]
+pub fn rmcp_client() -> PathBuf {
+    require(
+        peers_dir().join("bin/rmcp-peer-client"),
+        "the rmcp client (`peers/clients/rmcp-client`)",
+    )
+}
+
+/// The MCP Inspector's entry script (`@modelcontextprotocol/inspector`),
+/// run by [`node22`] with `--cli` for one request per run. It writes
+/// `$HOME/.mcp-inspector/`, so a test runs it with `HOME` set to a
+/// temporary folder.
+#[track_caller]
+pub fn inspector_script() -> PathBuf {
+    require(
+        peers_dir()
+            .join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+        "the MCP Inspector CLI (`@modelcontextprotocol/inspector`)",
+    )
+}
+
+/// `peers/<script>` copied to `.peers/` (flat, by its file name), once the
+/// Node package `package` it imports is installed. Copied afresh on every
+/// call, so the committed script is what runs; the copy is renamed into
+/// place, so concurrent tests never read half a file.
+#[track_caller]
+fn node_script(script: &str, package: &str, what: &str) -> PathBuf {
+    require(
+        peers_dir()
+            .join("node_modules")
+            .join(package)
+            .join("package.json"),
+        what,
     );
-    let target = peers_dir().join("ts_server.mjs");
+    let name = script.rsplit('/').next().unwrap_or(script);
+    let target = peers_dir().join(name);
     static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let copy = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let staging = peers_dir().join(format!(".ts_server.mjs.{}.{copy}", std::process::id()));
-    std::fs::copy(scripts_dir().join("ts_server.mjs"), &staging)
+    let staging = peers_dir().join(format!(".{name}.{}.{copy}", std::process::id()));
+    std::fs::copy(scripts_dir().join(script), &staging)
         .and_then(|_| std::fs::rename(&staging, &target))
-        .expect("copying peers/ts_server.mjs into .peers/");
+        .unwrap_or_else(|err| panic!("copying peers/{script} into .peers/: {err}"));
     target
 }
 
