@@ -180,3 +180,56 @@ impl ClientHandler for RelayHandler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client that answers with its own name.
+    struct Named(&'static str);
+
+    #[async_trait]
+    impl Asker for Named {
+        async fn ask(&self, method: &str, _params: Option<Value>) -> Result<Value, ErrorObject> {
+            Ok(json!({"client": self.0, "method": method}))
+        }
+    }
+
+    async fn check(
+        relay: &Arc<Relay>,
+        current: Option<&'static str>,
+        expected: Result<&str, &str>,
+    ) {
+        let handler = relay.handler().for_server("s").unwrap();
+        let asker = current.map(|name| Arc::new(Named(name)) as Arc<dyn Asker>);
+        let answer = on_behalf(asker, handler.handle_request("elicitation/create", None)).await;
+        match (answer, expected) {
+            (Ok(answer), Ok(client)) => assert_eq!(answer["client"], client),
+            (Err(error), Err(why)) => assert!(error.message.contains(why), "{}", error.message),
+            (answer, expected) => panic!("{answer:?}, expected {expected:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_question_goes_to_its_own_client_or_to_none() {
+        let relay = Relay::new();
+        check(&relay, None, Err("no client call is in flight")).await;
+        let roots = relay.handler().for_server("s").unwrap();
+        assert_eq!(
+            roots.handle_request("roots/list", None).await.unwrap(),
+            json!({"roots": []})
+        );
+        let first = relay.in_flight("s", Arc::new(Named("first")));
+        let _elsewhere = relay.in_flight("t", Arc::new(Named("other server")));
+        check(&relay, None, Ok("first")).await;
+        // The request being made names its client, whatever else runs.
+        check(&relay, Some("current"), Ok("current")).await;
+        let second = relay.in_flight("s", Arc::new(Named("second")));
+        check(&relay, None, Err("2 calls are in flight on server \"s\"")).await;
+        check(&relay, Some("current"), Ok("current")).await;
+        drop(first);
+        check(&relay, None, Ok("second")).await;
+        drop(second);
+        check(&relay, None, Err("no client call is in flight")).await;
+    }
+}
