@@ -551,6 +551,13 @@ pub(crate) struct ServeArgs {
     /// Accept requests from this Origin besides loopback ones (repeatable)
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
     pub(crate) allow_origin: Vec<String>,
+    /// List tool definitions only up to this many tokens, then a
+    /// `search_tools` tool; the tools a search finds join the list
+    #[arg(long, value_name = "TOKENS")]
+    pub(crate) tool_budget: Option<usize>,
+    /// A tool always listed, past the budget (its catalog name; repeatable)
+    #[arg(long, value_name = "NAME", requires = "tool_budget")]
+    pub(crate) pin: Vec<String>,
 }
 
 #[derive(Debug, Args)]

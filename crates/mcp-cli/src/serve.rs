@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use mcp_catalog::MaterializeOptions;
+use mcp_catalog::{MaterializeOptions, ToolBudget};
 use mcp_gateway::{
     Gateway, HttpOptions, Naming, Relay, bearer_token, is_loopback, serve_http, serve_stdio,
 };
@@ -26,9 +26,13 @@ pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outco
     let connecting = connecting::Connecting::new()?;
     let style = tools::naming_style(args.naming);
     // Resources and prompts are served as themselves, not as tools.
+    let budget = args
+        .tool_budget
+        .map(|tokens| ToolBudget::new(tokens).with_pinned(args.pin.iter().cloned()));
     let materialize = MaterializeOptions::default()
         .with_style(style)
-        .with_utility_tools(false);
+        .with_utility_tools(false)
+        .with_budget(budget);
     // What a server asks goes to the client whose call it belongs to.
     let relay = Relay::new();
     let runtime = tools::open_runtime_with(

@@ -9,7 +9,10 @@
 use std::sync::Arc;
 
 use futures::future::join_all;
-use mcp_catalog::{Catalog, CatalogError, CatalogErrorKind, CatalogTool, SessionRuntime};
+use mcp_catalog::{
+    Catalog, CatalogError, CatalogErrorKind, CatalogTool, ModelBlock, ModelResult,
+    SEARCH_TOOLS_NAME, SessionRuntime,
+};
 use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
 use mcp_transport::{ErrorObject, ProgressCallback, TransportErrorKind};
 use serde_json::{Map, Value, json};
@@ -131,10 +134,16 @@ impl Gateway {
 
     async fn list_tools(&self) -> Answer {
         let catalog = self.catalog().await?;
-        let tools: Vec<Value> = self
+        let mut tools: Vec<Value> = self
             .served_tools(&catalog)
             .map(|(name, tool)| tool_entry(name, tool))
             .collect();
+        // Past the runtime's token budget, the rest is found by search.
+        if catalog.offers_search_tools()
+            && let Some(search) = catalog.search_tool()
+        {
+            tools.push(search_entry(search));
+        }
         Ok(json!({ "tools": tools }))
     }
 
@@ -178,6 +187,18 @@ impl Gateway {
             .cloned()
             .unwrap_or_else(|| json!({}));
         let catalog = self.runtime.catalog().await;
+        if name == SEARCH_TOOLS_NAME
+            && let Ok(catalog) = &catalog
+            && catalog.get(name).is_none()
+            && catalog.offers_search_tools()
+        {
+            // The runtime answers it and loads what it found; the catalog
+            // changes, and every client hears the list changed.
+            return match self.runtime.call(name, arguments).await {
+                Ok(found) => Ok(model_result(&found)),
+                Err(error) => Ok(tool_error(&error)),
+            };
+        }
         let tool = match &catalog {
             Ok(catalog) if !self.naming.is_passthrough() => catalog.get(name),
             Ok(catalog) => self
@@ -460,6 +481,37 @@ fn tool_entry(name: &str, tool: &CatalogTool) -> Value {
     };
     entry.insert("name".into(), Value::from(name));
     Value::Object(entry)
+}
+
+/// The catalog's `search_tools` definition as a `tools/list` entry.
+fn search_entry(definition: &Value) -> Value {
+    let schema = definition
+        .get("input_schema")
+        .or_else(|| definition.get("parameters"))
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    json!({
+        "name": SEARCH_TOOLS_NAME,
+        "description": definition.get("description").cloned().unwrap_or(Value::Null),
+        "inputSchema": schema,
+    })
+}
+
+/// A result the runtime made for the model, as a `tools/call` result.
+fn model_result(result: &ModelResult) -> Value {
+    let content: Vec<Value> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ModelBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+            ModelBlock::Image { data, mime_type } => {
+                Some(json!({"type": "image", "data": data, "mimeType": mime_type}))
+            }
+            // A block kind this gateway does not know yet is left out.
+            _ => None,
+        })
+        .collect();
+    json!({"content": content, "isError": result.is_error()})
 }
 
 /// A tool call that did not reach the tool, as the result the model reads.
