@@ -258,6 +258,22 @@ impl Connection for SessionConnection {
             .map_err(|error| self.error("tools/call", error))
     }
 
+    async fn call_tool_handing_back(
+        &self,
+        params: Value,
+        timeout: Duration,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Value, CatalogError> {
+        let mut options = CallOptions::default()
+            .with_timeout(timeout)
+            .with_input_rounds_handed_back();
+        options.progress = progress;
+        self.session
+            .request_with("tools/call", Some(params), &options)
+            .await
+            .map_err(|error| self.error("tools/call", error))
+    }
+
     fn rejected_tools(&self) -> Vec<RejectedTool> {
         self.session.rejected_tools()
     }

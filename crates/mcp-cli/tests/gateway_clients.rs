@@ -98,29 +98,6 @@ const ALL_STEPS: &[&str] = &[
     "cancel",
 ];
 
-/// At 2026-07-28: every step but `elicit` (see [`ELICIT_NOT_RELAYED`]).
-const MODERN_STEPS: &[&str] = &[
-    "connect",
-    "list",
-    "call",
-    "read",
-    "prompt",
-    "list_changed",
-    "cancel",
-];
-
-/// The gateway does not relay input rounds to a 2026-07-28 client yet: the
-/// upstream answers `tools/call test_elicitation` with an `input_required`
-/// result, and the gateway, which can only ask a client with a
-/// server→client request (2025-11-25), answers the client an `isError`
-/// result instead of passing the `input_required` result on. The client's
-/// elicitation handler is never asked.
-const ELICIT_NOT_RELAYED: &[KnownFailure] = &[KnownFailure {
-    step: "elicit",
-    evidence: "input rounds are not relayed to it yet",
-    why: "the gateway does not relay input rounds (`input_required`) to a 2026-07-28 client",
-}];
-
 /// What the Inspector's CLI can do: one request per run, and it declares
 /// no elicitation capability, so no `elicit`, `list_changed` or `cancel`.
 const INSPECTOR_STEPS: &[&str] = &["list", "call", "read", "prompt"];
@@ -141,22 +118,22 @@ const fn row(
     }
 }
 
-/// The table. Every driver row at 2026-07-28 runs `elicit` as a known
-/// failure ([`ELICIT_NOT_RELAYED`]: the gateway does not relay input rounds
-/// to a 2026-07-28 client yet), not a skipped step; at 2025-11-25 every
-/// step must pass. The Inspector rows run what its CLI can do.
+/// The table. Every driver row runs every step, at both revisions (at
+/// 2026-07-28 the elicitation reaches the client as an input round the
+/// gateway passes on; at 2025-11-25 as a request the gateway sends it).
+/// The Inspector rows run what its CLI can do.
 const ROWS: &[Row] = &[
-    row(Ts, D::Stdio, MODERN, MODERN_STEPS, ELICIT_NOT_RELAYED),
+    row(Ts, D::Stdio, MODERN, ALL_STEPS, &[]),
     row(Ts, D::Stdio, LEGACY, ALL_STEPS, &[]),
-    row(Ts, D::Http, MODERN, MODERN_STEPS, ELICIT_NOT_RELAYED),
+    row(Ts, D::Http, MODERN, ALL_STEPS, &[]),
     row(Ts, D::Http, LEGACY, ALL_STEPS, &[]),
-    row(Py, D::Stdio, MODERN, MODERN_STEPS, ELICIT_NOT_RELAYED),
+    row(Py, D::Stdio, MODERN, ALL_STEPS, &[]),
     row(Py, D::Stdio, LEGACY, ALL_STEPS, &[]),
-    row(Py, D::Http, MODERN, MODERN_STEPS, ELICIT_NOT_RELAYED),
+    row(Py, D::Http, MODERN, ALL_STEPS, &[]),
     row(Py, D::Http, LEGACY, ALL_STEPS, &[]),
-    row(Rmcp, D::Stdio, MODERN, MODERN_STEPS, ELICIT_NOT_RELAYED),
+    row(Rmcp, D::Stdio, MODERN, ALL_STEPS, &[]),
     row(Rmcp, D::Stdio, LEGACY, ALL_STEPS, &[]),
-    row(Rmcp, D::Http, MODERN, MODERN_STEPS, ELICIT_NOT_RELAYED),
+    row(Rmcp, D::Http, MODERN, ALL_STEPS, &[]),
     row(Rmcp, D::Http, LEGACY, ALL_STEPS, &[]),
     row(Inspector, D::Stdio, MODERN, INSPECTOR_STEPS, &[]),
     row(Inspector, D::Stdio, LEGACY, INSPECTOR_STEPS, &[]),

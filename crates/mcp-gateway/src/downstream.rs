@@ -70,18 +70,23 @@ impl Asked {
     }
 }
 
-/// A 2026-07-28 client: what a server asks it fails, saying why.
-struct NotRelayed;
+/// A 2026-07-28 client: a server's input rounds reach it as results; a
+/// request a server sends on its own (an older upstream's) cannot.
+struct RoundsClient;
 
 #[async_trait]
-impl Asker for NotRelayed {
+impl Asker for RoundsClient {
     async fn ask(&self, method: &str, _params: Option<Value>) -> Result<Value, ErrorObject> {
         Err(ErrorObject::new(
             METHOD_NOT_FOUND,
             format!(
-                "{method}: the client speaks 2026-07-28, and input rounds are not relayed to it yet"
+                "{method}: the client speaks 2026-07-28, and a request a server sends on its own is not relayed to it yet"
             ),
         ))
+    }
+
+    fn takes_input_rounds(&self) -> bool {
+        true
     }
 }
 
@@ -312,7 +317,7 @@ impl Downstream {
     fn asker(&self, reply: &Sink) -> Option<Arc<dyn Asker>> {
         let state = self.lock();
         if state.session.is_none() {
-            return Some(Arc::new(NotRelayed));
+            return Some(Arc::new(RoundsClient));
         }
         Some(Arc::new(SessionAsker {
             reply: reply.clone(),

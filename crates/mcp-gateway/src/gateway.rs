@@ -210,11 +210,32 @@ impl Gateway {
         let Some(tool) = tool else {
             return Err(invalid(format!("unknown tool: {name}")));
         };
+        let hand_back = asker
+            .as_ref()
+            .is_some_and(|asker| asker.takes_input_rounds());
         // A request the server sends on its own while the call runs is
         // routed to this client.
         let _in_flight = asker.map(|asker| self.relay.in_flight(&tool.origin().server, asker));
-        match self.runtime.call_tool_raw(tool, arguments, progress).await {
-            Ok(output) => Ok(output.raw),
+        let called = match hand_back {
+            // The client answers the server's input rounds itself: they
+            // go to it as results, and its retry's members come back up.
+            true => {
+                let retry: Map<String, Value> = ["inputResponses", "requestState"]
+                    .into_iter()
+                    .filter_map(|key| Some((key.to_owned(), params.get(key)?.clone())))
+                    .collect();
+                self.runtime
+                    .call_tool_handing_back(tool, arguments, retry, progress)
+                    .await
+            }
+            false => self
+                .runtime
+                .call_tool_raw(tool, arguments, progress)
+                .await
+                .map(|output| output.raw),
+        };
+        match called {
+            Ok(result) => Ok(result),
             // Arguments the server's schema refuses, a server that is down
             // or paused: the model reads why and may try again.
             Err(error) => match error.transport_error().map(|error| error.kind()) {

@@ -34,6 +34,12 @@ pub trait Asker: Send + Sync {
     /// Asks the client `method` (`elicitation/create`,
     /// `sampling/createMessage`, `roots/list`) with `params`; its answer.
     async fn ask(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject>;
+
+    /// Whether the client takes a server's input rounds as results
+    /// (2026-07-28) and sends the retry itself, rather than being asked.
+    fn takes_input_rounds(&self) -> bool {
+        false
+    }
 }
 
 tokio::task_local! {

@@ -172,11 +172,12 @@ pub fn supported_versions() -> &'static [&'static str] {
     KNOWN_PROTOCOL_VERSIONS
 }
 
-/// `result` as a 2026-07-28 answer gives it: marked complete (a server
-/// that asks for input answers `input_required` instead).
+/// `result` as a 2026-07-28 answer gives it: marked complete, unless it
+/// is already marked (an `input_required` round passed on).
 pub fn complete(mut result: Value) -> Value {
     if let Value::Object(map) = &mut result {
-        map.insert("resultType".into(), Value::from("complete"));
+        map.entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
     }
     result
 }
@@ -208,13 +209,17 @@ pub fn complete_for(method: &str, result: Value) -> Value {
 }
 
 /// `result` (one a server gave) without what belongs to the revision
-/// and the server that answered rather than to the result: `resultType`,
+/// and the server that answered rather than to the result: `resultType`
+/// (but `input_required`, which only a 2026-07-28 client is given),
 /// the caching hints and the answering server's identity in `_meta`. A
 /// server that passes a result on (a gateway) answers at its own client's
 /// revision, as itself.
 pub fn without_revision_members(mut result: Value) -> Value {
     if let Value::Object(map) = &mut result {
-        map.remove("resultType");
+        // An input round stays one: it is the request's answer for now.
+        if map.get("resultType").and_then(Value::as_str) != Some("input_required") {
+            map.remove("resultType");
+        }
         map.remove("ttlMs");
         map.remove("cacheScope");
         if let Some(Value::Object(meta)) = map.get_mut("_meta") {
@@ -292,6 +297,10 @@ mod tests {
             without_revision_members(given),
             json!({"content": [], "_meta": {"other": 1}})
         );
+        let round =
+            json!({"resultType": "input_required", "inputRequests": {}, "requestState": "s"});
+        assert_eq!(without_revision_members(round.clone()), round);
+        assert_eq!(complete(round.clone()), round);
         let only_identity = json!({"tools": [], "_meta": {META_SERVER_INFO: {}}});
         assert_eq!(
             without_revision_members(only_identity),

@@ -75,6 +75,25 @@ pub trait Connection: Send + Sync {
         arguments: Map<String, Value>,
     ) -> Result<Value, CatalogError>;
 
+    /// `tools/call` with `params` as given (`name`, `arguments`, and a
+    /// retry's `inputResponses` and `requestState`), an `input_required`
+    /// result handed back as the result instead of answered: for a host
+    /// that passes the rounds on to its own client. The default sends a
+    /// plain call (no round to hand back, nothing of a retry's passed on).
+    async fn call_tool_handing_back(
+        &self,
+        params: Value,
+        timeout: Duration,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Value, CatalogError> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        self.call_tool_raw(name, arguments, timeout, progress).await
+    }
+
     /// Any other request (`completion/complete`, `logging/setLevel`,
     /// `resources/subscribe`, …) with its raw result. The default refuses
     /// it, for connections that cannot send one.

@@ -380,6 +380,37 @@ impl SessionRuntime {
         })
     }
 
+    /// [`SessionRuntime::call_tool_raw`] for a host that passes input
+    /// rounds on to its own client: `retry` holds a retry's members
+    /// (`inputResponses`, `requestState`), passed on as given, and an
+    /// `input_required` result is the answer (see
+    /// [`Connection::call_tool_handing_back`](super::Connection::call_tool_handing_back)).
+    /// Arguments are checked as for any call; the server's answer comes
+    /// back as it came (an input round has no content to check).
+    pub async fn call_tool_handing_back(
+        &self,
+        tool: &CatalogTool,
+        arguments: Value,
+        retry: serde_json::Map<String, Value>,
+        progress: Option<ProgressCallback>,
+    ) -> Result<Value, CatalogError> {
+        let PreparedArguments { arguments, .. } = tool.prepare_call(arguments)?;
+        let server = tool.origin().server.as_str();
+        let ToolTarget::Tool { name } = &tool.origin().target else {
+            return Err(CatalogError::unknown_tool(tool.name()));
+        };
+        let mut params = retry;
+        params.insert("name".into(), Value::String(name.clone()));
+        params.insert("arguments".into(), arguments);
+        let call = self.shared.connection_for_call(server).await?;
+        let outcome = call
+            .connection
+            .call_tool_handing_back(Value::Object(params), call.timeouts.tool_call, progress)
+            .await;
+        self.shared.record(server, call.epoch, outcome.is_ok());
+        outcome
+    }
+
     /// The one call path: check, call (keeping the server's answer when
     /// `keep_raw`), record the outcome, convert.
     async fn invoke(

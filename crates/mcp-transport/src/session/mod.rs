@@ -384,6 +384,11 @@ pub struct CallOptions {
     pub idle_timeout: Option<Duration>,
     /// When set, `_meta.progressToken` is sent and progress is delivered here.
     pub progress: Option<ProgressCallback>,
+    /// An `input_required` result comes back to the caller as the result
+    /// instead of being answered through the session's handler: for a
+    /// server that passes the round on to its own client (a gateway),
+    /// which then sends the retry itself.
+    pub hand_back_input_rounds: bool,
 }
 
 impl fmt::Debug for CallOptions {
@@ -392,6 +397,7 @@ impl fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("progress", &self.progress.is_some())
+            .field("hand_back_input_rounds", &self.hand_back_input_rounds)
             .finish()
     }
 }
@@ -424,6 +430,14 @@ impl CallOptions {
     #[must_use]
     pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
         self.idle_timeout = Some(idle_timeout);
+        self
+    }
+
+    /// Hands an `input_required` result back as the result (see
+    /// [`CallOptions::hand_back_input_rounds`]).
+    #[must_use]
+    pub fn with_input_rounds_handed_back(mut self) -> Self {
+        self.hand_back_input_rounds = true;
         self
     }
 }

@@ -8,6 +8,10 @@
 //! rounds of at most [`MAX_INPUT_REQUESTS`] inputs each. Results without
 //! `resultType` (older servers) are complete.
 //!
+//! A caller that passes the rounds on to its own client (a gateway) asks
+//! for the `input_required` result itself
+//! ([`CallOptions::hand_back_input_rounds`]) and sends the retry.
+//!
 //! Whether an `input_required` answer is followed at all is decided by
 //! [`input_rounds_allowed`] alone: only `tools/call`, `prompts/get` and
 //! `resources/read`, and only at a revision that has the rounds; anywhere
@@ -176,6 +180,10 @@ impl Shared {
         let mut result = self.body_value(method, body)?;
         let mut rounds = 0;
         while result.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED) {
+            if options.hand_back_input_rounds {
+                // The caller sends the retry itself.
+                break;
+            }
             let revision = self.revision.get().map_or("", String::as_str);
             if !input_rounds_allowed(revision, method) {
                 let why = if crate::protocol::is_modern(revision) {
