@@ -50,10 +50,6 @@ const EXPECTED: &[(&str, &str)] = &[
         "a 2026-07-28 client's declared capabilities are not yet forwarded upstream per request",
     ),
     (
-        "input-required-result-non-tool-request",
-        "the input rounds of prompts/get and resources/read are not handed to a 2026-07-28 client yet",
-    ),
-    (
         "http-header-validation",
         "pending in the suite; Mcp-Param header checks are not made yet",
     ),
@@ -264,8 +260,8 @@ mod tests {
     #[test]
     fn expected_failures_are_found_by_name_or_prefix() {
         assert!(expected("tasks-lifecycle").is_some());
-        assert!(expected("input-required-result-non-tool-request").is_some());
-        assert_eq!(expected("input-required-result-multi-round"), None);
+        assert!(expected("input-required-result-capability-check").is_some());
+        assert_eq!(expected("input-required-result-non-tool-request"), None);
         assert!(expected("resources-subscribe").is_some());
         assert_eq!(expected("tools-call-simple-text"), None);
     }

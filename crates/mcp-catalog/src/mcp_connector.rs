@@ -337,6 +337,18 @@ impl Connection for SessionConnection {
         self.raw(method, params).await
     }
 
+    async fn request_handing_back(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CatalogError> {
+        let options = CallOptions::default().with_input_rounds_handed_back();
+        self.session
+            .request_with(method, Some(params), &options)
+            .await
+            .map_err(|error| self.error(method, error))
+    }
+
     async fn close(&self) {
         self.forwarder.abort();
         if let Err(error) = self.session.close().await {

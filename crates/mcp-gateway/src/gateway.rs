@@ -113,12 +113,12 @@ impl Gateway {
             "tools/call" => self.call_tool(params, progress, asker).await,
             "resources/list" => self.list_resources(Listed::Resources).await,
             "resources/templates/list" => self.list_resources(Listed::Templates).await,
-            "resources/read" => self.read_resource(params).await,
+            "resources/read" => self.read_resource(params, rounds(&asker)).await,
             "resources/subscribe" | "resources/unsubscribe" => {
                 self.by_uri(method, params.clone()).await
             }
             "prompts/list" => self.list_prompts().await,
-            "prompts/get" => self.get_prompt(params).await,
+            "prompts/get" => self.get_prompt(params, rounds(&asker)).await,
             "completion/complete" => self.complete(params).await,
             "logging/setLevel" => self.set_level(params).await,
             other => Err(ErrorObject::method_not_found(other)),
@@ -210,9 +210,7 @@ impl Gateway {
         let Some(tool) = tool else {
             return Err(invalid(format!("unknown tool: {name}")));
         };
-        let hand_back = asker
-            .as_ref()
-            .is_some_and(|asker| asker.takes_input_rounds());
+        let hand_back = rounds(&asker);
         // A request the server sends on its own while the call runs is
         // routed to this client.
         let _in_flight = asker.map(|asker| self.relay.in_flight(&tool.origin().server, asker));
@@ -301,17 +299,23 @@ impl Gateway {
         Err(invalid(format!("unknown resource: {uri}")))
     }
 
-    async fn read_resource(&self, params: &Value) -> Answer {
+    async fn read_resource(&self, params: &Value, hand_back: bool) -> Answer {
         let uri = params
             .get("uri")
             .and_then(Value::as_str)
             .ok_or_else(|| invalid("resources/read needs a uri"))?;
         let (server, inner) = self.owner_of(uri).await?;
-        let mut result = self
-            .runtime
-            .read_resource(&server, &inner)
-            .await
-            .map_err(|error| upstream(&error))?;
+        let read = match hand_back {
+            true => {
+                let mut params = params.clone();
+                params["uri"] = Value::String(inner);
+                self.runtime
+                    .request_handing_back(&server, "resources/read", params)
+                    .await
+            }
+            false => self.runtime.read_resource(&server, &inner).await,
+        };
+        let mut result = read.map_err(|error| upstream(&error))?;
         if let Some(Value::Array(contents)) = result.get_mut("contents") {
             for content in contents {
                 if let Some(Value::String(uri)) = content.get_mut("uri") {
@@ -404,12 +408,22 @@ impl Gateway {
             .ok_or_else(|| invalid(format!("unknown prompt: {name}")))
     }
 
-    async fn get_prompt(&self, params: &Value) -> Answer {
+    async fn get_prompt(&self, params: &Value, hand_back: bool) -> Answer {
         let name = params
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| invalid("prompts/get needs a prompt name"))?;
         let (server, raw) = self.prompt_owner(name).await?;
+        if hand_back {
+            // The client answers the server's input rounds itself.
+            let mut params = params.clone();
+            params["name"] = Value::String(raw);
+            return self
+                .runtime
+                .request_handing_back(&server, "prompts/get", params)
+                .await
+                .map_err(|error| upstream(&error));
+        }
         let arguments = match params.get("arguments") {
             Some(Value::Object(arguments)) => arguments.clone(),
             _ => Map::new(),
@@ -470,6 +484,13 @@ struct NamedPrompt {
     server: String,
     raw: String,
     entry: Value,
+}
+
+/// Whether the client takes the servers' input rounds as results.
+fn rounds(asker: &Option<Arc<dyn Asker>>) -> bool {
+    asker
+        .as_ref()
+        .is_some_and(|asker| asker.takes_input_rounds())
 }
 
 /// Which resource listing.

@@ -139,14 +139,37 @@ impl SessionRuntime {
         method: &str,
         params: Value,
     ) -> Result<Value, CatalogError> {
+        self.request_rounds(server, method, params, false).await
+    }
+
+    /// [`SessionRuntime::request`] with an `input_required` result handed
+    /// back as the answer, for a host that passes the rounds on to its own
+    /// client (`prompts/get`, `resources/read` with a retry's members in
+    /// `params`).
+    pub async fn request_handing_back(
+        &self,
+        server: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CatalogError> {
+        self.request_rounds(server, method, params, true).await
+    }
+
+    async fn request_rounds(
+        &self,
+        server: &str,
+        method: &str,
+        params: Value,
+        hand_back: bool,
+    ) -> Result<Value, CatalogError> {
         let call = self.shared.connection_for_call(server).await?;
-        let result = within(
-            server,
-            method,
-            call.timeouts.request,
-            call.connection.request(method, params),
-        )
-        .await;
+        let sent = async {
+            match hand_back {
+                true => call.connection.request_handing_back(method, params).await,
+                false => call.connection.request(method, params).await,
+            }
+        };
+        let result = within(server, method, call.timeouts.request, sent).await;
         self.shared.record(server, call.epoch, result.is_ok());
         result
     }

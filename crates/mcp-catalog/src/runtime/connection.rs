@@ -94,6 +94,18 @@ pub trait Connection: Send + Sync {
         self.call_tool_raw(name, arguments, timeout, progress).await
     }
 
+    /// [`Connection::request`] with an `input_required` result handed
+    /// back as the result (`prompts/get`, `resources/read`; see
+    /// [`Connection::call_tool_handing_back`]). The default is
+    /// [`Connection::request`].
+    async fn request_handing_back(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CatalogError> {
+        self.request(method, params).await
+    }
+
     /// Any other request (`completion/complete`, `logging/setLevel`,
     /// `resources/subscribe`, …) with its raw result. The default refuses
     /// it, for connections that cannot send one.
