@@ -91,6 +91,21 @@ pub fn python(venv: &str) -> PathBuf {
     )
 }
 
+/// nginx, from Debian's `nginx-light` package (`.ci/run` installs it), for
+/// the tests that put gateway replicas behind a load balancer; a test runs
+/// it in the foreground with a configuration of its own.
+#[track_caller]
+pub fn nginx() -> PathBuf {
+    let path = PathBuf::from("/usr/sbin/nginx");
+    assert!(
+        path.exists(),
+        "nginx is not installed at {}; install Debian's nginx-light \
+         (`apt-get install --no-install-recommends nginx-light`, as `.ci/run` does)",
+        path.display()
+    );
+    path
+}
+
 /// A loopback port nothing listens on right now, never handed out before
 /// by this process.
 ///
