@@ -197,6 +197,14 @@ impl Downstream {
         self.lock().notices = notices;
     }
 
+    /// Whether a notice stream is open to the client.
+    pub fn has_open_notices(&self) -> bool {
+        self.lock()
+            .notices
+            .as_ref()
+            .is_some_and(|notices| !notices.is_closed())
+    }
+
     /// The revision `initialize` settled on, if the client sent one.
     pub fn session(&self) -> Option<&'static str> {
         self.lock().session

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -31,7 +32,9 @@ use hyper::body::{Frame, Incoming};
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request as HttpRequest, Response as HttpResponse, StatusCode};
 use hyper_util::rt::TokioIo;
-use mcp_transport::error_codes::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use mcp_transport::error_codes::{
+    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+};
 use mcp_transport::serving;
 use mcp_transport::wire::{Codec, Decoded};
 use mcp_transport::{ErrorObject, JsonRpcMessage, RequestId};
@@ -47,6 +50,13 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// Default cap on connections served at once; more wait to be accepted.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// Default cap on open sessions of older-revision clients.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+
+/// Default time an older-revision session lives unused (no request, no
+/// open stream) before it is ended.
+pub const DEFAULT_SESSION_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// Messages queued for one response stream, at most.
 const REPLY_CAPACITY: usize = 64;
@@ -72,6 +82,11 @@ pub struct HttpOptions {
     /// queue, so memory and file descriptors stay bounded whatever a
     /// client opens.
     pub max_connections: usize,
+    /// Cap on open sessions of older-revision clients: an `initialize`
+    /// past it is refused (503) until one ends.
+    pub max_sessions: usize,
+    /// A session unused this long is ended (clients rarely send DELETE).
+    pub session_idle_ttl: Duration,
 }
 
 impl Default for HttpOptions {
@@ -83,6 +98,8 @@ impl Default for HttpOptions {
             bearer_token: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_ttl: DEFAULT_SESSION_IDLE_TTL,
         }
     }
 }
@@ -112,6 +129,14 @@ impl HttpOptions {
         self
     }
 
+    /// The same options, keeping at most `max` sessions, each ended after
+    /// `idle_ttl` unused.
+    pub fn with_sessions(mut self, max: usize, idle_ttl: Duration) -> Self {
+        self.max_sessions = max;
+        self.session_idle_ttl = idle_ttl;
+        self
+    }
+
     /// The same options, capping a request body at `max_bytes`.
     pub fn with_max_body_bytes(mut self, max_bytes: usize) -> Self {
         self.max_body_bytes = max_bytes;
@@ -133,6 +158,20 @@ struct Session {
     downstream: Downstream,
     /// Ends the task announcing catalog changes to it.
     announcer: tokio::task::AbortHandle,
+    /// When a request last used it.
+    last_used: Mutex<Instant>,
+}
+
+impl Session {
+    fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// Unused for `ttl`: no request since, no notice stream open.
+    fn is_idle(&self, now: Instant, ttl: Duration) -> bool {
+        let last = *self.last_used.lock().unwrap_or_else(|e| e.into_inner());
+        now.saturating_duration_since(last) >= ttl && !self.downstream.has_open_notices()
+    }
 }
 
 impl Drop for Session {
@@ -157,6 +196,8 @@ pub async fn serve_http(
         sessions: Mutex::new(HashMap::new()),
     });
     let mut connections = tokio::task::JoinSet::new();
+    let sweeper = tokio::spawn(sweep_sessions(Arc::downgrade(&shared)));
+    let _sweeper = AbortOnDrop(sweeper.abort_handle());
     tokio::pin!(until);
     loop {
         // A connection is accepted only with a free slot: the rest wait
@@ -198,6 +239,36 @@ pub async fn serve_http(
         }
     }
     connections.abort_all();
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Ends the sessions unused for the idle TTL, checking a few times per
+/// TTL, for as long as the server lives.
+async fn sweep_sessions(shared: std::sync::Weak<Shared>) {
+    loop {
+        let Some(ttl) = shared
+            .upgrade()
+            .map(|shared| shared.options.session_idle_ttl)
+        else {
+            return;
+        };
+        tokio::time::sleep((ttl / 4).max(Duration::from_millis(10))).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let now = Instant::now();
+        shared
+            .lock()
+            .retain(|_, session| !session.is_idle(now, ttl));
+    }
 }
 
 /// Whether `addr` is a loopback address (the default bind).
@@ -418,12 +489,27 @@ impl Shared {
         let session_id = header(headers, "mcp-session-id").map(str::to_owned);
         let (session, new_id) = match (&session_id, initialize) {
             (_, true) => {
+                if self.lock().len() >= self.options.max_sessions {
+                    let id = match &message {
+                        JsonRpcMessage::Request(request) => Some(request.id.clone()),
+                        _ => None,
+                    };
+                    return refused(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        id,
+                        INTERNAL_ERROR,
+                        "too many open sessions; try again when one has ended",
+                    );
+                }
                 let id = new_session_id();
                 let session = self.open_session();
                 (session, Some(id))
             }
             (Some(id), false) => match self.session(id) {
-                Some(session) => (session, None),
+                Some(session) => {
+                    session.touch();
+                    (session, None)
+                }
                 None => {
                     return refused(
                         StatusCode::NOT_FOUND,
@@ -487,6 +573,7 @@ impl Shared {
             Session {
                 downstream,
                 announcer: announcer.abort_handle(),
+                last_used: Mutex::new(Instant::now()),
             }
         })
     }

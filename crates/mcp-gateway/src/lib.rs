@@ -79,7 +79,8 @@ pub use error::{GatewayError, GatewayErrorKind};
 pub use gateway::{Answer, GATEWAY_NAME, Gateway};
 #[cfg(feature = "http")]
 pub use http::{
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, HttpOptions, is_loopback, serve_http,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TTL, HttpOptions, is_loopback, serve_http,
 };
 pub use names::{GATEWAY_URI_SCHEME, Naming};
 pub use relay::{Asker, Relay};

@@ -321,3 +321,57 @@ async fn ten_thousand_requests_at_once_are_each_answered() {
         failed.first()
     );
 }
+
+/// Opens an older-revision session; its id, or the refusal's status.
+async fn initialize(addr: SocketAddr) -> Result<String, u16> {
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    match response.headers().get("mcp-session-id") {
+        Some(id) => Ok(id.to_str().unwrap().to_owned()),
+        None => Err(response.status().as_u16()),
+    }
+}
+
+#[tokio::test]
+async fn sessions_are_capped_and_an_unused_one_ends() {
+    let ttl = std::time::Duration::from_millis(300);
+    let addr = gateway(HttpOptions::default().with_sessions(2, ttl)).await;
+    let first = initialize(addr).await.unwrap();
+    let second = initialize(addr).await.unwrap();
+    assert_ne!(first, second);
+    // Past the cap: refused, naming why, until one ends.
+    assert_eq!(initialize(addr).await, Err(503));
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    // Keep the second in use while the first goes unused.
+    for _ in 0..6 {
+        tokio::time::sleep(ttl / 4).await;
+        check(
+            "a used session",
+            addr,
+            Sent::json(&list).with("mcp-session-id", second.clone()),
+            200,
+            None,
+        )
+        .await;
+    }
+    check(
+        "an unused session",
+        addr,
+        Sent::json(&list).with("mcp-session-id", first),
+        404,
+        Some(-32600),
+    )
+    .await;
+    assert!(initialize(addr).await.is_ok(), "the ended one made room");
+}
