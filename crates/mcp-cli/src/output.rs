@@ -27,6 +27,108 @@ use std::sync::Mutex;
 
 pub(crate) use escape::{shown, shown_lines};
 
+/// Standard output as `serve`'s protocol channel: JSON-RPC, one message
+/// per line, each line passed through [`escape::json_line`], so a server's
+/// text in it reaches a terminal (someone running `serve` by hand) only as
+/// JSON escapes, and a client reads the same values.
+pub(crate) fn protocol_output() -> ProtocolOutput {
+    ProtocolOutput {
+        stdout: tokio::io::stdout(),
+        carry: Vec::new(),
+        pending: Vec::new(),
+    }
+}
+
+/// See [`protocol_output`]: complete lines are escaped and queued; bytes
+/// after the last newline wait for the rest of their line.
+pub(crate) struct ProtocolOutput {
+    stdout: tokio::io::Stdout,
+    carry: Vec<u8>,
+    pending: Vec<u8>,
+}
+
+impl ProtocolOutput {
+    /// Writes what is queued; ready once all of it is written.
+    fn poll_pending(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        use tokio::io::AsyncWrite as _;
+        while !self.pending.is_empty() {
+            match std::pin::Pin::new(&mut self.stdout).poll_write(cx, &self.pending) {
+                Poll::Ready(Ok(0)) => {
+                    return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+                }
+                Poll::Ready(Ok(written)) => {
+                    self.pending.drain(..written);
+                }
+                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncWrite for ProtocolOutput {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        // Earlier lines go first; only then is more taken.
+        match this.poll_pending(cx) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+            Poll::Pending => return Poll::Pending,
+        }
+        this.carry.extend_from_slice(buf);
+        if let Some(end) = this.carry.iter().rposition(|byte| *byte == b'\n') {
+            let lines: Vec<u8> = this.carry.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&lines);
+            for line in text.split_inclusive('\n') {
+                this.pending
+                    .extend_from_slice(escape::json_line(line).as_bytes());
+            }
+        }
+        // Accepted: written by this call when it can be, else by the next
+        // write or flush.
+        let _ = this.poll_pending(cx);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        match this.poll_pending(cx) {
+            Poll::Ready(Ok(())) => {
+                tokio::io::AsyncWrite::poll_flush(std::pin::Pin::new(&mut this.stdout), cx)
+            }
+            other => other,
+        }
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        match this.poll_pending(cx) {
+            Poll::Ready(Ok(())) => {
+                tokio::io::AsyncWrite::poll_shutdown(std::pin::Pin::new(&mut this.stdout), cx)
+            }
+            other => other,
+        }
+    }
+}
+
 use mcp_config::EditError;
 use serde::Serialize;
 

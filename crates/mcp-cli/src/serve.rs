@@ -17,7 +17,7 @@ use mcp_gateway::{ConfigWatch, Reload, watch_config};
 
 use crate::cli::ServeArgs;
 use crate::context::Context;
-use crate::output::{Outcome, errln, shown};
+use crate::output::{Outcome, errln, protocol_output, shown};
 use crate::{connecting, target, tools};
 
 pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outcome> {
@@ -52,7 +52,7 @@ pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outco
     let _watch = connecting.run(async { watch(context, args, &runtime, &files) })??;
     let Some(listen) = args.listen else {
         let served = connecting.run(async {
-            let served = serve_stdio(gateway, tokio::io::stdin(), tokio::io::stdout()).await;
+            let served = serve_stdio(gateway, tokio::io::stdin(), protocol_output()).await;
             runtime.shutdown().await;
             served
         })?;

@@ -170,6 +170,49 @@ fn escape(text: &str, keep_newlines: bool, max_chars: usize) -> Cow<'_, str> {
     out.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
+/// One line of compact JSON (a protocol message) with every character of
+/// the rule inside its strings spelled `\uXXXX`, as [`json_pretty`]
+/// spells them; its closing newline is kept. Outside strings compact JSON
+/// has ASCII only, and the serializer already escaped C0 controls inside
+/// them, so every character the rule escapes here is inside a string, and
+/// the line means the same value.
+pub(crate) fn json_line(line: &str) -> Cow<'_, str> {
+    let body = line.strip_suffix('\n').unwrap_or(line);
+    let mut escaper = Escaper::default();
+    let mut out: Option<String> = None;
+    for (at, c) in body.char_indices() {
+        let escaped = escaper.escapes(c);
+        match (&mut out, escaped) {
+            (None, false) => {}
+            (None, true) => {
+                let mut owned = String::with_capacity(line.len() + 16);
+                owned.push_str(&body[..at]);
+                push_json_escaped(&mut owned, c);
+                out = Some(owned);
+            }
+            (Some(out), false) => out.push(c),
+            (Some(out), true) => push_json_escaped(out, c),
+        }
+    }
+    match out {
+        None => Cow::Borrowed(line),
+        Some(mut out) => {
+            if body.len() < line.len() {
+                out.push('\n');
+            }
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Appends the JSON spelling of an escaped character (UTF-16 units).
+fn push_json_escaped(out: &mut String, c: char) {
+    let mut units = [0_u16; 2];
+    for unit in c.encode_utf16(&mut units) {
+        let _ = write!(out, "\\u{unit:04x}");
+    }
+}
+
 /// Pretty JSON whose strings hold no character of the rule raw: each is
 /// written as a `\uXXXX` escape, so the document means exactly what serde
 /// would have written and stays valid JSON.
@@ -257,7 +300,7 @@ impl serde_json::ser::Formatter for JsonFormatter {
 
 #[cfg(test)]
 mod tests {
-    use super::{LINE_CHARS, TEXT_CHARS, json_pretty, shown, shown_lines};
+    use super::{LINE_CHARS, TEXT_CHARS, json_line, json_pretty, shown, shown_lines};
 
     #[test]
     fn outside_text_is_shown_escaped() {
@@ -378,5 +421,35 @@ mod tests {
         check("\u{200b}\u{feff}", r"\u200b\ufeff");
         check("❤\u{fe0f}", "❤\u{fe0f}");
         check("plain ünï", "plain ünï");
+    }
+
+    #[test]
+    fn protocol_lines_escape_the_rule_and_mean_the_same() {
+        let check = |text: &str, spelled: &str| {
+            let value = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {text: [text]}});
+            let line = format!("{}\n", serde_json::to_string(&value).expect("json"));
+            let escaped = json_line(&line);
+            assert!(escaped.contains(spelled), "{text:?}: {escaped}");
+            assert!(escaped.ends_with('\n') && escaped.matches('\n').count() == 1);
+            assert!(
+                !escaped
+                    .chars()
+                    .any(|c| c != '\n' && super::always_escaped(c)),
+                "{escaped}"
+            );
+            let back: serde_json::Value = serde_json::from_str(&escaped).expect("valid JSON");
+            assert_eq!(back, value, "{escaped}");
+        };
+        check("\u{1b}[2J", r"\u001b[2J");
+        check("\u{9b}2J", r"\u009b2J");
+        check("\u{7f}", r"\u007f");
+        check("\u{202e}gpj.exe", r"\u202egpj.exe");
+        check("\u{e0041}", r"\udb40\udc41");
+        check("\u{2028}", r"\u2028");
+        check("❤\u{fe0f}", "❤\u{fe0f}");
+        check("plain ünï", "plain ünï");
+        // A line with nothing to escape is passed on as it is.
+        let plain = "{\"id\":1}\n";
+        assert!(matches!(json_line(plain), std::borrow::Cow::Borrowed(_)));
     }
 }
