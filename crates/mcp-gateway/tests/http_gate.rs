@@ -345,7 +345,7 @@ async fn initialize(addr: SocketAddr) -> Result<String, u16> {
 
 #[tokio::test]
 async fn sessions_are_capped_and_an_unused_one_ends() {
-    let ttl = std::time::Duration::from_millis(300);
+    let ttl = std::time::Duration::from_secs(2);
     let addr = gateway(HttpOptions::default().with_sessions(2, ttl)).await;
     let first = initialize(addr).await.unwrap();
     let second = initialize(addr).await.unwrap();
@@ -353,8 +353,11 @@ async fn sessions_are_capped_and_an_unused_one_ends() {
     // Past the cap: refused, naming why, until one ends.
     assert_eq!(initialize(addr).await, Err(503));
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    // Keep the second in use while the first goes unused.
-    for _ in 0..6 {
+    // The second stays in use (a request every quarter of the TTL, far
+    // inside it even on a loaded machine) while the first goes unused,
+    // until the first has ended.
+    let started = std::time::Instant::now();
+    loop {
         tokio::time::sleep(ttl / 4).await;
         check(
             "a used session",
@@ -364,7 +367,15 @@ async fn sessions_are_capped_and_an_unused_one_ends() {
             None,
         )
         .await;
+        if initialize(addr).await.is_ok() {
+            break;
+        }
+        assert!(
+            started.elapsed() < ttl * 10,
+            "the unused session never ended"
+        );
     }
+    assert!(started.elapsed() >= ttl, "ended before its TTL");
     check(
         "an unused session",
         addr,
@@ -373,5 +384,4 @@ async fn sessions_are_capped_and_an_unused_one_ends() {
         Some(-32600),
     )
     .await;
-    assert!(initialize(addr).await.is_ok(), "the ended one made room");
 }
