@@ -435,21 +435,19 @@ pub(crate) fn print_table(per_scenario: &BTreeMap<String, Tally>, out: &Path) ->
 
 /// Builds the conformance client and returns its path.
 fn build_client(root: &Path) -> Result<PathBuf> {
+    build_binary(root, "mcp-integration-tests", "mcp-conformance-client")
+}
+
+/// Builds binary `bin` of `package` (debug) and returns its path.
+pub(crate) fn build_binary(root: &Path, package: &str, bin: &str) -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "mcp-integration-tests",
-            "--bin",
-            "mcp-conformance-client",
-        ])
+        .args(["build", "--quiet", "-p", package, "--bin", bin])
         .current_dir(root)
         .status()
-        .context("building mcp-conformance-client")?;
+        .with_context(|| format!("building {bin}"))?;
     if !status.success() {
-        bail!("building mcp-conformance-client failed ({status})");
+        bail!("building {bin} failed ({status})");
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -459,11 +457,11 @@ fn build_client(root: &Path) -> Result<PathBuf> {
     } else {
         root.join(target)
     };
-    let client = target.join("debug").join("mcp-conformance-client");
-    if !client.exists() {
-        bail!("{} is missing after the build", client.display());
+    let path = target.join("debug").join(bin);
+    if !path.exists() {
+        bail!("{} is missing after the build", path.display());
     }
-    Ok(client)
+    Ok(path)
 }
 
 pub(crate) fn find_checks(dir: &Path, found: &mut Vec<PathBuf>) -> Result<()> {

@@ -19,12 +19,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use crate::conformance::{Tally, find_checks, print_table, scenario_name};
+use crate::conformance::{Tally, build_binary, find_checks, print_table, scenario_name};
 use crate::peers::{install, workspace_root};
 
 /// Scenarios not passed yet, and why.
@@ -106,7 +106,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     if !fixture.exists() {
         bail!("{} is missing; run `cargo xtask peers`", fixture.display());
     }
-    let cli = build_cli(&root)?;
+    let cli = build_binary(&root, "mcp-cli", "mcp-cli")?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
@@ -225,32 +225,6 @@ fn start_gateway(
     // The rest of its stderr is drained so it never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
     Ok((gateway, url))
-}
-
-/// Builds `mcp-cli` and returns its path.
-fn build_cli(root: &Path) -> Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "mcp-cli", "--bin", "mcp-cli"])
-        .current_dir(root)
-        .status()
-        .context("building mcp-cli")?;
-    if !status.success() {
-        bail!("building mcp-cli failed ({status})");
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let target = if target.is_absolute() {
-        target
-    } else {
-        root.join(target)
-    };
-    let cli = target.join("debug").join("mcp-cli");
-    if !cli.exists() {
-        bail!("{} is missing after the build", cli.display());
-    }
-    Ok(cli)
 }
 
 #[cfg(test)]

@@ -335,15 +335,9 @@ impl Downstream {
     }
 
     fn notification(&self, notification: Notification) {
-        if notification.method != "notifications/cancelled" {
+        let Some(id) = serving::cancelled_request(&notification) else {
             return;
-        }
-        let id = notification
-            .params
-            .as_ref()
-            .and_then(|params| params.get("requestId"))
-            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-        let Some(id) = id else { return };
+        };
         let mut state = self.lock();
         // Dropping the task drops the upstream call, which cancels it.
         if let Some(call) = state.calls.remove(&id) {

@@ -491,15 +491,9 @@ impl Connection {
     }
 
     fn notification(&mut self, notification: Notification) {
-        if notification.method != "notifications/cancelled" {
+        let Some(id) = serving::cancelled_request(&notification) else {
             return;
-        }
-        let id = notification
-            .params
-            .as_ref()
-            .and_then(|params| params.get("requestId"))
-            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-        let Some(id) = id else { return };
+        };
         if let Some(call) = self.calls.remove(&id) {
             call.abort();
         }

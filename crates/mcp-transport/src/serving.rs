@@ -16,7 +16,7 @@ use crate::error_codes::{
     HEADER_MISMATCH, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::message::{ErrorObject, Request};
+use crate::message::{ErrorObject, Notification, Request, RequestId};
 use crate::param_headers::{encoded_header_value, name_member};
 use crate::protocol::{
     KNOWN_PROTOCOL_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
@@ -251,6 +251,16 @@ pub fn header_contradicts_meta(
     })
 }
 
+/// The request a `notifications/cancelled` names; `None` for any other
+/// notification or one without a readable `requestId`.
+pub fn cancelled_request(notification: &Notification) -> Option<RequestId> {
+    if notification.method != "notifications/cancelled" {
+        return None;
+    }
+    let id = notification.params.as_ref()?.get("requestId")?;
+    serde_json::from_value(id.clone()).ok()
+}
+
 /// An empty object, the result of `ping` and of requests that only
 /// acknowledge.
 pub fn empty() -> Value {
@@ -307,6 +317,37 @@ mod tests {
             json!({"tools": []})
         );
         assert_eq!(without_revision_members(json!([1])), json!([1]));
+    }
+
+    #[test]
+    fn a_cancellation_names_its_request_or_nothing() {
+        let read = |method: &str, params: Option<Value>| {
+            cancelled_request(&Notification {
+                method: method.into(),
+                params,
+            })
+        };
+        let cancelled = "notifications/cancelled";
+        assert_eq!(
+            read(cancelled, Some(json!({"requestId": 7}))),
+            Some(RequestId::Number(7))
+        );
+        assert_eq!(
+            read(cancelled, Some(json!({"requestId": "a"}))),
+            Some(RequestId::String("a".into()))
+        );
+        for params in [
+            None,
+            Some(json!({})),
+            Some(json!([7])),
+            Some(json!({"requestId": [1]})),
+        ] {
+            assert_eq!(read(cancelled, params.clone()), None, "{params:?}");
+        }
+        assert_eq!(
+            read("notifications/progress", Some(json!({"requestId": 7}))),
+            None
+        );
     }
 
     #[test]
