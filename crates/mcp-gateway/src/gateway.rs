@@ -14,6 +14,7 @@ use mcp_catalog::{
     SEARCH_TOOLS_NAME, SessionRuntime,
 };
 use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
+use mcp_transport::types::REQUEST_STATED_META;
 use mcp_transport::{ErrorObject, ProgressCallback, TransportErrorKind};
 use serde_json::{Map, Value, json};
 
@@ -115,7 +116,7 @@ impl Gateway {
             "resources/templates/list" => self.list_resources(Listed::Templates).await,
             "resources/read" => self.read_resource(params, rounds(&asker)).await,
             "resources/subscribe" | "resources/unsubscribe" => {
-                self.by_uri(method, params.clone()).await
+                self.by_uri(method, forwarded(params)).await
             }
             "prompts/list" => self.list_prompts().await,
             "prompts/get" => self.get_prompt(params, rounds(&asker)).await,
@@ -218,9 +219,12 @@ impl Gateway {
             // The client answers the server's input rounds itself: they
             // go to it as results, and its retry's members come back up.
             true => {
-                let retry: Map<String, Value> = ["inputResponses", "requestState"]
+                let Value::Object(mut members) = forwarded(params) else {
+                    return Err(invalid("tools/call takes an object"));
+                };
+                let retry: Map<String, Value> = ["inputResponses", "requestState", "_meta"]
                     .into_iter()
-                    .filter_map(|key| Some((key.to_owned(), params.get(key)?.clone())))
+                    .filter_map(|key| Some((key.to_owned(), members.remove(key)?)))
                     .collect();
                 self.runtime
                     .call_tool_handing_back(tool, arguments, retry, progress)
@@ -307,7 +311,7 @@ impl Gateway {
         let (server, inner) = self.owner_of(uri).await?;
         let read = match hand_back {
             true => {
-                let mut params = params.clone();
+                let mut params = forwarded(params);
                 params["uri"] = Value::String(inner);
                 self.runtime
                     .request_handing_back(&server, "resources/read", params)
@@ -416,7 +420,7 @@ impl Gateway {
         let (server, raw) = self.prompt_owner(name).await?;
         if hand_back {
             // The client answers the server's input rounds itself.
-            let mut params = params.clone();
+            let mut params = forwarded(params);
             params["name"] = Value::String(raw);
             return self
                 .runtime
@@ -435,7 +439,7 @@ impl Gateway {
     }
 
     async fn complete(&self, params: &Value) -> Answer {
-        let mut params = params.clone();
+        let mut params = forwarded(params);
         let reference = params
             .get("ref")
             .ok_or_else(|| invalid("completion/complete needs a ref"))?;
@@ -487,6 +491,30 @@ struct NamedPrompt {
 }
 
 /// Whether the client takes the servers' input rounds as results.
+/// A downstream request's parameters as they go upstream: its `_meta`
+/// keeps only what the client stated for this request (its capabilities
+/// and log level, which the upstream session then sends instead of its
+/// own; see the transport's request `_meta`), never the client's revision,
+/// identity or progress token, which are the upstream session's to set.
+fn forwarded(params: &Value) -> Value {
+    let mut params = params.clone();
+    if let Value::Object(members) = &mut params {
+        let stated: Map<String, Value> = members
+            .get("_meta")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter(|(key, _)| REQUEST_STATED_META.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        match stated.is_empty() {
+            true => members.remove("_meta"),
+            false => members.insert("_meta".to_owned(), Value::Object(stated)),
+        };
+    }
+    params
+}
+
 fn rounds(asker: &Option<Arc<dyn Asker>>) -> bool {
     asker
         .as_ref()
@@ -585,5 +613,44 @@ fn upstream(error: &CatalogError) -> ErrorObject {
             data: data.as_deref().cloned(),
         },
         _ => ErrorObject::new(INTERNAL_ERROR, error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_transport::types::{
+        META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    };
+
+    fn check(params: Value, upstream: Value) {
+        assert_eq!(forwarded(&params), upstream, "{params}");
+    }
+
+    #[test]
+    fn a_request_goes_upstream_with_what_its_client_stated_for_it() {
+        // capabilities and log level go on; revision, identity and the
+        // progress token are the upstream session's
+        check(
+            json!({"name": "t", "_meta": {
+                META_PROTOCOL_VERSION: "2026-07-28",
+                META_CLIENT_INFO: {"name": "host", "version": "1"},
+                META_CLIENT_CAPABILITIES: {"elicitation": {}},
+                META_LOG_LEVEL: "warning",
+                "progressToken": 7,
+            }}),
+            json!({"name": "t", "_meta": {
+                META_CLIENT_CAPABILITIES: {"elicitation": {}},
+                META_LOG_LEVEL: "warning",
+            }}),
+        );
+        // a client that states nothing (any revision before 2026-07-28)
+        check(
+            json!({"uri": "u", "_meta": {"progressToken": "p"}}),
+            json!({"uri": "u"}),
+        );
+        check(json!({"uri": "u"}), json!({"uri": "u"}));
+        check(json!({"uri": "u", "_meta": 3}), json!({"uri": "u"}));
+        check(json!([1]), json!([1]));
     }
 }

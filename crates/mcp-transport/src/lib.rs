@@ -260,7 +260,8 @@ pub mod types {
     pub use crate::protocol::{
         DiscoverResult, FIRST_MODERN_VERSION, GetPromptResult, InitializeResult,
         META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
-        META_SERVER_INFO, META_SUBSCRIPTION_ID, ReadResourceResult, TASKS_EXTENSION, is_modern,
+        META_SERVER_INFO, META_SUBSCRIPTION_ID, REQUEST_STATED_META, ReadResourceResult,
+        TASKS_EXTENSION, is_modern,
     };
     pub use crate::session::{
         INVALID_ENTRIES_SHOWN, InvalidEntry, ListLimits, ListingNote, RejectedTool,

@@ -42,6 +42,11 @@ pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key tagging a notification with its `subscriptions/listen` id.
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// The `_meta` entries a client may state for one request rather than
+/// once per session: what it can do and how much it wants logged are
+/// facts about the request (a gateway passes on its own client's), while
+/// the revision and the client's identity stay the session's.
+pub const REQUEST_STATED_META: [&str; 2] = [META_CLIENT_CAPABILITIES, META_LOG_LEVEL];
 
 /// The tasks extension (SEP-2663), as named in `capabilities.extensions`.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";

@@ -15,6 +15,13 @@ use serde_json::{Map, Value};
 
 use crate::message::{RequestId, RequestRef};
 use crate::params::ParamsRef;
+use crate::protocol::REQUEST_STATED_META as CALLER_MAY_STATE;
+
+/// Whether the caller's `_meta` entry `key` is written rather than the
+/// session's.
+fn callers_entry_stays(key: &str, session: &Map<String, Value>) -> bool {
+    !session.contains_key(key) || CALLER_MAY_STATE.contains(&key)
+}
 
 /// The `_meta` entries a modern session adds to every request, kept
 /// decoded (to merge with a caller's own `_meta` keys) and encoded once.
@@ -50,11 +57,25 @@ impl RequestMeta {
     }
 
     /// `params` with these entries in its `_meta`: keys the caller set
-    /// there (a progress token) stay, these replace the caller's of the
+    /// there (a progress token, and the client's capabilities or log level
+    /// for this request) stay, these replace the caller's others of the
     /// same name; parameters that are not an object, or a `_meta` that is
     /// not one, are replaced.
     pub(crate) fn apply(&self, params: Option<Value>) -> Value {
-        with_meta(params, self.entries.clone())
+        let stated = |key: &str| {
+            params
+                .as_ref()
+                .and_then(|params| params.get("_meta"))
+                .and_then(Value::as_object)
+                .is_some_and(|meta| meta.contains_key(key))
+        };
+        let entries: Vec<(String, Value)> = self
+            .entries
+            .iter()
+            .filter(|(key, _)| !(CALLER_MAY_STATE.contains(&key.as_str()) && stated(key)))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        with_meta(params, entries)
     }
 
     /// The request `id` of `method` as [`RequestMeta::apply`] would have
@@ -109,7 +130,8 @@ pub(crate) struct SplicedRequest<'a> {
 
 impl<'a> SplicedRequest<'a> {
     /// The caller's own `_meta` keys that the session's entries do not
-    /// replace (a progress token).
+    /// replace (a progress token, capabilities or log level stated for
+    /// this request).
     fn callers_meta(&self) -> impl Iterator<Item = (&'a String, &'a Value)> + use<'a> {
         let own = &self.meta.entries;
         self.params
@@ -117,7 +139,18 @@ impl<'a> SplicedRequest<'a> {
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
-            .filter(move |(key, _)| !own.contains_key(key.as_str()))
+            .filter(move |(key, _)| callers_entry_stays(key, own))
+    }
+
+    /// Whether the caller stated the session's entry `key` for this
+    /// request.
+    fn caller_states(&self, key: &str) -> bool {
+        CALLER_MAY_STATE.contains(&key)
+            && self
+                .params
+                .member("_meta")
+                .and_then(Value::as_object)
+                .is_some_and(|meta| meta.contains_key(key))
     }
 }
 
@@ -164,7 +197,9 @@ impl Serialize for SplicedMeta<'_> {
             map.serialize_entry(key, value)?;
         }
         for (key, value) in &self.0.meta.entries {
-            map.serialize_entry(key, value)?;
+            if !self.0.caller_states(key) {
+                map.serialize_entry(key, value)?;
+            }
         }
         map.end()
     }
@@ -175,13 +210,16 @@ mod tests {
     use super::*;
     use crate::message::{JsonRpcMessage, Request};
     use crate::params::Params;
-    use crate::protocol::{META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION};
+    use crate::protocol::{
+        META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    };
     use serde_json::json;
 
     fn meta() -> RequestMeta {
         let entries = json!({
             META_PROTOCOL_VERSION: "2026-07-28",
             META_CLIENT_INFO: {"name": "client", "version": "1.0.0"},
+            META_CLIENT_CAPABILITIES: {"sampling": {}, "roots": {}},
             META_LOG_LEVEL: "debug",
         });
         let Value::Object(entries) = entries else {
@@ -224,6 +262,17 @@ mod tests {
             META_PROTOCOL_VERSION: "1999-01-01",
         }})));
         check(Some(json!({"name": "x", "_meta": {}})));
+        // capabilities and a log level stated for this request are the
+        // caller's, with the session's other entries beside them
+        check(Some(json!({"name": "x", "_meta": {
+            META_CLIENT_CAPABILITIES: {"roots": {}},
+            META_PROTOCOL_VERSION: "1999-01-01",
+        }})));
+        check(Some(json!({"name": "x", "_meta": {
+            META_LOG_LEVEL: "error",
+            META_CLIENT_CAPABILITIES: {},
+            "progressToken": "p",
+        }})));
         // a `_meta` or parameters that are not an object are replaced
         check(Some(json!({"name": "x", "_meta": [1, 2]})));
         check(Some(json!([1, 2])));
@@ -248,5 +297,23 @@ mod tests {
         assert_eq!(params["name"], json!("x"));
         assert_eq!(meta.version(), "2026-07-28");
         assert!(meta.apply(None)["_meta"][META_CLIENT_INFO].is_object());
+    }
+
+    #[test]
+    fn a_caller_states_capabilities_and_log_level_but_not_the_revision() {
+        let meta = meta();
+        let params = meta.apply(Some(json!({"_meta": {
+            META_CLIENT_CAPABILITIES: {"elicitation": {}},
+            META_LOG_LEVEL: "error",
+            META_PROTOCOL_VERSION: "1999-01-01",
+            META_CLIENT_INFO: {"name": "other", "version": "0"},
+        }})));
+        assert_eq!(
+            params["_meta"][META_CLIENT_CAPABILITIES],
+            json!({"elicitation": {}})
+        );
+        assert_eq!(params["_meta"][META_LOG_LEVEL], json!("error"));
+        assert_eq!(params["_meta"][META_PROTOCOL_VERSION], json!("2026-07-28"));
+        assert_eq!(params["_meta"][META_CLIENT_INFO]["name"], json!("client"));
     }
 }
