@@ -30,10 +30,6 @@ use crate::peers::{install, workspace_root};
 /// Scenarios not passed yet, and why.
 const EXPECTED: &[(&str, &str)] = &[
     (
-        "tools-call-with-logging",
-        "the servers' log notifications are not relayed to the client yet",
-    ),
-    (
         "resources-subscribe",
         "resource subscriptions are not relayed yet (the upstream speaks 2026-07-28, where subscribe is gone)",
     ),

@@ -187,7 +187,7 @@ pub mod sessions {
     pub use crate::clock::{ManualClock, rfc3339};
     pub use crate::mcp_connector::{CATALOG_EVENT_CAPACITY, SessionConnection};
     pub use crate::runtime::{
-        Browsed, ConnectReport, DEFAULT_MAX_CONCURRENT_CONNECTS, DEFAULT_RETIRE_GRACE,
+        Browsed, ConnectReport, DEFAULT_MAX_CONCURRENT_CONNECTS, DEFAULT_RETIRE_GRACE, InputRounds,
         MAX_LISTED_ITEMS, MIN_SWEEP_INTERVAL, RuntimeLease, ServerCounts, ServerIdentity,
         ToolCallOutput,
     };

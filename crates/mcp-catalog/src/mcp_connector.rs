@@ -24,7 +24,7 @@ use tokio::task::AbortHandle;
 
 use crate::catalog::ServerFeatures;
 use crate::error::CatalogError;
-use crate::runtime::{Connection, Connector, ServerEvents, ServerIdentity};
+use crate::runtime::{Connection, Connector, InputRounds, ServerEvents, ServerIdentity};
 
 /// Server events a session opened by the catalog keeps for its listener.
 /// The catalog only watches for tool-list changes and counts a lag as one,
@@ -258,15 +258,17 @@ impl Connection for SessionConnection {
             .map_err(|error| self.error("tools/call", error))
     }
 
-    async fn call_tool_handing_back(
+    async fn call_tool_relayed(
         &self,
         params: Value,
+        rounds: InputRounds,
         timeout: Duration,
         progress: Option<ProgressCallback>,
     ) -> Result<Value, CatalogError> {
-        let mut options = CallOptions::default()
-            .with_timeout(timeout)
-            .with_input_rounds_handed_back();
+        let mut options = CallOptions::default().with_timeout(timeout);
+        if rounds == InputRounds::HandedBack {
+            options = options.with_input_rounds_handed_back();
+        }
         options.progress = progress;
         self.session
             .request_with("tools/call", Some(params), &options)

@@ -44,7 +44,7 @@ mod utility;
 
 pub use browse::{Browsed, MAX_LISTED_ITEMS};
 pub use connection::{
-    ConnectReport, Connection, Connector, ServerCounts, ServerEvents, ServerIdentity,
+    ConnectReport, Connection, Connector, InputRounds, ServerCounts, ServerEvents, ServerIdentity,
     ToolCallOutput,
 };
 pub use manager::{MIN_SWEEP_INTERVAL, RuntimeLease, RuntimeManager, RuntimeManagerBuilder};

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use mcp_transport::error_codes::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
 use mcp_transport::serving::{self, Revision};
-use mcp_transport::types::{META_SERVER_INFO, META_SUBSCRIPTION_ID};
+use mcp_transport::types::{META_LOG_LEVEL, META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use mcp_transport::{
     ErrorObject, JsonRpcMessage, Notification, Progress, ProgressCallback, Request, RequestId,
 };
@@ -71,8 +71,13 @@ impl Asked {
 }
 
 /// A 2026-07-28 client: a server's input rounds reach it as results; a
-/// request a server sends on its own (an older upstream's) cannot.
-struct RoundsClient;
+/// request a server sends on its own (an older upstream's) cannot. Log
+/// messages about its request reach it on the request's reply channel
+/// when the request stated a level.
+struct RoundsClient {
+    reply: Sink,
+    log_level: Option<String>,
+}
 
 #[async_trait]
 impl Asker for RoundsClient {
@@ -88,6 +93,26 @@ impl Asker for RoundsClient {
     fn takes_input_rounds(&self) -> bool {
         true
     }
+
+    fn notify(&self, notification: &Notification) {
+        // At 2026-07-28 a server logs only for a request that asked.
+        if let Some(threshold) = &self.log_level {
+            relay_log(notification, threshold, &self.reply);
+        }
+    }
+}
+
+/// Sends a log message on `reply` if it is at `threshold` or above; a
+/// client too slow to read loses log messages, never answers.
+fn relay_log(notification: &Notification, threshold: &str, reply: &Sink) {
+    let level = notification
+        .params
+        .as_ref()
+        .and_then(|params| params.get("level"))
+        .and_then(Value::as_str);
+    if serving::log_admitted(level, threshold) {
+        let _ = reply.try_send(JsonRpcMessage::Notification(notification.clone()));
+    }
 }
 
 /// One client of an `initialize` session, asked on the reply channel of
@@ -96,6 +121,9 @@ struct SessionAsker {
     reply: Sink,
     asked: Arc<Asked>,
     capabilities: Value,
+    /// The level the client set with `logging/setLevel`; none set, the
+    /// server's own choice of messages reaches it.
+    log_level: Option<String>,
 }
 
 #[async_trait]
@@ -132,6 +160,14 @@ impl Asker for SessionAsker {
             ))
         })
     }
+
+    fn notify(&self, notification: &Notification) {
+        relay_log(
+            notification,
+            self.log_level.as_deref().unwrap_or("debug"),
+            &self.reply,
+        );
+    }
 }
 
 #[derive(Debug, Default)]
@@ -140,6 +176,9 @@ struct State {
     session: Option<&'static str>,
     /// The capabilities the client declared in `initialize`.
     capabilities: Value,
+    /// The level an `initialize` session's client set with
+    /// `logging/setLevel`.
+    log_level: Option<String>,
     /// Where notices of an `initialize` session go (none: not sent).
     notices: Option<Sink>,
     /// Open `subscriptions/listen` requests: the notifications each
@@ -293,14 +332,17 @@ impl Downstream {
         &self,
         id: RequestId,
         method: String,
-        params: Value,
+        mut params: Value,
         revision: Revision,
         reply: &Sink,
     ) {
+        if revision == Revision::Session {
+            self.session_log_level(&method, &mut params);
+        }
         let gateway = Arc::clone(&self.gateway);
         let reply = reply.clone();
         let progress = progress_sink(&params, &reply);
-        let asker = self.asker(&reply);
+        let asker = self.asker(&params, &reply);
         let answer_id = id.clone();
         let task = tokio::spawn(async move {
             let answer = gateway.answer(&method, &params, progress, asker).await;
@@ -318,19 +360,53 @@ impl Downstream {
         state.calls.insert(id, task.abort_handle());
     }
 
+    /// An `initialize` session's log level is the client's to set once
+    /// (`logging/setLevel`) and goes with each of its requests as a
+    /// 2026-07-28 request states its own, so an upstream at either
+    /// revision logs what this client asked for.
+    fn session_log_level(&self, method: &str, params: &mut Value) {
+        let mut state = self.lock();
+        if method == "logging/setLevel" {
+            state.log_level = params
+                .get("level")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            return;
+        }
+        let (Some(level), Value::Object(members)) = (&state.log_level, params) else {
+            return;
+        };
+        let meta = members
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.entry(META_LOG_LEVEL)
+                .or_insert_with(|| Value::String(level.clone()));
+        }
+    }
+
     /// Who answers what a server asks during a request with reply channel
-    /// `reply`: the client itself on an `initialize` session. A
-    /// 2026-07-28 client is asked nothing yet (its input rounds are not
-    /// relayed), so the server's question fails, saying so.
-    fn asker(&self, reply: &Sink) -> Option<Arc<dyn Asker>> {
+    /// `reply`, and hears its log messages: the client itself on an
+    /// `initialize` session. A 2026-07-28 client takes input rounds as
+    /// results; a request a server sends on its own is refused, saying so.
+    fn asker(&self, params: &Value, reply: &Sink) -> Option<Arc<dyn Asker>> {
         let state = self.lock();
         if state.session.is_none() {
-            return Some(Arc::new(RoundsClient));
+            let log_level = params
+                .get("_meta")
+                .and_then(|meta| meta.get(META_LOG_LEVEL))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            return Some(Arc::new(RoundsClient {
+                reply: reply.clone(),
+                log_level,
+            }));
         }
         Some(Arc::new(SessionAsker {
             reply: reply.clone(),
             asked: Arc::clone(&self.asked),
             capabilities: state.capabilities.clone(),
+            log_level: state.log_level.clone(),
         }))
     }
 
@@ -465,4 +541,55 @@ fn progress_sink(params: &Value, reply: &Sink) -> Option<ProgressCallback> {
             Some(params),
         ));
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(level: &str) -> Notification {
+        Notification {
+            method: "notifications/message".into(),
+            params: Some(json!({"level": level, "data": level})),
+        }
+    }
+
+    /// The levels of the log messages `asker` passes on, of five sent.
+    fn check(asker: impl FnOnce(Sink) -> Arc<dyn Asker>, shown: &[&str]) {
+        let (reply, mut read) = mpsc::channel(8);
+        let asker = asker(reply);
+        for level in ["debug", "info", "warning", "error", "emergency"] {
+            asker.notify(&log(level));
+        }
+        let mut got = Vec::new();
+        while let Ok(JsonRpcMessage::Notification(notification)) = read.try_recv() {
+            got.push(notification.params.unwrap()["level"].as_str().unwrap().to_owned());
+        }
+        assert_eq!(got, shown);
+    }
+
+    #[test]
+    fn a_client_hears_the_log_messages_it_asked_for() {
+        let rounds = |log_level: Option<&str>| {
+            let log_level = log_level.map(str::to_owned);
+            move |reply| Arc::new(RoundsClient { reply, log_level }) as Arc<dyn Asker>
+        };
+        let session = |log_level: Option<&str>| {
+            let log_level = log_level.map(str::to_owned);
+            move |reply| {
+                Arc::new(SessionAsker {
+                    reply,
+                    asked: Arc::default(),
+                    capabilities: json!({}),
+                    log_level,
+                }) as Arc<dyn Asker>
+            }
+        };
+        // 2026-07-28: only a request that stated a level hears any
+        check(rounds(None), &[]);
+        check(rounds(Some("warning")), &["warning", "error", "emergency"]);
+        // an `initialize` session: what the server chose, or from its level
+        check(session(None), &["debug", "info", "warning", "error", "emergency"]);
+        check(session(Some("error")), &["error", "emergency"]);
+    }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use futures::future::join_all;
 use mcp_catalog::{
     Catalog, CatalogError, CatalogErrorKind, CatalogTool, ModelBlock, ModelResult,
-    SEARCH_TOOLS_NAME, SessionRuntime,
+    SEARCH_TOOLS_NAME, SessionRuntime, sessions::InputRounds,
 };
 use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
 use mcp_transport::types::REQUEST_STATED_META;
@@ -215,27 +215,24 @@ impl Gateway {
         // A request the server sends on its own while the call runs is
         // routed to this client.
         let _in_flight = asker.map(|asker| self.relay.in_flight(&tool.origin().server, asker));
-        let called = match hand_back {
-            // The client answers the server's input rounds itself: they
-            // go to it as results, and its retry's members come back up.
-            true => {
-                let Value::Object(mut members) = forwarded(params) else {
-                    return Err(invalid("tools/call takes an object"));
-                };
-                let retry: Map<String, Value> = ["inputResponses", "requestState", "_meta"]
-                    .into_iter()
-                    .filter_map(|key| Some((key.to_owned(), members.remove(key)?)))
-                    .collect();
-                self.runtime
-                    .call_tool_handing_back(tool, arguments, retry, progress)
-                    .await
-            }
-            false => self
-                .runtime
-                .call_tool_raw(tool, arguments, progress)
-                .await
-                .map(|output| output.raw),
+        // What goes up beside the name and arguments: a retry's members
+        // (a client that answers the rounds itself) and what the client
+        // stated for this request.
+        let Value::Object(mut members) = forwarded(params) else {
+            return Err(invalid("tools/call takes an object"));
         };
+        let members: Map<String, Value> = ["inputResponses", "requestState", "_meta"]
+            .into_iter()
+            .filter_map(|key| Some((key.to_owned(), members.remove(key)?)))
+            .collect();
+        let rounds = match hand_back {
+            true => InputRounds::HandedBack,
+            false => InputRounds::Answered,
+        };
+        let called = self
+            .runtime
+            .call_tool_relayed(tool, arguments, members, rounds, progress)
+            .await;
         match called {
             Ok(result) => Ok(result),
             // Arguments the server's schema refuses, a server that is down

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use mcp_transport::error_codes::METHOD_NOT_FOUND;
-use mcp_transport::{ClientHandler, ErrorObject};
+use mcp_transport::{ClientHandler, ErrorObject, Notification};
 use serde_json::{Value, json};
 
 /// A downstream client, as something that can be asked a question.
@@ -39,6 +39,13 @@ pub trait Asker: Send + Sync {
     /// (2026-07-28) and sends the retry itself, rather than being asked.
     fn takes_input_rounds(&self) -> bool {
         false
+    }
+
+    /// Tells the client what a server said about its call (a log message),
+    /// if the client asked to hear it. Must not wait: called on the
+    /// upstream session's reading task. The default drops it.
+    fn notify(&self, notification: &Notification) {
+        let _ = notification;
     }
 }
 
@@ -167,6 +174,20 @@ impl ClientHandler for RelayHandler {
         }))
     }
 
+    /// A server's log message goes to the client of its call in flight,
+    /// found as for a request; with several in flight nothing says whose
+    /// call it is about, so no client is shown it.
+    fn notification(&self, notification: &Notification) {
+        if notification.method != "notifications/message" {
+            return;
+        }
+        match self.relay.asker(self.server.as_deref()) {
+            Ok(Some(asker)) => asker.notify(notification),
+            Ok(None) => {}
+            Err(why) => tracing::debug!(server = ?self.server, "log message not relayed: {why}"),
+        }
+    }
+
     async fn handle_request(
         &self,
         method: &str,
@@ -237,5 +258,54 @@ mod tests {
         check(&relay, None, Ok("second")).await;
         drop(second);
         check(&relay, None, Err("no client call is in flight")).await;
+    }
+
+    /// A client that keeps what it is told.
+    #[derive(Default)]
+    struct Told(Mutex<Vec<String>>);
+
+    #[async_trait]
+    impl Asker for Told {
+        async fn ask(&self, method: &str, _params: Option<Value>) -> Result<Value, ErrorObject> {
+            Err(ErrorObject::method_not_found(method))
+        }
+
+        fn notify(&self, notification: &Notification) {
+            let data = notification
+                .params
+                .as_ref()
+                .and_then(|params| params.get("data"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            self.0.lock().unwrap().push(data.to_owned());
+        }
+    }
+
+    #[test]
+    fn a_log_message_goes_to_the_one_call_in_flight_on_its_server() {
+        let relay = Relay::new();
+        let handler = relay.handler().for_server("s").unwrap();
+        let log = |data: &str| Notification {
+            method: "notifications/message".into(),
+            params: Some(json!({"level": "info", "data": data})),
+        };
+        handler.notification(&log("before any call"));
+        let (first, other) = (Arc::new(Told::default()), Arc::new(Told::default()));
+        let _elsewhere = relay.in_flight("t", other.clone());
+        let call = relay.in_flight("s", first.clone());
+        handler.notification(&log("one call"));
+        handler.notification(&Notification {
+            method: "notifications/resources/updated".into(),
+            params: Some(json!({"uri": "file:///a"})),
+        });
+        let second = Arc::new(Told::default());
+        let another = relay.in_flight("s", second.clone());
+        handler.notification(&log("two calls: whose?"));
+        drop(call);
+        handler.notification(&log("the second alone"));
+        drop(another);
+        assert_eq!(*first.0.lock().unwrap(), ["one call"]);
+        assert_eq!(*second.0.lock().unwrap(), ["the second alone"]);
+        assert!(other.0.lock().unwrap().is_empty());
     }
 }

@@ -267,6 +267,30 @@ pub fn empty() -> Value {
     Value::Object(Map::new())
 }
 
+/// The logging levels from least to most severe (RFC 5424's, as MCP
+/// names them).
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+/// Whether a `notifications/message` at `level` reaches a client that
+/// asked for `threshold` and above. A level this revision does not name
+/// is shown (it may be severe); a threshold it does not name shows all.
+pub fn log_admitted(level: Option<&str>, threshold: &str) -> bool {
+    let rank = |name: &str| LOG_LEVELS.iter().position(|known| *known == name);
+    match (level.and_then(rank), rank(threshold)) {
+        (Some(level), Some(threshold)) => level >= threshold,
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,5 +389,26 @@ mod tests {
         assert_eq!(proposed(json!("1999-01-01")), newest_older);
         assert_eq!(proposed(json!(7)), newest_older);
         assert_eq!(initialize_version(None), newest_older);
+    }
+
+    #[test]
+    fn a_log_message_reaches_a_client_at_or_above_its_level() {
+        for (level, threshold, shown) in [
+            (Some("error"), "warning", true),
+            (Some("warning"), "warning", true),
+            (Some("info"), "warning", false),
+            (Some("debug"), "info", false),
+            (Some("emergency"), "debug", true),
+            // unnamed: shown rather than lost
+            (Some("verbose"), "error", true),
+            (None, "error", true),
+            (Some("debug"), "loud", true),
+        ] {
+            assert_eq!(
+                log_admitted(level, threshold),
+                shown,
+                "{level:?} at {threshold}"
+            );
+        }
     }
 }

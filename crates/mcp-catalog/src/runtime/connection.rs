@@ -20,6 +20,17 @@ use crate::deep;
 use crate::error::{CatalogError, Cause};
 use crate::result::{ModelResult, dispose_result};
 
+/// Who answers a server's `input_required` rounds on a relayed call
+/// ([`Connection::call_tool_relayed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputRounds {
+    /// The session's handler, as on any call.
+    Answered,
+    /// The host's own client: the round is the call's answer, and the
+    /// client sends the retry.
+    HandedBack,
+}
+
 /// A connected server, as the runtime uses it. Implementations enforce
 /// the timeouts they are given (a progress notification may extend a tool
 /// call's).
@@ -75,17 +86,22 @@ pub trait Connection: Send + Sync {
         arguments: Map<String, Value>,
     ) -> Result<Value, CatalogError>;
 
-    /// `tools/call` with `params` as given (`name`, `arguments`, and a
-    /// retry's `inputResponses` and `requestState`), an `input_required`
-    /// result handed back as the result instead of answered: for a host
-    /// that passes the rounds on to its own client. The default sends a
-    /// plain call (no round to hand back, nothing of a retry's passed on).
-    async fn call_tool_handing_back(
+    /// `tools/call` with `params` as given (`name`, `arguments`, a
+    /// retry's `inputResponses` and `requestState`, and the `_meta`
+    /// entries the host's own client stated for the request), for a host
+    /// that relays its client's call: with [`InputRounds::HandedBack`] an
+    /// `input_required` result is the answer, for the client to retry;
+    /// with [`InputRounds::Answered`] the session's handler answers the
+    /// rounds. The raw result. The default sends a plain call (nothing but
+    /// the name and arguments passed on).
+    async fn call_tool_relayed(
         &self,
         params: Value,
+        rounds: InputRounds,
         timeout: Duration,
         progress: Option<ProgressCallback>,
     ) -> Result<Value, CatalogError> {
+        let _ = rounds;
         let name = params
             .get("name")
             .and_then(Value::as_str)
@@ -96,7 +112,7 @@ pub trait Connection: Send + Sync {
 
     /// [`Connection::request`] with an `input_required` result handed
     /// back as the result (`prompts/get`, `resources/read`; see
-    /// [`Connection::call_tool_handing_back`]). The default is
+    /// [`Connection::call_tool_relayed`]). The default is
     /// [`Connection::request`].
     async fn request_handing_back(
         &self,

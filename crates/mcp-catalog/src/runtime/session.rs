@@ -20,7 +20,7 @@ use crate::result::{ModelBlock, ModelResult, ResultStatus, convert_result_owned,
 use crate::search::{self, SEARCH_TOOLS_NAME, ToolBudget};
 use crate::servers::ServerSet;
 
-use super::connection::{ConnectReport, Connector, ServerCounts, ToolCallOutput};
+use super::connection::{ConnectReport, Connector, InputRounds, ServerCounts, ToolCallOutput};
 use super::listings::SharedListings;
 use super::subscribe::UpdateSender;
 use super::utility::{UtilityCall, parse_call_result, within};
@@ -380,18 +380,19 @@ impl SessionRuntime {
         })
     }
 
-    /// [`SessionRuntime::call_tool_raw`] for a host that passes input
-    /// rounds on to its own client: `retry` holds a retry's members
-    /// (`inputResponses`, `requestState`), passed on as given, and an
-    /// `input_required` result is the answer (see
-    /// [`Connection::call_tool_handing_back`](super::Connection::call_tool_handing_back)).
-    /// Arguments are checked as for any call; the server's answer comes
-    /// back as it came (an input round has no content to check).
-    pub async fn call_tool_handing_back(
+    /// [`SessionRuntime::call_tool_raw`] for a host that relays its own
+    /// client's call (a gateway): `members` are passed on as given (a
+    /// retry's `inputResponses` and `requestState`, the `_meta` entries its
+    /// client stated), `rounds` says who answers the server's input rounds,
+    /// and the server's answer comes back as it came (see
+    /// [`Connection::call_tool_relayed`](super::Connection::call_tool_relayed)).
+    /// Arguments are checked as for any call.
+    pub async fn call_tool_relayed(
         &self,
         tool: &CatalogTool,
         arguments: Value,
-        retry: serde_json::Map<String, Value>,
+        members: serde_json::Map<String, Value>,
+        rounds: InputRounds,
         progress: Option<ProgressCallback>,
     ) -> Result<Value, CatalogError> {
         let PreparedArguments { arguments, .. } = tool.prepare_call(arguments)?;
@@ -399,13 +400,18 @@ impl SessionRuntime {
         let ToolTarget::Tool { name } = &tool.origin().target else {
             return Err(CatalogError::unknown_tool(tool.name()));
         };
-        let mut params = retry;
+        let mut params = members;
         params.insert("name".into(), Value::String(name.clone()));
         params.insert("arguments".into(), arguments);
         let call = self.shared.connection_for_call(server).await?;
         let outcome = call
             .connection
-            .call_tool_handing_back(Value::Object(params), call.timeouts.tool_call, progress)
+            .call_tool_relayed(
+                Value::Object(params),
+                rounds,
+                call.timeouts.tool_call,
+                progress,
+            )
             .await;
         self.shared.record(server, call.epoch, outcome.is_ok());
         outcome

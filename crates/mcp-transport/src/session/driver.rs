@@ -210,7 +210,14 @@ pub(super) fn notify(shared: &Shared, notification: Notification) {
         "notifications/tools/list_changed" => ServerEvent::ListChanged(ListKind::Tools),
         "notifications/resources/list_changed" => ServerEvent::ListChanged(ListKind::Resources),
         "notifications/prompts/list_changed" => ServerEvent::ListChanged(ListKind::Prompts),
-        _ => ServerEvent::Notification(notification),
+        _ => {
+            // The handler hears it in the order the server sent it, before
+            // any answer that came after it is handed on.
+            if let Some(handler) = &shared.options.handler {
+                handler.notification(&notification);
+            }
+            ServerEvent::Notification(notification)
+        }
     };
     // No subscriber is fine: events are optional for the host.
     if let Some(events) = lock(&shared.events).as_ref() {

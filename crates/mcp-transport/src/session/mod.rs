@@ -485,6 +485,15 @@ pub trait ClientHandler: Send + Sync {
         None
     }
 
+    /// A notification the session does not act on itself (a log message,
+    /// a resource's update), called on the session's reading task in the
+    /// order the server sent it, before any answer that came after it is
+    /// handed on: keep it quick (a channel send). The notification also
+    /// reaches [`ClientSession::events`]. The default ignores it.
+    fn notification(&self, notification: &Notification) {
+        let _ = notification;
+    }
+
     /// `roots/list`.
     async fn list_roots(&self, params: Option<Value>) -> Result<Value, ErrorObject> {
         let _ = params;
