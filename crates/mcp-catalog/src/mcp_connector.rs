@@ -336,7 +336,17 @@ impl Connection for SessionConnection {
     }
 
     async fn request(&self, method: &str, params: Value) -> Result<Value, CatalogError> {
-        self.raw(method, params).await
+        // The session makes a subscription as its revision does
+        // (`resources/subscribe`, or a renewed `subscriptions/listen`).
+        let uri = params.get("uri").and_then(Value::as_str);
+        let subscribed = match (method, uri) {
+            ("resources/subscribe", Some(uri)) => self.session.subscribe_resource(uri).await,
+            ("resources/unsubscribe", Some(uri)) => self.session.unsubscribe_resource(uri).await,
+            _ => return self.raw(method, params).await,
+        };
+        subscribed
+            .map(|()| json!({}))
+            .map_err(|error| self.error(method, error))
     }
 
     async fn request_handing_back(

@@ -18,17 +18,18 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use mcp_transport::error_codes::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
+use mcp_catalog::CatalogUpdates;
 use mcp_transport::serving::{self, Revision};
 use mcp_transport::types::{META_LOG_LEVEL, META_SERVER_INFO, META_SUBSCRIPTION_ID};
 use mcp_transport::{
     ErrorObject, JsonRpcMessage, Notification, Progress, ProgressCallback, Request, RequestId,
 };
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::gateway::Gateway;
-use crate::relay::Asker;
+use crate::gateway::{Follower, Gateway};
+use crate::relay::{Asker, ResourceUpdate};
 
 /// Where messages for a client go: a request's reply channel, or a
 /// session's channel for notices that belong to no request.
@@ -45,10 +46,18 @@ const LISTEN_KEYS: [(&str, &str); 3] = [
     ),
 ];
 
+/// Resources one `subscriptions/listen` may follow; past these, the rest
+/// are left out of its acknowledgement.
+const MAX_LISTEN_RESOURCES: usize = 1_000;
+
+const UPDATED: &str = "notifications/resources/updated";
+
 /// One client's state and the answers to what it sends.
 #[derive(Debug)]
 pub struct Downstream {
     gateway: Arc<Gateway>,
+    /// The resources an `initialize` session follows.
+    follower: Follower,
     state: Mutex<State>,
     /// The gateway's own requests to this client, waiting for answers.
     asked: Arc<Asked>,
@@ -193,6 +202,8 @@ struct Listen {
     id: RequestId,
     methods: Vec<&'static str>,
     reply: Sink,
+    /// The resources it follows (`resourceSubscriptions`).
+    follower: Follower,
 }
 
 /// What handling a message asks of the carrier.
@@ -210,9 +221,15 @@ pub enum Handled {
 
 impl Drop for Downstream {
     fn drop(&mut self) {
-        for call in self.lock().calls.values() {
+        let state = self.lock();
+        for call in state.calls.values() {
             call.abort();
         }
+        for listen in &state.listens {
+            self.gateway.forget(listen.follower);
+        }
+        drop(state);
+        self.gateway.forget(self.follower);
     }
 }
 
@@ -220,6 +237,7 @@ impl Downstream {
     /// A client of `gateway`, with nothing opened yet.
     pub fn new(gateway: Arc<Gateway>) -> Self {
         Downstream {
+            follower: gateway.follower(),
             gateway,
             state: Mutex::new(State::default()),
             asked: Arc::default(),
@@ -344,8 +362,19 @@ impl Downstream {
         let progress = progress_sink(&params, &reply);
         let asker = self.asker(&params, &reply);
         let answer_id = id.clone();
+        let follower = self.follower;
         let task = tokio::spawn(async move {
-            let answer = gateway.answer(&method, &params, progress, asker).await;
+            let uri = params
+                .get("uri")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let answer = match method.as_str() {
+                // Only an `initialize` session sends these (they are gone
+                // at 2026-07-28, refused above).
+                "resources/subscribe" => gateway.follow(follower, uri).await,
+                "resources/unsubscribe" => gateway.unfollow(follower, uri).await,
+                _ => gateway.answer(&method, &params, progress, asker).await,
+            };
             let message = match answer.map(serving::without_revision_members) {
                 Ok(result) if revision != Revision::Session => {
                     JsonRpcMessage::result(answer_id, serving::complete_for(&method, result))
@@ -419,7 +448,14 @@ impl Downstream {
         if let Some(call) = state.calls.remove(&id) {
             call.abort();
         }
-        state.listens.retain(|listen| listen.id != id);
+        let gateway = &self.gateway;
+        state.listens.retain(|listen| {
+            let ended = listen.id == id;
+            if ended {
+                gateway.forget(listen.follower);
+            }
+            !ended
+        });
     }
 
     /// `subscriptions/listen`: acknowledged with the list changes the
@@ -438,6 +474,24 @@ impl Downstream {
                 methods.push(method);
             }
         }
+        // Each resource is followed for this listen alone; one the gateway
+        // cannot follow (no such server, the server refuses) is left out
+        // of the acknowledgement.
+        let follower = self.gateway.follower();
+        let mut followed = Vec::new();
+        let wanted = asked
+            .and_then(|asked| asked.get("resourceSubscriptions"))
+            .and_then(Value::as_array);
+        for uri in wanted.into_iter().flatten().take(MAX_LISTEN_RESOURCES) {
+            if let Some(uri) = uri.as_str()
+                && self.gateway.follow(follower, uri).await.is_ok()
+            {
+                followed.push(Value::String(uri.to_owned()));
+            }
+        }
+        if !followed.is_empty() {
+            accepted.insert("resourceSubscriptions".into(), Value::Array(followed));
+        }
         let acknowledgement = JsonRpcMessage::notification(
             "notifications/subscriptions/acknowledged",
             Some(json!({"_meta": {META_SUBSCRIPTION_ID: id}, "notifications": accepted})),
@@ -447,8 +501,51 @@ impl Downstream {
             id,
             methods,
             reply: reply.clone(),
+            follower,
         });
         Handled::Listening
+    }
+
+    /// Tells the client a piece of the gateway's news it should hear.
+    pub async fn tell(&self, piece: Piece) {
+        match piece {
+            Piece::CatalogChanged => self.announce().await,
+            Piece::ResourceUpdated((server, uri)) => self.resource_updated(&server, &uri).await,
+        }
+    }
+
+    /// Tells the client that the resource `uri` of `server` changed, if it
+    /// follows it: an `initialize` session on its notice channel, each
+    /// listen that follows it on its own reply channel.
+    async fn resource_updated(&self, server: &str, uri: &str) {
+        let (notices, listens) = {
+            let state = self.lock();
+            let notices = state
+                .session
+                .and(state.notices.clone())
+                .zip(self.gateway.followed(self.follower, server, uri));
+            let listens: Vec<(RequestId, Sink, String)> = state
+                .listens
+                .iter()
+                .filter_map(|listen| {
+                    let served = self.gateway.followed(listen.follower, server, uri)?;
+                    Some((listen.id.clone(), listen.reply.clone(), served))
+                })
+                .collect();
+            (notices, listens)
+        };
+        if let Some((notices, served)) = notices {
+            let params = json!({ "uri": served });
+            let _ = notices
+                .send(JsonRpcMessage::notification(UPDATED, Some(params)))
+                .await;
+        }
+        for (id, reply, served) in listens {
+            let params = json!({"uri": served, "_meta": {META_SUBSCRIPTION_ID: id}});
+            let _ = reply
+                .send(JsonRpcMessage::notification(UPDATED, Some(params)))
+                .await;
+        }
     }
 
     /// Tells the client the catalog changed: each list once on an
@@ -457,7 +554,14 @@ impl Downstream {
     pub async fn announce(&self) {
         let (notices, listens) = {
             let mut state = self.lock();
-            state.listens.retain(|listen| !listen.reply.is_closed());
+            let gateway = &self.gateway;
+            state.listens.retain(|listen| {
+                let open = !listen.reply.is_closed();
+                if !open {
+                    gateway.forget(listen.follower);
+                }
+                open
+            });
             let notices = state.session.and(state.notices.clone());
             let listens: Vec<(RequestId, Vec<&'static str>, Sink)> = state
                 .listens
@@ -490,6 +594,51 @@ impl Downstream {
     }
 }
 
+/// What the gateway tells its clients on its own: the catalog's changes
+/// and its servers' resource updates, followed from when it is made.
+#[derive(Debug)]
+pub struct News {
+    catalog: CatalogUpdates,
+    resources: broadcast::Receiver<ResourceUpdate>,
+}
+
+/// One piece of [`News`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// The catalog changed (tools, prompts or resources listed).
+    CatalogChanged,
+    /// A server's resource changed: the server, and its own URI.
+    ResourceUpdated(ResourceUpdate),
+}
+
+impl News {
+    /// The news of `gateway` from now on.
+    pub fn new(gateway: &Gateway) -> Self {
+        News {
+            catalog: gateway.runtime().subscribe(),
+            resources: gateway.resource_updates(),
+        }
+    }
+
+    /// The next piece of news; `None` once the runtime has shut down.
+    pub async fn next(&mut self) -> Option<Piece> {
+        loop {
+            tokio::select! {
+                changed = self.catalog.changed() => {
+                    return changed.map(|_| Piece::CatalogChanged);
+                }
+                update = self.resources.recv() => match update {
+                    Ok(update) => return Some(Piece::ResourceUpdated(update)),
+                    // Missed updates are missed: the client reads the
+                    // resource again on the next one.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+            }
+        }
+    }
+}
+
 /// Serves one client over a pair of channels until its incoming channel
 /// closes: what the client sends comes in on `incoming`; answers, progress
 /// and notices all go out on `outgoing` (stdio's shape).
@@ -498,7 +647,7 @@ pub async fn serve_connection(
     mut incoming: mpsc::Receiver<JsonRpcMessage>,
     outgoing: Sink,
 ) {
-    let mut updates = gateway.runtime().subscribe();
+    let mut news = News::new(&gateway);
     let downstream = Downstream::new(gateway);
     downstream.set_notices(Some(outgoing.clone()));
     loop {
@@ -509,11 +658,9 @@ pub async fn serve_connection(
                 }
                 None => return,
             },
-            changed = updates.changed() => {
-                if changed.is_none() {
-                    return;
-                }
-                downstream.announce().await;
+            piece = news.next() => match piece {
+                Some(piece) => downstream.tell(piece).await,
+                None => return,
             }
         }
         if outgoing.is_closed() {
@@ -563,7 +710,12 @@ mod tests {
         }
         let mut got = Vec::new();
         while let Ok(JsonRpcMessage::Notification(notification)) = read.try_recv() {
-            got.push(notification.params.unwrap()["level"].as_str().unwrap().to_owned());
+            got.push(
+                notification.params.unwrap()["level"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
         }
         assert_eq!(got, shown);
     }
@@ -589,7 +741,10 @@ mod tests {
         check(rounds(None), &[]);
         check(rounds(Some("warning")), &["warning", "error", "emergency"]);
         // an `initialize` session: what the server chose, or from its level
-        check(session(None), &["debug", "info", "warning", "error", "emergency"]);
+        check(
+            session(None),
+            &["debug", "info", "warning", "error", "emergency"],
+        );
         check(session(Some("error")), &["error", "emergency"]);
     }
 }

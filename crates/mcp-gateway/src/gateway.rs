@@ -6,7 +6,9 @@
 //! is the answer to the request that met it (a tool's, as an error
 //! result the model reads).
 
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::join_all;
 use mcp_catalog::{
@@ -17,9 +19,10 @@ use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
 use mcp_transport::types::REQUEST_STATED_META;
 use mcp_transport::{ErrorObject, ProgressCallback, TransportErrorKind};
 use serde_json::{Map, Value, json};
+use tokio::sync::broadcast;
 
 use crate::names::Naming;
-use crate::relay::{self, Asker, Relay};
+use crate::relay::{self, Asker, Relay, ResourceUpdate};
 
 /// What the gateway calls itself in `initialize` and `server/discover`.
 pub const GATEWAY_NAME: &str = "mcp-gateway";
@@ -32,7 +35,15 @@ pub struct Gateway {
     naming: Naming,
     version: String,
     relay: Arc<Relay>,
+    /// Who follows each resource, by server and the server's own URI:
+    /// the server is subscribed once, while anyone follows it.
+    followers: Mutex<HashMap<(String, String), HashSet<Follower>>>,
+    next_follower: AtomicU64,
 }
+
+/// One follower of resources: a downstream `initialize` session, or one
+/// `subscriptions/listen` at 2026-07-28.
+pub type Follower = u64;
 
 /// A request's answer: its result, or the JSON-RPC error that refuses it.
 pub type Answer = Result<Value, ErrorObject>;
@@ -47,6 +58,8 @@ impl Gateway {
             naming,
             version: env!("CARGO_PKG_VERSION").to_owned(),
             relay: Relay::new(),
+            followers: Mutex::default(),
+            next_follower: AtomicU64::new(0),
         }
     }
 
@@ -72,7 +85,7 @@ impl Gateway {
     pub fn capabilities(&self) -> Value {
         json!({
             "tools": {"listChanged": true},
-            "resources": {"listChanged": true},
+            "resources": {"listChanged": true, "subscribe": true},
             "prompts": {"listChanged": true},
             "completions": {},
             "logging": {},
@@ -115,9 +128,6 @@ impl Gateway {
             "resources/list" => self.list_resources(Listed::Resources).await,
             "resources/templates/list" => self.list_resources(Listed::Templates).await,
             "resources/read" => self.read_resource(params, rounds(&asker)).await,
-            "resources/subscribe" | "resources/unsubscribe" => {
-                self.by_uri(method, forwarded(params)).await
-            }
             "prompts/list" => self.list_prompts().await,
             "prompts/get" => self.get_prompt(params, rounds(&asker)).await,
             "completion/complete" => self.complete(params).await,
@@ -327,19 +337,115 @@ impl Gateway {
         Ok(result)
     }
 
-    /// A request about one resource, sent to its server with its own URI.
-    async fn by_uri(&self, method: &str, mut params: Value) -> Answer {
-        let uri = params
-            .get("uri")
-            .and_then(Value::as_str)
-            .ok_or_else(|| invalid(format!("{method} needs a uri")))?
-            .to_owned();
-        let (server, inner) = self.owner_of(&uri).await?;
-        params["uri"] = Value::String(inner);
-        self.runtime
-            .request(&server, method, params)
+    /// A new follower of resources, following none yet.
+    pub fn follower(&self) -> Follower {
+        self.next_follower.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn followers(&self) -> MutexGuard<'_, HashMap<(String, String), HashSet<Follower>>> {
+        self.followers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `follower` follows the resource `uri` (as served): its server is
+    /// subscribed unless someone follows it already. The server's refusal
+    /// is the answer, and nothing is followed then.
+    pub async fn follow(&self, follower: Follower, uri: &str) -> Answer {
+        let (server, inner) = self.owner_of(uri).await?;
+        let key = (server, inner);
+        let first = {
+            let mut followers = self.followers();
+            let followed = followers.entry(key.clone()).or_default();
+            followed.insert(follower);
+            followed.len() == 1
+        };
+        if first {
+            let subscribed = self
+                .runtime
+                .request(&key.0, "resources/subscribe", json!({"uri": key.1}))
+                .await;
+            if let Err(error) = subscribed {
+                self.drop_follower(follower, &key);
+                return Err(upstream(&error));
+            }
+        }
+        Ok(json!({}))
+    }
+
+    /// `follower` no longer follows `uri`; its server is unsubscribed once
+    /// no one does.
+    pub async fn unfollow(&self, follower: Follower, uri: &str) -> Answer {
+        let (server, inner) = self.owner_of(uri).await?;
+        let key = (server, inner);
+        if self.drop_follower(follower, &key) {
+            self.unsubscribe(&key).await;
+        }
+        Ok(json!({}))
+    }
+
+    /// Forgets `follower` (its client left, or its listen ended): every
+    /// resource only it followed is unsubscribed, in the background.
+    pub fn forget(self: &Arc<Self>, follower: Follower) {
+        let keys: Vec<(String, String)> = self
+            .followers()
+            .iter()
+            .filter(|(_, followed)| followed.contains(&follower))
+            .map(|(key, _)| key.clone())
+            .collect();
+        let unfollowed: Vec<(String, String)> = keys
+            .into_iter()
+            .filter(|key| self.drop_follower(follower, key))
+            .collect();
+        if unfollowed.is_empty() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let gateway = Arc::clone(self);
+        runtime.spawn(async move {
+            for key in unfollowed {
+                gateway.unsubscribe(&key).await;
+            }
+        });
+    }
+
+    /// Takes `follower` off `key`; whether no one follows it now.
+    fn drop_follower(&self, follower: Follower, key: &(String, String)) -> bool {
+        let mut followers = self.followers();
+        let Some(followed) = followers.get_mut(key) else {
+            return false;
+        };
+        if !followed.remove(&follower) || !followed.is_empty() {
+            return false;
+        }
+        followers.remove(key);
+        true
+    }
+
+    async fn unsubscribe(&self, (server, uri): &(String, String)) {
+        let params = json!({"uri": uri});
+        if let Err(error) = self
+            .runtime
+            .request(server, "resources/unsubscribe", params)
             .await
-            .map_err(|error| upstream(&error))
+        {
+            tracing::debug!(server = %server, %error, "unsubscribing failed");
+        }
+    }
+
+    /// The URI a follower is told changed, when `follower` follows the
+    /// resource `uri` of `server`.
+    pub fn followed(&self, follower: Follower, server: &str, uri: &str) -> Option<String> {
+        let key = (server.to_owned(), uri.to_owned());
+        self.followers()
+            .get(&key)
+            .is_some_and(|followed| followed.contains(&follower))
+            .then(|| self.naming.wrap_uri(server, uri))
+    }
+
+    /// Every resource update the gateway's servers send from now on.
+    pub fn resource_updates(&self) -> broadcast::Receiver<ResourceUpdate> {
+        self.relay.resource_updates()
     }
 
     /// Every prompt, named for downstream, with the server and raw name

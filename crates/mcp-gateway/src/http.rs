@@ -42,7 +42,7 @@ use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::downstream::{Downstream, Handled};
+use crate::downstream::{Downstream, Handled, News};
 use crate::gateway::Gateway;
 
 /// Default cap on one request body.
@@ -465,10 +465,10 @@ impl Shared {
             Handled::Listening => {
                 // The catalog's changes reach this listen until its client
                 // leaves; nothing else is kept.
-                let mut updates = self.gateway.runtime().subscribe();
+                let mut news = News::new(&self.gateway);
                 let listener = tokio::spawn(async move {
-                    while updates.changed().await.is_some() {
-                        downstream.announce().await;
+                    while let Some(piece) = news.next().await {
+                        downstream.tell(piece).await;
                         if reply.is_closed() {
                             return;
                         }
@@ -561,13 +561,13 @@ impl Shared {
         let downstream = Downstream::new(Arc::clone(&self.gateway));
         Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
             let weak = weak.clone();
-            let mut updates = self.gateway.runtime().subscribe();
+            let mut news = News::new(&self.gateway);
             let announcer = tokio::spawn(async move {
-                while updates.changed().await.is_some() {
+                while let Some(piece) = news.next().await {
                     let Some(session) = weak.upgrade() else {
                         return;
                     };
-                    session.downstream.announce().await;
+                    session.downstream.tell(piece).await;
                 }
             });
             Session {

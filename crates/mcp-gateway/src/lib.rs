@@ -74,16 +74,16 @@ mod stdio;
 #[cfg(feature = "http")]
 mod token;
 
-pub use downstream::{Downstream, Handled, Sink, serve_connection};
+pub use downstream::{Downstream, Handled, News, Piece, Sink, serve_connection};
 pub use error::{GatewayError, GatewayErrorKind};
-pub use gateway::{Answer, GATEWAY_NAME, Gateway};
+pub use gateway::{Answer, Follower, GATEWAY_NAME, Gateway};
 #[cfg(feature = "http")]
 pub use http::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TTL, HttpOptions, is_loopback, serve_http,
 };
 pub use names::{GATEWAY_URI_SCHEME, Naming};
-pub use relay::{Asker, Relay};
+pub use relay::{Asker, Relay, ResourceUpdate};
 #[cfg(feature = "reload")]
 pub use reload::{ConfigWatch, RELOAD_QUIET_TIME, Reload, watch_config};
 pub use stdio::serve_stdio;

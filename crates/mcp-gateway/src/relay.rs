@@ -27,6 +27,7 @@ use async_trait::async_trait;
 use mcp_transport::error_codes::METHOD_NOT_FOUND;
 use mcp_transport::{ClientHandler, ErrorObject, Notification};
 use serde_json::{Value, json};
+use tokio::sync::broadcast;
 
 /// A downstream client, as something that can be asked a question.
 #[async_trait]
@@ -68,11 +69,30 @@ pub(crate) async fn on_behalf<F: std::future::Future>(
 /// The calls in flight on each server, each with its client.
 type CallsByServer = HashMap<String, Vec<(u64, Arc<dyn Asker>)>>;
 
+/// How many resource updates wait for a slow client before it misses
+/// some (it is then told of every resource it follows; see
+/// [`ResourceUpdate`]).
+const UPDATE_CAPACITY: usize = 256;
+
+/// A server said one of its resources changed: the server, and the
+/// resource's URI as that server names it.
+pub type ResourceUpdate = (String, String);
+
 /// The routes from upstream servers back to downstream clients.
-#[derive(Default)]
 pub struct Relay {
     calls: Mutex<CallsByServer>,
     next: AtomicU64,
+    updates: broadcast::Sender<ResourceUpdate>,
+}
+
+impl Default for Relay {
+    fn default() -> Self {
+        Relay {
+            calls: Mutex::default(),
+            next: AtomicU64::default(),
+            updates: broadcast::channel(UPDATE_CAPACITY).0,
+        }
+    }
 }
 
 impl fmt::Debug for Relay {
@@ -118,6 +138,11 @@ impl Relay {
             relay: Arc::clone(self),
             server: None,
         })
+    }
+
+    /// Every `notifications/resources/updated` a server sends from now on.
+    pub fn resource_updates(&self) -> broadcast::Receiver<ResourceUpdate> {
+        self.updates.subscribe()
     }
 
     /// Counts a call on `server` on behalf of `asker` until dropped.
@@ -174,10 +199,24 @@ impl ClientHandler for RelayHandler {
         }))
     }
 
-    /// A server's log message goes to the client of its call in flight,
-    /// found as for a request; with several in flight nothing says whose
-    /// call it is about, so no client is shown it.
+    /// A resource's update goes to every client that follows it (see
+    /// [`Relay::resource_updates`]). A server's log message goes to the
+    /// client of its call in flight, found as for a request; with several
+    /// in flight nothing says whose call it is about, so no client is
+    /// shown it.
     fn notification(&self, notification: &Notification) {
+        if notification.method == "notifications/resources/updated" {
+            let uri = notification
+                .params
+                .as_ref()
+                .and_then(|params| params.get("uri"))
+                .and_then(Value::as_str);
+            if let (Some(server), Some(uri)) = (&self.server, uri) {
+                // Whose subscription it is, the gateway knows.
+                let _ = self.relay.updates.send((server.clone(), uri.to_owned()));
+            }
+            return;
+        }
         if notification.method != "notifications/message" {
             return;
         }

@@ -1,0 +1,235 @@
+//! Resource updates through the gateway, from a server no one here wrote
+//! (`@modelcontextprotocol/server-everything`, which sends
+//! `notifications/resources/updated` for what it is subscribed to once
+//! its `toggle-subscriber-updates` tool is on): a 2025-11-25 session that
+//! subscribes and a 2026-07-28 `subscriptions/listen` that names the
+//! resource both hear of it under the gateway's URI, and each stops
+//! hearing once it unsubscribes or its listen ends while the other still
+//! hears.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_catalog::SessionRuntime;
+use mcp_catalog::{MaterializeOptions, McpConnector, NamingStyle, RuntimeOptions, ServerSet};
+use mcp_config::{ServerConfig, StdioConfig, TransportConfig};
+use mcp_gateway::{Gateway, Naming, Relay, serve_stdio};
+use mcp_test_peers as peers;
+use mcp_transport::ConnectOptions;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+
+type Reader = Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>;
+type Writer = tokio::io::WriteHalf<tokio::io::DuplexStream>;
+
+/// One downstream client over the stdio shape.
+struct Client {
+    lines: Reader,
+    input: Writer,
+    /// Notifications seen while waiting, in order.
+    seen: Vec<Value>,
+}
+
+impl Client {
+    fn of(gateway: &Arc<Gateway>) -> Client {
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let (server_in, server_out) = tokio::io::split(server);
+        tokio::spawn(serve_stdio(Arc::clone(gateway), server_in, server_out));
+        let (output, input) = tokio::io::split(client);
+        Client {
+            lines: BufReader::new(output).lines(),
+            input,
+            seen: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        let line = format!("{message}\n");
+        self.input.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    async fn next(&mut self, within: Duration) -> Option<Value> {
+        let line = tokio::time::timeout(within, self.lines.next_line())
+            .await
+            .ok()?
+            .unwrap()
+            .expect("the gateway is still there");
+        Some(serde_json::from_str(&line).unwrap())
+    }
+
+    async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let message = self
+                .next(Duration::from_secs(30))
+                .await
+                .expect("an answer within 30 s");
+            if message["id"] == id && message.get("method").is_none() {
+                assert!(message.get("error").is_none(), "{method}: {message}");
+                return message["result"].clone();
+            }
+            self.seen.push(message);
+        }
+    }
+
+    /// Waits (at most `within`) for a `notifications/resources/updated`.
+    async fn update(&mut self, within: Duration) -> Option<Value> {
+        if let Some(at) = self.seen.iter().position(is_update) {
+            return Some(self.seen.remove(at));
+        }
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let message = self.next(left).await?;
+            if is_update(&message) {
+                return Some(message);
+            }
+        }
+    }
+}
+
+fn is_update(message: &Value) -> bool {
+    message["method"] == "notifications/resources/updated"
+}
+
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+#[tokio::test]
+#[ignore = "needs cargo xtask peers"]
+async fn a_resource_update_reaches_every_client_that_follows_it() {
+    let server = ServerConfig::new(
+        "everything",
+        TransportConfig::Stdio(
+            StdioConfig::new(peers::node22().to_string_lossy().into_owned()).with_args(vec![
+                peers::everything_script().to_string_lossy().into_owned(),
+                "stdio".into(),
+            ]),
+        ),
+    );
+    let relay = Relay::new();
+    let env = std::env::var("PATH")
+        .map(|path| BTreeMap::from([("PATH".to_owned(), path)]))
+        .unwrap_or_default();
+    let mut connect = ConnectOptions::default().with_env(env);
+    connect.session.handler = Some(relay.handler());
+    let options = RuntimeOptions::default()
+        .with_materialize(MaterializeOptions::default().with_utility_tools(false));
+    let runtime = SessionRuntime::builder(
+        "updates",
+        ServerSet::all([server]),
+        Arc::new(McpConnector::new(connect)),
+    )
+    .with_options(options)
+    .build();
+    let runtime = Arc::new(runtime);
+    let gateway = Arc::new(
+        Gateway::new(Arc::clone(&runtime), Naming::prefixed(NamingStyle::Claw)).with_relay(relay),
+    );
+
+    // A 2025-11-25 session subscribes to the first resource listed.
+    let mut session = Client::of(&gateway);
+    session
+        .request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}),
+        )
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let listed = session.request(2, "resources/list", json!({})).await;
+    let uri = listed["resources"][0]["uri"].as_str().unwrap().to_owned();
+    assert!(uri.starts_with("mcp-gateway://everything/"), "{uri}");
+    assert_eq!(
+        session
+            .request(3, "resources/subscribe", json!({"uri": uri}))
+            .await,
+        json!({})
+    );
+
+    // A 2026-07-28 client follows the same resource on a listen.
+    let mut listener = Client::of(&gateway);
+    listener
+        .send(
+            json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+            "params": {"_meta": modern_meta(),
+                "notifications": {"resourceSubscriptions": [uri, "mcp-gateway://nowhere/x"]}}}),
+        )
+        .await;
+    let acknowledged = listener.next(Duration::from_secs(30)).await.unwrap();
+    assert_eq!(
+        acknowledged["method"], "notifications/subscriptions/acknowledged",
+        "{acknowledged}"
+    );
+    assert_eq!(
+        acknowledged["params"]["notifications"]["resourceSubscriptions"],
+        json!([uri]),
+        "a resource of no server is left out: {acknowledged}"
+    );
+
+    // The server starts sending updates for what it is subscribed to.
+    let tools = session.request(4, "tools/list", json!({})).await;
+    let toggle = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .find(|name| name.ends_with("toggle-subscriber-updates"))
+        .expect("server-everything's toggle-subscriber-updates")
+        .to_owned();
+    session
+        .request(5, "tools/call", json!({"name": toggle, "arguments": {}}))
+        .await;
+
+    let heard = session
+        .update(Duration::from_secs(15))
+        .await
+        .expect("the session hears of the update");
+    assert_eq!(heard["params"]["uri"], uri, "{heard}");
+    let heard = listener
+        .update(Duration::from_secs(15))
+        .await
+        .expect("the listen hears of the update");
+    assert_eq!(heard["params"]["uri"], uri, "{heard}");
+    assert_eq!(
+        heard["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen-1",
+        "{heard}"
+    );
+
+    // The session unsubscribes: the listen still hears, the session not.
+    assert_eq!(
+        session
+            .request(6, "resources/unsubscribe", json!({"uri": uri}))
+            .await,
+        json!({})
+    );
+    session.seen.clear();
+    let heard = listener.update(Duration::from_secs(15)).await;
+    assert!(heard.is_some(), "the listen still follows the resource");
+    assert_eq!(session.update(Duration::from_millis(500)).await, None);
+
+    // The listen ends: no one follows the resource, nothing is sent.
+    listener
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "listen-1"}}),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    listener.seen.clear();
+    while listener.next(Duration::from_millis(100)).await.is_some() {}
+    assert_eq!(listener.update(Duration::from_secs(7)).await, None);
+    runtime.shutdown().await;
+}
