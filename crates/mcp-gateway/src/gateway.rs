@@ -16,6 +16,7 @@ use mcp_catalog::{
     SEARCH_TOOLS_NAME, SessionRuntime, sessions::InputRounds,
 };
 use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
+use mcp_transport::param_headers::ParamHeaders;
 use mcp_transport::types::REQUEST_STATED_META;
 use mcp_transport::{ErrorObject, ProgressCallback, TransportErrorKind};
 use serde_json::{Map, Value, json};
@@ -183,6 +184,17 @@ impl Gateway {
         tools.into_iter()
     }
 
+    /// The tool a downstream client calls `name`.
+    fn served_tool<'c>(&self, catalog: &'c Catalog, name: &str) -> Option<&'c CatalogTool> {
+        match self.naming.is_passthrough() {
+            false => catalog.get(name),
+            true => self
+                .served_tools(catalog)
+                .find(|(served, _)| *served == name)
+                .map(|(_, tool)| tool),
+        }
+    }
+
     async fn call_tool(
         &self,
         params: &Value,
@@ -211,11 +223,7 @@ impl Gateway {
             };
         }
         let tool = match &catalog {
-            Ok(catalog) if !self.naming.is_passthrough() => catalog.get(name),
-            Ok(catalog) => self
-                .served_tools(catalog)
-                .find(|(served, _)| *served == name)
-                .map(|(_, tool)| tool),
+            Ok(catalog) => self.served_tool(catalog, name),
             Err(error) => return Err(upstream(error)),
         };
         let Some(tool) = tool else {
@@ -335,6 +343,16 @@ impl Gateway {
             }
         }
         Ok(result)
+    }
+
+    /// The `x-mcp-header` annotations of the tool a `tools/call` with
+    /// `params` names, as the gateway lists it (a tool it does not know,
+    /// or one without annotations: none).
+    pub async fn param_headers(&self, params: Option<&Value>) -> Option<ParamHeaders> {
+        let name = params?.get("name")?.as_str()?;
+        let catalog = self.runtime.catalog().await.ok()?;
+        let schema = &self.served_tool(&catalog, name)?.listed()?.input_schema;
+        ParamHeaders::from_input_schema(schema).ok().flatten()
     }
 
     /// A new follower of resources, following none yet.

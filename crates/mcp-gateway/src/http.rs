@@ -447,12 +447,15 @@ impl Shared {
             return accepted();
         };
         let id = Some(request.id.clone());
+        let tool_headers = match request.method.as_str() {
+            "tools/call" => self.gateway.param_headers(request.params.as_ref()).await,
+            _ => None,
+        };
         if let Some(problem) = serving::check_modern_request(
             request,
             version,
-            header(headers, "mcp-protocol-version"),
-            header(headers, "mcp-method"),
-            header(headers, "mcp-name"),
+            |name| header(headers, name),
+            tool_headers.as_ref(),
         ) {
             return answer_error(StatusCode::BAD_REQUEST, id, problem);
         }

@@ -77,12 +77,22 @@ struct Sent<'a> {
 }
 
 impl<'a> Sent<'a> {
+    /// `body` with the headers a client sends with it, `Mcp-Method` and
+    /// `Mcp-Name` (SEP-2243) included.
     fn json(body: &Value) -> Self {
+        let mut headers = vec![
+            ("content-type", "application/json".into()),
+            ("accept", "application/json, text/event-stream".into()),
+        ];
+        if let Some(method) = body["method"].as_str() {
+            headers.push(("mcp-method", method.to_owned()));
+        }
+        let params = &body["params"];
+        if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
+            headers.push(("mcp-name", name.to_owned()));
+        }
         Sent {
-            headers: vec![
-                ("content-type", "application/json".into()),
-                ("accept", "application/json, text/event-stream".into()),
-            ],
+            headers,
             body: body.to_string().into_bytes(),
         }
     }
@@ -195,6 +205,11 @@ async fn the_gate_refuses_what_it_must_and_lets_the_rest_through() {
     ] {
         check(header, addr, call().with(header, value), 400, Some(-32020)).await;
     }
+    for header in ["mcp-method", "mcp-name"] {
+        let mut sent = call();
+        sent.headers.retain(|(name, _)| *name != header);
+        check(header, addr, sent, 400, Some(-32020)).await;
+    }
     let mut no_capabilities = modern_call(1, "x");
     no_capabilities["params"]["_meta"]
         .as_object_mut()
@@ -296,6 +311,8 @@ async fn ten_thousand_requests_at_once_are_each_answered() {
                 .post(&url)
                 .header("content-type", "application/json")
                 .header("accept", "application/json, text/event-stream")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "echo")
                 .body(modern_call(id, &id.to_string()).to_string())
                 .send()
                 .await

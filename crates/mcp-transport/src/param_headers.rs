@@ -147,6 +147,88 @@ impl ParamHeaders {
     }
 }
 
+impl ParamHeaders {
+    /// What is wrong with the `Mcp-Param-*` headers of a call with
+    /// `arguments`, as a server checks them (`header` reads one request
+    /// header by name, any case): each annotated parameter present in the
+    /// body needs its header, and the header's value, decoded
+    /// ([`decode_header_value`]), must be the body's; a header for a
+    /// parameter the body lacks disagrees with it too.
+    pub fn check<'h>(
+        &self,
+        arguments: Option<&Value>,
+        header: impl Fn(&str) -> Option<&'h str>,
+    ) -> Result<(), String> {
+        for param in &self.params {
+            let value = arguments.and_then(|arguments| {
+                param
+                    .path
+                    .iter()
+                    .try_fold(arguments, |value, key| value.get(key))
+            });
+            let body = value.and_then(header_text);
+            match (header(&param.header), body) {
+                (None, None) => {}
+                (None, Some(_)) => {
+                    return Err(format!("the {} header is missing", param.header));
+                }
+                (Some(_), None) => {
+                    return Err(format!(
+                        "the {} header names a value the body does not have",
+                        param.header
+                    ));
+                }
+                (Some(sent), Some(body)) => {
+                    let sent = decode_header_value(sent)
+                        .map_err(|why| format!("the {} header {why}", param.header))?;
+                    if sent != body {
+                        return Err(format!(
+                            "the {} header does not match the request body",
+                            param.header
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A header value as the text it carries: whitespace around it dropped
+/// (RFC 9110), then a `=?base64?…?=` value decoded (strict Base64 with
+/// its padding, then UTF-8); anything else is the text itself.
+pub fn decode_header_value(value: &str) -> Result<String, String> {
+    let value = value.trim_matches([' ', '\t']);
+    let Some(encoded) = value
+        .strip_prefix(SENTINEL_PREFIX)
+        .and_then(|rest| rest.strip_suffix(SENTINEL_SUFFIX))
+    else {
+        return Ok(value.to_owned());
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|_| "is not valid Base64".to_owned())?;
+    String::from_utf8(bytes).map_err(|_| "does not decode to UTF-8 text".to_owned())
+}
+
+/// A parameter value as the text its header carries, before encoding.
+fn header_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => match n.as_f64() {
+            // 42.0 is the integer 42: written without the fraction.
+            Some(f)
+                if !n.is_i64() && !n.is_u64() && f.fract() == 0.0 && f.abs() < 2f64.powi(53) =>
+            {
+                Some(format!("{f:.0}"))
+            }
+            _ => Some(n.to_string()),
+        },
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
 /// Collects every `x-mcp-header` in `schema`; `path` is the chain of
 /// `properties` keys while the node is still statically reachable, `None`
 /// once the walk went through any other keyword (an annotation there is an
@@ -338,21 +420,7 @@ fn json_type(value: &Value) -> &'static str {
 /// decimal, booleans as `true`/`false`, then [`encode_header_value`];
 /// `None` for null, objects and arrays.
 pub fn header_value(value: &Value) -> Option<String> {
-    let text = match value {
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match n.as_f64() {
-            // 42.0 is the integer 42: written without the fraction.
-            Some(f)
-                if !n.is_i64() && !n.is_u64() && f.fract() == 0.0 && f.abs() < 2f64.powi(53) =>
-            {
-                format!("{f:.0}")
-            }
-            _ => n.to_string(),
-        },
-        Value::Null | Value::Array(_) | Value::Object(_) => return None,
-    };
-    Some(encode_header_value(&text))
+    Some(encode_header_value(&header_text(value)?))
 }
 
 /// The value encoding of `Mcp-Name` and `Mcp-Param-*`: the text as it is

@@ -17,7 +17,7 @@ use crate::error_codes::{
     UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::message::{ErrorObject, Notification, Request, RequestId};
-use crate::param_headers::{encoded_header_value, name_member};
+use crate::param_headers::{ParamHeaders, decode_header_value, name_member};
 use crate::protocol::{
     KNOWN_PROTOCOL_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO,
     is_modern,
@@ -100,38 +100,48 @@ pub const REMOVED_IN_MODERN: [&str; 6] = [
 pub const MODERN_ONLY: [&str; 2] = ["server/discover", "subscriptions/listen"];
 
 /// What is wrong with a 2026-07-28 request (at `version`) as it came over
-/// HTTP, given its `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
-/// headers (SEP-2243): a header that disagrees with the body is a header
-/// mismatch, a `_meta` without client capabilities is invalid params.
+/// HTTP (SEP-2243), given `header` to read its headers by name (any case):
+/// `MCP-Protocol-Version` must agree with the body, `Mcp-Method` must be
+/// there and name the method, `Mcp-Name` must be there and carry the
+/// name, URI or task id when the body has one, and for a tool call with
+/// `tool_headers` (its `x-mcp-header` annotations) every `Mcp-Param-*`
+/// header must carry its parameter's value; each disagreement is a header
+/// mismatch. A `_meta` without client capabilities is invalid params.
 /// `None` when it may be answered.
-pub fn check_modern_request(
+pub fn check_modern_request<'h>(
     request: &Request,
     version: &str,
-    header_version: Option<&str>,
-    header_method: Option<&str>,
-    header_name: Option<&str>,
+    header: impl Fn(&str) -> Option<&'h str>,
+    tool_headers: Option<&ParamHeaders>,
 ) -> Option<ErrorObject> {
-    let mismatch = |what: &str| {
-        Some(ErrorObject::new(
-            HEADER_MISMATCH,
-            format!("the {what} header does not match the request body"),
-        ))
+    let mismatch = |why: String| Some(ErrorObject::new(HEADER_MISMATCH, why));
+    let agrees = |name: &str, body: &str| match header(name).map(decode_header_value) {
+        None => Err(format!("the {name} header is missing")),
+        Some(Err(why)) => Err(format!("the {name} header {why}")),
+        Some(Ok(sent)) if sent != body => {
+            Err(format!("the {name} header does not match the request body"))
+        }
+        Some(Ok(_)) => Ok(()),
     };
-    if header_version.is_some_and(|header| header != version) {
-        return mismatch("MCP-Protocol-Version");
+    if header("mcp-protocol-version").is_some_and(|sent| sent.trim() != version) {
+        return mismatch("the MCP-Protocol-Version header does not match the request body".into());
     }
-    if header_method.is_some_and(|header| header != request.method) {
-        return mismatch("Mcp-Method");
+    if let Err(why) = agrees("Mcp-Method", &request.method) {
+        return mismatch(why);
     }
     let params = request.params.as_ref();
-    if let (Some(header), Some(member)) = (header_name, name_member(&request.method)) {
-        let body = params
-            .and_then(|params| params.get(member))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if encoded_header_value(body) != header {
-            return mismatch("Mcp-Name");
-        }
+    let named = name_member(&request.method)
+        .and_then(|member| params.and_then(|params| params.get(member)))
+        .and_then(Value::as_str);
+    if let Some(named) = named
+        && let Err(why) = agrees("Mcp-Name", named)
+    {
+        return mismatch(why);
+    }
+    if let Some(tool_headers) = tool_headers
+        && let Err(why) = tool_headers.check(params.and_then(|p| p.get("arguments")), &header)
+    {
+        return mismatch(why);
     }
     let capabilities = params
         .and_then(|params| params.get("_meta"))
@@ -410,5 +420,194 @@ mod tests {
                 "{level:?} at {threshold}"
             );
         }
+    }
+
+    /// The header check of one 2026-07-28 request: `None` when it passes,
+    /// else the start of the reason.
+    fn check_headers(
+        method: &str,
+        params: Value,
+        headers: &[(&str, &str)],
+        expected: Option<&str>,
+    ) {
+        let request = Request {
+            id: RequestId::Number(1),
+            method: method.to_owned(),
+            params: Some(params),
+        };
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"},
+        }});
+        let tool = ParamHeaders::from_input_schema(&schema).unwrap().unwrap();
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(sent, _)| sent.eq_ignore_ascii_case(name))
+                .map(|(_, value)| *value)
+        };
+        let tool = (method == "tools/call").then_some(&tool);
+        let got = check_modern_request(&request, "2026-07-28", header, tool);
+        match (got, expected) {
+            (None, None) => {}
+            (Some(error), Some(why)) => {
+                assert_eq!(error.code, HEADER_MISMATCH, "{method} {headers:?}");
+                assert!(error.message.starts_with(why), "{}", error.message);
+            }
+            (got, expected) => panic!("{method} {headers:?}: {got:?}, expected {expected:?}"),
+        }
+    }
+
+    #[test]
+    fn every_header_must_carry_what_the_body_says() {
+        let meta = json!({META_CLIENT_CAPABILITIES: {}});
+        let list = json!({"_meta": meta});
+        let call = |arguments: Value| json!({"name": "t", "arguments": arguments, "_meta": meta});
+        let both = [("Mcp-Method", "tools/call"), ("Mcp-Name", "t")];
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut headers = both.to_vec();
+            headers.extend_from_slice(extra);
+            headers
+        };
+        // the method header: there, exact, any name case, spaces around
+        check_headers(
+            "tools/list",
+            list.clone(),
+            &[("mcp-method", "tools/list")],
+            None,
+        );
+        check_headers(
+            "tools/list",
+            list.clone(),
+            &[("MCP-METHOD", " tools/list ")],
+            None,
+        );
+        check_headers(
+            "tools/list",
+            list.clone(),
+            &[],
+            Some("the Mcp-Method header is missing"),
+        );
+        check_headers(
+            "tools/list",
+            list.clone(),
+            &[("Mcp-Method", "TOOLS/LIST")],
+            Some("the Mcp-Method header does not match"),
+        );
+        check_headers(
+            "tools/list",
+            list.clone(),
+            &[("Mcp-Method", "prompts/list")],
+            Some("the Mcp-Method header does not match"),
+        );
+        check_headers(
+            "tools/list",
+            list.clone(),
+            &[
+                ("Mcp-Method", "tools/list"),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
+            Some("the MCP-Protocol-Version header"),
+        );
+        // the name header, when the body names something
+        check_headers("tools/call", call(json!({})), &both, None);
+        check_headers(
+            "tools/call",
+            call(json!({})),
+            &[("Mcp-Method", "tools/call")],
+            Some("the Mcp-Name header is missing"),
+        );
+        check_headers(
+            "tools/call",
+            call(json!({})),
+            &[("Mcp-Method", "tools/call"), ("Mcp-Name", "u")],
+            Some("the Mcp-Name header does not match"),
+        );
+        check_headers(
+            "tools/call",
+            call(json!({})),
+            &[
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", "=?base64?dA==?="),
+            ],
+            None,
+        );
+        check_headers(
+            "resources/read",
+            json!({"uri": "file:///é", "_meta": meta}),
+            &[
+                ("Mcp-Method", "resources/read"),
+                ("Mcp-Name", "=?base64?ZmlsZTovLy/DqQ==?="),
+            ],
+            None,
+        );
+        // the tool's own headers: present, decoded, equal
+        check_headers(
+            "tools/call",
+            call(json!({"region": "eu"})),
+            &with(&[("Mcp-Param-Region", "eu")]),
+            None,
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"region": "Hello"})),
+            &with(&[("mcp-param-region", "=?base64?SGVsbG8=?=")]),
+            None,
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"count": 42})),
+            &with(&[("Mcp-Param-Count", "42")]),
+            None,
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"region": "SGVsbG8="})),
+            &with(&[("Mcp-Param-Region", "SGVsbG8=")]),
+            None,
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"region": "=?base64?SGVsbG8="})),
+            &with(&[("Mcp-Param-Region", "=?base64?SGVsbG8=")]),
+            None,
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"region": "eu"})),
+            &both,
+            Some("the Mcp-Param-Region header is missing"),
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"region": "eu"})),
+            &with(&[("Mcp-Param-Region", "us")]),
+            Some("the Mcp-Param-Region header does not match"),
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"region": "Hello"})),
+            &with(&[("Mcp-Param-Region", "=?base64?SGVsbG8?=")]),
+            Some("the Mcp-Param-Region header is not valid Base64"),
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"region": "Hello"})),
+            &with(&[("Mcp-Param-Region", "=?base64?SGVs!!!bG8=?=")]),
+            Some("the Mcp-Param-Region header is not valid Base64"),
+        );
+        check_headers(
+            "tools/call",
+            call(json!({"region": "x"})),
+            &with(&[("Mcp-Param-Region", "=?base64?/w==?=")]),
+            Some("the Mcp-Param-Region header does not decode"),
+        );
+        check_headers(
+            "tools/call",
+            call(json!({})),
+            &with(&[("Mcp-Param-Region", "eu")]),
+            Some("the Mcp-Param-Region header names a value"),
+        );
+        check_headers("tools/call", call(json!({"region": null})), &both, None);
     }
 }
