@@ -252,7 +252,11 @@ impl Gateway {
             .call_tool_relayed(tool, arguments, members, rounds, progress)
             .await;
         match called {
-            Ok(result) => Ok(result),
+            Ok(mut result) => {
+                self.naming
+                    .wrap_content_uris(&tool.origin().server, &mut result);
+                Ok(result)
+            }
             // Arguments the server's schema refuses, a server that is down
             // or paused: the model reads why and may try again.
             Err(error) => match error.transport_error().map(|error| error.kind()) {
@@ -543,20 +547,25 @@ impl Gateway {
             // The client answers the server's input rounds itself.
             let mut params = forwarded(params);
             params["name"] = Value::String(raw);
-            return self
+            let mut result = self
                 .runtime
                 .request_handing_back(&server, "prompts/get", params)
                 .await
-                .map_err(|error| upstream(&error));
+                .map_err(|error| upstream(&error))?;
+            self.naming.wrap_content_uris(&server, &mut result);
+            return Ok(result);
         }
         let arguments = match params.get("arguments") {
             Some(Value::Object(arguments)) => arguments.clone(),
             _ => Map::new(),
         };
-        self.runtime
+        let mut result = self
+            .runtime
             .get_prompt(&server, &raw, arguments)
             .await
-            .map_err(|error| upstream(&error))
+            .map_err(|error| upstream(&error))?;
+        self.naming.wrap_content_uris(&server, &mut result);
+        Ok(result)
     }
 
     async fn complete(&self, params: &Value) -> Answer {

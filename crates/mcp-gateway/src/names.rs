@@ -12,6 +12,7 @@
 use mcp_catalog::NamingStyle;
 use mcp_catalog::tools::{NameAllocator, ServerPrefix};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+use serde_json::Value;
 
 /// The scheme of a wrapped resource URI.
 pub const GATEWAY_URI_SCHEME: &str = "mcp-gateway";
@@ -64,6 +65,35 @@ impl Naming {
             "{GATEWAY_URI_SCHEME}://{}/{uri}",
             utf8_percent_encode(server, SERVER_PART)
         )
+    }
+
+    /// `result` (a tool call's or a prompt's) with the URI of every
+    /// resource link and embedded resource in its content wrapped as
+    /// listed resources are, so the client can read what a server points
+    /// to through the gateway.
+    pub fn wrap_content_uris(self, server: &str, result: &mut Value) {
+        if self.passthrough {
+            return;
+        }
+        let wrap = |block: &mut Value| {
+            let uri = match block.get("type").and_then(Value::as_str) {
+                Some("resource_link") => block.get_mut("uri"),
+                Some("resource") => block.get_mut("resource").and_then(|r| r.get_mut("uri")),
+                _ => None,
+            };
+            if let Some(Value::String(uri)) = uri {
+                *uri = self.wrap_uri(server, uri);
+            }
+        };
+        if let Some(Value::Array(blocks)) = result.get_mut("content") {
+            blocks.iter_mut().for_each(wrap);
+        }
+        if let Some(Value::Array(messages)) = result.get_mut("messages") {
+            messages
+                .iter_mut()
+                .filter_map(|message| message.get_mut("content"))
+                .for_each(wrap);
+        }
     }
 
     /// The server and its own URI behind a wrapped `uri`; `None` for a URI
@@ -133,6 +163,42 @@ mod tests {
         }
         let plain = Naming::passthrough(NamingStyle::Claw);
         assert_eq!(plain.wrap_uri("s", "test://x"), "test://x");
+    }
+
+    #[test]
+    fn links_and_embedded_resources_in_results_lead_back_too() {
+        let naming = Naming::prefixed(NamingStyle::Claw);
+        let mut result = serde_json::json!({"content": [
+            {"type": "text", "text": "file:///not-a-link"},
+            {"type": "resource_link", "uri": "file:///a", "name": "a"},
+            {"type": "resource", "resource": {"uri": "test://b", "text": "b"}},
+            {"type": "image", "data": "", "mimeType": "image/png"},
+        ]});
+        naming.wrap_content_uris("s", &mut result);
+        assert_eq!(result["content"][0]["text"], "file:///not-a-link");
+        assert_eq!(result["content"][1]["uri"], "mcp-gateway://s/file:///a");
+        assert_eq!(
+            result["content"][2]["resource"]["uri"],
+            "mcp-gateway://s/test://b"
+        );
+        let mut prompt = serde_json::json!({"messages": [
+            {"role": "user", "content": {"type": "resource", "resource": {"uri": "x://c"}}},
+            {"role": "user", "content": {"type": "text", "text": "t"}},
+        ]});
+        naming.wrap_content_uris("s", &mut prompt);
+        assert_eq!(
+            prompt["messages"][0]["content"]["resource"]["uri"],
+            "mcp-gateway://s/x://c"
+        );
+        let mut untouched = result.clone();
+        Naming::passthrough(NamingStyle::Claw).wrap_content_uris("s", &mut untouched);
+        assert_eq!(untouched, result);
+        // not an object, no content: nothing to do
+        for mut other in [serde_json::json!([1]), serde_json::json!({"content": "x"})] {
+            let before = other.clone();
+            naming.wrap_content_uris("s", &mut other);
+            assert_eq!(other, before);
+        }
     }
 
     #[test]
