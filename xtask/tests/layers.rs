@@ -103,7 +103,7 @@ const CRATES: &[(&str, Layers)] = &[
         "crates/mcp-gateway",
         &[
             &["error", "names", "relay"],
-            &["token", "reload"],
+            &["token", "reload", "held"],
             &["gateway"],
             &["downstream"],
             &["stdio", "http"],

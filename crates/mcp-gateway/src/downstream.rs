@@ -79,10 +79,11 @@ impl Asked {
     }
 }
 
-/// A 2026-07-28 client: a server's input rounds reach it as results; a
-/// request a server sends on its own (an older upstream's) cannot. Log
-/// messages about its request reach it on the request's reply channel
-/// when the request stated a level.
+/// A 2026-07-28 client: a server's input rounds reach it as results, and
+/// so does an older server's own question during a tool call (the
+/// gateway holds the call; see `held`). Log messages about its request
+/// reach it on the request's reply channel when the request stated a
+/// level.
 struct RoundsClient {
     reply: Sink,
     log_level: Option<String>,
@@ -94,7 +95,7 @@ impl Asker for RoundsClient {
         Err(ErrorObject::new(
             METHOD_NOT_FOUND,
             format!(
-                "{method}: the client speaks 2026-07-28, and a request a server sends on its own is not relayed to it yet"
+                "{method}: the client speaks 2026-07-28, and a request a server sends on its own reaches it only during a tool call"
             ),
         ))
     }

@@ -22,6 +22,7 @@ use mcp_transport::{ErrorObject, ProgressCallback, TransportErrorKind};
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
+use crate::held::{HeldCalls, Running};
 use crate::names::Naming;
 use crate::relay::{self, Asker, Relay, ResourceUpdate};
 
@@ -40,6 +41,8 @@ pub struct Gateway {
     /// the server is subscribed once, while anyone follows it.
     followers: Mutex<HashMap<(String, String), HashSet<Follower>>>,
     next_follower: AtomicU64,
+    /// Calls held for a 2026-07-28 client's retry.
+    held: HeldCalls,
 }
 
 /// One follower of resources: a downstream `initialize` session, or one
@@ -61,6 +64,7 @@ impl Gateway {
             relay: Relay::new(),
             followers: Mutex::default(),
             next_follower: AtomicU64::new(0),
+            held: HeldCalls::default(),
         }
     }
 
@@ -209,6 +213,9 @@ impl Gateway {
             .get("arguments")
             .cloned()
             .unwrap_or_else(|| json!({}));
+        if rounds(&asker) && HeldCalls::is_retry(params) {
+            return self.held.resume(params).await;
+        }
         let catalog = self.runtime.catalog().await;
         if name == SEARCH_TOOLS_NAME
             && let Ok(catalog) = &catalog
@@ -230,9 +237,6 @@ impl Gateway {
             return Err(invalid(format!("unknown tool: {name}")));
         };
         let hand_back = rounds(&asker);
-        // A request the server sends on its own while the call runs is
-        // routed to this client.
-        let _in_flight = asker.map(|asker| self.relay.in_flight(&tool.origin().server, asker));
         // What goes up beside the name and arguments: a retry's members
         // (a client that answers the rounds itself) and what the client
         // stated for this request.
@@ -247,22 +251,46 @@ impl Gateway {
             true => InputRounds::HandedBack,
             false => InputRounds::Answered,
         };
-        let called = self
-            .runtime
-            .call_tool_relayed(tool, arguments, members, rounds, progress)
-            .await;
-        match called {
-            Ok(mut result) => {
-                self.naming
-                    .wrap_content_uris(&tool.origin().server, &mut result);
-                Ok(result)
+        let call = {
+            let (runtime, relay, naming) = (
+                Arc::clone(&self.runtime),
+                Arc::clone(&self.relay),
+                self.naming,
+            );
+            let tool = tool.clone();
+            move |client: Option<Arc<dyn Asker>>| async move {
+                let server = tool.origin().server.as_str();
+                // A request the server sends on its own while the call
+                // runs is routed to this client.
+                let _in_flight = client.clone().map(|client| relay.in_flight(server, client));
+                let called = relay::on_behalf(
+                    client,
+                    runtime.call_tool_relayed(&tool, arguments, members, rounds, progress),
+                )
+                .await;
+                match called {
+                    Ok(mut result) => {
+                        naming.wrap_content_uris(server, &mut result);
+                        Ok(result)
+                    }
+                    // Arguments the server's schema refuses, a server that
+                    // is down or paused: the model reads why and may try
+                    // again.
+                    Err(error) => match error.transport_error().map(|error| error.kind()) {
+                        Some(TransportErrorKind::Rpc { .. }) => Err(upstream(&error)),
+                        _ => Ok(tool_error(&error)),
+                    },
+                }
             }
-            // Arguments the server's schema refuses, a server that is down
-            // or paused: the model reads why and may try again.
-            Err(error) => match error.transport_error().map(|error| error.kind()) {
-                Some(TransportErrorKind::Rpc { .. }) => Err(upstream(&error)),
-                _ => Ok(tool_error(&error)),
-            },
+        };
+        match asker {
+            // A 2026-07-28 client: an older server's own question holds the
+            // call for the client's retry (see `held`).
+            Some(client) if hand_back => {
+                let running = Running::start(client, |holding| call(Some(holding)));
+                self.held.drive(running).await
+            }
+            client => call(client).await,
         }
     }
 

@@ -64,6 +64,7 @@
 mod downstream;
 mod error;
 mod gateway;
+mod held;
 #[cfg(feature = "http")]
 mod http;
 mod names;
@@ -77,6 +78,7 @@ mod token;
 pub use downstream::{Downstream, Handled, News, Piece, Sink, serve_connection};
 pub use error::{GatewayError, GatewayErrorKind};
 pub use gateway::{Answer, Follower, GATEWAY_NAME, Gateway};
+pub use held::{HELD_TTL, MAX_HELD};
 #[cfg(feature = "http")]
 pub use http::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS,

@@ -1,11 +1,16 @@
-//! Resource updates through the gateway, from a server no one here wrote
-//! (`@modelcontextprotocol/server-everything`, which sends
-//! `notifications/resources/updated` for what it is subscribed to once
-//! its `toggle-subscriber-updates` tool is on): a 2025-11-25 session that
-//! subscribes and a 2026-07-28 `subscriptions/listen` that names the
-//! resource both hear of it under the gateway's URI, and each stops
-//! hearing once it unsubscribes or its listen ends while the other still
-//! hears.
+//! The gateway in front of a server no one here wrote
+//! (`@modelcontextprotocol/server-everything`, 2025-11-25):
+//!
+//! - Resource updates: it sends `notifications/resources/updated` for
+//!   what it is subscribed to once its `toggle-subscriber-updates` tool is
+//!   on. A 2025-11-25 session that subscribes and a 2026-07-28
+//!   `subscriptions/listen` that names the resource both hear of it under
+//!   the gateway's URI, and each stops hearing once it unsubscribes or its
+//!   listen ends while the other still hears.
+//! - Its own question to a 2026-07-28 client: `trigger-elicitation-request`
+//!   asks with an `elicitation/create` of its own; the client gets it as an
+//!   input round, answers in its retry, and the call ends with what the
+//!   server made of the answer.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -76,6 +81,24 @@ impl Client {
         }
     }
 
+    /// The error answer of a request that must fail.
+    async fn request_error(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let message = self
+                .next(Duration::from_secs(30))
+                .await
+                .expect("an answer within 30 s");
+            if message["id"] == id && message.get("method").is_none() {
+                return message.get("error").cloned().unwrap_or_else(|| {
+                    panic!("{method} should have failed: {message}");
+                });
+            }
+            self.seen.push(message);
+        }
+    }
+
     /// Waits (at most `within`) for a `notifications/resources/updated`.
     async fn update(&mut self, within: Duration) -> Option<Value> {
         if let Some(at) = self.seen.iter().position(is_update) {
@@ -104,9 +127,9 @@ fn modern_meta() -> Value {
     })
 }
 
-#[tokio::test]
-#[ignore = "needs cargo xtask peers"]
-async fn a_resource_update_reaches_every_client_that_follows_it() {
+/// A gateway in front of server-everything, with the relay its
+/// questions go through.
+fn everything_gateway() -> (Arc<Gateway>, Arc<SessionRuntime>) {
     let server = ServerConfig::new(
         "everything",
         TransportConfig::Stdio(
@@ -135,6 +158,14 @@ async fn a_resource_update_reaches_every_client_that_follows_it() {
     let gateway = Arc::new(
         Gateway::new(Arc::clone(&runtime), Naming::prefixed(NamingStyle::Claw)).with_relay(relay),
     );
+
+    (gateway, runtime)
+}
+
+#[tokio::test]
+#[ignore = "needs cargo xtask peers"]
+async fn a_resource_update_reaches_every_client_that_follows_it() {
+    let (gateway, runtime) = everything_gateway();
 
     // A 2025-11-25 session subscribes to the first resource listed.
     let mut session = Client::of(&gateway);
@@ -231,5 +262,65 @@ async fn a_resource_update_reaches_every_client_that_follows_it() {
     listener.seen.clear();
     while listener.next(Duration::from_millis(100)).await.is_some() {}
     assert_eq!(listener.update(Duration::from_secs(7)).await, None);
+    runtime.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs cargo xtask peers"]
+async fn an_older_servers_own_question_reaches_a_modern_client_as_an_input_round() {
+    let (gateway, runtime) = everything_gateway();
+    let mut client = Client::of(&gateway);
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {"form": {}}});
+    let tools = client
+        .request(1, "tools/list", json!({"_meta": meta}))
+        .await;
+    let elicit = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .find(|name| name.ends_with("trigger-elicitation-request"))
+        .expect("server-everything's trigger-elicitation-request")
+        .to_owned();
+    let call = |state: Option<&str>, responses: Option<Value>| {
+        let mut params = json!({"name": elicit, "arguments": {}, "_meta": meta});
+        if let Some(state) = state {
+            params["requestState"] = json!(state);
+        }
+        if let Some(responses) = responses {
+            params["inputResponses"] = responses;
+        }
+        params
+    };
+    let round = client.request(2, "tools/call", call(None, None)).await;
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    let (key, question) = round["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.iter().next())
+        .expect("one input request");
+    assert_eq!(question["method"], "elicitation/create", "{round}");
+    assert!(question["params"]["requestedSchema"].is_object(), "{round}");
+    let state = round["requestState"].as_str().unwrap().to_owned();
+
+    // A made-up state names no held call.
+    let forged = client
+        .request_error(3, "tools/call", call(Some("mcp-gateway-held:00"), None))
+        .await;
+    assert_eq!(forged["code"], -32602, "{forged}");
+
+    let answer = json!({key.clone(): {"action": "accept", "content": {"name": "Ada Lovelace"}}});
+    let done = client
+        .request(4, "tools/call", call(Some(&state), Some(answer)))
+        .await;
+    let text = done["content"].to_string();
+    assert!(text.contains("Ada Lovelace"), "{done}");
+    assert_ne!(done["resultType"], "input_required", "{done}");
+
+    // The state was used up: a second retry with it is refused.
+    let again = client
+        .request_error(5, "tools/call", call(Some(&state), None))
+        .await;
+    assert_eq!(again["code"], -32602, "{again}");
     runtime.shutdown().await;
 }
