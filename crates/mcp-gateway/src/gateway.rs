@@ -8,13 +8,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use futures::future::join_all;
 use mcp_catalog::{
     Catalog, CatalogError, CatalogErrorKind, CatalogTool, ModelBlock, ModelResult,
     SEARCH_TOOLS_NAME, SessionRuntime, sessions::InputRounds,
 };
+use mcp_config::Level;
 use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
 use mcp_transport::param_headers::ParamHeaders;
 use mcp_transport::types::REQUEST_STATED_META;
@@ -43,6 +44,8 @@ pub struct Gateway {
     next_follower: AtomicU64,
     /// Calls held for a 2026-07-28 client's retry.
     held: HeldCalls,
+    /// The last catalog whose diagnostics were logged.
+    reported: Mutex<Weak<Catalog>>,
 }
 
 /// One follower of resources: a downstream `initialize` session, or one
@@ -65,6 +68,7 @@ impl Gateway {
             followers: Mutex::default(),
             next_follower: AtomicU64::new(0),
             held: HeldCalls::default(),
+            reported: Mutex::new(Weak::new()),
         }
     }
 
@@ -142,10 +146,31 @@ impl Gateway {
     }
 
     async fn catalog(&self) -> Result<Arc<Catalog>, ErrorObject> {
-        self.runtime
+        let catalog = self
+            .runtime
             .catalog()
             .await
-            .map_err(|error| upstream(&error))
+            .map_err(|error| upstream(&error))?;
+        self.report(&catalog);
+        Ok(catalog)
+    }
+
+    /// What a new catalog left out (a server that did not start, a tool
+    /// refused), logged once per catalog: a host's user reads why a tool
+    /// is missing in the host's log of the gateway.
+    fn report(&self, catalog: &Arc<Catalog>) {
+        {
+            let mut reported = self.reported.lock().unwrap_or_else(|e| e.into_inner());
+            if std::ptr::eq(reported.as_ptr(), Arc::as_ptr(catalog)) {
+                return;
+            }
+            *reported = Arc::downgrade(catalog);
+        }
+        for diagnostic in catalog.diagnostics() {
+            if diagnostic.level == Level::Error {
+                tracing::warn!(server = %diagnostic.server, "{}", diagnostic.message);
+            }
+        }
     }
 
     async fn list_tools(&self) -> Answer {
