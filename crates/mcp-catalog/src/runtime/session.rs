@@ -139,6 +139,16 @@ impl SessionRuntime {
         self.catalog_within(true).await
     }
 
+    /// The catalog a call by name looks its tool up in: the one last
+    /// offered, kept past its listings' TTL (the tool was offered to the
+    /// model from it; a stale listing is refreshed when the next
+    /// [`SessionRuntime::catalog`] is asked for), else built. A host that
+    /// relays calls (a gateway) resolves each call's tool here, so a
+    /// server's short `ttlMs` costs no listing per call.
+    pub async fn offered_catalog(&self) -> Result<Arc<Catalog>, CatalogError> {
+        self.catalog_within(false).await
+    }
+
     /// [`SessionRuntime::catalog`]; with `fresh` false a cached catalog is
     /// kept past its listings' TTL. A call by name takes that one: the
     /// tool it names was offered to the model from it, and a stale
