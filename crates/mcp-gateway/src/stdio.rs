@@ -1,15 +1,16 @@
 //! The gateway over stdio: one JSON-RPC message per line in, one per
 //! line out, as a host runs any stdio server (`{"command": "mcp-cli",
 //! "args": ["serve"]}`). Lines are decoded by the transport's codec,
-//! with its size cap and depth ceiling; a line that is not a message is
-//! answered with a parse error (with the request's id when one can be
-//! found) and the connection goes on.
+//! with its size cap and depth ceiling; a line that is not JSON (or too
+//! large, or too deep) is answered with a parse error, JSON that is not
+//! a message with an invalid-request error, and the connection goes on.
 
 use std::sync::Arc;
 
-use mcp_transport::error_codes::PARSE_ERROR;
+use mcp_transport::error_codes::{INVALID_REQUEST, PARSE_ERROR};
 use mcp_transport::wire::{Codec, DEFAULT_MAX_MESSAGE_BYTES};
 use mcp_transport::{ErrorObject, JsonRpcMessage};
+use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -111,7 +112,13 @@ async fn read_lines<R: AsyncRead + Unpin>(
                 }
             }
             Err(undecodable) => {
-                let error = ErrorObject::new(PARSE_ERROR, undecodable.error.to_string());
+                // JSON that is not a message is an invalid request; only
+                // text that is not JSON at all is a parse error.
+                let code = match serde_json::from_slice::<&RawValue>(frame) {
+                    Ok(_) => INVALID_REQUEST,
+                    Err(_) => PARSE_ERROR,
+                };
+                let error = ErrorObject::new(code, undecodable.error.to_string());
                 if outgoing
                     .send(JsonRpcMessage::error(None, error))
                     .await
