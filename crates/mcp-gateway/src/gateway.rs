@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use futures::future::join_all;
 use mcp_catalog::{
-    Catalog, CatalogError, CatalogErrorKind, CatalogTool, ModelBlock, ModelResult,
+    Catalog, CatalogError, CatalogErrorKind, CatalogTool, CatalogUpdates, ModelBlock, ModelResult,
     SEARCH_TOOLS_NAME, SessionRuntime, sessions::InputRounds,
 };
 use mcp_config::Level;
@@ -46,6 +46,12 @@ pub struct Gateway {
     held: HeldCalls,
     /// The last catalog whose diagnostics were logged.
     reported: Mutex<Weak<Catalog>>,
+    /// The catalog's versions, to know when prompt names may have moved.
+    updates: CatalogUpdates,
+    /// Where each downstream prompt name leads, as of a catalog version:
+    /// a `prompts/get` needs no listing of every server while the catalog
+    /// stands.
+    prompt_routes: Mutex<Option<(u64, Vec<PromptRoute>)>>,
 }
 
 /// One follower of resources: a downstream `initialize` session, or one
@@ -61,6 +67,7 @@ impl Gateway {
     /// serves resources and prompts as themselves).
     pub fn new(runtime: Arc<SessionRuntime>, naming: Naming) -> Self {
         Gateway {
+            updates: runtime.subscribe(),
             runtime,
             naming,
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -69,6 +76,7 @@ impl Gateway {
             next_follower: AtomicU64::new(0),
             held: HeldCalls::default(),
             reported: Mutex::new(Weak::new()),
+            prompt_routes: Mutex::new(None),
         }
     }
 
@@ -582,12 +590,39 @@ impl Gateway {
         {
             return Ok((only.clone(), name.to_owned()));
         }
-        self.prompts()
+        let version = self.updates.version();
+        let found = |routes: &[PromptRoute]| {
+            routes
+                .iter()
+                .find(|route| route.name == name)
+                .map(|route| (route.server.clone(), route.raw.clone()))
+        };
+        let known = self.prompt_routes().as_ref().and_then(|(at, routes)| {
+            // Names made before the catalog last changed may name others.
+            (*at == version).then(|| found(routes)).flatten()
+        });
+        if let Some(owner) = known {
+            return Ok(owner);
+        }
+        // Not known, or known from an older catalog: list again (a server
+        // that says nothing of its changes may have added the prompt).
+        let routes: Vec<PromptRoute> = self
+            .prompts()
             .await
             .into_iter()
-            .find(|prompt| prompt.name == name)
-            .map(|prompt| (prompt.server, prompt.raw))
-            .ok_or_else(|| invalid(format!("unknown prompt: {name}")))
+            .map(|prompt| PromptRoute {
+                name: prompt.name,
+                server: prompt.server,
+                raw: prompt.raw,
+            })
+            .collect();
+        let owner = found(&routes);
+        *self.prompt_routes() = Some((version, routes));
+        owner.ok_or_else(|| invalid(format!("unknown prompt: {name}")))
+    }
+
+    fn prompt_routes(&self) -> MutexGuard<'_, Option<(u64, Vec<PromptRoute>)>> {
+        self.prompt_routes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     async fn get_prompt(&self, params: &Value, hand_back: bool) -> Answer {
@@ -666,6 +701,14 @@ impl Gateway {
 }
 
 /// A prompt as a downstream client sees it.
+/// Where a downstream prompt name leads: the server and its own name.
+#[derive(Debug)]
+struct PromptRoute {
+    name: String,
+    server: String,
+    raw: String,
+}
+
 struct NamedPrompt {
     name: String,
     server: String,
@@ -673,7 +716,6 @@ struct NamedPrompt {
     entry: Value,
 }
 
-/// Whether the client takes the servers' input rounds as results.
 /// A downstream request's parameters as they go upstream: its `_meta`
 /// keeps only what the client stated for this request (its capabilities
 /// and log level, which the upstream session then sends instead of its
@@ -698,6 +740,7 @@ fn forwarded(params: &Value) -> Value {
     params
 }
 
+/// Whether the client takes the servers' input rounds as results.
 fn rounds(asker: &Option<Arc<dyn Asker>>) -> bool {
     asker
         .as_ref()

@@ -11,6 +11,8 @@
 //!   asks with an `elicitation/create` of its own; the client gets it as an
 //!   input round, answers in its retry, and the call ends with what the
 //!   server made of the answer.
+//! - Prompts: got by the prefixed name the gateway lists, twice (the
+//!   second from the routes the first learned); an unlisted name refused.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -322,5 +324,51 @@ async fn an_older_servers_own_question_reaches_a_modern_client_as_an_input_round
         .request_error(5, "tools/call", call(Some(&state), None))
         .await;
     assert_eq!(again["code"], -32602, "{again}");
+    runtime.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs cargo xtask peers"]
+async fn a_prompt_is_got_by_the_name_the_gateway_lists() {
+    let (gateway, runtime) = everything_gateway();
+    let mut client = Client::of(&gateway);
+    let meta = modern_meta();
+    let listed = client
+        .request(1, "prompts/list", json!({"_meta": meta}))
+        .await;
+    let names: Vec<&str> = listed["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|prompt| prompt["name"].as_str())
+        .collect();
+    let simple = names
+        .iter()
+        .find(|name| name.ends_with("simple-prompt"))
+        .unwrap_or_else(|| panic!("server-everything's simple-prompt in {names:?}"))
+        .to_string();
+    assert!(simple.starts_with("mcp__everything__"), "{simple}");
+    // Got twice (the second from the names the first one learned), and a
+    // name the gateway never listed is refused, naming it.
+    for id in [2, 3] {
+        let got = client
+            .request(id, "prompts/get", json!({"name": simple, "_meta": meta}))
+            .await;
+        assert!(got["messages"][0]["content"]["text"].is_string(), "{got}");
+    }
+    let unknown = client
+        .request_error(
+            4,
+            "prompts/get",
+            json!({"name": "mcp__everything__nope", "_meta": meta}),
+        )
+        .await;
+    assert!(
+        unknown["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown prompt"),
+        "{unknown}"
+    );
     runtime.shutdown().await;
 }
