@@ -175,6 +175,14 @@ fn start_gateway(
         .with_context(|| format!("starting {}", cli.display()))?;
     let stderr = child.stderr.take().context("the gateway's stderr")?;
     let gateway = Gateway(child);
+    let url = served_url(stderr)?;
+    Ok((gateway, url))
+}
+
+/// The URL `mcp-cli serve --listen` says it serves at, read from its
+/// standard error; the rest of that stream is drained so the gateway
+/// never blocks on a full pipe.
+pub(crate) fn served_url(stderr: std::process::ChildStderr) -> Result<String> {
     let mut lines = BufReader::new(stderr).lines();
     let url = loop {
         let Some(line) = lines.next() else {
@@ -185,9 +193,8 @@ fn start_gateway(
             break url.trim().to_owned();
         }
     };
-    // The rest of its stderr is drained so it never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    Ok((gateway, url))
+    Ok(url)
 }
 
 #[cfg(test)]

@@ -67,7 +67,8 @@ impl Client {
         Some(serde_json::from_str(&line).unwrap())
     }
 
-    async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+    /// The answer to request `id` (notifications met on the way are kept).
+    async fn answer(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
         loop {
@@ -76,29 +77,25 @@ impl Client {
                 .await
                 .expect("an answer within 30 s");
             if message["id"] == id && message.get("method").is_none() {
-                assert!(message.get("error").is_none(), "{method}: {message}");
-                return message["result"].clone();
+                return message;
             }
             self.seen.push(message);
         }
     }
 
+    async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let answer = self.answer(id, method, params).await;
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
     /// The error answer of a request that must fail.
     async fn request_error(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        loop {
-            let message = self
-                .next(Duration::from_secs(30))
-                .await
-                .expect("an answer within 30 s");
-            if message["id"] == id && message.get("method").is_none() {
-                return message.get("error").cloned().unwrap_or_else(|| {
-                    panic!("{method} should have failed: {message}");
-                });
-            }
-            self.seen.push(message);
-        }
+        let answer = self.answer(id, method, params).await;
+        answer
+            .get("error")
+            .cloned()
+            .unwrap_or_else(|| panic!("{method} should have failed: {answer}"))
     }
 
     /// Waits (at most `within`) for a `notifications/resources/updated`.

@@ -56,7 +56,7 @@ use serde_json::Value;
 
 use super::clients::{Client, run_client, wait_for_servers_to_exit};
 use super::plan::{Plan, WIRE_2025, WIRE_2026, stdio_target};
-use super::report::{Outcome, first_line, format_duration, format_rate};
+use super::report::{Outcome, first_line, format_duration, format_rate, target_line};
 use super::{path_str, progress};
 
 /// Idle sessions opened for the memory measurement.
@@ -216,19 +216,7 @@ impl Launchers {
                     url: String::new(),
                     home: Some(home),
                 };
-                let mut lines = BufReader::new(stderr).lines();
-                proxy.url = loop {
-                    let Some(line) = lines.next() else {
-                        bail!("the gateway exited before it listened");
-                    };
-                    let line = line?;
-                    if let Some(url) = line.strip_prefix("serving MCP at ") {
-                        break url.trim().to_owned();
-                    }
-                };
-                // The rest of its stderr is drained so it never blocks on
-                // a full pipe.
-                std::thread::spawn(move || lines.for_each(drop));
+                proxy.url = crate::conformance_server::served_url(stderr)?;
                 Ok(proxy)
             }
             Route::Supergateway => {
@@ -1099,12 +1087,7 @@ fn render_targets(lanes: &[Lane], outcomes: &[PathOutcome]) -> String {
     let p50 = |route: Route| find(route, WIRE_2025).and_then(|o| o.seq.median("p50_ns"));
     let mut out = String::from("\n#### targets of the hop (wire 2025-11-25)\n\n");
     let mut check = |name: &str, holds: Option<(bool, String)>| {
-        let line = match holds {
-            Some((true, detail)) => format!("- met: {name} ({detail})"),
-            Some((false, detail)) => format!("- NOT met: {name} ({detail})"),
-            None => format!("- not measured: {name}"),
-        };
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", target_line(name, holds));
     };
     let direct = p50(Route::Direct);
     let ours_added = p50(Route::Gateway).zip(direct).map(|(p, d)| p - d);

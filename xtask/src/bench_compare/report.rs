@@ -232,12 +232,7 @@ pub(super) fn render_targets(measurements: &[Measurement], outcomes: &[Outcome])
     };
     let mut out = String::from("### targets\n\n");
     let mut check = |name: &str, holds: Option<(bool, String)>| {
-        let line = match holds {
-            Some((true, detail)) => format!("- met: {name} ({detail})"),
-            Some((false, detail)) => format!("- NOT met: {name} ({detail})"),
-            None => format!("- not measured: {name}"),
-        };
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", target_line(name, holds));
     };
     for wire in [WIRE_2025, WIRE_2026] {
         let at = |name: &str| format!("{wire}: {name}");
@@ -418,6 +413,15 @@ pub(super) fn machine_description(
         package_version("@modelcontextprotocol/server-everything"),
     );
     out
+}
+
+/// One line of a targets list: whether `name` holds, and the numbers.
+pub(super) fn target_line(name: &str, holds: Option<(bool, String)>) -> String {
+    match holds {
+        Some((true, detail)) => format!("- met: {name} ({detail})"),
+        Some((false, detail)) => format!("- NOT met: {name} ({detail})"),
+        None => format!("- not measured: {name}"),
+    }
 }
 
 #[cfg(test)]
