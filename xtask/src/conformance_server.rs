@@ -158,6 +158,19 @@ fn start_gateway(
     node: &Path,
     fixture: &Path,
 ) -> Result<(Gateway, String)> {
+    let server = [node.as_os_str(), fixture.as_os_str(), "stdio".as_ref()];
+    let (child, url) = start_passthrough_gateway(cli, home, &server)?;
+    Ok((Gateway(child), url))
+}
+
+/// `mcp-cli serve --listen 127.0.0.1:0 --passthrough -- SERVER…` with
+/// `home` as its home, project and working folder (so no user
+/// configuration is read): the process, and the URL once it listens.
+pub(crate) fn start_passthrough_gateway(
+    cli: &Path,
+    home: &Path,
+    server: &[&std::ffi::OsStr],
+) -> Result<(Child, String)> {
     let mut child = Command::new(cli)
         .env("HOME", home)
         .arg("--home")
@@ -165,24 +178,29 @@ fn start_gateway(
         .arg("--project")
         .arg(home)
         .args(["serve", "--listen", "127.0.0.1:0", "--passthrough", "--"])
-        .arg(node)
-        .arg(fixture)
-        .arg("stdio")
+        .args(server)
+        .current_dir(home)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("starting {}", cli.display()))?;
-    let stderr = child.stderr.take().context("the gateway's stderr")?;
-    let gateway = Gateway(child);
-    let url = served_url(stderr)?;
-    Ok((gateway, url))
+    let stderr = child.stderr.take().context("the gateway's stderr");
+    let url = stderr.and_then(served_url);
+    match url {
+        Ok(url) => Ok((child, url)),
+        Err(error) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(error)
+        }
+    }
 }
 
 /// The URL `mcp-cli serve --listen` says it serves at, read from its
 /// standard error; the rest of that stream is drained so the gateway
 /// never blocks on a full pipe.
-pub(crate) fn served_url(stderr: std::process::ChildStderr) -> Result<String> {
+fn served_url(stderr: std::process::ChildStderr) -> Result<String> {
     let mut lines = BufReader::new(stderr).lines();
     let url = loop {
         let Some(line) = lines.next() else {

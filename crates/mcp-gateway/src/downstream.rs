@@ -449,13 +449,18 @@ impl Downstream {
         if let Some(call) = state.calls.remove(&id) {
             call.abort();
         }
-        let gateway = &self.gateway;
+        self.end_listens(&mut state, |listen| listen.id == id);
+    }
+
+    /// Ends the listens `ended` picks: forgotten, with the resources they
+    /// followed.
+    fn end_listens(&self, state: &mut State, ended: impl Fn(&Listen) -> bool) {
         state.listens.retain(|listen| {
-            let ended = listen.id == id;
-            if ended {
-                gateway.forget(listen.follower);
+            let end = ended(listen);
+            if end {
+                self.gateway.forget(listen.follower);
             }
-            !ended
+            !end
         });
     }
 
@@ -555,14 +560,7 @@ impl Downstream {
     pub async fn announce(&self) {
         let (notices, listens) = {
             let mut state = self.lock();
-            let gateway = &self.gateway;
-            state.listens.retain(|listen| {
-                let open = !listen.reply.is_closed();
-                if !open {
-                    gateway.forget(listen.follower);
-                }
-                open
-            });
+            self.end_listens(&mut state, |listen| listen.reply.is_closed());
             let notices = state.session.and(state.notices.clone());
             let listens: Vec<(RequestId, Vec<&'static str>, Sink)> = state
                 .listens

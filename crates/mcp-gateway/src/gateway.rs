@@ -225,10 +225,12 @@ impl Gateway {
     fn served_tool<'c>(&self, catalog: &'c Catalog, name: &str) -> Option<&'c CatalogTool> {
         match self.naming.is_passthrough() {
             false => catalog.get(name),
-            true => self
-                .served_tools(catalog)
-                .find(|(served, _)| *served == name)
-                .map(|(_, tool)| tool),
+            // The tool `served_tools` lists under `name`: of the servers
+            // that have one, the first in name order.
+            true => catalog
+                .loaded_tools()
+                .filter(|tool| tool.origin().target.raw_name() == name)
+                .min_by(|a, b| a.origin().server.cmp(&b.origin().server)),
         }
     }
 

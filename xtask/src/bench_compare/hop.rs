@@ -56,7 +56,7 @@ use serde_json::Value;
 
 use super::clients::{Client, run_client, wait_for_servers_to_exit};
 use super::plan::{Plan, WIRE_2025, WIRE_2026, stdio_target};
-use super::report::{Outcome, first_line, format_duration, format_rate, target_line};
+use super::report::{Outcome, first_line, format_duration, format_rate, output_text, target_line};
 use super::{path_str, progress};
 
 /// Idle sessions opened for the memory measurement.
@@ -196,28 +196,14 @@ impl Launchers {
                 let _ = fs::remove_dir_all(&home);
                 fs::create_dir_all(&home)
                     .with_context(|| format!("creating {}", home.display()))?;
-                let mut child = Command::new(cli)
-                    .env("HOME", &home)
-                    .arg("--home")
-                    .arg(&home)
-                    .arg("--project")
-                    .arg(&home)
-                    .args(["serve", "--listen", "127.0.0.1:0", "--passthrough", "--"])
-                    .args(server)
-                    .current_dir(&home)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .with_context(|| format!("starting {}", cli.display()))?;
-                let stderr = child.stderr.take().context("the gateway's stderr")?;
-                let mut proxy = Proxy {
+                let server: Vec<&std::ffi::OsStr> = server.iter().map(|arg| arg.as_ref()).collect();
+                let (child, url) =
+                    crate::conformance_server::start_passthrough_gateway(cli, &home, &server)?;
+                Ok(Proxy {
                     child,
-                    url: String::new(),
+                    url,
                     home: Some(home),
-                };
-                proxy.url = crate::conformance_server::served_url(stderr)?;
-                Ok(proxy)
+                })
             }
             Route::Supergateway => {
                 let script = self
@@ -700,14 +686,7 @@ fn versions(root: &Path, node22: &Path) -> Versions {
             .output()
             .ok()
             .filter(|o| o.status.success())
-            .map(|o| {
-                let text = if o.stdout.is_empty() {
-                    o.stderr
-                } else {
-                    o.stdout
-                };
-                String::from_utf8_lossy(&text).trim().to_owned()
-            })
+            .map(output_text)
     };
     let python = peers.join("venv-ws/bin/python");
     let version_of = |package: &str| {

@@ -357,14 +357,7 @@ pub(super) fn machine_description(
             .args(args)
             .output()
             .ok()
-            .map(|o| {
-                let text = if o.stdout.is_empty() {
-                    o.stderr
-                } else {
-                    o.stdout
-                };
-                String::from_utf8_lossy(&text).trim().to_owned()
-            })
+            .map(output_text)
             .unwrap_or_else(|| "not found".into())
     };
     let kernel = version_of(Path::new("uname"), &["-sr"]);
@@ -413,6 +406,16 @@ pub(super) fn machine_description(
         package_version("@modelcontextprotocol/server-everything"),
     );
     out
+}
+
+/// What a `--version` run printed: its standard output, or its standard
+/// error when it printed nothing else (some tools print versions there).
+pub(super) fn output_text(output: std::process::Output) -> String {
+    let text = match output.stdout.is_empty() {
+        true => output.stderr,
+        false => output.stdout,
+    };
+    String::from_utf8_lossy(&text).trim().to_owned()
 }
 
 /// One line of a targets list: whether `name` holds, and the numbers.
