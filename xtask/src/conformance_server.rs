@@ -1,20 +1,21 @@
 //! `cargo xtask conformance-server`: the official conformance suite in
 //! server mode against the gateway's HTTP side.
 //!
-//! `mcp-cli serve --listen 127.0.0.1:0 --passthrough` runs in front of
-//! `peers/ts_everything.mjs` (a server written on the TypeScript SDK 2.x
-//! with the suite's "everything" names, over stdio), with a home folder
-//! of its own; the suite runs `server --url … --requirements REV` (or
-//! `--suite all`) against it. The table has one row per scenario, and
-//! the last line is `conformance: N passed, M failed` (checks; warnings
-//! count as failed).
+//! `mcp-cli serve --listen 127.0.0.1:0 --passthrough` runs with a home
+//! folder of its own whose `.claude.json` names two servers no one here
+//! wrote the protocol side of: `peers/ts_everything.mjs` (the TypeScript
+//! SDK 2.x with the suite's "everything" names) and `rmcp-peer-server
+//! task-suite` (rmcp 3.11's task manager behind the suite's task tools),
+//! both over stdio. The suite runs `server --url … --requirements REV` (or
+//! `--suite all`) against it. The table has one row per scenario, and the
+//! last line is `conformance: N passed, M failed` (checks; warnings count
+//! as failed).
 //!
-//! Scenarios the gateway does not pass yet, or cannot (the fixture's SDK
-//! has no tasks extension), are listed in [`EXPECTED`] with the reason.
-//! Their failures are shown and counted but do not fail the run; one of
-//! them passing fails it, so the list never claims more than is true.
-//! Any other failed or warned check, or a scenario that recorded none,
-//! fails the run.
+//! Scenarios the gateway does not pass, if any, are listed in [`EXPECTED`]
+//! with the reason. Their failures are shown and counted but do not fail
+//! the run; one of them passing fails it, so the list never claims more
+//! than is true. Any other failed or warned check, or a scenario that
+//! recorded none, fails the run.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -28,13 +29,11 @@ use crate::conformance::{Tally, build_binary, find_checks, print_table, scenario
 use crate::peers::{install, workspace_root};
 
 /// Scenarios not passed yet, by name or name prefix, and why.
-const EXPECTED: &[(&str, &str)] = &[(
-    "tasks-",
-    "the fixture's SDK (TypeScript 2.4) has no server side of the tasks extension",
-)];
+const EXPECTED: &[(&str, &str)] = &[];
 
-fn expected(scenario: &str) -> Option<&'static str> {
-    EXPECTED
+/// Why `scenario` is on `listed`, if it is.
+fn expected(listed: &[(&str, &'static str)], scenario: &str) -> Option<&'static str> {
+    listed
         .iter()
         .find(|(prefix, _)| scenario.starts_with(prefix))
         .map(|(_, why)| *why)
@@ -77,7 +76,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let out = root.join(".conformance").join(format!("server-{stamp}"));
     let home = out.join("home");
     fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
-    let (gateway, url) = start_gateway(&cli, &home, &peers.node22, &fixture)?;
+    let (gateway, url) = start_gateway(&cli, &home, &peers, &fixture)?;
     println!("gateway at {url}");
 
     let selection: Vec<String> = match (&args.requirements, args.suite.as_deref()) {
@@ -116,18 +115,22 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         let name = name.strip_prefix("server-").unwrap_or(&name).to_owned();
         crate::conformance::tally_file(file, per_scenario.entry(name).or_default())?;
     }
-    Ok(judge(&per_scenario, &out))
+    Ok(judge(&per_scenario, &out, EXPECTED))
 }
 
 /// Prints the table and what was expected; the exit code.
 #[allow(clippy::print_stdout)]
-fn judge(per_scenario: &BTreeMap<String, Tally>, out: &Path) -> ExitCode {
+fn judge(
+    per_scenario: &BTreeMap<String, Tally>,
+    out: &Path,
+    listed: &[(&str, &'static str)],
+) -> ExitCode {
     let (passed, failed) = print_table(per_scenario, out);
     let mut unexpected = Vec::new();
     let mut now_passing = Vec::new();
     println!();
     for (scenario, tally) in per_scenario {
-        match (expected(scenario), tally.fails()) {
+        match (expected(listed, scenario), tally.fails()) {
             (Some(why), true) => println!("expected failure: {scenario}: {why}"),
             (Some(_), false) if tally.passed > 0 => now_passing.push(scenario.as_str()),
             (None, true) => unexpected.push(scenario.as_str()),
@@ -151,35 +154,53 @@ fn judge(per_scenario: &BTreeMap<String, Tally>, out: &Path) -> ExitCode {
     }
 }
 
-/// Starts the gateway in front of the fixture; its URL once it listens.
+/// Starts the gateway in front of both fixtures, named in its home's
+/// `.claude.json`; its URL once it listens.
 fn start_gateway(
     cli: &Path,
     home: &Path,
-    node: &Path,
+    peers: &crate::peers::Peers,
     fixture: &Path,
 ) -> Result<(Gateway, String)> {
-    let server = [node.as_os_str(), fixture.as_os_str(), "stdio".as_ref()];
-    let (child, url) = start_passthrough_gateway(cli, home, &server)?;
+    let config = serde_json::json!({"mcpServers": {
+        "everything": {"command": peers.node22, "args": [fixture, "stdio"]},
+        "tasks": {"command": peers.rmcp_server, "args": ["task-suite"]},
+    }});
+    let path = home.join(".claude.json");
+    fs::write(&path, serde_json::to_vec_pretty(&config)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    let (child, url) = spawn_gateway(cli, home, &[])?;
     Ok((Gateway(child), url))
 }
 
 /// `mcp-cli serve --listen 127.0.0.1:0 --passthrough -- SERVER…` with
-/// `home` as its home, project and working folder (so no user
-/// configuration is read): the process, and the URL once it listens.
+/// `home` as its home (so no user configuration is read): the process,
+/// and the URL once it listens.
 pub(crate) fn start_passthrough_gateway(
     cli: &Path,
     home: &Path,
     server: &[&std::ffi::OsStr],
 ) -> Result<(Child, String)> {
+    let mut tail = vec![std::ffi::OsStr::new("--")];
+    tail.extend_from_slice(server);
+    spawn_gateway(cli, home, &tail)
+}
+
+/// `mcp-cli serve --listen 127.0.0.1:0 --passthrough TAIL…` with `home`
+/// as its home and an empty folder inside it as its project and working
+/// folder: the process, and the URL once it listens.
+fn spawn_gateway(cli: &Path, home: &Path, tail: &[&std::ffi::OsStr]) -> Result<(Child, String)> {
+    let project = home.join("project");
+    fs::create_dir_all(&project).with_context(|| format!("creating {}", project.display()))?;
     let mut child = Command::new(cli)
         .env("HOME", home)
         .arg("--home")
         .arg(home)
         .arg("--project")
-        .arg(home)
-        .args(["serve", "--listen", "127.0.0.1:0", "--passthrough", "--"])
-        .args(server)
-        .current_dir(home)
+        .arg(&project)
+        .args(["serve", "--listen", "127.0.0.1:0", "--passthrough"])
+        .args(tail)
+        .current_dir(&project)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -219,18 +240,24 @@ fn served_url(stderr: std::process::ChildStderr) -> Result<String> {
 mod tests {
     use super::*;
 
+    const LISTED: &[(&str, &str)] = &[("tasks-", "a reason")];
+
     #[test]
     fn expected_failures_are_found_by_name_prefix() {
-        assert!(expected("tasks-lifecycle").is_some());
-        assert_eq!(expected("input-required-result-capability-check"), None);
-        assert_eq!(expected("input-required-result-non-tool-request"), None);
-        assert_eq!(expected("http-header-validation"), None);
-        assert_eq!(expected("resources-subscribe"), None);
-        assert_eq!(expected("tools-call-simple-text"), None);
+        assert_eq!(expected(LISTED, "tasks-lifecycle"), Some("a reason"));
+        assert_eq!(expected(LISTED, "tasks-"), Some("a reason"));
+        assert_eq!(
+            expected(LISTED, "input-required-result-capability-check"),
+            None
+        );
+        assert_eq!(expected(LISTED, "my-tasks-lifecycle"), None);
+        assert_eq!(expected(EXPECTED, "tasks-lifecycle"), None);
     }
 
     #[test]
     fn a_listed_scenario_that_passes_fails_the_run() {
+        let judged =
+            |per_scenario: &BTreeMap<String, Tally>| judge(per_scenario, Path::new("out"), LISTED);
         let mut per_scenario = BTreeMap::new();
         per_scenario.insert(
             "tasks-lifecycle".to_owned(),
@@ -239,7 +266,7 @@ mod tests {
                 ..Tally::default()
             },
         );
-        assert_eq!(judge(&per_scenario, Path::new("out")), ExitCode::from(1));
+        assert_eq!(judged(&per_scenario), ExitCode::from(1));
         per_scenario.insert(
             "tasks-lifecycle".to_owned(),
             Tally {
@@ -248,7 +275,7 @@ mod tests {
                 ..Tally::default()
             },
         );
-        assert_eq!(judge(&per_scenario, Path::new("out")), ExitCode::SUCCESS);
+        assert_eq!(judged(&per_scenario), ExitCode::SUCCESS);
         per_scenario.insert(
             "tools-list".to_owned(),
             Tally {
@@ -257,6 +284,10 @@ mod tests {
                 ..Tally::default()
             },
         );
-        assert_eq!(judge(&per_scenario, Path::new("out")), ExitCode::from(1));
+        assert_eq!(judged(&per_scenario), ExitCode::from(1));
+        // an unlisted scenario that recorded nothing fails the run too
+        let mut empty = BTreeMap::new();
+        empty.insert("tools-list".to_owned(), Tally::default());
+        assert_eq!(judged(&empty), ExitCode::from(1));
     }
 }

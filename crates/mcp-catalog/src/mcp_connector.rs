@@ -271,7 +271,7 @@ impl Connection for SessionConnection {
         }
         options.progress = progress;
         self.session
-            .request_with("tools/call", Some(params), &options)
+            .call_tool_relayed(params, &options)
             .await
             .map_err(|error| self.error("tools/call", error))
     }

@@ -314,7 +314,7 @@ impl Downstream {
                 }
                 let mut result = json!({
                     "protocolVersion": version,
-                    "capabilities": self.gateway.capabilities(),
+                    "capabilities": self.gateway.capabilities(false),
                     "serverInfo": self.gateway.server_info(),
                 });
                 if let Some(instructions) = self.gateway.instructions().await {
@@ -326,7 +326,7 @@ impl Downstream {
             "server/discover" => {
                 let mut result = json!({
                     "supportedVersions": serving::supported_versions(),
-                    "capabilities": self.gateway.capabilities(),
+                    "capabilities": self.gateway.capabilities(true),
                     "_meta": { META_SERVER_INFO: self.gateway.server_info() },
                 });
                 if let Some(instructions) = self.gateway.instructions().await {
@@ -376,13 +376,14 @@ impl Downstream {
                 "resources/unsubscribe" => gateway.unfollow(follower, uri).await,
                 _ => gateway.answer(&method, &params, progress, asker).await,
             };
-            let message = match answer.map(serving::without_revision_members) {
-                Ok(result) if revision != Revision::Session => {
-                    JsonRpcMessage::result(answer_id, serving::complete_for(&method, result))
-                }
-                Ok(result) => JsonRpcMessage::result(answer_id, result),
-                Err(error) => JsonRpcMessage::error(Some(answer_id), error),
-            };
+            let message =
+                match answer.map(|result| serving::without_revision_members(&method, result)) {
+                    Ok(result) if revision != Revision::Session => {
+                        JsonRpcMessage::result(answer_id, serving::complete_for(&method, result))
+                    }
+                    Ok(result) => JsonRpcMessage::result(answer_id, result),
+                    Err(error) => JsonRpcMessage::error(Some(answer_id), error),
+                };
             let _ = reply.send(message).await;
         });
         let mut state = self.lock();

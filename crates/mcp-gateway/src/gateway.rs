@@ -16,9 +16,11 @@ use mcp_catalog::{
     SEARCH_TOOLS_NAME, SessionRuntime, sessions::InputRounds,
 };
 use mcp_config::Level;
-use mcp_transport::error_codes::{INTERNAL_ERROR, INVALID_PARAMS};
+use mcp_transport::error_codes::{
+    INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY,
+};
 use mcp_transport::param_headers::ParamHeaders;
-use mcp_transport::types::REQUEST_STATED_META;
+use mcp_transport::types::{REQUEST_STATED_META, TASKS_EXTENSION, states_tasks};
 use mcp_transport::{ErrorObject, ProgressCallback, TransportErrorKind};
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
@@ -98,15 +100,24 @@ impl Gateway {
     }
 
     /// What the gateway offers, whatever its servers do: a server without
-    /// resources or prompts lists none.
-    pub fn capabilities(&self) -> Value {
-        json!({
+    /// resources or prompts lists none. A `modern` (2026-07-28) client is
+    /// offered the tasks extension too: a call its request states takes
+    /// tasks may come back as a server's task, which `tasks/get`,
+    /// `tasks/update` and `tasks/cancel` reach through the gateway (a
+    /// server that starts none answers every call in place, which the
+    /// extension allows). Older clients get every call's result in place.
+    pub fn capabilities(&self, modern: bool) -> Value {
+        let mut capabilities = json!({
             "tools": {"listChanged": true},
             "resources": {"listChanged": true, "subscribe": true},
             "prompts": {"listChanged": true},
             "completions": {},
             "logging": {},
-        })
+        });
+        if modern {
+            capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
+        }
+        capabilities
     }
 
     /// The gateway's `instructions`: its servers', combined in catalog
@@ -149,6 +160,9 @@ impl Gateway {
             "prompts/get" => self.get_prompt(params, rounds(&asker)).await,
             "completion/complete" => self.complete(params).await,
             "logging/setLevel" => self.set_level(params).await,
+            "tasks/get" | "tasks/update" | "tasks/cancel" if rounds(&asker) => {
+                self.task_request(method, params).await
+            }
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
@@ -305,7 +319,10 @@ impl Gateway {
                 .await;
                 match called {
                     Ok(mut result) => {
-                        naming.wrap_content_uris(server, &mut result);
+                        match result.get("resultType").and_then(Value::as_str) {
+                            Some("task") => naming.wrap_task(server, &mut result),
+                            _ => naming.wrap_content_uris(server, &mut result),
+                        }
                         Ok(result)
                     }
                     // Arguments the server's schema refuses, a server that
@@ -371,18 +388,33 @@ impl Gateway {
         if let [only] = servers.as_slice() {
             return Ok((only.clone(), uri.to_owned()));
         }
+        // The server that lists the URI; else (a URI of a template, or
+        // one no server has) the one server that lists any resource or
+        // template, which answers for it as it would without the gateway.
+        let mut offering = Vec::new();
         for server in servers {
             let listed = self.runtime.list_resources(&server).await;
-            if listed.is_ok_and(|browsed| {
-                browsed
-                    .items
-                    .iter()
-                    .any(|item| item.get("uri").and_then(Value::as_str) == Some(uri))
-            }) {
+            let listed = listed.map(|browsed| browsed.items).unwrap_or_default();
+            if listed
+                .iter()
+                .any(|item| item.get("uri").and_then(Value::as_str) == Some(uri))
+            {
                 return Ok((server, uri.to_owned()));
             }
+            let offers = !listed.is_empty()
+                || self
+                    .runtime
+                    .list_resource_templates(&server)
+                    .await
+                    .is_ok_and(|browsed| !browsed.items.is_empty());
+            if offers {
+                offering.push(server);
+            }
         }
-        Err(invalid(format!("unknown resource: {uri}")))
+        match offering.as_slice() {
+            [only] => Ok((only.clone(), uri.to_owned())),
+            _ => Err(invalid(format!("unknown resource: {uri}"))),
+        }
     }
 
     async fn read_resource(&self, params: &Value, hand_back: bool) -> Answer {
@@ -409,6 +441,46 @@ impl Gateway {
                 }
             }
         }
+        Ok(result)
+    }
+
+    /// `tasks/get`, `tasks/update` or `tasks/cancel` of a task a server
+    /// started for a call through the gateway, sent to that server (the
+    /// wrapped id names it) with what the client stated for the request.
+    /// A request that does not state the tasks extension is refused as
+    /// the extension says (-32021), before its id is read; an id no
+    /// server of the gateway's could have given is an unknown task.
+    async fn task_request(&self, method: &str, params: &Value) -> Answer {
+        if !states_tasks(params) {
+            return Err(ErrorObject {
+                code: MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message: format!(
+                    "{method} needs the {TASKS_EXTENSION} extension in the request's client capabilities"
+                ),
+                data: Some(json!({
+                    "requiredCapabilities": {"extensions": { TASKS_EXTENSION: {} }}
+                })),
+            });
+        }
+        let id = params
+            .get("taskId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid(format!("{method} needs a taskId")))?;
+        let Some((server, inner)) = self
+            .naming
+            .unwrap_task_id(id)
+            .filter(|(server, _)| self.runtime.servers().contains(server))
+        else {
+            return Err(invalid(format!("unknown task: {id}")));
+        };
+        let mut params = forwarded(params);
+        params["taskId"] = Value::String(inner.to_owned());
+        let mut result = self
+            .runtime
+            .request(&server, method, params)
+            .await
+            .map_err(|error| upstream(&error))?;
+        self.naming.wrap_task(&server, &mut result);
         Ok(result)
     }
 

@@ -8,6 +8,11 @@
 //!
 //! With [`Naming::passthrough`] (one upstream server) nothing is renamed
 //! or wrapped: names and URIs are the server's own.
+//!
+//! Task ids are always wrapped, as `<server>/<id as the server gave it>`
+//! (the server part encoded as in URIs): a task id is a handle, never a
+//! name a model sees, and a wrapped one leads back to its server with no
+//! state kept, whichever replica the client's next `tasks/get` reaches.
 
 use mcp_catalog::NamingStyle;
 use mcp_catalog::tools::{NameAllocator, ServerPrefix};
@@ -105,6 +110,31 @@ impl Naming {
         Some((server.into_owned(), inner))
     }
 
+    /// Task `id` of `server` as a downstream client sees it.
+    pub fn wrap_task_id(self, server: &str, id: &str) -> String {
+        format!("{}/{id}", utf8_percent_encode(server, SERVER_PART))
+    }
+
+    /// The server and its own task id behind a wrapped `id`; `None` for an
+    /// id this gateway did not wrap.
+    pub fn unwrap_task_id(self, id: &str) -> Option<(String, &str)> {
+        let (server, inner) = id.split_once('/')?;
+        let server = percent_decode_str(server).decode_utf8().ok()?;
+        (!server.is_empty()).then(|| (server.into_owned(), inner))
+    }
+
+    /// A task of `server` as a downstream client sees it: a
+    /// `CreateTaskResult` or a `tasks/get` result, with its id wrapped and
+    /// the URIs in an inlined result wrapped as a call's are.
+    pub fn wrap_task(self, server: &str, task: &mut Value) {
+        if let Some(Value::String(id)) = task.get_mut("taskId") {
+            *id = self.wrap_task_id(server, id);
+        }
+        if let Some(result) = task.get_mut("result") {
+            self.wrap_content_uris(server, result);
+        }
+    }
+
     /// The downstream names of `items` (each a server's raw prompt name),
     /// allocated in a fixed order (servers by name, then names), with the
     /// server and raw name each stands for.
@@ -198,6 +228,37 @@ mod tests {
             let before = other.clone();
             naming.wrap_content_uris("s", &mut other);
             assert_eq!(other, before);
+        }
+    }
+
+    #[test]
+    fn a_wrapped_task_id_leads_back_to_its_server_in_every_naming() {
+        for naming in [
+            Naming::prefixed(NamingStyle::Claw),
+            Naming::passthrough(NamingStyle::Claw),
+        ] {
+            for (server, id) in [
+                ("tasks", "0f4e-11"),
+                ("two words", "a/b/c"),
+                ("a/b", ""),
+                ("ünïcode", "tasks/x%2F"),
+            ] {
+                let wrapped = naming.wrap_task_id(server, id);
+                let (back, inner) = naming.unwrap_task_id(&wrapped).unwrap();
+                assert_eq!((back.as_str(), inner), (server, id), "{wrapped}");
+            }
+            for foreign in ["nonexistent-12345", "/x", "%FF/x", ""] {
+                assert_eq!(naming.unwrap_task_id(foreign), None, "{foreign}");
+            }
+            let mut task = serde_json::json!({"taskId": "t1", "status": "completed",
+                "result": {"content": [{"type": "resource_link", "uri": "x://a", "name": "a"}]}});
+            naming.wrap_task("s", &mut task);
+            assert_eq!(task["taskId"], "s/t1");
+            let link = &task["result"]["content"][0]["uri"];
+            match naming.is_passthrough() {
+                true => assert_eq!(link, "x://a"),
+                false => assert_eq!(link, "mcp-gateway://s/x://a"),
+            }
         }
     }
 

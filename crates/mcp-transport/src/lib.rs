@@ -267,7 +267,8 @@ pub mod types {
         INVALID_ENTRIES_SHOWN, InvalidEntry, ListLimits, ListingNote, RejectedTool,
     };
     pub use crate::task::{
-        RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, task_generation,
+        RELATED_TASK_META, Task, TaskGeneration, TaskStatus, TaskSupport, states_tasks,
+        task_generation,
     };
 }
 

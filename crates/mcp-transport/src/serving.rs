@@ -218,20 +218,27 @@ pub fn complete_for(method: &str, result: Value) -> Value {
     result
 }
 
-/// `result` (one a server gave) without what belongs to the revision
-/// and the server that answered rather than to the result: `resultType`
-/// (but `input_required`, which only a 2026-07-28 client is given),
-/// the caching hints and the answering server's identity in `_meta`. A
-/// server that passes a result on (a gateway) answers at its own client's
-/// revision, as itself.
-pub fn without_revision_members(mut result: Value) -> Value {
+/// `result` (one a server gave to `method`) without what belongs to the
+/// revision and the server that answered rather than to the result:
+/// `resultType` (but `input_required` and `task`, interim answers that
+/// only a 2026-07-28 client is given), the caching hints of a cacheable
+/// method (elsewhere `ttlMs` is the result's own: a task's lifetime) and
+/// the answering server's identity in `_meta`. A server that passes a
+/// result on (a gateway) answers at its own client's revision, as itself.
+pub fn without_revision_members(method: &str, mut result: Value) -> Value {
     if let Value::Object(map) = &mut result {
-        // An input round stays one: it is the request's answer for now.
-        if map.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        // An interim answer stays one: it is the request's answer for now.
+        let interim = matches!(
+            map.get("resultType").and_then(Value::as_str),
+            Some("input_required" | "task")
+        );
+        if !interim {
             map.remove("resultType");
         }
-        map.remove("ttlMs");
-        map.remove("cacheScope");
+        if CACHEABLE.contains(&method) {
+            map.remove("ttlMs");
+            map.remove("cacheScope");
+        }
         if let Some(Value::Object(meta)) = map.get_mut("_meta") {
             meta.remove(META_SERVER_INFO);
             if meta.is_empty() {
@@ -334,23 +341,38 @@ mod tests {
     #[test]
     fn a_passed_on_result_loses_its_revision_members_only() {
         let given = json!({
-            "content": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "public",
+            "resources": [], "resultType": "complete", "ttlMs": 5, "cacheScope": "public",
             "_meta": {META_SERVER_INFO: {"name": "up"}, "other": 1},
         });
         assert_eq!(
-            without_revision_members(given),
-            json!({"content": [], "_meta": {"other": 1}})
+            without_revision_members("resources/list", given),
+            json!({"resources": [], "_meta": {"other": 1}})
         );
         let round =
             json!({"resultType": "input_required", "inputRequests": {}, "requestState": "s"});
-        assert_eq!(without_revision_members(round.clone()), round);
+        assert_eq!(without_revision_members("tools/call", round.clone()), round);
         assert_eq!(complete(round.clone()), round);
+        // a task keeps its kind and its lifetime, in a call's answer and a
+        // `tasks/get`'s
+        let task =
+            json!({"resultType": "task", "taskId": "t", "status": "working", "ttlMs": 60000});
+        assert_eq!(without_revision_members("tools/call", task.clone()), task);
+        assert_eq!(complete(task.clone()), task);
+        let polled =
+            json!({"resultType": "complete", "taskId": "t", "status": "working", "ttlMs": 9});
+        assert_eq!(
+            without_revision_members("tasks/get", polled),
+            json!({"taskId": "t", "status": "working", "ttlMs": 9})
+        );
         let only_identity = json!({"tools": [], "_meta": {META_SERVER_INFO: {}}});
         assert_eq!(
-            without_revision_members(only_identity),
+            without_revision_members("tools/list", only_identity),
             json!({"tools": []})
         );
-        assert_eq!(without_revision_members(json!([1])), json!([1]));
+        assert_eq!(
+            without_revision_members("tools/call", json!([1])),
+            json!([1])
+        );
     }
 
     #[test]

@@ -30,6 +30,19 @@ pub(crate) use crate::protocol::FIRST_MODERN_VERSION as FIRST_EXTENSION_REVISION
 /// task (for instance the elicitation it sends while a task waits).
 pub const RELATED_TASK_META: &str = "io.modelcontextprotocol/related-task";
 
+/// Whether a request's `params` state, for that request alone, that its
+/// client takes tasks: the extension in the capabilities of its `_meta`
+/// (2026-07-28). A task handle may go back only to such a client; for any
+/// other the one who relays the request follows the task to its end.
+pub fn states_tasks(params: &Value) -> bool {
+    params
+        .get("_meta")
+        .and_then(|meta| meta.get(crate::protocol::META_CLIENT_CAPABILITIES))
+        .and_then(|capabilities| capabilities.get("extensions"))
+        .and_then(|extensions| extensions.get(TASKS_EXTENSION))
+        .is_some_and(Value::is_object)
+}
+
 /// How a tool may be run as a task (`execution.taskSupport`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -344,6 +357,42 @@ mod tests {
             None
         );
         assert_eq!(Task::from_extension(&json!({"taskId": "t"})), None);
+    }
+
+    #[test]
+    fn a_request_states_tasks_only_with_the_extension_in_its_own_capabilities() {
+        use crate::protocol::META_CLIENT_CAPABILITIES as CAPS;
+        let check = |params: Value, expected: bool| {
+            assert_eq!(states_tasks(&params), expected, "{params}");
+        };
+        check(
+            json!({"_meta": {CAPS: {"extensions": {TASKS_EXTENSION: {}}}}}),
+            true,
+        );
+        check(
+            json!({"_meta": {CAPS: {"extensions": {TASKS_EXTENSION: {"x": 1}}}}}),
+            true,
+        );
+        check(
+            json!({"_meta": {CAPS: {"extensions": {TASKS_EXTENSION: null}}}}),
+            false,
+        );
+        check(
+            json!({"_meta": {CAPS: {"extensions": {TASKS_EXTENSION: true}}}}),
+            false,
+        );
+        check(
+            json!({"_meta": {CAPS: {"extensions": {"other/ext": {}}}}}),
+            false,
+        );
+        check(json!({"_meta": {CAPS: {"tasks": {}}}}), false);
+        check(
+            json!({"_meta": {"extensions": {TASKS_EXTENSION: {}}}}),
+            false,
+        );
+        check(json!({"extensions": {TASKS_EXTENSION: {}}}), false);
+        check(json!({"_meta": 1}), false);
+        check(json!(null), false);
     }
 
     #[test]

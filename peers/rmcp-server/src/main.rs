@@ -6,6 +6,8 @@
 //!     rmcp-peer-server stdio
 //!     rmcp-peer-server http PORT   streamable HTTP on 127.0.0.1:PORT/mcp
 //!                                  (stateless at 2026-07-28, sessions before)
+//!     rmcp-peer-server task-suite  the conformance suite's task tools over
+//!                                  stdio (see `task_suite`)
 //!
 //! Tools:
 //!     echo {text}  returns `text`
@@ -18,6 +20,8 @@
 //!     slow {ms}    waits `ms` (default 200) and returns "done"; a task
 //!                  (`resultType: "task"`, polled with tasks/get) when the
 //!                  client declares the tasks extension
+
+mod task_suite;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,16 +94,24 @@ impl Peer {
         let mut tools = vec![
             tool(json!({"name": "echo", "description": "Returns its text",
                 "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}))?,
-            tool(json!({"name": "toggle", "description": "Adds or removes the tool `extra`",
-                "inputSchema": {"type": "object"}}))?,
-            tool(json!({"name": "confirm", "description": "Asks the user to confirm",
-                "inputSchema": {"type": "object"}}))?,
-            tool(json!({"name": "slow", "description": "Waits, then answers (a task when the client takes tasks)",
-                "inputSchema": {"type": "object", "properties": {"ms": {"type": "integer"}}}}))?,
+            tool(
+                json!({"name": "toggle", "description": "Adds or removes the tool `extra`",
+                "inputSchema": {"type": "object"}}),
+            )?,
+            tool(
+                json!({"name": "confirm", "description": "Asks the user to confirm",
+                "inputSchema": {"type": "object"}}),
+            )?,
+            tool(
+                json!({"name": "slow", "description": "Waits, then answers (a task when the client takes tasks)",
+                "inputSchema": {"type": "object", "properties": {"ms": {"type": "integer"}}}}),
+            )?,
         ];
         if self.extra_on.load(Ordering::SeqCst) {
-            tools.push(tool(json!({"name": "extra", "description": "Listed while toggled on",
-                "inputSchema": {"type": "object"}}))?);
+            tools.push(tool(
+                json!({"name": "extra", "description": "Listed while toggled on",
+                "inputSchema": {"type": "object"}}),
+            )?);
         }
         Ok(tools)
     }
@@ -299,9 +311,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         tasks: TaskManager::new(),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         [] | ["stdio"] => {
             let running = peer.serve(rmcp::transport::stdio()).await?;
+            running.waiting().await?;
+        }
+        ["task-suite"] => {
+            let running = task_suite::TaskSuite::default()
+                .serve(rmcp::transport::stdio())
+                .await?;
             running.waiting().await?;
         }
         ["http", port] => {
@@ -324,7 +347,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         _ => {
-            eprintln!("usage: rmcp-peer-server stdio | http PORT");
+            eprintln!("usage: rmcp-peer-server stdio | http PORT | task-suite");
             std::process::exit(2);
         }
     }

@@ -92,8 +92,10 @@ pub trait Connection: Send + Sync {
     /// that relays its client's call: with [`InputRounds::HandedBack`] an
     /// `input_required` result is the answer, for the client to retry;
     /// with [`InputRounds::Answered`] the session's handler answers the
-    /// rounds. The raw result. The default sends a plain call (nothing but
-    /// the name and arguments passed on).
+    /// rounds. A task the server starts comes back as its handle only when
+    /// the request states its client takes tasks; otherwise it is followed
+    /// to its end. The raw result. The default sends a plain call (nothing
+    /// but the name and arguments passed on).
     async fn call_tool_relayed(
         &self,
         params: Value,

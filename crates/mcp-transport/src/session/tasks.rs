@@ -31,7 +31,7 @@ use tokio::time::Instant;
 use crate::error::{TransportError, TransportErrorKind};
 use crate::message::ErrorObject;
 use crate::protocol::CallToolResult;
-use crate::task::{Task, TaskGeneration, TaskStatus, TaskSupport, task_generation};
+use crate::task::{Task, TaskGeneration, TaskStatus, TaskSupport, states_tasks, task_generation};
 use crate::time::later_tokio as later;
 
 use super::deadlines::{Activity, Deadline};
@@ -133,6 +133,37 @@ impl ClientSession {
                     .request_within("tools/call", Some(params), options, &mut deadline)
                     .await?;
                 self.settle_tool_result(name, result, options, deadline)
+                    .await
+            }
+        }
+    }
+
+    /// `tools/call` with `params` as a host relaying its own client's call
+    /// gives them (see [`states_tasks`]): the server's answer as it came,
+    /// save a task handle for a request that does not state it takes
+    /// tasks, which the session follows to its end within the call's one
+    /// deadline (the server started it on the session's own
+    /// announcement, which the relaying host's client never made).
+    pub async fn call_tool_relayed(
+        &self,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Value, TransportError> {
+        let takes_tasks = states_tasks(&params);
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let mut deadline = self.shared.deadline("tools/call", options);
+        let result = self
+            .shared
+            .request_within("tools/call", Some(params), options, &mut deadline)
+            .await?;
+        match takes_tasks {
+            true => Ok(result),
+            false => {
+                self.settle_tool_result(&name, result, options, deadline)
                     .await
             }
         }
