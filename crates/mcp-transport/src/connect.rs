@@ -313,8 +313,9 @@ pub async fn connect(
     session_options.request_timeout = config.timeouts.request;
     session_options.tool_call_timeout = config.timeouts.tool_call;
     #[cfg(feature = "otel")]
-    if let TransportConfig::Http(remote) | TransportConfig::Sse(remote) | TransportConfig::Ws(remote) =
-        &config.transport
+    if let TransportConfig::Http(remote)
+    | TransportConfig::Sse(remote)
+    | TransportConfig::Ws(remote) = &config.transport
     {
         session_options.telemetry = session_options.telemetry.with_server_url(&remote.url);
     }

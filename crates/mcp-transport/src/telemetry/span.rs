@@ -62,10 +62,9 @@ pub(crate) fn error_type(kind: &TransportErrorKind) -> Cow<'static, str> {
         K::ServerExited { .. } => "server_exited",
         K::Io { .. } => "io",
         K::Http { .. } => "http",
-        K::Protocol { .. }
-        | K::NotJson { .. }
-        | K::InvalidMessage { .. }
-        | K::TooDeep { .. } => "protocol_error",
+        K::Protocol { .. } | K::NotJson { .. } | K::InvalidMessage { .. } | K::TooDeep { .. } => {
+            "protocol_error"
+        }
         K::MessageTooLarge { .. } | K::FrameTooLarge { .. } => "message_too_large",
         K::InputRequestFailed { .. } | K::InputRoundsExceeded { .. } => "input_required_failed",
         K::TaskFailed { .. } => "task_failed",
