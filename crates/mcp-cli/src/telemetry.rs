@@ -43,11 +43,11 @@ pub(crate) struct Plan {
     pub(crate) metrics: Option<Protocol>,
 }
 
-/// Why the variables export nothing although one names an endpoint.
+/// Why the variables export nothing although one names an endpoint: the
+/// protocol variable that names a protocol this build cannot speak.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refused {
     pub(crate) variable: &'static str,
-    pub(crate) value: String,
 }
 
 /// Reads the variables through `var` (the process environment, or a
@@ -69,7 +69,7 @@ pub(crate) fn plan(var: impl Fn(&str) -> Option<String>) -> Result<Plan, Refused
         match value.trim() {
             "" | "http/protobuf" => Ok(Protocol::HttpBinary),
             "http/json" => Ok(Protocol::HttpJson),
-            _ => Err(Refused { variable, value }),
+            _ => Err(Refused { variable }),
         }
     };
     let general = set("OTEL_EXPORTER_OTLP_ENDPOINT");
@@ -98,10 +98,8 @@ pub(crate) struct Telemetry {
 pub(crate) fn start() -> Telemetry {
     let plan = match plan(|name| std::env::var(name).ok()) {
         Ok(plan) => plan,
-        Err(Refused { variable, value }) => {
-            tracing::warn!(
-                "{variable}={value:?} is not http/protobuf or http/json; exporting no telemetry"
-            );
+        Err(Refused { variable }) => {
+            tracing::warn!("{variable} is not http/protobuf or http/json; exporting no telemetry");
             return Telemetry::default();
         }
     };
@@ -126,7 +124,8 @@ pub(crate) fn start() -> Telemetry {
             .with_http_client(client.clone())
             .with_protocol(protocol)
             .build()
-            .inspect_err(|error| tracing::warn!("OTLP span exporter: {error}"))
+            // The error may quote the endpoint, credentials and all.
+            .inspect_err(|_| tracing::warn!("the OTLP span exporter could not be built from OTEL_EXPORTER_OTLP_*; exporting no spans"))
             .ok()?;
         Some(
             SdkTracerProvider::builder()
@@ -141,7 +140,7 @@ pub(crate) fn start() -> Telemetry {
             .with_http_client(client.clone())
             .with_protocol(protocol)
             .build()
-            .inspect_err(|error| tracing::warn!("OTLP metric exporter: {error}"))
+            .inspect_err(|_| tracing::warn!("the OTLP metric exporter could not be built from OTEL_EXPORTER_OTLP_*; exporting no metrics"))
             .ok()?;
         Some(
             SdkMeterProvider::builder()
@@ -205,12 +204,15 @@ impl HttpClient for Client {
             .request(parts.method, parts.uri.to_string())
             .headers(parts.headers)
             .body(body.to_vec())
-            .send()?;
+            .send()
+            // Errors reach the SDK's shutdown report: never the endpoint,
+            // which may carry credentials.
+            .map_err(reqwest::Error::without_url)?;
         let mut answer = Response::builder().status(response.status().as_u16());
         for (name, value) in response.headers() {
             answer = answer.header(name.as_str(), value.as_bytes());
         }
-        let body = response.bytes()?;
+        let body = response.bytes().map_err(reqwest::Error::without_url)?;
         Ok(answer.body(body)?)
     }
 }
