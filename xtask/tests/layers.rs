@@ -69,7 +69,7 @@ const CRATES: &[(&str, Layers)] = &[
             ],
             &["protocol", "depth"],
             &["error"],
-            &["message", "task"],
+            &["message", "task", "telemetry"],
             &["scan", "request_meta", "failure"],
             &["codec", "serving"],
             // the trait
@@ -112,7 +112,7 @@ const CRATES: &[(&str, Layers)] = &[
     (
         "crates/mcp-cli",
         &[
-            &["cli"],
+            &["cli", "telemetry"],
             &["context", "connecting"],
             &["output"],
             &["diagnostics", "wait", "entry_args"],

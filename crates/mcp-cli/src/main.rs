@@ -30,6 +30,7 @@ mod read;
 mod serve;
 mod session;
 mod target;
+mod telemetry;
 mod tools;
 mod wait;
 mod write;
@@ -60,7 +61,10 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(cli.global.verbose);
+    let telemetry = telemetry::start();
     let outcome = Context::new(&cli.global).and_then(|context| run(&context, cli.command));
+    // Flushed before the exit status is known to the shell.
+    drop(telemetry);
     output::finish();
     match outcome {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

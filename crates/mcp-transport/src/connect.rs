@@ -312,6 +312,13 @@ pub async fn connect(
     session_options.connect_timeout = connect_timeout;
     session_options.request_timeout = config.timeouts.request;
     session_options.tool_call_timeout = config.timeouts.tool_call;
+    #[cfg(feature = "otel")]
+    if let TransportConfig::Http(remote)
+    | TransportConfig::Sse(remote)
+    | TransportConfig::Ws(remote) = &config.transport
+    {
+        session_options.telemetry = session_options.telemetry.with_server_url(&remote.url);
+    }
     // Only a session that may go modern determines the era: one held to
     // older revisions never probes, and its `initialize` says nothing of
     // whether the server also speaks the modern era.

@@ -181,6 +181,8 @@ pub mod serving;
 mod session;
 mod stderr_tail;
 mod task;
+#[cfg(feature = "otel")]
+pub mod telemetry;
 pub mod time;
 mod transport;
 

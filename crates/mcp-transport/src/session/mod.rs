@@ -36,6 +36,7 @@ mod driver;
 mod list;
 mod listen;
 mod negotiate;
+mod observe;
 mod pending;
 mod rounds;
 mod tasks;
@@ -173,6 +174,9 @@ pub struct SessionOptions {
     /// How many unread [`ServerEvent`]s a subscriber may lag before the
     /// oldest are dropped (keeps a notification flood bounded).
     pub event_capacity: usize,
+    /// What the session reports to OpenTelemetry beyond the defaults.
+    #[cfg(feature = "otel")]
+    pub telemetry: crate::telemetry::TelemetryOptions,
 }
 
 impl SessionOptions {
@@ -338,6 +342,8 @@ impl SessionOptions {
             handler: None,
             respect_capabilities: true,
             event_capacity: 1024,
+            #[cfg(feature = "otel")]
+            telemetry: crate::telemetry::TelemetryOptions::default(),
         }
     }
 }
@@ -573,6 +579,8 @@ struct Shared {
     /// The server's identity from a result's `_meta`, for a modern server
     /// whose `server/discover` answer did not carry it.
     server_info: Mutex<Option<Implementation>>,
+    #[cfg(feature = "otel")]
+    telemetry: crate::telemetry::SessionTelemetry,
 }
 
 /// A tool a listing left out because its definition cannot be used (an
@@ -646,6 +654,8 @@ impl ClientSession {
             tool_headers,
             marks_own_failures,
         } = transport.info();
+        #[cfg(feature = "otel")]
+        let telemetry = crate::telemetry::SessionTelemetry::new(kind, options.telemetry.clone());
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             server,
@@ -668,6 +678,8 @@ impl ClientSession {
             tool_headers,
             marks_own_failures,
             server_info: Mutex::new(None),
+            #[cfg(feature = "otel")]
+            telemetry,
         });
         if let Some(sender) = &shared.modern_direct {
             let route: std::sync::Weak<dyn AnswerRoute> = Arc::downgrade(&shared) as _;
@@ -681,6 +693,10 @@ impl ClientSession {
         let _ = shared
             .revision
             .set(negotiated.identity.protocol_version.clone());
+        #[cfg(feature = "otel")]
+        shared
+            .telemetry
+            .negotiated(&negotiated.identity.protocol_version);
         let modern = negotiated.modern.is_some();
         if let Some(meta) = negotiated.modern {
             let _ = shared.modern.set(meta);

@@ -236,6 +236,11 @@ impl Shared {
             table.entries.drain().map(|(_, pending)| pending).collect()
         };
         let reason = self.ended_error();
+        #[cfg(feature = "otel")]
+        self.telemetry.ended(match reason.kind() {
+            TransportErrorKind::Closed => None,
+            kind => Some(crate::telemetry::span::error_type(kind)),
+        });
         for pending in drained {
             let _ = pending.reply.send(Reply::Ended(reason.clone()));
         }
@@ -395,6 +400,7 @@ impl Shared {
         if wake {
             self.deadlines.notify_one();
         }
+        let (observed, params) = self.observe(method, id, params);
         let mut guard = InFlight {
             shared: self,
             id,
@@ -451,7 +457,7 @@ impl Shared {
                             callback(progress);
                         }
                     }
-                    return match reply {
+                    let outcome = match reply {
                         Ok(Reply::Answer(answer)) => answer
                             .map(|body| (body, kept))
                             .map_err(|error| self.answer_error(method, error)),
@@ -464,6 +470,8 @@ impl Shared {
                             Err(limits.error(&self.server, method, Instant::now(), limit))
                         }
                     };
+                    observed.end(self, &outcome);
+                    return outcome;
                 }
                 // The driver moves the deadline as it delivers progress.
                 Some(progress) = recv_progress(&mut progress_rx) => {
