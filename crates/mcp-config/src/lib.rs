@@ -115,6 +115,7 @@ mod merge;
 mod name;
 mod parse;
 mod plugin;
+pub mod policy;
 mod sources;
 mod types;
 

@@ -773,6 +773,10 @@ pub enum Scope {
     /// The user's settings for one project (`.claude/settings.local.json`, the
     /// project's entry in `~/.claude.json`).
     Local,
+    /// The organisation's managed directory (`managed-mcp.json`, and
+    /// `managedMcpServers` in `managed-settings.json`): above every other
+    /// scope, and never written.
+    Managed,
 }
 
 impl Scope {
@@ -784,6 +788,7 @@ impl Scope {
             Scope::User => "user",
             Scope::Project => "project",
             Scope::Local => "local",
+            Scope::Managed => "managed",
         }
     }
 }
@@ -834,6 +839,9 @@ pub enum ApprovalBasis {
     },
     /// Named in `disabledMcpjsonServers`.
     Denied,
+    /// Blocked by the managed policy (see [`crate::policy`]): never started,
+    /// whatever the user approved.
+    Blocked(crate::policy::PolicyBlock),
 }
 
 /// A merged server: its config plus where it came from.
@@ -852,6 +860,24 @@ pub struct ScopedServer {
     /// Why the server has that approval.
     #[serde(rename = "approvalBasis")]
     pub approval_basis: ApprovalBasis,
+}
+
+impl ScopedServer {
+    /// Whether the server may be started: enabled, approved, and not
+    /// blocked by the managed policy. Every path that starts servers asks
+    /// this (or [`LoadedConfig::runnable`](crate::LoadedConfig::runnable),
+    /// which does), so a blocked server has no way to run.
+    pub fn is_runnable(&self) -> bool {
+        self.config.enabled && self.approval == Approval::Approved && self.blocked().is_none()
+    }
+
+    /// The policy rule that blocks the server, when one does.
+    pub fn blocked(&self) -> Option<&crate::policy::PolicyBlock> {
+        match &self.approval_basis {
+            ApprovalBasis::Blocked(block) => Some(block),
+            _ => None,
+        }
+    }
 }
 
 /// Severity of a diagnostic.

@@ -28,7 +28,7 @@ mod cursor;
 mod gemini;
 mod goose;
 mod shared;
-mod tree;
+pub(crate) mod tree;
 mod vscode;
 mod windsurf;
 mod zed;
