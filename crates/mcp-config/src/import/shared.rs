@@ -420,7 +420,13 @@ impl<'a> EntryBuilder<'a> {
             .map(|id| (id.clone(), "input".to_owned()))
             .collect();
         super::fill_inputs(&mut probe, &stand_ins);
-        if let Err(err) = crate::edit::validate_entry(name, probe, &BTreeMap::new()) {
+        if let Err(err) = crate::edit::validate_entry(
+            name,
+            probe,
+            &BTreeMap::new(),
+            &crate::policy::Policy::default(),
+            crate::Scope::User,
+        ) {
             out.diagnostics.push(self.tree.diagnostic(
                 Level::Error,
                 &self.pointer,
