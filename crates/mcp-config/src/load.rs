@@ -599,7 +599,17 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
         if let Some(block) = policy.verdict(&candidate) {
             diagnostics.push(Diagnostic {
                 level: Level::Warning,
-                message: format!("server `{name}` is blocked by policy: {block}"),
+                // The position is the rule's; the message adds what it says.
+                message: match (block.rule.key.as_str(), block.rule.pattern.as_str()) {
+                    ("", _) => format!("server `{name}` is blocked by policy: {}", block.reason),
+                    (key, "") => {
+                        format!("server `{name}` is blocked by policy: {} (`{key}`)", block.reason)
+                    }
+                    (key, pattern) => format!(
+                        "server `{name}` is blocked by policy: {} (`{key}` {pattern})",
+                        block.reason
+                    ),
+                },
                 file: Some(block.rule.file.clone()),
                 line: block.rule.line,
                 column: None,

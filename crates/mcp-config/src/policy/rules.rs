@@ -36,7 +36,9 @@ impl std::fmt::Display for PolicyRule {
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
-        write!(f, " `{}`", self.key)?;
+        if !self.key.is_empty() {
+            write!(f, " `{}`", self.key)?;
+        }
         if !self.pattern.is_empty() {
             write!(f, " {}", self.pattern)?;
         }
