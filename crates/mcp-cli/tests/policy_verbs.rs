@@ -56,7 +56,13 @@ fn unpadded(text: &str) -> String {
 fn check_refused(tree: &Tree, args: &[&str], message: &str) {
     let before = tree.snapshot_files();
     let run = tree.run(args);
-    assert_ne!(run.code, 0, "`{}` succeeded:\n{}", args.join(" "), run.stdout);
+    assert_ne!(
+        run.code,
+        0,
+        "`{}` succeeded:\n{}",
+        args.join(" "),
+        run.stdout
+    );
     assert!(
         run.stderr.contains(message),
         "stderr lacks `{message}`:\n{}",
@@ -137,13 +143,25 @@ fn add_and_import_refuse_what_the_policy_blocks() {
     for scope in ["user", "project", "local"] {
         check_refused(
             &tree,
-            &["add", "--scope", scope, "--transport", "http", "bad", "https://mcp.evil.example/mcp"],
+            &[
+                "add",
+                "--scope",
+                scope,
+                "--transport",
+                "http",
+                "bad",
+                "https://mcp.evil.example/mcp",
+            ],
             rule,
         );
     }
     check_refused(
         &tree,
-        &["add-json", "bad", r#"{"type": "sse", "url": "https://a.evil.example/sse"}"#],
+        &[
+            "add-json",
+            "bad",
+            r#"{"type": "sse", "url": "https://a.evil.example/sse"}"#,
+        ],
         rule,
     );
     check_refused(
@@ -158,7 +176,17 @@ fn add_and_import_refuse_what_the_policy_blocks() {
     // One blocked server refuses the whole import: nothing is written.
     check_refused(&tree, &["import", "--from", "codex"], rule);
     // What the policy allows is still written.
-    check(&tree, &["add", "--transport", "http", "fine", "https://fine.example/mcp"], 0);
+    check(
+        &tree,
+        &[
+            "add",
+            "--transport",
+            "http",
+            "fine",
+            "https://fine.example/mcp",
+        ],
+        0,
+    );
 }
 
 #[test]
@@ -169,7 +197,13 @@ fn managed_mcp_json_refuses_every_add() {
     )]);
     check_refused(
         &tree,
-        &["add", "--transport", "http", "test", "https://example.com/mcp"],
+        &[
+            "add",
+            "--transport",
+            "http",
+            "test",
+            "https://example.com/mcp",
+        ],
         "managed-mcp.json has exclusive control",
     );
     let run = check(&tree, &["--json", "list"], 0);
@@ -182,7 +216,10 @@ fn managed_mcp_json_refuses_every_add() {
             (
                 s["name"].as_str().unwrap_or_default().to_owned(),
                 s["scope"].as_str().unwrap_or_default().to_owned(),
-                s["approvalBasis"]["basis"].as_str().unwrap_or_default().to_owned(),
+                s["approvalBasis"]["basis"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
             )
         })
         .collect();
@@ -204,10 +241,21 @@ fn a_malformed_managed_file_fails_closed() {
     let run = check(&tree, &["check-config"], 1);
     insta::assert_snapshot!(unpadded(&run.stdout));
     let run = check(&tree, &["list"], 0);
-    assert_eq!(run.stdout.matches("blocked by policy").count(), 4, "{}", run.stdout);
+    assert_eq!(
+        run.stdout.matches("blocked by policy").count(),
+        4,
+        "{}",
+        run.stdout
+    );
     check_refused(
         &tree,
-        &["add", "--transport", "http", "fine", "https://fine.example/mcp"],
+        &[
+            "add",
+            "--transport",
+            "http",
+            "fine",
+            "https://fine.example/mcp",
+        ],
         "the managed policy could not be read",
     );
     tree.run(&["tools", "notes"]);

@@ -48,10 +48,10 @@ use crate::json::{Document, child_pointer};
 use crate::merge::{Contribution, deep_merge, merge};
 use crate::parse::{ParseEnv, parse_file, parse_servers, settings_without};
 use crate::plugin::{PluginInfo, load_canonical_plugin, load_plugin};
+use crate::policy::{Candidate, Policy, read_managed, read_settings_lists};
 use crate::sources::{
     Base, PROJECTS_KEY, SOURCES, ServerMap, Source, pointer_below, untrusted_rank,
 };
-use crate::policy::{Candidate, Policy, read_managed, read_settings_lists};
 use crate::types::{
     Approval, ApprovalBasis, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope, ScopedServer,
 };
@@ -603,7 +603,10 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
                 message: match (block.rule.key.as_str(), block.rule.pattern.as_str()) {
                     ("", _) => format!("server `{name}` is blocked by policy: {}", block.reason),
                     (key, "") => {
-                        format!("server `{name}` is blocked by policy: {} (`{key}`)", block.reason)
+                        format!(
+                            "server `{name}` is blocked by policy: {} (`{key}`)",
+                            block.reason
+                        )
                     }
                     (key, pattern) => format!(
                         "server `{name}` is blocked by policy: {} (`{key}` {pattern})",

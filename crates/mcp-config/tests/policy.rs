@@ -10,7 +10,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use mcp_config::{LoadOptions, LoadedConfig, Level, ScopedServer, load};
+use mcp_config::{Level, LoadOptions, LoadedConfig, ScopedServer, load};
 
 /// The servers every case starts from.
 const USER: &str = r#"{"mcpServers": {
@@ -116,13 +116,21 @@ fn check(files: &[(&str, &str)], expect: &[(&str, &str)]) {
         .iter()
         .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
         .collect();
-    assert_eq!(got, want, "files: {files:?}\ndiagnostics: {:#?}", config.diagnostics);
+    assert_eq!(
+        got, want,
+        "files: {files:?}\ndiagnostics: {:#?}",
+        config.diagnostics
+    );
     // A blocked server is never runnable, and says so in a diagnostic that
     // names it and points at the rule.
     for server in &config.servers {
         if let Some(block) = server.blocked() {
             assert!(!server.is_runnable());
-            assert!(config.runnable().all(|s| s.config.name != server.config.name));
+            assert!(
+                config
+                    .runnable()
+                    .all(|s| s.config.name != server.config.name)
+            );
             assert!(config.diagnostics.iter().any(|d| {
                 d.server.as_deref() == Some(server.config.name.as_str())
                     && d.file.as_ref() == Some(&block.rule.file)
@@ -154,11 +162,17 @@ fn deny_matches_name_command_and_url_patterns() {
     );
     // A name matches exactly: no wildcard, no prefix.
     check(
-        &[(MS, r#"{"deniedMcpServers": [{"serverName": "too*"}, {"serverName": "githu"}]}"#)],
+        &[(
+            MS,
+            r#"{"deniedMcpServers": [{"serverName": "too*"}, {"serverName": "githu"}]}"#,
+        )],
         &[],
     );
     check(
-        &[(MS, r#"{"deniedMcpServers": [{"serverCommand": ["node", "server.js"]}]}"#)],
+        &[(
+            MS,
+            r#"{"deniedMcpServers": [{"serverCommand": ["node", "server.js"]}]}"#,
+        )],
         &[("tool", "blocked deniedMcpServers[0].serverCommand")],
     );
     // The whole argv, in order: a prefix, a reordering or an extra argument is another command.
@@ -170,7 +184,10 @@ fn deny_matches_name_command_and_url_patterns() {
         &[],
     );
     check(
-        &[(MS, r#"{"deniedMcpServers": [{"serverUrl": "https://*.example.com/*"}]}"#)],
+        &[(
+            MS,
+            r#"{"deniedMcpServers": [{"serverUrl": "https://*.example.com/*"}]}"#,
+        )],
         &[
             ("dangerous-server", "blocked deniedMcpServers[0].serverUrl"),
             ("plug", "blocked deniedMcpServers[0].serverUrl"),
@@ -179,7 +196,10 @@ fn deny_matches_name_command_and_url_patterns() {
     );
     // `${VAR}` in a command entry expands before matching.
     check(
-        &[(MS, r#"{"deniedMcpServers": [{"serverCommand": ["${HOME_BIN}/srv"]}]}"#)],
+        &[(
+            MS,
+            r#"{"deniedMcpServers": [{"serverCommand": ["${HOME_BIN}/srv"]}]}"#,
+        )],
         &[("local-bin", "blocked deniedMcpServers[0].serverCommand")],
     );
 }
@@ -209,7 +229,10 @@ fn allow_list_kinds_decide_what_a_name_counts_for() {
     // Url entries only: every remote server needs a url match, and a stdio
     // server has no name or command entry to match.
     check(
-        &[(MS, r#"{"allowedMcpServers": [{"serverUrl": "https://mcp.example.com/*"}, {"serverName": "tool"}]}"#)],
+        &[(
+            MS,
+            r#"{"allowedMcpServers": [{"serverUrl": "https://mcp.example.com/*"}, {"serverName": "tool"}]}"#,
+        )],
         &[
             ("fs", allow),
             ("github", allow),
@@ -221,7 +244,10 @@ fn allow_list_kinds_decide_what_a_name_counts_for() {
     );
     // Command entries only: a remote server may pass by name.
     check(
-        &[(MS, r#"{"allowedMcpServers": [{"serverCommand": ["node", "server.js"]}, {"serverName": "github"}, {"serverName": "fs"}]}"#)],
+        &[(
+            MS,
+            r#"{"allowedMcpServers": [{"serverCommand": ["node", "server.js"]}, {"serverName": "github"}, {"serverName": "fs"}]}"#,
+        )],
         &[
             ("dangerous-server", allow),
             ("fs", allow),
@@ -233,7 +259,10 @@ fn allow_list_kinds_decide_what_a_name_counts_for() {
     );
     // Names only: a name is enough for either kind.
     check(
-        &[(MS, r#"{"allowedMcpServers": [{"serverName": "github"}, {"serverName": "tool"}, {"serverName": "plug"}]}"#)],
+        &[(
+            MS,
+            r#"{"allowedMcpServers": [{"serverName": "github"}, {"serverName": "tool"}, {"serverName": "plug"}]}"#,
+        )],
         &[
             ("dangerous-server", allow),
             ("fs", allow),
@@ -275,8 +304,14 @@ fn settings_lists_merge_unless_the_managed_list_is_the_only_one() {
     check(
         &[
             (MS, managed),
-            (USER_SETTINGS, r#"{"allowedMcpServers": [{"serverName": "fs"}]}"#),
-            (PROJECT_SETTINGS, r#"{"allowedMcpServers": [{"serverName": "proj"}]}"#),
+            (
+                USER_SETTINGS,
+                r#"{"allowedMcpServers": [{"serverName": "fs"}]}"#,
+            ),
+            (
+                PROJECT_SETTINGS,
+                r#"{"allowedMcpServers": [{"serverName": "proj"}]}"#,
+            ),
         ],
         &[
             ("dangerous-server", allow),
@@ -288,16 +323,28 @@ fn settings_lists_merge_unless_the_managed_list_is_the_only_one() {
     // Not under allowManagedMcpServersOnly.
     check(
         &[
-            (MS, r#"{"allowManagedMcpServersOnly": true, "allowedMcpServers": [{"serverName": "github"}, {"serverName": "tool"}]}"#),
-            (USER_SETTINGS, r#"{"allowedMcpServers": [{"serverName": "fs"}]}"#),
+            (
+                MS,
+                r#"{"allowManagedMcpServersOnly": true, "allowedMcpServers": [{"serverName": "github"}, {"serverName": "tool"}]}"#,
+            ),
+            (
+                USER_SETTINGS,
+                r#"{"allowedMcpServers": [{"serverName": "fs"}]}"#,
+            ),
         ],
         &others,
     );
     // The user's deny list always counts, also against managed servers.
     check(
         &[
-            (MCP, r#"{"mcpServers": {"corp": {"command": "corp-server"}}}"#),
-            (USER_SETTINGS, r#"{"deniedMcpServers": [{"serverName": "corp"}]}"#),
+            (
+                MCP,
+                r#"{"mcpServers": {"corp": {"command": "corp-server"}}}"#,
+            ),
+            (
+                USER_SETTINGS,
+                r#"{"deniedMcpServers": [{"serverName": "corp"}]}"#,
+            ),
         ],
         &[
             ("corp", "blocked deniedMcpServers[0].serverName"),
@@ -331,7 +378,10 @@ fn managed_mcp_json_has_exclusive_control() {
     // apply to it, unless it reads the user's environment.
     check(
         &[
-            (MCP, r#"{"mcpServers": {"tool": {"command": "corp-tool"}, "corp": {"type": "http", "url": "https://corp.example/mcp"}}}"#),
+            (
+                MCP,
+                r#"{"mcpServers": {"tool": {"command": "corp-tool"}, "corp": {"type": "http", "url": "https://corp.example/mcp"}}}"#,
+            ),
             (MS, r#"{"allowedMcpServers": []}"#),
         ],
         &[
@@ -346,8 +396,14 @@ fn managed_mcp_json_has_exclusive_control() {
     );
     check(
         &[
-            (MCP, r#"{"mcpServers": {"corp": {"command": "${HOME_BIN}/corp"}}}"#),
-            (MS, r#"{"allowedMcpServers": [{"serverCommand": ["/opt/bin/other"]}]}"#),
+            (
+                MCP,
+                r#"{"mcpServers": {"corp": {"command": "${HOME_BIN}/corp"}}}"#,
+            ),
+            (
+                MS,
+                r#"{"allowedMcpServers": [{"serverCommand": ["/opt/bin/other"]}]}"#,
+            ),
         ],
         &[
             ("corp", "blocked allowedMcpServers"),
@@ -375,13 +431,22 @@ fn strict_plugin_only_keeps_plugin_and_managed_servers() {
         ("staging", strict),
         ("tool", strict),
     ];
-    check(&[(MS, r#"{"strictPluginOnlyCustomization": true}"#)], &configured);
     check(
-        &[(MS, r#"{"strictPluginOnlyCustomization": ["skills", "mcp"]}"#)],
+        &[(MS, r#"{"strictPluginOnlyCustomization": true}"#)],
         &configured,
     );
     check(
-        &[(MS, r#"{"strictPluginOnlyCustomization": ["skills", "hooks"]}"#)],
+        &[(
+            MS,
+            r#"{"strictPluginOnlyCustomization": ["skills", "mcp"]}"#,
+        )],
+        &configured,
+    );
+    check(
+        &[(
+            MS,
+            r#"{"strictPluginOnlyCustomization": ["skills", "hooks"]}"#,
+        )],
         &[],
     );
     check(&[(MS, r#"{"strictPluginOnlyCustomization": false}"#)], &[]);
@@ -391,7 +456,10 @@ fn strict_plugin_only_keeps_plugin_and_managed_servers() {
 fn a_pinned_hash_blocks_a_changed_server() {
     // The pin is the hash `get` prints: the same server runs.
     check(
-        &[(MS, r#"{"allowedMcpServers": [{"serverName": "tool", "configHash": "{HASH:tool}"}, {"serverName": "fs", "configHash": "{HASH:fs}"}, {"serverUrl": "*"}, {"serverCommand": ["node", "server.js"]}, {"serverCommand": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]}]}"#)],
+        &[(
+            MS,
+            r#"{"allowedMcpServers": [{"serverName": "tool", "configHash": "{HASH:tool}"}, {"serverName": "fs", "configHash": "{HASH:fs}"}, {"serverUrl": "*"}, {"serverCommand": ["node", "server.js"]}, {"serverCommand": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]}]}"#,
+        )],
         &[
             ("local-bin", "blocked allowedMcpServers"),
             ("proj", "blocked allowedMcpServers"),
@@ -401,8 +469,14 @@ fn a_pinned_hash_blocks_a_changed_server() {
     // command is allowed; a pin applies to managed servers too.
     check(
         &[
-            (MS, r#"{"allowedMcpServers": [{"serverName": "tool", "configHash": "{HASH:fs}"}, {"serverName": "corp", "configHash": "0000000000000000"}, {"serverCommand": ["node", "server.js"]}]}"#),
-            (MCP, r#"{"mcpServers": {"corp": {"command": "corp-server"}}}"#),
+            (
+                MS,
+                r#"{"allowedMcpServers": [{"serverName": "tool", "configHash": "{HASH:fs}"}, {"serverName": "corp", "configHash": "0000000000000000"}, {"serverCommand": ["node", "server.js"]}]}"#,
+            ),
+            (
+                MCP,
+                r#"{"mcpServers": {"corp": {"command": "corp-server"}}}"#,
+            ),
         ],
         &[
             ("corp", "blocked allowedMcpServers[1].serverName"),
@@ -417,7 +491,10 @@ fn a_pinned_hash_blocks_a_changed_server() {
         ],
     );
     check(
-        &[(MS, r#"{"allowedMcpServers": [{"serverName": "tool", "configHash": "{HASH:fs}"}, {"serverCommand": ["node", "server.js"]}, {"serverUrl": "*"}, {"serverCommand": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]}]}"#)],
+        &[(
+            MS,
+            r#"{"allowedMcpServers": [{"serverName": "tool", "configHash": "{HASH:fs}"}, {"serverCommand": ["node", "server.js"]}, {"serverUrl": "*"}, {"serverCommand": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]}]}"#,
+        )],
         &[
             ("local-bin", "blocked allowedMcpServers"),
             ("proj", "blocked allowedMcpServers"),
@@ -482,21 +559,58 @@ fn managed_settings_servers_are_remote_https_only() {
 #[test]
 fn a_malformed_managed_file_fails_closed() {
     let every = |key: &'static str| -> Vec<(&'static str, &'static str)> {
-        ["dangerous-server", "fs", "github", "local-bin", "plug", "proj", "staging", "tool"]
-            .into_iter()
-            .map(|name| (name, key))
-            .collect()
+        [
+            "dangerous-server",
+            "fs",
+            "github",
+            "local-bin",
+            "plug",
+            "proj",
+            "staging",
+            "tool",
+        ]
+        .into_iter()
+        .map(|name| (name, key))
+        .collect()
     };
     for (file, text, key) in [
-        (MS, "{\"deniedMcpServers\": [\n  {\"serverName\": \"x\",}\n", "blocked "),
-        (MS, r#"{"deniedMcpServers": {"serverName": "x"}}"#, "blocked deniedMcpServers"),
-        (MS, r#"{"deniedMcpServers": [{"serverName": "x", "serverUrl": "y"}]}"#, "blocked deniedMcpServers[0]"),
-        (MS, r#"{"allowedMcpServers": [{"serverNmae": "x"}]}"#, "blocked allowedMcpServers[0].serverNmae"),
-        (MS, r#"{"allowedMcpServers": [{"serverName": "x", "configHash": "abc"}]}"#, "blocked allowedMcpServers[0].configHash"),
-        (MS, r#"{"allowManagedMcpServersOnly": "yes"}"#, "blocked allowManagedMcpServersOnly"),
+        (
+            MS,
+            "{\"deniedMcpServers\": [\n  {\"serverName\": \"x\",}\n",
+            "blocked ",
+        ),
+        (
+            MS,
+            r#"{"deniedMcpServers": {"serverName": "x"}}"#,
+            "blocked deniedMcpServers",
+        ),
+        (
+            MS,
+            r#"{"deniedMcpServers": [{"serverName": "x", "serverUrl": "y"}]}"#,
+            "blocked deniedMcpServers[0]",
+        ),
+        (
+            MS,
+            r#"{"allowedMcpServers": [{"serverNmae": "x"}]}"#,
+            "blocked allowedMcpServers[0].serverNmae",
+        ),
+        (
+            MS,
+            r#"{"allowedMcpServers": [{"serverName": "x", "configHash": "abc"}]}"#,
+            "blocked allowedMcpServers[0].configHash",
+        ),
+        (
+            MS,
+            r#"{"allowManagedMcpServersOnly": "yes"}"#,
+            "blocked allowManagedMcpServersOnly",
+        ),
         (MCP, "{\"mcpServers\": {\n", "blocked "),
         (REQ, "[mcp_servers.x.identity\n", "blocked "),
-        (REQ, "[mcp_servers.x.identity]\ncommand = \"a\"\nurl = \"b\"\n", "blocked mcp_servers.x.identity"),
+        (
+            REQ,
+            "[mcp_servers.x.identity]\ncommand = \"a\"\nurl = \"b\"\n",
+            "blocked mcp_servers.x.identity",
+        ),
     ] {
         let world = World::new(&[(file, text)]);
         let config = world.load();
@@ -567,7 +681,12 @@ fn the_documented_examples_decide_as_documented() {
                 "other-tool": {"command": "node", "args": ["server.js"]},
                 "github": {"command": "node", "args": ["server.js"]},
                 "other-api": {"type": "http", "url": "https://other.example/mcp"}}}"#,
-            &[("github", false), ("local-tool", true), ("other-api", false), ("other-tool", false)],
+            &[
+                ("github", false),
+                ("local-tool", true),
+                ("other-api", false),
+                ("other-tool", false),
+            ],
         ),
         (
             "mixed-name-command",
@@ -622,7 +741,12 @@ fn the_documented_examples_decide_as_documented() {
         (
             "fixed-deployment",
             r#"{"mcpServers": {"mine": {"command": "my-server"}}}"#,
-            &[("company-internal", true), ("github", true), ("mine", false), ("sentry", true)],
+            &[
+                ("company-internal", true),
+                ("github", true),
+                ("mine", false),
+                ("sentry", true),
+            ],
         ),
         (
             "disable-mcp",

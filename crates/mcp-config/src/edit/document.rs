@@ -778,7 +778,14 @@ mod tests {
     }
 
     fn valid(entry: Value) -> ValidEntry {
-        validate_entry("test", entry, &BTreeMap::new(), &Policy::default(), Scope::User).expect("a valid entry")
+        validate_entry(
+            "test",
+            entry,
+            &BTreeMap::new(),
+            &Policy::default(),
+            Scope::User,
+        )
+        .expect("a valid entry")
     }
 
     #[test]
@@ -1023,7 +1030,13 @@ mod tests {
                 Some(file),
                 &["mcpServers"],
                 |doc| {
-                    let entry = validate_entry(name, entry, &BTreeMap::new(), &Policy::default(), Scope::User)?;
+                    let entry = validate_entry(
+                        name,
+                        entry,
+                        &BTreeMap::new(),
+                        &Policy::default(),
+                        Scope::User,
+                    )?;
                     doc.upsert(name, entry).map(drop)
                 },
                 Err(message),

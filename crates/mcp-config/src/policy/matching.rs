@@ -135,21 +135,61 @@ mod tests {
     #[test]
     fn url_patterns() {
         for (pattern, url, expect) in [
-            ("https://mcp.example.com/*", "https://mcp.example.com/api", true),
+            (
+                "https://mcp.example.com/*",
+                "https://mcp.example.com/api",
+                true,
+            ),
             ("https://mcp.example.com/*", "https://mcp.example.com", true),
-            ("https://mcp.example.com", "https://mcp.example.com/any/path", true),
-            ("https://mcp.example.com", "https://mcp.example.com.evil.test/", false),
-            ("https://*.example.com/*", "https://api.internal.example.com/mcp", true),
+            (
+                "https://mcp.example.com",
+                "https://mcp.example.com/any/path",
+                true,
+            ),
+            (
+                "https://mcp.example.com",
+                "https://mcp.example.com.evil.test/",
+                false,
+            ),
+            (
+                "https://*.example.com/*",
+                "https://api.internal.example.com/mcp",
+                true,
+            ),
             ("https://*.example.com/*", "https://example.com/mcp", false),
-            ("https://*.example.com/*", "https://evil.test/?x=.example.com/", false),
+            (
+                "https://*.example.com/*",
+                "https://evil.test/?x=.example.com/",
+                false,
+            ),
             ("http://localhost:*/*", "http://localhost:8080/mcp", true),
             ("http://localhost:*/*", "https://localhost:8080/mcp", false),
             ("*://mcp.example.com/*", "wss://mcp.example.com/ws", true),
-            ("https://Mcp.Example.com/*", "https://mcp.example.com/api", true),
-            ("https://mcp.example.com/*", "https://MCP.example.com./api", true),
-            ("https://mcp.example.com/API", "https://mcp.example.com/api", false),
-            ("https://mcp.example.com/a*c", "https://mcp.example.com/abbbc", true),
-            ("https://mcp.example.com/a*c", "https://mcp.example.com/abbbd", false),
+            (
+                "https://Mcp.Example.com/*",
+                "https://mcp.example.com/api",
+                true,
+            ),
+            (
+                "https://mcp.example.com/*",
+                "https://MCP.example.com./api",
+                true,
+            ),
+            (
+                "https://mcp.example.com/API",
+                "https://mcp.example.com/api",
+                false,
+            ),
+            (
+                "https://mcp.example.com/a*c",
+                "https://mcp.example.com/abbbc",
+                true,
+            ),
+            (
+                "https://mcp.example.com/a*c",
+                "https://mcp.example.com/abbbd",
+                false,
+            ),
             ("https://[::1]:*/*", "https://[::1]:9/x", true),
         ] {
             check(pattern, url, expect);

@@ -58,8 +58,8 @@ mod verdict;
 
 use std::path::PathBuf;
 
-pub(crate) use read::{read_managed, read_settings_lists};
 pub use read::{MANAGED_MCP_FILE, MANAGED_SETTINGS_FILE, REQUIREMENTS_FILE};
+pub(crate) use read::{read_managed, read_settings_lists};
 pub use rules::{PolicyBlock, PolicyRule};
 pub(crate) use verdict::Candidate;
 

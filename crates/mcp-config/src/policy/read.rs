@@ -182,7 +182,10 @@ impl ManagedRead {
         };
         match covers_mcp {
             Some(true) => {
-                let pattern = value.pointer(strict).map(Value::to_string).unwrap_or_default();
+                let pattern = value
+                    .pointer(strict)
+                    .map(Value::to_string)
+                    .unwrap_or_default();
                 self.policy.plugin_only = Some(rule_at(tree, strict, pattern));
             }
             Some(false) => {}
@@ -385,7 +388,13 @@ fn list_entry(
         ));
     };
     let field_pointer = child_pointer(pointer, kind);
-    let bad = |what: &str| problem(tree, &field_pointer, format!("`{key}.{kind}` must be {what}"));
+    let bad = |what: &str| {
+        problem(
+            tree,
+            &field_pointer,
+            format!("`{key}.{kind}` must be {what}"),
+        )
+    };
     let mut unset = Vec::new();
     let mut expand = |text: &str| {
         let expanded = expand_vars(text, |name| vars.get(name).cloned());
@@ -400,7 +409,13 @@ fn list_entry(
         },
         "serverCommand" => match value.as_array() {
             Some(words) if !words.is_empty() && words.iter().all(Value::is_string) => {
-                Matcher::Command(words.iter().filter_map(Value::as_str).map(&mut expand).collect())
+                Matcher::Command(
+                    words
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(&mut expand)
+                        .collect(),
+                )
             }
             _ => return Err(bad("a non-empty list of strings")),
         },

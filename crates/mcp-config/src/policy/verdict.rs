@@ -131,7 +131,10 @@ impl Policy {
                     (_, true, false) => "its command matches no `serverCommand` entry",
                     _ => "it matches no entry",
                 };
-                return block(&first.at, format!("`{name}` is not on the allow list: {what}"));
+                return block(
+                    &first.at,
+                    format!("`{name}` is not on the allow list: {what}"),
+                );
             }
         }
         if let Some(codex) = &self.codex {
@@ -148,8 +151,14 @@ impl Policy {
             });
             if !allowed {
                 let (rule, reason) = match identity {
-                    Some(id) => (&id.at, format!("`{name}` does not have the identity required for it")),
-                    None => (&codex.at, format!("`{name}` is not a server the requirements name")),
+                    Some(id) => (
+                        &id.at,
+                        format!("`{name}` does not have the identity required for it"),
+                    ),
+                    None => (
+                        &codex.at,
+                        format!("`{name}` is not a server the requirements name"),
+                    ),
                 };
                 return block(rule, reason);
             }
@@ -175,12 +184,16 @@ fn provided_shape(server: &Candidate<'_>) -> Option<String> {
             if !remote.url.starts_with("https://") {
                 Some(format!("managed server `{name}` must use an https:// url"))
             } else if remote.headers_helper.is_some() {
-                Some(format!("managed server `{name}` must not name a headersHelper program"))
+                Some(format!(
+                    "managed server `{name}` must not name a headersHelper program"
+                ))
             } else {
                 None
             }
         }
-        _ => Some(format!("managed server `{name}` must be an http or sse server")),
+        _ => Some(format!(
+            "managed server `{name}` must be an http or sse server"
+        )),
     }
 }
 
