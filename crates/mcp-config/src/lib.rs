@@ -117,6 +117,7 @@ mod parse;
 mod plugin;
 pub mod policy;
 mod sources;
+mod tree;
 mod types;
 
 // What a host needs first; the rest sits in the named modules below.

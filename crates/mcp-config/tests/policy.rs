@@ -615,6 +615,7 @@ fn a_malformed_managed_file_fails_closed() {
         let world = World::new(&[(file, text)]);
         let config = world.load();
         // In-process servers are the host's own, outside every policy.
+        assert!(config.policy.is_unreadable(), "{text}");
         let runnable: Vec<&str> = config.runnable().map(|s| s.config.name.as_str()).collect();
         assert_eq!(runnable, ["in-process"], "{text}");
         let error = config

@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::tree::Tree;
 use super::{Host, ImportContext, Imported, ImportedServer, Untranslated};
 use crate::json::{child_pointer, escape_text};
 use crate::name::server_name_problem;
+use crate::tree::Tree;
 use crate::types::Level;
 
 /// One file's translation in progress.

@@ -106,6 +106,14 @@ impl Policy {
         self.allow.extend(settings.allow);
     }
 
+    /// Whether a managed file could not be read, so every server is
+    /// blocked. A host that keeps its last good configuration when a
+    /// reload has errors applies this one instead: a policy must not
+    /// disappear on a typo.
+    pub fn is_unreadable(&self) -> bool {
+        self.broken.is_some()
+    }
+
     /// Whether there is no rule at all (every server is allowed).
     pub fn is_empty(&self) -> bool {
         *self == Policy::default()

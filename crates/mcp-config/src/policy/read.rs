@@ -12,10 +12,10 @@ use serde_json::Value;
 
 use crate::expand::expand_vars;
 use crate::file::read_text;
-use crate::import::tree::{Tree, parse_json, parse_toml};
 use crate::json::{Document, child_pointer, escape_text};
 use crate::merge::Contribution;
 use crate::parse::{ParseEnv, parse_servers};
+use crate::tree::{Tree, parse_json, parse_toml};
 use crate::types::{Diagnostic, Level, Scope};
 
 use super::Policy;
