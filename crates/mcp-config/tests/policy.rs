@@ -657,7 +657,9 @@ fn a_rule_is_named_by_its_file_and_line() {
 #[test]
 fn the_documented_examples_decide_as_documented() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/managed");
-    let cases: &[(&str, &str, &[(&str, bool)])] = &[
+    // (fixture folder, the user's servers, whether each server runs)
+    type Example = (&'static str, &'static str, &'static [(&'static str, bool)]);
+    let cases: &[Example] = &[
         (
             "url-only",
             r#"{"mcpServers": {
