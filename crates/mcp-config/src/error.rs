@@ -64,7 +64,7 @@ pub enum EditErrorKind {
         /// The server the entry is for.
         name: String,
         /// The rule that blocks it.
-        block: Box<crate::policy::PolicyBlock>,
+        block: Box<crate::types::PolicyBlock>,
     },
     /// The file already has an entry of that name (and replacing was not asked for).
     AlreadyExists {
