@@ -35,6 +35,11 @@ pub(crate) struct Args {
     /// The folder holding OpenClaw's `openclaw.json`.
     #[arg(long, value_name = "DIR")]
     openclaw_home: Option<PathBuf>,
+    /// The organisation's managed policy folder (`managed-mcp.json`,
+    /// `managed-settings.json`, `requirements.toml`): check a policy before
+    /// deploying it. Defaults to the platform's (`/etc/claude-code` on Linux).
+    #[arg(long, value_name = "DIR")]
+    managed_dir: Option<PathBuf>,
     /// An enabled plugin root (repeatable, in registry order).
     #[arg(long = "plugin", value_name = "DIR")]
     plugins: Vec<PathBuf>,
@@ -95,8 +100,13 @@ fn options(args: &Args) -> Result<LoadOptions, String> {
         .iter()
         .map(|d| existing_dir("--plugin", d))
         .collect::<Result<Vec<_>, _>>()?;
+    let managed_dir = match &args.managed_dir {
+        Some(dir) => existing_dir("--managed-dir", dir)?,
+        None => mcp_config::policy::default_managed_dir(),
+    };
     let mut options = LoadOptions::default()
         .with_project(project)
+        .with_managed_dir(managed_dir)
         .with_plugin_roots(plugin_roots)
         .with_env(env)
         .with_trust_project_servers(args.trust_project_servers);

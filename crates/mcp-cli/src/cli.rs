@@ -35,6 +35,12 @@ pub(crate) struct GlobalArgs {
     /// OpenClaw home holding openclaw.json [default: <home>/.openclaw]
     #[arg(long = "openclaw-home", global = true, value_name = "DIR")]
     pub(crate) openclaw_home: Option<PathBuf>,
+    /// The organisation's managed policy directory (managed-mcp.json,
+    /// managed-settings.json, requirements.toml) [default: /etc/claude-code
+    /// on Linux, /Library/Application Support/ClaudeCode on macOS,
+    /// C:\Program Files\ClaudeCode on Windows]
+    #[arg(long = "managed-dir", global = true, value_name = "DIR")]
+    pub(crate) managed_dir: Option<PathBuf>,
     /// A plugin bundle folder to load (repeatable)
     #[arg(long = "plugin", global = true, value_name = "DIR")]
     pub(crate) plugins: Vec<PathBuf>,

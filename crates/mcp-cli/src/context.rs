@@ -17,6 +17,8 @@ pub(crate) struct Context {
     /// local scope's key is the same however the project was named.
     pub(crate) project: PathBuf,
     pub(crate) openclaw_home: PathBuf,
+    /// The managed policy directory: `--managed-dir`, or the platform's.
+    pub(crate) managed_dir: PathBuf,
     pub(crate) plugins: Vec<PathBuf>,
     pub(crate) trust_project: bool,
     pub(crate) json: bool,
@@ -47,6 +49,10 @@ impl Context {
             Some(dir) => absolute(dir)?,
             None => home.join(".openclaw"),
         };
+        let managed_dir = match &global.managed_dir {
+            Some(dir) => absolute(dir)?,
+            None => mcp_config::policy::default_managed_dir(),
+        };
         let plugins = global
             .plugins
             .iter()
@@ -69,6 +75,7 @@ impl Context {
             home,
             project,
             openclaw_home,
+            managed_dir,
             plugins,
             trust_project: global.trust_project,
             json: global.json,
@@ -89,6 +96,7 @@ impl Context {
             .with_home(self.home.clone())
             .with_project(self.project.clone())
             .with_openclaw_home(self.openclaw_home.clone())
+            .with_managed_dir(self.managed_dir.clone())
             .with_plugin_roots(self.plugins.clone())
             .with_env(self.env.clone())
             .with_trust_project_servers(self.trust_project)

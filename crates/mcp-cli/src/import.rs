@@ -233,12 +233,15 @@ pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Out
         }
     }
     // Every entry is checked before the first file changes.
+    let policy = mcp_config::load(&context.load_options()).policy;
     let mut valid = Vec::with_capacity(plan.len());
     for planned in &plan {
         valid.push(edit::validate_entry(
             &planned.name,
             planned.entry.clone(),
             &context.env,
+            &policy,
+            planned.scope,
         )?);
     }
     for (scope, location) in &locations {

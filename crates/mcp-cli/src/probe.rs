@@ -106,9 +106,7 @@ async fn probe_all(
     timeout: Option<Duration>,
     open: &connecting::Open,
 ) -> Vec<ProbeReport> {
-    let probed = |server: &ScopedServer| {
-        server.config.enabled && server.approval == mcp_config::Approval::Approved
-    };
+    let probed = |server: &ScopedServer| server.is_runnable();
     let runnable = servers
         .iter()
         .filter(|server| probed(server))

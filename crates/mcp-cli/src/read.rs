@@ -320,6 +320,9 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
         lines.push(("signature", signature));
     }
     lines.push(("hash", config_hash(&server.config)));
+    if let Some(block) = server.blocked() {
+        lines.push(("policy", format!("blocked: {block}")));
+    }
     outln!("{}", shown(&server.config.name));
     let width = lines
         .iter()
@@ -416,8 +419,12 @@ fn server_diagnostics(config: &LoadedConfig, name: &str) -> Vec<Value> {
         .collect()
 }
 
-/// `enabled`, `disabled`, `pending approval` or `denied`.
+/// `blocked by policy`, `enabled`, `disabled`, `pending approval` or
+/// `denied`.
 pub(crate) fn state(server: &ScopedServer) -> String {
+    if server.blocked().is_some() {
+        return "blocked by policy".to_owned();
+    }
     if !server.config.enabled {
         return "disabled".to_owned();
     }

@@ -111,7 +111,9 @@ fn watch(
             .filter(|diagnostic| diagnostic.level == Level::Error)
             .map(mcp_config::diagnostic_line)
             .collect();
-        if !errors.is_empty() {
+        // A configuration with errors keeps the last good one, except when
+        // the managed policy is what broke: then every server stops.
+        if !errors.is_empty() && !config.policy.is_unreadable() {
             return Err(errors);
         }
         Ok(ServerSet::from_loaded_with_hint(

@@ -103,6 +103,12 @@ fn adhoc(context: &Context, target: &TargetArgs) -> anyhow::Result<LoadedConfig>
     let EntryOutcome::Server(config) = parsed_entry.outcome else {
         return Err(usage(format!("server `{name}`: not a usable server")));
     };
+    // The policy applies to a server described on the command line as to
+    // a configured one.
+    let policy = load(&context.load_options()).policy;
+    if let Some(block) = policy.check(&config, Scope::Local, Some(&parsed_entry.raw)) {
+        anyhow::bail!("server `{name}` is blocked by policy: {block}");
+    }
     // No directory, so nothing is read: the ad-hoc server is the whole
     // configuration.
     let mut loaded = load(&mcp_config::LoadOptions::default().with_env(context.env.clone()));

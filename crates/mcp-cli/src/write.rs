@@ -54,7 +54,10 @@ fn write_entry(
     force: bool,
     kind: &str,
 ) -> anyhow::Result<Outcome> {
-    let entry = edit::validate_entry(name, entry, &context.env)?;
+    // The policy of this load (managed files and every settings file's
+    // lists): a server it would block is refused before any file changes.
+    let policy = mcp_config::load(&context.load_options()).policy;
+    let entry = edit::validate_entry(name, entry, &context.env, &policy, scope)?;
     let location = ServersLocation::for_scope(scope, &context.edit_dirs())?;
     let report_location = location.clone();
     let replaced = edit::edit(location, |document| {

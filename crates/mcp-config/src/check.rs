@@ -70,10 +70,11 @@ impl CheckReport {
                 if !s.config.enabled {
                     state.push("disabled".to_owned());
                 }
-                match s.approval {
-                    Approval::Approved => {}
-                    Approval::Pending => state.push("pending approval".to_owned()),
-                    Approval::Denied => state.push("denied".to_owned()),
+                match (s.blocked(), s.approval) {
+                    (Some(_), _) => state.push("blocked by policy".to_owned()),
+                    (None, Approval::Approved) => {}
+                    (None, Approval::Pending) => state.push("pending approval".to_owned()),
+                    (None, Approval::Denied) => state.push("denied".to_owned()),
                 }
                 if let Some(plugin) = &s.plugin {
                     state.push(format!("plugin {plugin}"));
@@ -200,6 +201,7 @@ mod tests {
                     .map(|l| diagnostic(*l, Some(1), Some(2)))
                     .collect(),
                 project_trusted: false,
+                policy: Default::default(),
             },
         }
     }

@@ -58,6 +58,14 @@ pub enum EditErrorKind {
         /// What makes the entry invalid.
         reason: String,
     },
+    /// The managed policy would block the server: writing it would only
+    /// leave an entry that can never run.
+    Blocked {
+        /// The server the entry is for.
+        name: String,
+        /// The rule that blocks it.
+        block: Box<crate::types::PolicyBlock>,
+    },
     /// The file already has an entry of that name (and replacing was not asked for).
     AlreadyExists {
         /// The server name already present.
@@ -164,6 +172,9 @@ impl fmt::Display for EditError {
             }
             EditErrorKind::InvalidEntry { name, reason } => {
                 write!(f, "invalid entry for server `{name}`: {reason}")
+            }
+            EditErrorKind::Blocked { name, block } => {
+                write!(f, "server `{name}` is blocked by policy: {block}")
             }
             EditErrorKind::AlreadyExists { name } => {
                 write!(f, "server `{name}` already exists in {path}")

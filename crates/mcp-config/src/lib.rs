@@ -115,7 +115,9 @@ mod merge;
 mod name;
 mod parse;
 mod plugin;
+pub mod policy;
 mod sources;
+mod tree;
 mod types;
 
 // What a host needs first; the rest sits in the named modules below.

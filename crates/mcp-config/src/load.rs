@@ -48,10 +48,13 @@ use crate::json::{Document, child_pointer};
 use crate::merge::{Contribution, deep_merge, merge};
 use crate::parse::{ParseEnv, parse_file, parse_servers, settings_without};
 use crate::plugin::{PluginInfo, load_canonical_plugin, load_plugin};
+use crate::policy::{Candidate, Policy, read_managed, read_settings_lists};
 use crate::sources::{
     Base, PROJECTS_KEY, SOURCES, ServerMap, Source, pointer_below, untrusted_rank,
 };
-use crate::types::{Approval, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope, ScopedServer};
+use crate::types::{
+    Approval, ApprovalBasis, DEFAULT_SESSION_IDLE_TTL, Diagnostic, Level, Scope, ScopedServer,
+};
 
 /// The caller's inputs: every directory and every variable the loader may
 /// use. Nothing else is consulted (no `$HOME`, no current directory, no
@@ -88,6 +91,10 @@ pub struct LoadOptions {
     /// Approve every project server (for hosts running without a person
     /// to ask). Servers in `disabledMcpjsonServers` stay denied.
     pub trust_project_servers: bool,
+    /// The organisation's managed directory ([`crate::policy`]); `None`
+    /// reads no managed policy. Never filled in from the platform on its
+    /// own: a host passes [`crate::policy::default_managed_dir`] or its own.
+    pub managed_dir: Option<PathBuf>,
 }
 
 impl LoadOptions {
@@ -121,6 +128,12 @@ impl LoadOptions {
         self
     }
 
+    /// Reads the managed policy from `dir` (see [`LoadOptions::managed_dir`]).
+    pub fn with_managed_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.managed_dir = Some(dir.into());
+        self
+    }
+
     /// Approves every project server for this load (see
     /// [`LoadOptions::trust_project_servers`]).
     pub fn with_trust_project_servers(mut self, trust: bool) -> Self {
@@ -138,6 +151,7 @@ impl std::fmt::Debug for LoadOptions {
             .field("plugin_roots", &self.plugin_roots)
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("trust_project_servers", &self.trust_project_servers)
+            .field("managed_dir", &self.managed_dir)
             .finish()
     }
 }
@@ -165,6 +179,9 @@ pub struct LoadedConfig {
     /// Whether the user trusts the project (see [`ApprovalRecord`](crate::ApprovalRecord)): only
     /// then do files inside it count as the user's consent.
     pub project_trusted: bool,
+    /// The policy every server was checked against; the write verbs check
+    /// a new entry against it too.
+    pub policy: Policy,
 }
 
 impl std::fmt::Debug for LoadedConfig {
@@ -183,6 +200,7 @@ impl std::fmt::Debug for LoadedConfig {
             .field("files", &self.files)
             .field("diagnostics", &self.diagnostics)
             .field("project_trusted", &self.project_trusted)
+            .field("policy", &self.policy)
             .finish()
     }
 }
@@ -193,11 +211,10 @@ impl LoadedConfig {
         self.servers.iter().find(|s| s.config.name == name)
     }
 
-    /// Servers that may be started: enabled and approved.
+    /// Servers that may be started: enabled, approved and not blocked by
+    /// the managed policy ([`ScopedServer::is_runnable`]).
     pub fn runnable(&self) -> impl Iterator<Item = &ScopedServer> {
-        self.servers
-            .iter()
-            .filter(|s| s.config.enabled && s.approval == Approval::Approved)
+        self.servers.iter().filter(|s| s.is_runnable())
     }
 
     /// Whether any diagnostic is at `level` or above.
@@ -213,6 +230,8 @@ struct Loader<'a> {
     contributions: Vec<Contribution>,
     /// The user trusts the project (read from `<home>/.claude.json`).
     trusted: bool,
+    /// The allow and deny lists of the settings files read so far.
+    policy: Policy,
 }
 
 impl Loader<'_> {
@@ -230,11 +249,25 @@ impl Loader<'_> {
         }
     }
 
+    /// The `allowedMcpServers` / `deniedMcpServers` of a settings file.
+    fn policy_lists(&mut self, text: &str, path: &Path) {
+        read_settings_lists(
+            text,
+            path,
+            self.env.vars,
+            &mut self.policy,
+            &mut self.diagnostics,
+        );
+    }
+
     /// Reads and parses a Claude/OpenClaw file into one contribution.
     fn file(&mut self, path: &Path, source: &Source) {
         let Some(text) = self.read(path) else { return };
         let parsed = parse_file(&text, path, source.scope, self.env);
         self.diagnostics.extend(parsed.diagnostics);
+        if source.settings {
+            self.policy_lists(&text, path);
+        }
         self.contributions.push(Contribution {
             scope: source.scope,
             rank: source.rank,
@@ -254,6 +287,7 @@ impl Loader<'_> {
         let Some(text) = self.read(path) else { return };
         let mut parsed = parse_file(&text, path, source.scope, self.env);
         self.diagnostics.extend(parsed.diagnostics);
+        self.policy_lists(&text, path);
         let ignored: Vec<&str> = CONSENT_KEYS
             .iter()
             .copied()
@@ -416,7 +450,16 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
         diagnostics: Vec::new(),
         contributions: Vec::new(),
         trusted: false,
+        policy: Policy::default(),
     };
+    let mut policy = Policy::default();
+    if let Some(dir) = &options.managed_dir {
+        let managed = read_managed(dir, env);
+        policy = managed.policy;
+        loader.files.extend(managed.files);
+        loader.diagnostics.extend(managed.diagnostics);
+        loader.contributions.extend(managed.contributions);
+    }
 
     for (i, source) in SOURCES.iter().enumerate() {
         let dir = match source.base {
@@ -541,9 +584,45 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
         })
         .map_or(DEFAULT_SESSION_IDLE_TTL, Duration::from_millis);
 
-    let merged = merge(loader.contributions, options.trust_project_servers);
+    let mut merged = merge(loader.contributions, options.trust_project_servers);
     let mut diagnostics = loader.diagnostics;
     diagnostics.extend(merged.diagnostics);
+    policy.absorb(loader.policy);
+    for server in &mut merged.servers {
+        let name = &server.config.name;
+        let candidate = Candidate {
+            config: &server.config,
+            scope: server.scope,
+            source: Some(&server.source),
+            raw: merged.raw_entries.get(name),
+        };
+        if let Some(block) = policy.verdict(&candidate) {
+            diagnostics.push(Diagnostic {
+                level: Level::Warning,
+                // The position is the rule's; the message adds what it says.
+                message: match (block.rule.key.as_str(), block.rule.pattern.as_str()) {
+                    ("", _) => format!("server `{name}` is blocked by policy: {}", block.reason),
+                    (key, "") => {
+                        format!(
+                            "server `{name}` is blocked by policy: {} (`{key}`)",
+                            block.reason
+                        )
+                    }
+                    (key, pattern) => format!(
+                        "server `{name}` is blocked by policy: {} (`{key}` {pattern})",
+                        block.reason
+                    ),
+                },
+                file: Some(block.rule.file.clone()),
+                line: block.rule.line,
+                column: None,
+                server: Some(name.clone()),
+                field: Some(block.rule.key.clone()),
+            });
+            server.approval = Approval::Denied;
+            server.approval_basis = ApprovalBasis::Blocked(block);
+        }
+    }
     LoadedConfig {
         servers: merged.servers,
         raw_entries: merged.raw_entries,
@@ -553,5 +632,6 @@ pub fn load(options: &LoadOptions) -> LoadedConfig {
         files: loader.files,
         diagnostics,
         project_trusted: loader.trusted,
+        policy,
     }
 }

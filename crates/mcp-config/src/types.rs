@@ -773,6 +773,10 @@ pub enum Scope {
     /// The user's settings for one project (`.claude/settings.local.json`, the
     /// project's entry in `~/.claude.json`).
     Local,
+    /// The organisation's managed directory (`managed-mcp.json`, and
+    /// `managedMcpServers` in `managed-settings.json`): above every other
+    /// scope, and never written.
+    Managed,
 }
 
 impl Scope {
@@ -784,6 +788,7 @@ impl Scope {
             Scope::User => "user",
             Scope::Project => "project",
             Scope::Local => "local",
+            Scope::Managed => "managed",
         }
     }
 }
@@ -834,6 +839,9 @@ pub enum ApprovalBasis {
     },
     /// Named in `disabledMcpjsonServers`.
     Denied,
+    /// Blocked by the managed policy (see [`crate::policy`]): never started,
+    /// whatever the user approved.
+    Blocked(PolicyBlock),
 }
 
 /// A merged server: its config plus where it came from.
@@ -852,6 +860,80 @@ pub struct ScopedServer {
     /// Why the server has that approval.
     #[serde(rename = "approvalBasis")]
     pub approval_basis: ApprovalBasis,
+}
+
+impl ScopedServer {
+    /// Whether the server may be started: enabled, approved, and not
+    /// blocked by the managed policy. Every path that starts servers asks
+    /// this (or [`LoadedConfig::runnable`](crate::LoadedConfig::runnable),
+    /// which does), so a blocked server has no way to run.
+    pub fn is_runnable(&self) -> bool {
+        self.config.enabled && self.approval == Approval::Approved && self.blocked().is_none()
+    }
+
+    /// The policy rule that blocks the server, when one does.
+    pub fn blocked(&self) -> Option<&PolicyBlock> {
+        match &self.approval_basis {
+            ApprovalBasis::Blocked(block) => Some(block),
+            _ => None,
+        }
+    }
+}
+
+/// Where a policy rule is written: the file, its line, the key (such as
+/// `deniedMcpServers[2].serverUrl`) and the pattern it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct PolicyRule {
+    /// The file the rule is in.
+    pub file: PathBuf,
+    /// 1-based line of the rule, when known.
+    pub line: Option<u32>,
+    /// The key of the rule inside its file.
+    pub key: String,
+    /// The pattern or value it holds, as written (empty for a switch).
+    pub pattern: String,
+}
+
+impl PolicyRule {
+    pub(crate) fn new(file: PathBuf, line: u32, key: String, pattern: String) -> Self {
+        PolicyRule {
+            file,
+            line: Some(line),
+            key,
+            pattern,
+        }
+    }
+}
+
+impl std::fmt::Display for PolicyRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if !self.key.is_empty() {
+            write!(f, " `{}`", self.key)?;
+        }
+        if !self.pattern.is_empty() {
+            write!(f, " {}", self.pattern)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why the managed policy blocks a server: the rule and what it found.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct PolicyBlock {
+    /// The rule that blocks the server.
+    pub rule: PolicyRule,
+    /// Lowercase reason, naming what matched or what is missing.
+    pub reason: String,
+}
+
+impl std::fmt::Display for PolicyBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (by {})", self.reason, self.rule)
+    }
 }
 
 /// Severity of a diagnostic.

@@ -958,7 +958,13 @@ fn user_location(world: &World) -> ServersLocation {
 
 fn add(location: ServersLocation, name: &str) -> Result<(), mcp_config::EditError> {
     edit::edit(location, |doc| {
-        let entry = edit::validate_entry(name, json!({"command": "x"}), &Default::default())?;
+        let entry = edit::validate_entry(
+            name,
+            json!({"command": "x"}),
+            &Default::default(),
+            &Default::default(),
+            Scope::User,
+        )?;
         doc.upsert(name, entry).map(drop)
     })
 }

@@ -41,7 +41,7 @@ impl Tree {
             .join("tests/fixtures")
             .join(name);
         copy_dir(&fixture, &root);
-        for sub in ["home", "project", "openclaw"] {
+        for sub in ["home", "project", "openclaw", "managed"] {
             fs::create_dir_all(root.join(sub)).expect("mkdir");
         }
         Tree { dir, root }
@@ -85,7 +85,9 @@ impl Tree {
             .arg("--project")
             .arg(self.path("project"))
             .arg("--openclaw-home")
-            .arg(self.path("openclaw"));
+            .arg(self.path("openclaw"))
+            .arg("--managed-dir")
+            .arg(self.path("managed"));
         command
     }
 

@@ -723,6 +723,8 @@ mod tests {
 
     use super::*;
     use crate::edit::{edit, validate_entry};
+    use crate::policy::Policy;
+    use crate::types::Scope;
 
     fn location(dir: &Path, file: &str, keys: &[&str]) -> ServersLocation {
         ServersLocation {
@@ -776,7 +778,14 @@ mod tests {
     }
 
     fn valid(entry: Value) -> ValidEntry {
-        validate_entry("test", entry, &BTreeMap::new()).expect("a valid entry")
+        validate_entry(
+            "test",
+            entry,
+            &BTreeMap::new(),
+            &Policy::default(),
+            Scope::User,
+        )
+        .expect("a valid entry")
     }
 
     #[test]
@@ -1021,7 +1030,13 @@ mod tests {
                 Some(file),
                 &["mcpServers"],
                 |doc| {
-                    let entry = validate_entry(name, entry, &BTreeMap::new())?;
+                    let entry = validate_entry(
+                        name,
+                        entry,
+                        &BTreeMap::new(),
+                        &Policy::default(),
+                        Scope::User,
+                    )?;
                     doc.upsert(name, entry).map(drop)
                 },
                 Err(message),

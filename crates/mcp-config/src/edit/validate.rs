@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::entry::{EntryContext, EntryOutcome, parse_entry};
 use crate::json::{Document, escape_text};
 use crate::name::server_name_problem;
-use crate::types::Level;
+use crate::policy::Policy;
+use crate::types::{Level, Scope};
 
 use crate::error::{EditError, EditErrorKind};
 
@@ -46,11 +47,15 @@ impl ValidEntry {
 /// Checks that `entry` is a server entry the loader accepts, by running the
 /// loader's own entry parser (the one [`parse_file`](crate::parse_file) runs) over it with
 /// `vars` for `${VAR}` expansion. Any error-level diagnostic refuses the
-/// entry; warnings (an unknown key, an unset variable) do not.
+/// entry; warnings (an unknown key, an unset variable) do not. An entry
+/// that `policy` would block in `scope` is refused naming the rule, so no
+/// verb writes a server that could never run.
 pub fn validate_entry(
     name: &str,
     entry: Value,
     vars: &BTreeMap<String, String>,
+    policy: &Policy,
+    scope: Scope,
 ) -> Result<ValidEntry, EditError> {
     validate_name(name)?;
     let invalid = |reason: String| {
@@ -94,6 +99,14 @@ pub fn validate_entry(
             "not a valid server entry".to_owned()
         } else {
             errors.join("; ")
+        }));
+    }
+    if let EntryOutcome::Server(config) = &outcome
+        && let Some(block) = policy.check(config, scope, Some(&entry))
+    {
+        return Err(EditError::new(EditErrorKind::Blocked {
+            name: name.to_owned(),
+            block: Box::new(block),
         }));
     }
     Ok(ValidEntry(entry))

@@ -28,7 +28,7 @@ mod cursor;
 mod gemini;
 mod goose;
 mod shared;
-mod tree;
+use crate::tree;
 mod vscode;
 mod windsurf;
 mod zed;

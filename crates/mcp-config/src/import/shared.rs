@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::tree::Tree;
 use super::{Host, ImportContext, Imported, ImportedServer, Untranslated};
 use crate::json::{child_pointer, escape_text};
 use crate::name::server_name_problem;
+use crate::tree::Tree;
 use crate::types::Level;
 
 /// One file's translation in progress.
@@ -420,7 +420,13 @@ impl<'a> EntryBuilder<'a> {
             .map(|id| (id.clone(), "input".to_owned()))
             .collect();
         super::fill_inputs(&mut probe, &stand_ins);
-        if let Err(err) = crate::edit::validate_entry(name, probe, &BTreeMap::new()) {
+        if let Err(err) = crate::edit::validate_entry(
+            name,
+            probe,
+            &BTreeMap::new(),
+            &crate::policy::Policy::default(),
+            crate::Scope::User,
+        ) {
             out.diagnostics.push(self.tree.diagnostic(
                 Level::Error,
                 &self.pointer,

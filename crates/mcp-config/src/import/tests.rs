@@ -455,7 +455,7 @@ proptest::proptest! {
             let mut entry = server.entry.clone();
             let stand_ins = server.inputs.iter().map(|id| (id.clone(), "x".to_owned())).collect();
             fill_inputs(&mut entry, &stand_ins);
-            proptest::prop_assert!(crate::edit::validate_entry(&server.name, entry, &Default::default()).is_ok());
+            proptest::prop_assert!(crate::edit::validate_entry(&server.name, entry, &Default::default(), &Default::default(), crate::Scope::User).is_ok());
         }
     }
 }

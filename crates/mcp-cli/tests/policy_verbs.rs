@@ -1,0 +1,263 @@
+//! End-to-end tests of the managed policy (`--managed-dir`): every verb
+//! honours a server's verdict. Reports show a blocked server and the rule
+//! (file:line); no verb starts it; `add`, `add-json` and `import` refuse
+//! to write a server the policy would block, naming the rule; a malformed
+//! managed file blocks everything.
+
+mod support;
+
+use support::{Tree, check};
+
+/// The policy: a name and a url pattern denied.
+const SETTINGS: &str = r#"{
+  "deniedMcpServers": [
+    {"serverName": "notes"},
+    {"serverUrl": "https://*.evil.example/*"}
+  ]
+}
+"#;
+
+/// A tree whose user has two servers; `notes` would leave a file behind
+/// if it ever started.
+fn tree(managed: &[(&str, &str)]) -> Tree {
+    let tree = Tree::new("empty");
+    let marker = tree.path("spawned");
+    let servers = serde_json::json!({"mcpServers": {
+        "notes": {"command": "sh", "args": ["-c", format!("touch {}", marker.display())]},
+        "docs": {"type": "http", "url": "https://docs.example.com/mcp"},
+    }});
+    tree.write("home/.claude.json", &servers.to_string());
+    for (file, text) in managed {
+        tree.write(&format!("managed/{file}"), text);
+    }
+    tree
+}
+
+/// `text` with every run of spaces cut to two (table columns are padded
+/// to the temporary path's width).
+fn unpadded(text: &str) -> String {
+    let mut out = String::new();
+    let mut spaces = 0;
+    for c in text.chars() {
+        if c == ' ' {
+            spaces += 1;
+            continue;
+        }
+        out.push_str(if spaces > 1 { "  " } else { &" "[..spaces] });
+        spaces = 0;
+        out.push(c);
+    }
+    out
+}
+
+/// Runs `args`, expects failure naming `message` on stderr, and no file of
+/// the tree touched.
+#[track_caller]
+fn check_refused(tree: &Tree, args: &[&str], message: &str) {
+    let before = tree.snapshot_files();
+    let run = tree.run(args);
+    assert_ne!(
+        run.code,
+        0,
+        "`{}` succeeded:\n{}",
+        args.join(" "),
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(message),
+        "stderr lacks `{message}`:\n{}",
+        run.stderr
+    );
+    assert_eq!(tree.snapshot_files(), before, "a refusal changed a file");
+}
+
+#[test]
+fn list_get_and_check_config_show_the_blocking_rule() {
+    let tree = tree(&[("managed-settings.json", SETTINGS)]);
+    let run = check(&tree, &["list"], 0);
+    insta::assert_snapshot!(unpadded(&run.stdout));
+    let run = check(&tree, &["get", "notes"], 0);
+    // The hash covers the temporary path in the command.
+    let stdout: Vec<String> = run
+        .stdout
+        .lines()
+        .map(|line| match line.strip_prefix("  hash       ") {
+            Some(hash) if hash.len() == 16 => "  hash       [HASH]".to_owned(),
+            _ => line.to_owned(),
+        })
+        .collect();
+    insta::assert_snapshot!(stdout.join("\n"));
+    let run = check(&tree, &["--json", "get", "notes"], 0);
+    insta::assert_json_snapshot!(run.json()["approvalBasis"]);
+    let run = check(&tree, &["check-config"], 0);
+    insta::assert_snapshot!(unpadded(&run.stdout));
+    // Warnings fail a strict check: a blocked server is worth a look.
+    check(&tree, &["check-config", "--strict"], 1);
+    // The allowed server shows no rule.
+    let run = check(&tree, &["get", "docs"], 0);
+    assert!(!run.stdout.contains("policy"), "{}", run.stdout);
+}
+
+#[test]
+fn no_verb_starts_a_blocked_server() {
+    let tree = tree(&[("managed-settings.json", SETTINGS)]);
+    for args in [
+        &["tools", "notes"][..],
+        &["tools"],
+        &["probe", "notes"],
+        &["probe"],
+        &["call", "notes", "anything"],
+        &["resources", "notes"],
+        &["--trust-project", "tools", "notes"],
+    ] {
+        let run = tree.run(args);
+        assert!(
+            !tree.path("spawned").exists(),
+            "`{}` started the blocked server:\n{}{}",
+            args.join(" "),
+            run.stdout,
+            run.stderr
+        );
+    }
+    let run = tree.run(&["probe", "notes"]);
+    assert!(
+        run.stdout.contains("notes") && run.stdout.contains("blocked by policy"),
+        "{}",
+        run.stdout
+    );
+    // Described on the command line, the same server is refused too.
+    let marker = tree.path("spawned");
+    let touch = format!("touch {}", marker.display());
+    check_refused(
+        &tree,
+        &["tools", "--name", "notes", "--", "sh", "-c", &touch],
+        "deniedMcpServers[0].serverName",
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn add_and_import_refuse_what_the_policy_blocks() {
+    let tree = tree(&[("managed-settings.json", SETTINGS)]);
+    let rule = "[ROOT]/managed/managed-settings.json:4 `deniedMcpServers[1].serverUrl` https://*.evil.example/*";
+    for scope in ["user", "project", "local"] {
+        check_refused(
+            &tree,
+            &[
+                "add",
+                "--scope",
+                scope,
+                "--transport",
+                "http",
+                "bad",
+                "https://mcp.evil.example/mcp",
+            ],
+            rule,
+        );
+    }
+    check_refused(
+        &tree,
+        &[
+            "add-json",
+            "bad",
+            r#"{"type": "sse", "url": "https://a.evil.example/sse"}"#,
+        ],
+        rule,
+    );
+    check_refused(
+        &tree,
+        &["add", "notes", "--", "other-program"],
+        "server `notes` is blocked by policy: `notes` is on a deny list (by [ROOT]/managed/managed-settings.json:3 `deniedMcpServers[0].serverName` notes)",
+    );
+    tree.write(
+        "home/.codex/config.toml",
+        "[mcp_servers.fine]\nurl = \"https://fine.example/mcp\"\n\n[mcp_servers.bad]\nurl = \"https://x.evil.example/mcp\"\n",
+    );
+    // One blocked server refuses the whole import: nothing is written.
+    check_refused(&tree, &["import", "--from", "codex"], rule);
+    // What the policy allows is still written.
+    check(
+        &tree,
+        &[
+            "add",
+            "--transport",
+            "http",
+            "fine",
+            "https://fine.example/mcp",
+        ],
+        0,
+    );
+}
+
+#[test]
+fn managed_mcp_json_refuses_every_add() {
+    let tree = tree(&[(
+        "managed-mcp.json",
+        r#"{"mcpServers": {"corp": {"type": "http", "url": "https://corp.example/mcp"}}}"#,
+    )]);
+    check_refused(
+        &tree,
+        &[
+            "add",
+            "--transport",
+            "http",
+            "test",
+            "https://example.com/mcp",
+        ],
+        "managed-mcp.json has exclusive control",
+    );
+    let run = check(&tree, &["--json", "list"], 0);
+    let servers = run.json()["servers"].clone();
+    let states: Vec<(String, String, String)> = servers
+        .as_array()
+        .expect("servers")
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap_or_default().to_owned(),
+                s["scope"].as_str().unwrap_or_default().to_owned(),
+                s["approvalBasis"]["basis"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("corp", "managed", "not-needed"),
+        ("docs", "user", "blocked"),
+        ("notes", "user", "blocked"),
+    ]
+    .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()));
+    assert_eq!(states, expected);
+}
+
+#[test]
+fn a_malformed_managed_file_fails_closed() {
+    let tree = tree(&[(
+        "managed-settings.json",
+        "{\n  \"deniedMcpServers\": [\n    {\"serverName\": \"x\"\n  ]\n}\n",
+    )]);
+    let run = check(&tree, &["check-config"], 1);
+    insta::assert_snapshot!(unpadded(&run.stdout));
+    let run = check(&tree, &["list"], 0);
+    assert_eq!(
+        run.stdout.matches("blocked by policy").count(),
+        4,
+        "{}",
+        run.stdout
+    );
+    check_refused(
+        &tree,
+        &[
+            "add",
+            "--transport",
+            "http",
+            "fine",
+            "https://fine.example/mcp",
+        ],
+        "the managed policy could not be read",
+    );
+    tree.run(&["tools", "notes"]);
+    assert!(!tree.path("spawned").exists());
+}
