@@ -110,6 +110,12 @@ fn withheld_reason(
 ) -> Option<String> {
     let name = &server.config.name;
     let source = server.source.display();
+    // The policy's verdict comes first: no approval gets around it.
+    if let Some(block) = server.blocked() {
+        return Some(format!(
+            "server `{name}` (from {source}) was not started: the managed policy blocks it: {block}"
+        ));
+    }
     let step = approve_step.map(|step| step(name));
     if let (Approval::Pending, ApprovalBasis::Changed { fields }) =
         (server.approval, &server.approval_basis)
@@ -152,6 +158,7 @@ fn withheld_reason(
 mod tests {
     use std::path::PathBuf;
 
+    use mcp_config::policy::{PolicyBlock, PolicyRule};
     use mcp_config::{Scope, StdioConfig, TransportConfig};
 
     use super::*;
@@ -181,6 +188,19 @@ mod tests {
                 },
             ),
             project_server("e", Approval::Denied, ApprovalBasis::Denied),
+            project_server(
+                "f",
+                Approval::Denied,
+                ApprovalBasis::Blocked(PolicyBlock {
+                    rule: PolicyRule {
+                        file: PathBuf::from("/etc/claude-code/managed-settings.json"),
+                        line: Some(3),
+                        key: "deniedMcpServers[0]".to_owned(),
+                        pattern: "serverName f".to_owned(),
+                    },
+                    reason: "`f` is on a deny list".to_owned(),
+                }),
+            ),
         ];
         let set = ServerSet::from_scoped(&servers);
         let runnable: Vec<&str> = set.runnable().iter().map(|s| s.name.as_str()).collect();
@@ -190,7 +210,7 @@ mod tests {
             .iter()
             .map(|d| (d.server.as_str(), d.message.as_str()))
             .collect();
-        assert_eq!(held.len(), 3, "{held:#?}");
+        assert_eq!(held.len(), 4, "{held:#?}");
         let message = |name: &str| held.iter().find(|(s, _)| *s == name).map(|(_, m)| *m);
         assert!(message("c").is_some_and(|m| m.contains("awaits approval")));
         assert!(
@@ -200,6 +220,14 @@ mod tests {
             "{held:#?}"
         );
         assert!(message("e").is_some_and(|m| m.contains("denied")));
+        assert_eq!(
+            message("f"),
+            Some(
+                "server `f` (from /p/.mcp.json) was not started: the managed policy blocks it: \
+                 `f` is on a deny list (by /etc/claude-code/managed-settings.json:3 \
+                 `deniedMcpServers[0]` serverName f)"
+            )
+        );
     }
 
     #[test]

@@ -396,17 +396,24 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
-/// The config hash of a server: FNV-1a 64, as 16 lowercase hex digits, of
-/// a canonical rendering of every field that changes how the server is
+/// The config hash of a server: the first 64 bits of SHA-256, as 16
+/// lowercase hex digits, of a canonical rendering of every field that changes how the server is
 /// reached or used (kind, command, args, env, envPassthrough, cwd, url,
 /// headers, headersHelper, oauth, sdk name, proxy id, timeouts, toolFilter,
 /// required, descriptionLimit), and nothing about where it was configured
 /// (name, scope, source, enabled). Maps are sorted, so the hash is stable;
 /// a literal `oauth.clientSecret` enters as a digest of its value, so a
 /// changed secret still changes the hash. A runtime compares hashes to
-/// decide whether a server must reconnect.
+/// decide whether a server must reconnect; an organisation's policy pins a
+/// server by it, so it is a cryptographic digest: no one can write a
+/// different entry with a pinned hash.
 pub fn config_hash(config: &ServerConfig) -> String {
-    fnv1a64_hex(&canonical_rendering(config))
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(canonical_rendering(config).as_bytes());
+    digest[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -34,8 +34,15 @@
 //! project's servers: trust of the project, and approvals that record what
 //! they approved. [`import`] translates other hosts' files into entries.
 //!
-//! Every item has one path: the crate root, or [`edit`], [`import`] and
-//! [`json`] for the three namespaces whose items are not re-exported.
+//! [`policy`] is what an organisation's managed directory allows
+//! (Claude Code's `managed-mcp.json` and `managed-settings.json`, Codex's
+//! `requirements.toml`): read only from the directory a caller passes
+//! ([`LoadOptions::with_managed_dir`]), it blocks servers by a named rule,
+//! and a blocked server stays listed but is never runnable.
+//!
+//! Every item has one path: the crate root, or [`edit`], [`import`],
+//! [`json`] and [`policy`] for the namespaces whose items are not
+//! re-exported.
 //!
 //! # Example
 //!
