@@ -61,7 +61,13 @@ fuzz_target!(|data: &[u8]| {
             .map(|id| (id.clone(), "x".to_owned()))
             .collect();
         fill_inputs(&mut entry, &stand_ins);
-        if let Err(err) = mcp_config::edit::validate_entry(&server.name, entry, &BTreeMap::new()) {
+        if let Err(err) = mcp_config::edit::validate_entry(
+            &server.name,
+            entry,
+            &BTreeMap::new(),
+            &mcp_config::policy::Policy::default(),
+            mcp_config::Scope::User,
+        ) {
             panic!("{host}: server `{}` was imported but fails the entry check: {err}", server.name);
         }
     }

@@ -20,7 +20,7 @@
 //! (the [`config_hash`](crate::config_hash) that `mcp-cli get NAME`
 //! prints): a server the entry matches whose hash differs is blocked.
 //!
-//! A server is checked in this order ([`verdict`]); the first rule that
+//! A server is checked in this order (`verdict.rs`); the first rule that
 //! blocks it is its verdict:
 //!
 //! 1. a malformed managed file blocks every server (fail closed: a policy

@@ -14,12 +14,12 @@
 //!
 //! What is decided where:
 //!
-//! - [`span`]: the span's name, kind, attributes and status, and when the
+//! - `span`: the span's name, kind, attributes and status, and when the
 //!   attributes go onto the host's own `execute_tool` span instead
 //!   ([`ExecuteToolSpan`]);
-//! - [`propagate`]: which keys of the current context reach `_meta`
+//! - `propagate`: which keys of the current context reach `_meta`
 //!   (`traceparent`, `tracestate`, `baggage`, nothing else);
-//! - [`metrics`]: the two histograms, their buckets and attributes.
+//! - `metrics`: the two histograms, their buckets and attributes.
 //!
 //! No attribute carries a secret: server addresses are hosts and ports
 //! (never a URL, so never its credentials or query), resource URIs pass
