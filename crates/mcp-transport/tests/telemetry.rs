@@ -692,3 +692,117 @@ async fn operation_and_session_durations_are_measured() {
         "{points:?}"
     );
 }
+
+/// A server no one here wrote that extracts what it received with its own
+/// language's OpenTelemetry propagators and answers with it.
+#[derive(Debug, Clone, Copy)]
+enum TracePeer {
+    /// Python `mcp` 2.3 with `opentelemetry-api`.
+    Python,
+    /// The TypeScript SDK 2.x with `@opentelemetry/api` and `/core`.
+    TypeScript,
+}
+
+/// The program and script of `peer`.
+fn trace_peer_command(peer: TracePeer) -> (String, String) {
+    let (program, script) = match peer {
+        TracePeer::Python => mcp_test_peers::py_trace_server(),
+        TracePeer::TypeScript => (
+            mcp_test_peers::node22(),
+            mcp_test_peers::ts_trace_server_script(),
+        ),
+    };
+    (program.display().to_string(), script.display().to_string())
+}
+
+/// `peer` over `kind`: its entry, and the process to end for HTTP.
+fn trace_peer(peer: TracePeer, kind: Kind) -> (ServerConfig, Option<mcp_test_peers::Running>) {
+    let (program, script) = trace_peer_command(peer);
+    match kind {
+        Kind::Stdio => {
+            let mut stdio = StdioConfig::new(program);
+            stdio.args = vec![script, "stdio".into()];
+            let config = ServerConfig::new("trace", TransportConfig::Stdio(stdio));
+            (config, None)
+        }
+        Kind::Http => {
+            let port = mcp_test_peers::free_port();
+            let child = std::process::Command::new(program)
+                .args([script, "http".into(), port.to_string()])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut running = mcp_test_peers::Running(child);
+            mcp_test_peers::wait_until_listening(
+                &mut running.0,
+                &format!("{peer:?} trace peer"),
+                port,
+                Duration::from_secs(30),
+            );
+            let url = format!("http://127.0.0.1:{port}/mcp");
+            let config = ServerConfig::new("trace", TransportConfig::Http(RemoteConfig::new(url)));
+            (config, Some(running))
+        }
+    }
+}
+
+/// Python `mcp` 2.3 and the TypeScript SDK 2.x, over stdio and streamable
+/// HTTP, at both generations: the trace id and parent span id each peer's
+/// own OpenTelemetry propagators extract from the request are those of the
+/// `tools/call` span the session reported, and the trace state and baggage
+/// arrive too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs cargo xtask peers"]
+async fn real_peers_extract_the_span_the_session_reported() {
+    sdk();
+    let mut case = 100;
+    for peer in [TracePeer::Python, TracePeer::TypeScript] {
+        for kind in [Kind::Stdio, Kind::Http] {
+            for generation in [Generation::Legacy, Generation::Modern] {
+                case += 1;
+                let label = format!("{peer:?} over {kind:?} at {generation:?}");
+                let (config, _running) = trace_peer(peer, kind);
+                let cx = parent(case);
+                let session = connect(&config, &options(generation, TelemetryOptions::default()))
+                    .with_context(cx.clone())
+                    .await
+                    .unwrap_or_else(|error| panic!("{label}: {error}"));
+                assert_eq!(session.protocol_version(), generation.version(), "{label}");
+                let result = session
+                    .call_tool("trace_context", Some(json!({})))
+                    .with_context(cx.clone())
+                    .await
+                    .unwrap_or_else(|error| panic!("{label}: {error}"));
+                session.close().await.unwrap();
+                let text = result.content[0].as_text().unwrap_or_default().to_owned();
+                let received: Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|error| panic!("{label}: {error}: {text}"));
+                let spans = spans_of(&cx);
+                let call = spans
+                    .iter()
+                    .find(|span| span.name == "tools/call trace_context")
+                    .unwrap_or_else(|| panic!("{label}: no tools/call span"));
+                let reported = &call.span_context;
+                assert_eq!(
+                    received["trace_id"],
+                    reported.trace_id().to_string(),
+                    "{label}: {received}"
+                );
+                assert_eq!(
+                    received["parent_span_id"],
+                    reported.span_id().to_string(),
+                    "{label}: {received}"
+                );
+                assert_eq!(received["sampled"], true, "{label}: {received}");
+                assert_eq!(received["trace_state"], "vendor=v1", "{label}: {received}");
+                assert_eq!(
+                    received["baggage"],
+                    json!({"case": case.to_string()}),
+                    "{label}: {received}"
+                );
+            }
+        }
+    }
+}

@@ -199,6 +199,29 @@ pub fn ts_everything_script() -> PathBuf {
     )
 }
 
+/// The TypeScript SDK 2.x server that reports the trace context it
+/// received, extracted by OpenTelemetry's JavaScript propagators
+/// (`peers/ts_trace_server.mjs`); run as `node ts_trace_server.mjs stdio`
+/// or `http PORT`. Copied beside `.peers/node_modules` afresh, like
+/// [`ts_server_script`].
+#[track_caller]
+pub fn ts_trace_server_script() -> PathBuf {
+    node_script(
+        "ts_trace_server.mjs",
+        "@opentelemetry/core",
+        "OpenTelemetry's JavaScript propagators (`@opentelemetry/core`)",
+    )
+}
+
+/// The Python `mcp` 2.3 server that reports the trace context it received,
+/// extracted by OpenTelemetry's Python propagators
+/// (`peers/py_trace_server.py`): the interpreter of `.peers/venv` and the
+/// script.
+#[track_caller]
+pub fn py_trace_server() -> (PathBuf, PathBuf) {
+    (python("venv"), scripts_dir().join("py_trace_server.py"))
+}
+
 /// The scenario driver on the TypeScript SDK 2.x client
 /// (`peers/clients/ts_client.mjs`), run by [`node22`]. Copied beside
 /// `.peers/node_modules` afresh, like [`ts_server_script`].
