@@ -103,7 +103,7 @@ const CRATES: &[(&str, Layers)] = &[
     (
         "crates/mcp-gateway",
         &[
-            &["error", "names", "relay"],
+            &["error", "names", "relay", "observe"],
             &["token", "reload", "held"],
             &["gateway"],
             &["downstream"],

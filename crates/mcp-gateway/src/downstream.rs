@@ -29,6 +29,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::gateway::{Follower, Gateway};
+use crate::observe::Served;
 use crate::relay::{Asker, ResourceUpdate};
 
 /// Where messages for a client go: a request's reply channel, or a
@@ -56,6 +57,8 @@ const UPDATED: &str = "notifications/resources/updated";
 #[derive(Debug)]
 pub struct Downstream {
     gateway: Arc<Gateway>,
+    /// `network.transport` of the connection (`pipe`, `tcp`).
+    network: Option<&'static str>,
     /// The resources an `initialize` session follows.
     follower: Follower,
     state: Mutex<State>,
@@ -240,9 +243,17 @@ impl Downstream {
         Downstream {
             follower: gateway.follower(),
             gateway,
+            network: None,
             state: Mutex::new(State::default()),
             asked: Arc::default(),
         }
+    }
+
+    /// The same connection, carried over `network` (`network.transport`:
+    /// `pipe` for stdio, `tcp` for HTTP), as its telemetry says.
+    pub fn over(mut self, network: &'static str) -> Self {
+        self.network = Some(network);
+        self
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -364,18 +375,28 @@ impl Downstream {
         let asker = self.asker(&params, &reply);
         let answer_id = id.clone();
         let follower = self.follower;
+        let version = match revision {
+            Revision::Session => self.lock().session,
+            Revision::Modern(version) => Some(version),
+        };
+        let served = Served::start(&method, &id, &params, version, self.network);
         let task = tokio::spawn(async move {
             let uri = params
                 .get("uri")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let answer = match method.as_str() {
-                // Only an `initialize` session sends these (they are gone
-                // at 2026-07-28, refused above).
-                "resources/subscribe" => gateway.follow(follower, uri).await,
-                "resources/unsubscribe" => gateway.unfollow(follower, uri).await,
-                _ => gateway.answer(&method, &params, progress, asker).await,
-            };
+            let answer = served
+                .within(async {
+                    match method.as_str() {
+                        // Only an `initialize` session sends these (they
+                        // are gone at 2026-07-28, refused above).
+                        "resources/subscribe" => gateway.follow(follower, uri).await,
+                        "resources/unsubscribe" => gateway.unfollow(follower, uri).await,
+                        _ => gateway.answer(&method, &params, progress, asker).await,
+                    }
+                })
+                .await;
+            served.finish(&answer);
             let message =
                 match answer.map(|result| serving::without_revision_members(&method, result)) {
                     Ok(result) if revision != Revision::Session => {
@@ -641,14 +662,15 @@ impl News {
 
 /// Serves one client over a pair of channels until its incoming channel
 /// closes: what the client sends comes in on `incoming`; answers, progress
-/// and notices all go out on `outgoing` (stdio's shape).
+/// and notices all go out on `outgoing` (stdio's shape, so its telemetry
+/// says `network.transport` `pipe`).
 pub async fn serve_connection(
     gateway: Arc<Gateway>,
     mut incoming: mpsc::Receiver<JsonRpcMessage>,
     outgoing: Sink,
 ) {
     let mut news = News::new(&gateway);
-    let downstream = Downstream::new(gateway);
+    let downstream = Downstream::new(gateway).over("pipe");
     downstream.set_notices(Some(outgoing.clone()));
     loop {
         tokio::select! {

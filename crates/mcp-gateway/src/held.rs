@@ -132,7 +132,8 @@ impl Running {
         let (questions, asked) = mpsc::channel(1);
         let holding: Arc<dyn Asker> = Arc::new(Holding { client, questions });
         Running {
-            task: tokio::spawn(call(holding)),
+            // The call's own task goes on in the request's trace.
+            task: tokio::spawn(crate::observe::in_current_trace(call(holding))),
             questions: asked,
         }
     }

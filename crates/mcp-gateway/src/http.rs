@@ -459,7 +459,7 @@ impl Shared {
         ) {
             return answer_error(StatusCode::BAD_REQUEST, id, problem);
         }
-        let downstream = Downstream::new(Arc::clone(&self.gateway));
+        let downstream = Downstream::new(Arc::clone(&self.gateway)).over("tcp");
         let (reply, replies) = mpsc::channel(REPLY_CAPACITY);
         let request_id = request.id.clone();
         match downstream.handle(message, &reply).await {
@@ -561,7 +561,7 @@ impl Shared {
     }
 
     fn open_session(&self) -> Arc<Session> {
-        let downstream = Downstream::new(Arc::clone(&self.gateway));
+        let downstream = Downstream::new(Arc::clone(&self.gateway)).over("tcp");
         Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
             let weak = weak.clone();
             let mut news = News::new(&self.gateway);

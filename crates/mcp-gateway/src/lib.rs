@@ -68,6 +68,7 @@ mod held;
 #[cfg(feature = "http")]
 mod http;
 mod names;
+mod observe;
 mod relay;
 #[cfg(feature = "reload")]
 mod reload;

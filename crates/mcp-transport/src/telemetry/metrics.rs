@@ -10,7 +10,7 @@ pub(crate) const OPERATION_DURATION: &str = "mcp.client.operation.duration";
 pub(crate) const SESSION_DURATION: &str = "mcp.client.session.duration";
 
 /// The convention's `ExplicitBucketBoundaries`, shared by both.
-const BOUNDARIES: [f64; 14] = [
+pub(crate) const BOUNDARIES: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
 

@@ -19,7 +19,10 @@
 //!   ([`ExecuteToolSpan`]);
 //! - `propagate`: which keys of the current context reach `_meta`
 //!   (`traceparent`, `tracestate`, `baggage`, nothing else);
-//! - `metrics`: the two histograms, their buckets and attributes.
+//! - `metrics`: the two histograms, their buckets and attributes;
+//! - `serve`: the server side ([`ServedRequest`]): a SERVER span and
+//!   `mcp.server.operation.duration` per request served, continuing the
+//!   trace the request's `_meta` carries.
 //!
 //! No attribute carries a secret: server addresses are hosts and ports
 //! (never a URL, so never its credentials or query), resource URIs pass
@@ -29,7 +32,10 @@
 
 pub(crate) mod metrics;
 pub(crate) mod propagate;
+mod serve;
 pub(crate) mod span;
+
+pub use serve::{ServedRequest, extract_context, in_current_context};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
