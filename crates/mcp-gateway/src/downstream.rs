@@ -375,7 +375,8 @@ impl Downstream {
         let asker = self.asker(&params, &reply);
         let answer_id = id.clone();
         let follower = self.follower;
-        let version = match revision {
+        // Read only when telemetry asks: no lock on the path otherwise.
+        let version = || match revision {
             Revision::Session => self.lock().session,
             Revision::Modern(version) => Some(version),
         };

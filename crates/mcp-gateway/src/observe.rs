@@ -19,15 +19,16 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    /// Starts serving request `id` of `method`, at `version` (when known),
-    /// over `network` (`pipe`, `tcp`).
+    /// Starts serving request `id` of `method`, at the revision `version`
+    /// gives (when known; asked only with the feature), over `network`
+    /// (`pipe`, `tcp`).
     #[cfg_attr(not(feature = "otel"), inline(always))]
     #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
     pub(crate) fn start(
         method: &str,
         id: &RequestId,
         params: &Value,
-        version: Option<&str>,
+        version: impl FnOnce() -> Option<&'static str>,
         network: Option<&'static str>,
     ) -> Served {
         Served {
@@ -41,7 +42,7 @@ impl Served {
                     method,
                     &id,
                     Some(params),
-                    version,
+                    version(),
                     network,
                 )
             },

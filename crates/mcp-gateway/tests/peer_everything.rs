@@ -49,18 +49,7 @@ async fn a_resource_update_reaches_every_client_that_follows_it() {
     let (gateway, runtime) = everything_gateway();
 
     // A 2025-11-25 session subscribes to the first resource listed.
-    let mut session = Client::of(&gateway);
-    session
-        .request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
-    session
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    let mut session = Client::session_of(&gateway).await;
     let listed = session.request(2, "resources/list", json!({})).await;
     let uri = listed["resources"][0]["uri"].as_str().unwrap().to_owned();
     assert!(uri.starts_with("mcp-gateway://everything/"), "{uri}");

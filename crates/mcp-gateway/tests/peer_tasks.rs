@@ -199,18 +199,7 @@ async fn a_client_that_takes_no_tasks_gets_every_result_in_place() {
 
     // A 2025-11-25 session: the upstream session announced tasks, so the
     // server starts one; the gateway follows it and answers in place.
-    let mut session = Client::of(&gateway);
-    session
-        .request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
-    session
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    let mut session = Client::session_of(&gateway).await;
     let initialized = session.request(2, "tools/call", call).await;
     assert!(initialized.get("taskId").is_none(), "{initialized}");
     assert!(initialized.get("resultType").is_none(), "{initialized}");

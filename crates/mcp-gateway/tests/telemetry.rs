@@ -182,18 +182,7 @@ async fn a_served_request_continues_its_callers_trace_upstream() {
     check("2026-07-28", trace, parent, &result, "2026-07-28");
 
     // An older session's request.
-    let mut session = Client::of(&gateway);
-    session
-        .request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"}}),
-        )
-        .await;
-    session
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    let mut session = Client::session_of(&gateway).await;
     let (trace, parent) = (
         TraceId::from(0x5b8e_fff7_9879_8d9d_f00d_0000_0000_0002),
         SpanId::from(0x0000_0000_0000_0a02),

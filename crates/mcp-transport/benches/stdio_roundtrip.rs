@@ -20,18 +20,18 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::expect_used)]
 
 mod support;
+use support::echo::EchoServer;
 use support::{connect, server_binary};
 
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use criterion::{Criterion, Throughput};
-use mcp_transport::kinds::{SdkOptions, SdkServer, SdkServerConnection, SdkTransport};
+use mcp_transport::SessionOptions;
+use mcp_transport::kinds::{SdkOptions, SdkTransport};
 use mcp_transport::wire::Codec;
 use mcp_transport::{ClientSession, JsonRpcMessage, RequestId};
-use mcp_transport::{Response, SessionOptions};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -94,40 +94,6 @@ impl RawPipe {
                 .await
                 .unwrap();
             assert_eq!(self.buffer.len(), self.line.len());
-        }
-    }
-}
-
-/// The smallest in-process server: answers `initialize` and echoes
-/// `tools/call` text, inline on its task.
-struct EchoServer;
-
-#[async_trait]
-impl SdkServer for EchoServer {
-    async fn serve(self: Arc<Self>, mut connection: SdkServerConnection) {
-        while let Some(message) = connection.incoming.recv().await {
-            let JsonRpcMessage::Request(request) = message else {
-                continue;
-            };
-            let result = if request.method == "initialize" {
-                json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                       "serverInfo": {"name": "echo", "version": "1"}})
-            } else {
-                let text = request
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.pointer("/arguments/text"))
-                    .cloned()
-                    .unwrap_or_default();
-                json!({"content": [{"type": "text", "text": text}]})
-            };
-            let response = JsonRpcMessage::Response(Response {
-                id: Some(request.id),
-                outcome: Ok(result),
-            });
-            if connection.outgoing.send(response).await.is_err() {
-                return;
-            }
         }
     }
 }

@@ -32,18 +32,12 @@ use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::{text, tool};
+
 /// How often a client should poll, in milliseconds.
 const POLL_INTERVAL_MS: u64 = 100;
 /// How long a task stays observable, in milliseconds.
 const TTL_MS: u64 = 60_000;
-
-fn tool(value: Value) -> Result<Tool, ErrorData> {
-    serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
-}
-
-fn text(value: &str) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(value)])
-}
 
 fn argument<'a>(request: &'a CallToolRequestParams, name: &str) -> Option<&'a Value> {
     request

@@ -91,15 +91,20 @@ impl Policy {
             .allow
             .iter()
             .filter(|list| list.managed || !self.managed_only);
+        // Hashed once, and only when a pin names the server.
+        let mut hash = None;
         for rule in lists.clone().flat_map(|list| &list.rules) {
             let Some(pin) = &rule.pin else { continue };
-            if matches(&rule.matcher, name, transport, true) && config_hash(config) != *pin {
+            if !matches(&rule.matcher, name, transport, true) {
+                continue;
+            }
+            let hash = hash.get_or_insert_with(|| config_hash(config));
+            if hash != pin {
                 return block(
                     &rule.at,
                     format!(
-                        "`{name}` has config hash {} and differs from the pinned configHash {pin} \
-                         (the hash covers {HASHED_PARTS})",
-                        config_hash(config)
+                        "`{name}` has config hash {hash} and differs from the pinned configHash {pin} \
+                         (the hash covers {HASHED_PARTS})"
                     ),
                 );
             }

@@ -39,6 +39,24 @@ impl Client {
         }
     }
 
+    /// A client that opened a 2025-11-25 session (`initialize`, id 1, and
+    /// `notifications/initialized`).
+    pub(crate) async fn session_of(gateway: &Arc<Gateway>) -> Client {
+        let mut client = Client::of(gateway);
+        client
+            .request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"}}),
+            )
+            .await;
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
     pub(crate) async fn send(&mut self, message: Value) {
         let line = format!("{message}\n");
         self.input.write_all(line.as_bytes()).await.unwrap();

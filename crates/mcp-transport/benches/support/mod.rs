@@ -1,4 +1,8 @@
-//! What the stdio benches share: the server they measure against.
+//! What the benches share: the server they measure against, and the
+//! in-process echo server (`echo`).
+
+#[allow(dead_code)]
+pub(crate) mod echo;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,6 +12,7 @@ use mcp_transport::{ClientSession, ConnectOptions};
 
 /// `$MCP_EXAMPLE_SERVER`, else `target/release/mcp-example-server`, built on
 /// demand.
+#[allow(dead_code)]
 pub(crate) fn server_binary() -> PathBuf {
     if let Ok(path) = std::env::var("MCP_EXAMPLE_SERVER") {
         return PathBuf::from(path);
