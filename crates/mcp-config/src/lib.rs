@@ -123,6 +123,7 @@ mod name;
 mod parse;
 mod plugin;
 pub mod policy;
+pub mod secret;
 mod sources;
 mod tree;
 mod types;
