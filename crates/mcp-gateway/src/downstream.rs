@@ -59,6 +59,8 @@ pub struct Downstream {
     gateway: Arc<Gateway>,
     /// `network.transport` of the connection (`pipe`, `tcp`).
     network: Option<&'static str>,
+    /// The HTTP session the connection is, where it is one (`mcp.session.id`).
+    session_id: Option<Box<str>>,
     /// The resources an `initialize` session follows.
     follower: Follower,
     state: Mutex<State>,
@@ -244,6 +246,7 @@ impl Downstream {
             follower: gateway.follower(),
             gateway,
             network: None,
+            session_id: None,
             state: Mutex::new(State::default()),
             asked: Arc::default(),
         }
@@ -253,6 +256,13 @@ impl Downstream {
     /// `pipe` for stdio, `tcp` for HTTP), as its telemetry says.
     pub fn over(mut self, network: &'static str) -> Self {
         self.network = Some(network);
+        self
+    }
+
+    /// The same connection, in the HTTP session `id` (`Mcp-Session-Id`),
+    /// as its telemetry says.
+    pub(crate) fn in_session(mut self, id: &str) -> Self {
+        self.session_id = Some(id.into());
         self
     }
 
@@ -380,7 +390,14 @@ impl Downstream {
             Revision::Session => self.lock().session,
             Revision::Modern(version) => Some(version),
         };
-        let served = Served::start(&method, &id, &params, version, self.network);
+        let served = Served::start(
+            &method,
+            &id,
+            &params,
+            version,
+            self.network,
+            self.session_id.as_deref(),
+        );
         let task = tokio::spawn(async move {
             let uri = params
                 .get("uri")

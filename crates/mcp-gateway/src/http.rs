@@ -505,7 +505,7 @@ impl Shared {
                     );
                 }
                 let id = new_session_id();
-                let session = self.open_session();
+                let session = self.open_session(&id);
                 (session, Some(id))
             }
             (Some(id), false) => match self.session(id) {
@@ -560,8 +560,10 @@ impl Shared {
         }
     }
 
-    fn open_session(&self) -> Arc<Session> {
-        let downstream = Downstream::new(Arc::clone(&self.gateway)).over("tcp");
+    fn open_session(&self, id: &str) -> Arc<Session> {
+        let downstream = Downstream::new(Arc::clone(&self.gateway))
+            .over("tcp")
+            .in_session(id);
         Arc::new_cyclic(|weak: &std::sync::Weak<Session>| {
             let weak = weak.clone();
             let mut news = News::new(&self.gateway);

@@ -21,7 +21,7 @@ pub(crate) struct Served {
 impl Served {
     /// Starts serving request `id` of `method`, at the revision `version`
     /// gives (when known; asked only with the feature), over `network`
-    /// (`pipe`, `tcp`).
+    /// (`pipe`, `tcp`), in the HTTP session `session` where there is one.
     #[cfg_attr(not(feature = "otel"), inline(always))]
     #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
     pub(crate) fn start(
@@ -30,6 +30,7 @@ impl Served {
         params: &Value,
         version: impl FnOnce() -> Option<&'static str>,
         network: Option<&'static str>,
+        session: Option<&str>,
     ) -> Served {
         Served {
             #[cfg(feature = "otel")]
@@ -44,6 +45,7 @@ impl Served {
                     Some(params),
                     version(),
                     network,
+                    session,
                 )
             },
         }

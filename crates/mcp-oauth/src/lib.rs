@@ -137,6 +137,8 @@ mod provider;
 mod redirect;
 mod secret;
 mod store;
+#[cfg(feature = "otel")]
+mod telemetry;
 mod token;
 mod url_policy;
 mod user_agent;

@@ -308,8 +308,7 @@ pub async fn connect(
     options: &ConnectOptions,
 ) -> Result<ClientSession, TransportError> {
     let mut session_options = options.session.clone();
-    let connect_timeout = config.timeouts.connect;
-    session_options.connect_timeout = connect_timeout;
+    session_options.connect_timeout = config.timeouts.connect;
     session_options.request_timeout = config.timeouts.request;
     session_options.tool_call_timeout = config.timeouts.tool_call;
     #[cfg(feature = "otel")]
@@ -332,6 +331,44 @@ pub async fn connect(
     if let Some((eras, key)) = &era {
         session_options.assume_legacy |= eras.assumes_legacy(key);
     }
+    #[cfg(feature = "otel")]
+    {
+        use opentelemetry::context::FutureExt as _;
+        let step = crate::telemetry::steps::connecting(
+            config.transport.kind().as_str(),
+            &session_options.telemetry,
+        );
+        // Boxed as the steps inside are: the span's context beside them
+        // would otherwise grow every connect future held at once.
+        let outcome = Box::pin(establish(config, options, session_options, era))
+            .with_context(step.context())
+            .await;
+        match &outcome {
+            Ok(session) => {
+                crate::telemetry::steps::connected(
+                    &step,
+                    session.protocol_version(),
+                    session.session_id(),
+                );
+                step.finish(None);
+            }
+            Err(error) => step.finish(Some(error)),
+        }
+        outcome
+    }
+    #[cfg(not(feature = "otel"))]
+    establish(config, options, session_options, era).await
+}
+
+/// Opens the transport and runs the handshake within the connect timeout
+/// (the body of [`connect`], which telemetry wraps in its span).
+async fn establish(
+    config: &ServerConfig,
+    options: &ConnectOptions,
+    mut session_options: SessionOptions,
+    era: Option<(&EraMemory, String)>,
+) -> Result<ClientSession, TransportError> {
+    let connect_timeout = config.timeouts.connect;
     let started = tokio::time::Instant::now();
     // Both steps are boxed: their state machines are several kilobytes,
     // and a host connecting a hundred servers at once would otherwise hold

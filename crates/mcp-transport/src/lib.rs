@@ -238,7 +238,7 @@ pub use session::{
 };
 #[cfg(feature = "stdio")]
 pub use stdio::StdioOptions;
-pub use transport::{Transport, TransportInfo};
+pub use transport::{SessionIdReader, Transport, TransportInfo};
 
 /// JSON-RPC framing: the codec, the raw forms a message passes through in,
 /// the wire's bounds and the made-up answer a failed transport gives.

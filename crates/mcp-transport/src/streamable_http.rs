@@ -67,7 +67,9 @@ use crate::message::{Incoming, JsonRpcMessage, Notification, RawAnswer, Request,
 use crate::param_headers::ToolHeaderTable;
 use crate::protocol::KNOWN_PROTOCOL_VERSIONS;
 use crate::request_meta::RequestMeta;
-use crate::transport::{AnswerRoute, ModernRoute, ModernSender, Transport, TransportInfo};
+use crate::transport::{
+    AnswerRoute, ModernRoute, ModernSender, SessionIdReader, Transport, TransportInfo,
+};
 
 /// What a POST accepts.
 const ACCEPTED: &str = "application/json, text/event-stream";
@@ -216,6 +218,10 @@ impl StreamableHttpTransport {
 
 impl Shared {
     fn spawn(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+        // A request's own task stays in the request's trace (an OAuth
+        // refresh on its way is the request's child).
+        #[cfg(feature = "otel")]
+        let fut = crate::telemetry::in_current_context(fut);
         self.tasks.spawn(fut);
     }
 
@@ -975,6 +981,14 @@ impl Transport for StreamableHttpTransport {
             .with_tool_headers(self.shared.tool_headers.clone())
             .with_modern_sender(ModernSender::new(Arc::new(Arc::clone(&self.shared))))
             .marking_own_failures()
+            .with_session_id(SessionIdReader::new({
+                let shared = Arc::downgrade(&self.shared);
+                move || {
+                    shared
+                        .upgrade()
+                        .and_then(|shared| lock(&shared.state).session_id.clone())
+                }
+            }))
     }
 }
 

@@ -80,6 +80,32 @@ pub struct TransportInfo {
     /// session read the mark; from any other transport it is a server's
     /// `data`, which a server could otherwise use to disguise its errors.
     pub marks_own_failures: bool,
+    /// Reads the session id the server gave the connection, for
+    /// transports that have one (streamable HTTP's `Mcp-Session-Id`).
+    pub session_id: Option<SessionIdReader>,
+}
+
+/// Reads the session id a server gave a connection as it is now: the
+/// transport may open a new session after the server forgot the old one.
+#[derive(Clone)]
+pub struct SessionIdReader(Arc<dyn Fn() -> Option<String> + Send + Sync>);
+
+impl SessionIdReader {
+    /// A reader that calls `read`.
+    pub fn new(read: impl Fn() -> Option<String> + Send + Sync + 'static) -> Self {
+        SessionIdReader(Arc::new(read))
+    }
+
+    /// The session id now, if there is one.
+    pub fn read(&self) -> Option<String> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for SessionIdReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionIdReader")
+    }
 }
 
 impl TransportInfo {
@@ -92,6 +118,7 @@ impl TransportInfo {
             modern_sender: None,
             tool_headers: None,
             marks_own_failures: false,
+            session_id: None,
         }
     }
 
@@ -122,6 +149,12 @@ impl TransportInfo {
     /// Marking its own failures of one request.
     pub fn marking_own_failures(mut self) -> Self {
         self.marks_own_failures = true;
+        self
+    }
+
+    /// With a reader of the connection's session id.
+    pub fn with_session_id(mut self, reader: SessionIdReader) -> Self {
+        self.session_id = Some(reader);
         self
     }
 }

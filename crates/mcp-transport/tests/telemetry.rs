@@ -142,6 +142,9 @@ fn python() -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
+/// The `Mcp-Session-Id` the HTTP peer gives a connection at `initialize`.
+const HTTP_SESSION_ID: &str = "telemetry-session-7";
+
 async fn peer(kind: Kind, generation: Generation) -> Peer {
     match kind {
         Kind::Stdio => {
@@ -196,9 +199,15 @@ async fn peer(kind: Kind, generation: Generation) -> Peer {
                     Err((code, message)) => json!({"jsonrpc": "2.0", "id": body["id"],
                         "error": {"code": code, "message": message}}),
                 };
+                let mut headers = vec![("content-type", "application/json".into())];
+                // A server of the older generation gives the connection a
+                // session, which every later span names.
+                if body["method"] == "initialize" {
+                    headers.push(("mcp-session-id", HTTP_SESSION_ID.into()));
+                }
                 Answer {
                     status: 200,
-                    headers: vec![("content-type", "application/json".into())],
+                    headers,
                     parts: vec![reply.to_string()],
                     pause: Duration::ZERO,
                 }
@@ -362,6 +371,7 @@ async fn check(kind: Kind, generation: Generation, case: u128) {
     .with_context(cx.clone())
     .await
     .unwrap();
+    let session_id = session.session_id();
     for row in table() {
         let _ = session
             .request(row.method, Some(row.params.clone()))
@@ -385,15 +395,43 @@ async fn check(kind: Kind, generation: Generation, case: u128) {
             common.insert("server.port", i64::from(peer.port.unwrap()).into());
         }
     }
-    // the handshake: initialize, or server/discover
+    // Only streamable HTTP before 2026-07-28 has a session id.
+    if kind == Kind::Http && generation == Generation::Legacy {
+        assert_eq!(session_id.as_deref(), Some(HTTP_SESSION_ID), "{label}");
+        common.insert("mcp.session.id", HTTP_SESSION_ID.into());
+    } else {
+        assert_eq!(session_id, None, "{label}");
+    }
+    // The connect: an INTERNAL span under the caller's, with what it
+    // learnt; the handshake (initialize, or server/discover) is its child.
+    let connect_span = spans
+        .iter()
+        .find(|span| span.name == "connect")
+        .unwrap_or_else(|| panic!("{label}: no connect span"));
+    assert_eq!(connect_span.span_kind, SpanKind::Internal, "{label}");
+    assert_eq!(
+        connect_span.parent_span_id,
+        cx.span().span_context().span_id(),
+        "{label}"
+    );
+    assert_eq!(connect_span.status, Status::Unset, "{label}");
+    let expected: BTreeMap<String, OtelValue> = common
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect();
+    assert_eq!(attributes(connect_span), expected, "{label}: connect");
     let handshake = match generation {
         Generation::Legacy => "initialize",
         Generation::Modern => "server/discover",
     };
-    assert!(
-        spans.iter().any(|span| span.name == handshake),
-        "{label}: no {handshake} span in {:?}",
-        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    let handshake_span = spans
+        .iter()
+        .find(|span| span.name == handshake)
+        .unwrap_or_else(|| panic!("{label}: no {handshake} span"));
+    assert_eq!(
+        handshake_span.parent_span_id,
+        connect_span.span_context.span_id(),
+        "{label}: the handshake is the connect's child"
     );
     for row in table() {
         let span = spans
@@ -804,5 +842,108 @@ async fn real_peers_extract_the_span_the_session_reported() {
                 );
             }
         }
+    }
+}
+
+/// Answers every elicitation with the name "Ada".
+struct NamesAda;
+
+#[async_trait::async_trait]
+impl mcp_transport::ClientHandler for NamesAda {
+    fn capabilities(&self) -> Value {
+        json!({"elicitation": {"form": {}}})
+    }
+
+    async fn elicit(&self, _params: Option<Value>) -> Result<Value, mcp_transport::ErrorObject> {
+        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    }
+}
+
+/// What happens between requests is in the trace too, against rmcp's
+/// task manager (`rmcp-peer-server task-suite`) at 2026-07-28: a call that
+/// first asks an input round, then runs as a task. Under the caller's
+/// span: the first `tools/call`, the `input_required tools/call` round
+/// (the handler's answer), the retried `tools/call`, and the `task` span
+/// whose children are the task's `tasks/get` polls.
+#[tokio::test]
+#[ignore = "needs cargo xtask peers"]
+async fn an_input_round_and_a_task_are_spans_of_the_trace() {
+    sdk();
+    let config = ServerConfig::new(
+        "task suite",
+        TransportConfig::Stdio(
+            StdioConfig::new(mcp_test_peers::rmcp_server().to_string_lossy().into_owned())
+                .with_args(["task-suite"]),
+        ),
+    );
+    let mut options = options(Generation::Modern, TelemetryOptions::default());
+    options.session.handler = Some(Arc::new(NamesAda));
+    let cx = parent(41);
+    let session = connect(&config, &options)
+        .with_context(cx.clone())
+        .await
+        .unwrap();
+    let result = session
+        .call_tool("test_tool_with_task", Some(json!({})))
+        .with_context(cx.clone())
+        .await
+        .unwrap();
+    let result = serde_json::to_value(&result).unwrap();
+    assert_eq!(
+        result["content"][0]["text"], "Hello, Ada, from a task",
+        "{result}"
+    );
+    session.close().await.unwrap();
+
+    let spans = spans_of(&cx);
+    let caller = cx.span().span_context().span_id();
+    let named =
+        |name: &str| -> Vec<&SpanData> { spans.iter().filter(|s| s.name == name).collect() };
+    let calls = named("tools/call test_tool_with_task");
+    assert_eq!(calls.len(), 2, "the call and its retry");
+    let rounds = named("input_required tools/call");
+    assert_eq!(rounds.len(), 1, "one input round");
+    let round = rounds[0];
+    assert_eq!(round.span_kind, SpanKind::Internal);
+    assert_eq!(round.parent_span_id, caller);
+    let round_attributes = attributes(round);
+    assert_eq!(
+        round_attributes["mcp.input_required.count"],
+        OtelValue::I64(1)
+    );
+    assert_eq!(
+        round_attributes["mcp.method.name"],
+        OtelValue::from("tools/call")
+    );
+    assert_eq!(
+        round_attributes["mcp.protocol.version"],
+        OtelValue::from("2026-07-28")
+    );
+    // The round sits between the call and its retry.
+    let mut by_start: Vec<&SpanData> = calls.iter().copied().chain([round]).collect();
+    by_start.sort_by_key(|span| span.start_time);
+    assert_eq!(by_start[1].name, round.name);
+    for call in &calls {
+        assert_eq!(call.parent_span_id, caller);
+    }
+    let tasks = named("task test_tool_with_task");
+    assert_eq!(tasks.len(), 1, "one task span");
+    let task = tasks[0];
+    assert_eq!(task.span_kind, SpanKind::Internal);
+    assert_eq!(task.parent_span_id, caller);
+    assert_eq!(task.status, Status::Unset);
+    assert_eq!(
+        attributes(task)["gen_ai.tool.name"],
+        OtelValue::from("test_tool_with_task")
+    );
+    let polls = named("tasks/get");
+    assert!(!polls.is_empty(), "the task was polled");
+    for poll in &polls {
+        assert_eq!(
+            poll.parent_span_id,
+            task.span_context.span_id(),
+            "each poll is the task's child"
+        );
+        assert!(poll.start_time >= task.start_time && poll.end_time <= task.end_time);
     }
 }

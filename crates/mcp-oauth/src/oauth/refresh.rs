@@ -68,6 +68,8 @@ impl OAuthProvider {
         }
         tracing::debug!(server = %self.settings.server_name, "refreshing access token");
         let key = self.refresh_key(st, &creds)?;
+        #[cfg(feature = "otel")]
+        let span = crate::telemetry::refreshing(&token_endpoint);
         let answer = request_token_with(
             &self.http,
             &self.settings.server_name,
@@ -76,7 +78,14 @@ impl OAuthProvider {
             params,
             self.token_dpop(key.as_ref()),
         )
-        .await?;
+        .await;
+        #[cfg(feature = "otel")]
+        match &answer {
+            Ok(Ok(_)) => span.finish(None, false),
+            Ok(Err(refused)) => span.finish(Some(refused), false),
+            Err(_) => span.finish(None, true),
+        }
+        let answer = answer?;
         let ok = match answer {
             Ok(response) => {
                 // The key stays exactly as long as the tokens are bound to it.

@@ -579,6 +579,9 @@ struct Shared {
     /// The server's identity from a result's `_meta`, for a modern server
     /// whose `server/discover` answer did not carry it.
     server_info: Mutex<Option<Implementation>>,
+    /// Reads the session id the server gave the connection, where the
+    /// transport has one.
+    session_id: Option<crate::transport::SessionIdReader>,
     #[cfg(feature = "otel")]
     telemetry: crate::telemetry::SessionTelemetry,
 }
@@ -653,6 +656,8 @@ impl ClientSession {
             modern_sender: modern_direct,
             tool_headers,
             marks_own_failures,
+            session_id,
+            ..
         } = transport.info();
         #[cfg(feature = "otel")]
         let telemetry = crate::telemetry::SessionTelemetry::new(kind, options.telemetry.clone());
@@ -678,6 +683,7 @@ impl ClientSession {
             tool_headers,
             marks_own_failures,
             server_info: Mutex::new(None),
+            session_id,
             #[cfg(feature = "otel")]
             telemetry,
         });
@@ -775,6 +781,16 @@ impl ClientSession {
     /// The transport kind (`stdio`, `sdk`, ...).
     pub fn kind(&self) -> &'static str {
         self.kind
+    }
+
+    /// The session id the server gave the connection (streamable HTTP's
+    /// `Mcp-Session-Id`, before 2026-07-28), as it is now; `None` for a
+    /// transport without one or a server that gave none.
+    pub fn session_id(&self) -> Option<String> {
+        self.shared
+            .session_id
+            .as_ref()
+            .and_then(|reader| reader.read())
     }
 
     /// Who the server is and what it offers: its `initialize` answer, or

@@ -20,6 +20,55 @@ pub(super) struct Observed(crate::telemetry::span::Operation);
 #[cfg(not(feature = "otel"))]
 pub(super) struct Observed;
 
+/// The span of a step between requests (an input round, a task followed
+/// to its end): see `telemetry::steps`.
+pub(super) struct Step {
+    #[cfg(feature = "otel")]
+    step: crate::telemetry::steps::Step,
+}
+
+impl Step {
+    /// Runs `step` within the span (what it sends is the span's child) and
+    /// ends the span with its outcome.
+    #[cfg_attr(not(feature = "otel"), inline(always))]
+    pub(super) async fn run<T>(
+        self,
+        step: impl std::future::Future<Output = Result<T, TransportError>>,
+    ) -> Result<T, TransportError> {
+        #[cfg(feature = "otel")]
+        {
+            use opentelemetry::context::FutureExt as _;
+            let outcome = step.with_context(self.step.context()).await;
+            self.step.finish(outcome.as_ref().err());
+            outcome
+        }
+        #[cfg(not(feature = "otel"))]
+        step.await
+    }
+}
+
+impl Shared {
+    /// The span of one input round of `method` asking `requests` inputs.
+    #[cfg_attr(not(feature = "otel"), inline(always))]
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+    pub(super) fn input_round_step(&self, method: &str, requests: usize) -> Step {
+        Step {
+            #[cfg(feature = "otel")]
+            step: self.telemetry.input_round(method, requests),
+        }
+    }
+
+    /// The span of a task of `tool` followed to its end.
+    #[cfg_attr(not(feature = "otel"), inline(always))]
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+    pub(super) fn task_step(&self, tool: &str) -> Step {
+        Step {
+            #[cfg(feature = "otel")]
+            step: self.telemetry.task(tool),
+        }
+    }
+}
+
 #[cfg(not(feature = "otel"))]
 impl Shared {
     #[inline(always)]
@@ -33,8 +82,17 @@ impl Shared {
     }
 }
 
+/// What keeps a request's context current: nothing, without `otel`.
+#[cfg(not(feature = "otel"))]
+pub(super) struct Attached;
+
 #[cfg(not(feature = "otel"))]
 impl Observed {
+    #[inline(always)]
+    pub(super) fn attach(&self) -> Attached {
+        Attached
+    }
+
     #[inline(always)]
     pub(super) fn end<K>(self, _shared: &Shared, _outcome: &Result<(Body, K), TransportError>) {}
 }
@@ -68,6 +126,7 @@ mod on {
                 name: view.str_member("name"),
                 uri: view.str_member("uri"),
                 arguments: view.member("arguments"),
+                session_id: self.session_id.as_ref().and_then(|reader| reader.read()),
             };
             let operation = self.telemetry.start(method, id, request);
             let entries = meta_entries(operation.context());
@@ -111,6 +170,12 @@ mod on {
     }
 
     impl Observed {
+        /// Makes the request's context current until the guard is dropped
+        /// (never held across an await: the guard stays on its thread).
+        pub(in crate::session) fn attach(&self) -> opentelemetry::ContextGuard {
+            self.0.context().clone().attach()
+        }
+
         /// Ends the request's telemetry with its outcome.
         pub(in crate::session) fn end<K>(
             self,

@@ -408,42 +408,50 @@ impl Shared {
             cancellable: method != "initialize" && method != "server/discover",
         };
         let request_id = RequestId::Number(id);
-        // Written from borrows where the transport encodes at once (the
-        // parameters stay the caller's), else handed over as a message.
-        let view = params.view();
-        let sent = match (meta, &self.direct, &self.modern_direct) {
-            (Some(meta), Some(direct), _) => {
-                direct.send_serialized(&meta.request(&request_id, method, view), alone)
-            }
-            (Some(meta), None, Some(modern)) => Some(modern.send(&request_id, method, view, meta)),
-            (None, Some(direct), _) => direct.send_serialized(
-                &RequestRef {
-                    id: &request_id,
-                    method,
-                    params: view.present().as_ref(),
-                },
-                alone,
-            ),
-            _ => None,
-        };
-        let kept = match sent {
-            Some(sent) => {
-                sent.map_err(|()| self.ended_error())?;
-                keep.then_some(params)
-            }
-            None => {
-                let params = params.into_value();
-                let params = match meta {
-                    Some(meta) => Some(meta.apply(params)),
-                    None => params,
-                };
-                let message = JsonRpcMessage::Request(Request {
-                    id: request_id,
-                    method: method.to_string(),
-                    params,
-                });
-                self.send_hinted(message, alone)?;
-                None
+        // What the transport does while it takes the request (an OAuth
+        // refresh, a task it starts for the request) runs in the request's
+        // trace.
+        let kept = {
+            let _attached = observed.attach();
+            // Written from borrows where the transport encodes at once (the
+            // parameters stay the caller's), else handed over as a message.
+            let view = params.view();
+            let sent = match (meta, &self.direct, &self.modern_direct) {
+                (Some(meta), Some(direct), _) => {
+                    direct.send_serialized(&meta.request(&request_id, method, view), alone)
+                }
+                (Some(meta), None, Some(modern)) => {
+                    Some(modern.send(&request_id, method, view, meta))
+                }
+                (None, Some(direct), _) => direct.send_serialized(
+                    &RequestRef {
+                        id: &request_id,
+                        method,
+                        params: view.present().as_ref(),
+                    },
+                    alone,
+                ),
+                _ => None,
+            };
+            match sent {
+                Some(sent) => {
+                    sent.map_err(|()| self.ended_error())?;
+                    keep.then_some(params)
+                }
+                None => {
+                    let params = params.into_value();
+                    let params = match meta {
+                        Some(meta) => Some(meta.apply(params)),
+                        None => params,
+                    };
+                    let message = JsonRpcMessage::Request(Request {
+                        id: request_id,
+                        method: method.to_string(),
+                        params,
+                    });
+                    self.send_hinted(message, alone)?;
+                    None
+                }
             }
         };
 

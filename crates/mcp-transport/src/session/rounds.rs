@@ -211,7 +211,14 @@ impl Shared {
                     },
                 ));
             }
-            let responses = self.answer_input_requests(method, &result).await?;
+            let asked = result
+                .get("inputRequests")
+                .and_then(Value::as_object)
+                .map_or(0, Map::len);
+            let responses = self
+                .input_round_step(method, asked)
+                .run(self.answer_input_requests(method, &result))
+                .await?;
             deadline.observe(Instant::now(), Activity::InputAnswered);
             let retry = retry_params(params.clone(), responses, result.get("requestState"));
             let (body, _) = self

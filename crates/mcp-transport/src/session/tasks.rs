@@ -122,7 +122,9 @@ impl ClientSession {
                     .shared
                     .request_within("tools/call", Some(params), options, &mut deadline)
                     .await?;
-                self.run_experimental(name, created, options, deadline)
+                self.shared
+                    .task_step(name)
+                    .run(self.run_experimental(name, created, options, deadline))
                     .await
             }
             // The server alone decides to start a task; the extension in
@@ -191,7 +193,10 @@ impl ClientSession {
                 ),
             ));
         }
-        self.run_extension(name, result, options, deadline).await
+        self.shared
+            .task_step(name)
+            .run(self.run_extension(name, result, options, deadline))
+            .await
     }
 
     /// `tasks/get` of a task this session's server holds, read in the
@@ -355,7 +360,16 @@ impl ClientSession {
                     return Err(self.cancelled(tool, &task));
                 }
                 TaskStatus::InputRequired => {
-                    let responses = self.answer_inputs(tool, &task, &mut answered).await?;
+                    let asked = task
+                        .input_requests
+                        .keys()
+                        .filter(|key| !answered.contains(*key))
+                        .count();
+                    let responses = self
+                        .shared
+                        .input_round_step("tasks/update", asked)
+                        .run(self.answer_inputs(tool, &task, &mut answered))
+                        .await?;
                     if !responses.is_empty() {
                         poll.request(
                             "tasks/update",

@@ -20,6 +20,8 @@
 //! - `propagate`: which keys of the current context reach `_meta`
 //!   (`traceparent`, `tracestate`, `baggage`, nothing else);
 //! - `metrics`: the two histograms, their buckets and attributes;
+//! - `steps`: the spans of what happens between requests (a connect, an
+//!   input round, the wait between a task's polls);
 //! - `serve`: the server side ([`ServedRequest`]): a SERVER span and
 //!   `mcp.server.operation.duration` per request served, continuing the
 //!   trace the request's `_meta` carries.
@@ -34,6 +36,7 @@ pub(crate) mod metrics;
 pub(crate) mod propagate;
 mod serve;
 pub(crate) mod span;
+pub(crate) mod steps;
 
 pub use serve::{ServedRequest, extract_context, in_current_context};
 
@@ -124,6 +127,22 @@ pub(crate) fn network_transport(kind: &str) -> Option<&'static str> {
     }
 }
 
+/// `network.transport`, `server.address` and `server.port`: what every
+/// span and measurement of a session shares.
+fn shared_attributes(transport: Option<&'static str>, options: &TelemetryOptions) -> Vec<KeyValue> {
+    let mut shared = Vec::with_capacity(3);
+    if let Some(transport) = transport {
+        shared.push(KeyValue::new(span::NETWORK_TRANSPORT, transport));
+    }
+    if let Some(address) = &options.server_address {
+        shared.push(KeyValue::new(span::SERVER_ADDRESS, address.clone()));
+        if let Some(port) = options.server_port {
+            shared.push(KeyValue::new(span::SERVER_PORT, i64::from(port)));
+        }
+    }
+    shared
+}
+
 /// One session's telemetry: its tracer and instruments, taken from the
 /// global providers when the session starts, and the attributes every
 /// measurement of the session shares.
@@ -152,16 +171,7 @@ impl std::fmt::Debug for SessionTelemetry {
 impl SessionTelemetry {
     /// The telemetry of a session over a `kind` transport, started now.
     pub(crate) fn new(kind: &str, options: TelemetryOptions) -> SessionTelemetry {
-        let mut shared = Vec::with_capacity(3);
-        if let Some(transport) = network_transport(kind) {
-            shared.push(KeyValue::new(span::NETWORK_TRANSPORT, transport));
-        }
-        if let Some(address) = &options.server_address {
-            shared.push(KeyValue::new(span::SERVER_ADDRESS, address.clone()));
-            if let Some(port) = options.server_port {
-                shared.push(KeyValue::new(span::SERVER_PORT, i64::from(port)));
-            }
-        }
+        let shared = shared_attributes(network_transport(kind), &options);
         SessionTelemetry {
             tracer: global::tracer_with_scope(scope()),
             metrics: metrics::Instruments::new(&global::meter_with_scope(scope())),

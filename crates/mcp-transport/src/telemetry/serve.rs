@@ -21,7 +21,8 @@ use serde_json::Value;
 use super::propagate::TRACE_META_KEYS;
 use super::span::{
     ERROR_TYPE, GEN_AI_OPERATION_NAME, GEN_AI_PROMPT_NAME, GEN_AI_TOOL_NAME, JSONRPC_REQUEST_ID,
-    MCP_METHOD_NAME, MCP_PROTOCOL_VERSION, NETWORK_TRANSPORT, RPC_RESPONSE_STATUS_CODE, TOOL_ERROR,
+    MCP_METHOD_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, NETWORK_TRANSPORT,
+    RPC_RESPONSE_STATUS_CODE, TOOL_ERROR,
 };
 
 /// `mcp.server.operation.duration`: from a request's arrival to its answer.
@@ -105,13 +106,15 @@ pub struct ServedRequest {
 impl ServedRequest {
     /// Starts the span of request `id` of `method` with `params`, arriving
     /// over `network_transport` (`pipe`, `tcp`) at `protocol_version`,
-    /// as a child of the trace its `_meta` carries.
+    /// in the session `session_id` (an HTTP session's `Mcp-Session-Id`,
+    /// where there is one), as a child of the trace its `_meta` carries.
     pub fn start(
         method: &str,
         id: &Value,
         params: Option<&Value>,
         protocol_version: Option<&str>,
         network_transport: Option<&'static str>,
+        session_id: Option<&str>,
     ) -> ServedRequest {
         let parent = extract_context(params);
         let name = params
@@ -143,6 +146,9 @@ impl ServedRequest {
             other => other.to_string(),
         };
         attributes.push(KeyValue::new(JSONRPC_REQUEST_ID, id));
+        if let Some(session_id) = session_id {
+            attributes.push(KeyValue::new(MCP_SESSION_ID, session_id.to_owned()));
+        }
         let span_name = match target {
             Some((_, name)) => format!("{method} {name}"),
             None => method.to_owned(),

@@ -15,6 +15,7 @@ use crate::error::{HttpFailure, TransportErrorKind};
 pub(crate) const MCP_METHOD_NAME: &str = "mcp.method.name";
 pub(crate) const MCP_PROTOCOL_VERSION: &str = "mcp.protocol.version";
 pub(crate) const MCP_RESOURCE_URI: &str = "mcp.resource.uri";
+pub(crate) const MCP_SESSION_ID: &str = "mcp.session.id";
 pub(crate) const GEN_AI_TOOL_NAME: &str = "gen_ai.tool.name";
 pub(crate) const GEN_AI_PROMPT_NAME: &str = "gen_ai.prompt.name";
 pub(crate) const GEN_AI_OPERATION_NAME: &str = "gen_ai.operation.name";
@@ -107,6 +108,8 @@ pub(crate) struct Request<'p> {
     pub(crate) uri: Option<&'p str>,
     /// `params.arguments`.
     pub(crate) arguments: Option<&'p Value>,
+    /// The session id the server gave the connection, when it has one.
+    pub(crate) session_id: Option<String>,
 }
 
 impl SessionTelemetry {
@@ -132,6 +135,9 @@ impl SessionTelemetry {
 
         let mut attributes = measured.clone();
         attributes.push(KeyValue::new(JSONRPC_REQUEST_ID, id.to_string()));
+        if let Some(session_id) = request.session_id {
+            attributes.push(KeyValue::new(MCP_SESSION_ID, session_id));
+        }
         if self.options.record_resource_uri
             && matches!(
                 method,
