@@ -247,11 +247,15 @@ impl Shared {
             state.modern_version = Some(version.to_owned());
         }
         // Held across the spawn so the task cannot end before it is noted.
-        let handle = self.tasks.spawn(async move {
+        let run = async move {
             let id = request.id().clone();
             Arc::clone(&task).modern_request(request).await;
             lock(&task.state).modern_streams.remove(&id);
-        });
+        };
+        // The request's own task stays in the request's trace.
+        #[cfg(feature = "otel")]
+        let run = crate::telemetry::in_current_context(run);
+        let handle = self.tasks.spawn(run);
         state.modern_streams.insert(id.clone(), handle.ok_or(())?);
         Ok(())
     }

@@ -947,3 +947,87 @@ async fn an_input_round_and_a_task_are_spans_of_the_trace() {
         assert!(poll.start_time >= task.start_time && poll.end_time <= task.end_time);
     }
 }
+
+/// Records the span current when the transport asks it for credentials:
+/// where a token would be refreshed.
+#[derive(Debug, Default)]
+struct SeesTheTrace(Mutex<Vec<SpanId>>);
+
+#[async_trait::async_trait]
+impl mcp_oauth::AuthProvider for SeesTheTrace {
+    async fn authorization(&self) -> Result<Option<String>, mcp_oauth::AuthError> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(Context::current().span().span_context().span_id());
+        Ok(Some("Bearer token-in-the-trace".into()))
+    }
+
+    async fn on_challenge(
+        &self,
+        _challenge: &mcp_oauth::Challenge,
+    ) -> Result<mcp_oauth::ChallengeOutcome, mcp_oauth::AuthError> {
+        Ok(mcp_oauth::ChallengeOutcome::GiveUp)
+    }
+}
+
+#[derive(Debug)]
+struct Providers(Arc<SeesTheTrace>);
+
+impl mcp_transport::AuthProviders for Providers {
+    fn provider_for(&self, _server: &ServerConfig) -> Option<Arc<dyn mcp_oauth::AuthProvider>> {
+        Some(Arc::clone(&self.0) as _)
+    }
+}
+
+/// What the transport does for a request (asking for credentials, where a
+/// token is refreshed) runs in the request's trace: over streamable HTTP at
+/// both generations, credentials asked for a `tools/call` are asked in that
+/// call's span, and any other ask in the connect's.
+#[tokio::test]
+async fn credentials_are_asked_within_the_requests_span() {
+    sdk();
+    for (generation, case) in [(Generation::Legacy, 51), (Generation::Modern, 52)] {
+        let label = format!("{generation:?}");
+        let peer = peer(Kind::Http, generation).await;
+        let seen = Arc::new(SeesTheTrace::default());
+        let mut options = options(generation, TelemetryOptions::default());
+        options.auth = Some(Arc::new(Providers(Arc::clone(&seen))));
+        let cx = parent(case);
+        let session = connect(&peer.config, &options)
+            .with_context(cx.clone())
+            .await
+            .unwrap();
+        seen.0.lock().unwrap().clear();
+        session
+            .request("tools/call", Some(json!({"name": "echo", "arguments": {}})))
+            .with_context(cx.clone())
+            .await
+            .unwrap();
+        let asked = seen.0.lock().unwrap().clone();
+        session.close().await.unwrap();
+        let spans = spans_of(&cx);
+        let call = spans
+            .iter()
+            .find(|span| span.name == "tools/call echo")
+            .unwrap_or_else(|| panic!("{label}: no tools/call span"));
+        // What the connect started may still ask (the older generation's
+        // GET stream, `notifications/initialized`): in the connect's trace.
+        let connecting: Vec<SpanId> = spans
+            .iter()
+            .filter(|span| ["connect", "initialize", "server/discover"].contains(&&*span.name))
+            .map(|span| span.span_context.span_id())
+            .collect();
+        let call = call.span_context.span_id();
+        assert!(
+            asked.contains(&call),
+            "{label}: asked in {asked:?}, the call is {call:?}"
+        );
+        assert!(
+            asked
+                .iter()
+                .all(|span| *span == call || connecting.contains(span)),
+            "{label}: asked in {asked:?}, the call is {call:?}, the connect's {connecting:?}"
+        );
+    }
+}

@@ -35,8 +35,8 @@ pub(super) async fn drive(
     let reason = loop {
         tokio::select! {
             command = commands.recv() => match command {
-                Some(Command::Send(message)) => {
-                    if let Err(e) = transport.send(message).await {
+                Some(Command::Send(message, carried)) => {
+                    if let Err(e) = super::observe::sent_in(carried, transport.send(message)).await {
                         break e;
                     }
                 }

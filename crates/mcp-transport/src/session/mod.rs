@@ -534,7 +534,8 @@ pub trait ClientHandler: Send + Sync {
 }
 
 enum Command {
-    Send(JsonRpcMessage),
+    /// A message for the transport, sent in the trace it was sent from.
+    Send(JsonRpcMessage, observe::Carried),
     Close(oneshot::Sender<Result<(), TransportError>>),
 }
 

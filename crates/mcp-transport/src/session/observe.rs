@@ -20,6 +20,40 @@ pub(super) struct Observed(crate::telemetry::span::Operation);
 #[cfg(not(feature = "otel"))]
 pub(super) struct Observed;
 
+/// The trace a message handed to the driver is sent in (what the
+/// transport starts for it, an OAuth refresh, stays in the request's
+/// trace): the current context, with `otel`.
+#[cfg(feature = "otel")]
+pub(super) type Carried = opentelemetry::Context;
+
+/// Nothing, without `otel`.
+#[cfg(not(feature = "otel"))]
+pub(super) struct Carried;
+
+/// The trace current now, to carry to the driver.
+#[cfg_attr(not(feature = "otel"), inline(always))]
+pub(super) fn carried() -> Carried {
+    #[cfg(feature = "otel")]
+    return opentelemetry::Context::current();
+    #[cfg(not(feature = "otel"))]
+    Carried
+}
+
+/// `sending` within the carried trace.
+#[cfg_attr(not(feature = "otel"), inline(always))]
+pub(super) async fn sent_in<F: std::future::Future>(carried: Carried, sending: F) -> F::Output {
+    #[cfg(feature = "otel")]
+    {
+        use opentelemetry::context::FutureExt as _;
+        sending.with_context(carried).await
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        let Carried = carried;
+        sending.await
+    }
+}
+
 /// The span of a step between requests (an input round, a task followed
 /// to its end): see `telemetry::steps`.
 pub(super) struct Step {

@@ -203,7 +203,7 @@ impl Shared {
                 .map_err(|_| self.ended_error());
         }
         self.commands
-            .send(Command::Send(message))
+            .send(Command::Send(message, super::observe::carried()))
             .map_err(|_| self.ended_error())
     }
 
