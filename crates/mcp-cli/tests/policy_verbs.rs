@@ -261,3 +261,31 @@ fn a_malformed_managed_file_fails_closed() {
     tree.run(&["tools", "notes"]);
     assert!(!tree.path("spawned").exists());
 }
+
+#[test]
+fn approve_refuses_a_blocked_project_server() {
+    let tree = tree(&[("managed-settings.json", SETTINGS)]);
+    tree.write(
+        "project/.mcp.json",
+        r#"{"mcpServers": {
+  "evil": {"type": "http", "url": "https://x.evil.example/mcp"},
+  "fine": {"type": "http", "url": "https://fine.example/mcp"}
+}}"#,
+    );
+    let rule = "server `evil` is blocked by policy: `evil` is on a deny list (by [ROOT]/managed/managed-settings.json:4 `deniedMcpServers[1].serverUrl` https://*.evil.example/*)";
+    check_refused(&tree, &["approve", "evil"], rule);
+    // With an approvable name beside it, nothing is approved.
+    check_refused(&tree, &["approve", "fine", "evil"], rule);
+    check_refused(&tree, &["approve", "fine", "evil"], "nothing was approved");
+    // `--all` approves what awaits approval; a blocked server awaits none.
+    let run = check(&tree, &["approve", "--all"], 0);
+    assert!(
+        run.stdout.contains("`fine`") && !run.stdout.contains("evil"),
+        "{}",
+        run.stdout
+    );
+    let run = check(&tree, &["--json", "get", "evil"], 0);
+    assert_eq!(run.json()["approvalBasis"]["basis"], "blocked");
+    // Denying it is no loosening, and is recorded.
+    check(&tree, &["deny", "evil"], 0);
+}
