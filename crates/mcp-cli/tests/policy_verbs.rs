@@ -289,3 +289,60 @@ fn approve_refuses_a_blocked_project_server() {
     // Denying it is no loosening, and is recorded.
     check(&tree, &["deny", "evil"], 0);
 }
+
+#[test]
+fn get_pin_prints_an_allow_entry_that_names_what_changed() {
+    let tree = tree(&[]);
+    let run = check(&tree, &["get", "docs", "--pin"], 0);
+    let entry = run.json();
+    assert_eq!(entry["serverName"], "docs");
+    assert_eq!(entry["configHash"].as_str().map(str::len), Some(16));
+    let parts: Vec<&String> = entry["pinned"]
+        .as_object()
+        .expect("pinned")
+        .keys()
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            "headers",
+            "required",
+            "timeouts",
+            "toolFilter",
+            "type",
+            "url"
+        ]
+    );
+    // Digests only: the url itself is not printed.
+    assert!(!run.stdout.contains("docs.example.com"), "{}", run.stdout);
+    let settings = serde_json::json!({"allowedMcpServers": [entry]});
+    tree.write("managed/managed-settings.json", &settings.to_string());
+    let run = check(&tree, &["--json", "get", "docs"], 0);
+    assert_eq!(
+        run.json()["approvalBasis"]["basis"],
+        "not-needed",
+        "{}",
+        run.stdout
+    );
+    // The url changes: blocked, and the message names the url.
+    tree.write(
+        "home/.claude.json",
+        r#"{"mcpServers": {"docs": {"type": "http", "url": "https://docs.example.net/mcp"}}}"#,
+    );
+    let run = check(&tree, &["--json", "get", "docs"], 0);
+    let basis = &run.json()["approvalBasis"];
+    assert_eq!(basis["basis"], "blocked", "{basis}");
+    assert_eq!(basis["rule"]["key"], "allowedMcpServers[0].serverName");
+    let reason = basis["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("`docs`: its url changed since it was pinned"),
+        "{reason}"
+    );
+    let run = tree.run(&["tools", "docs"]);
+    assert!(
+        run.stderr.contains("its url changed"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
