@@ -1,8 +1,11 @@
 //! End-to-end tests of the managed policy (`--managed-dir`): every verb
 //! honours a server's verdict. Reports show a blocked server and the rule
-//! (file:line); no verb starts it; `add`, `add-json` and `import` refuse
-//! to write a server the policy would block, naming the rule; a malformed
-//! managed file blocks everything.
+//! (file:line); no verb starts it; `add`, `add-json`, `import` and
+//! `approve` refuse a server the policy blocks, naming the rule; `get
+//! --pin` prints an allow entry whose block names what changed; a
+//! malformed managed file blocks everything, also in a running `serve`.
+
+#![allow(clippy::expect_used)]
 
 mod support;
 

@@ -545,6 +545,53 @@ mod tests {
     }
 
     #[test]
+    fn field_hashes_change_only_for_the_part_that_changed() {
+        let base = stdio("node", &["server.js"], &[("K", "1")]);
+        let hashes = config_field_hashes(&base);
+        let parts: Vec<&str> = hashes.keys().map(String::as_str).collect();
+        assert_eq!(
+            parts,
+            [
+                "args",
+                "command",
+                "env",
+                "required",
+                "timeouts",
+                "toolFilter",
+                "type"
+            ]
+        );
+        let changed = |config: &ServerConfig| -> Vec<String> {
+            let now = config_field_hashes(config);
+            let parts: std::collections::BTreeSet<&String> =
+                now.keys().chain(hashes.keys()).collect();
+            parts
+                .into_iter()
+                .filter(|part| now.get(*part) != hashes.get(*part))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(
+            changed(&stdio("deno", &["server.js"], &[("K", "1")])),
+            ["command"]
+        );
+        assert_eq!(changed(&stdio("node", &["x.js"], &[("K", "1")])), ["args"]);
+        assert_eq!(
+            changed(&stdio("node", &["server.js"], &[("K", "2")])),
+            ["env"]
+        );
+        let mut remote = server(TransportConfig::Http(remote("https://x.example/mcp")));
+        let before = config_field_hashes(&remote);
+        if let TransportConfig::Http(r) = &mut remote.transport {
+            r.headers.insert("X".into(), "1".into());
+        }
+        let after = config_field_hashes(&remote);
+        assert_ne!(before["headers"], after["headers"]);
+        assert_eq!(before["url"], after["url"]);
+        assert!(!before.contains_key("command"));
+    }
+
+    #[test]
     fn fnv_vectors() {
         assert_eq!(fnv1a64_hex(""), "cbf29ce484222325");
         assert_eq!(fnv1a64_hex("a"), "af63dc4c8601ec8c");
