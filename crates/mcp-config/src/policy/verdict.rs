@@ -29,7 +29,7 @@ pub(crate) struct Candidate<'a> {
 /// What the config hash covers, named when a pin that records only the
 /// hash differs (that is all such a pin can tell).
 const HASHED_PARTS: &str = "type, command, args, env, envPassthrough, cwd, url, headers, \
-                            headersHelper, oauth, timeouts, toolFilter, required";
+                            headersHelper, oauth, timeouts, toolFilter, required, descriptionLimit";
 
 /// Why a server whose config hash `hash` is not its pin's is blocked: the
 /// parts whose digests differ from the pin's `pinned` ones (a part set
