@@ -9,7 +9,8 @@
 //! project ships, which could not be trusted to hold them. Approving also
 //! records what was approved (`mcp_config::consent`), so a server changed
 //! since is pending again. Several names are checked first and written in
-//! one edit: a list with one wrong name writes nothing.
+//! one edit: a list with one wrong name writes nothing. A server the
+//! managed policy blocks is never approved: the refusal names the rule.
 
 use mcp_config::edit::{self, ProjectChoice, ServersLocation};
 use mcp_config::{Approval, ApprovalRecord, LoadOptions, LoadedConfig, Scope, ScopedServer, load};
@@ -126,11 +127,24 @@ fn record(
     }
     let mut records = Vec::new();
     let mut problems = Vec::new();
+    let mut blocked = Vec::new();
     for name in &unique {
         match project_server(config, name) {
-            Ok(server) => records.push((*name, ApprovalRecord::of(&server.config))),
+            // An approval could never let it run, and would stand ready
+            // for the day the rule goes: the policy decides, not consent.
+            Ok(server) => match server.blocked() {
+                Some(block) if choice == ProjectChoice::Approve => {
+                    blocked.push(format!("server `{name}` is blocked by policy: {block}"));
+                }
+                _ => records.push((*name, ApprovalRecord::of(&server.config))),
+            },
             Err(problem) => problems.push(problem),
         }
+    }
+    match blocked.as_slice() {
+        [] => {}
+        [only] if unique.len() == 1 => anyhow::bail!("{only}"),
+        several => anyhow::bail!("nothing was approved: {}", several.join("; ")),
     }
     match problems.as_slice() {
         [] => {}

@@ -231,6 +231,11 @@ pub(crate) struct GetArgs {
     /// Show header and env values instead of `***`
     #[arg(long = "show-secrets")]
     pub(crate) show_secrets: bool,
+    /// Print an `allowedMcpServers` entry for managed settings that pins
+    /// this server: its config hash, and a digest of each part, so that a
+    /// change is blocked and the parts that changed are named
+    #[arg(long, conflicts_with = "show_secrets")]
+    pub(crate) pin: bool,
 }
 
 #[derive(Debug, Args)]

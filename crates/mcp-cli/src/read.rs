@@ -8,7 +8,7 @@ use mcp_config::redaction::{
 };
 use mcp_config::{
     Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, StdioConfig, TransportConfig,
-    config_hash, load, signature,
+    config_field_hashes, config_hash, load, signature,
 };
 use serde_json::{Value, json};
 
@@ -142,6 +142,15 @@ pub(crate) fn get(context: &Context, args: &GetArgs) -> anyhow::Result<Outcome> 
     let Some(server) = config.server(&args.name) else {
         anyhow::bail!("{}", unknown_server(&config, &args.name));
     };
+    if args.pin {
+        // Digests only: no value of the entry is printed.
+        output::print_json(&json!({
+            "serverName": server.config.name,
+            "configHash": config_hash(&server.config),
+            "pinned": config_field_hashes(&server.config),
+        }))?;
+        return Ok(Outcome::Ok);
+    }
     let mut detail = serde_json::to_value(server)?;
     // The entry as the file spells it tells which parts came from variables.
     let written = config.raw_entries.get(&args.name);

@@ -13,6 +13,7 @@ use mcp_gateway::{
 
 use mcp_catalog::{ServerSet, SessionRuntime};
 use mcp_config::Level;
+use mcp_config::policy::{MANAGED_MCP_FILE, MANAGED_SETTINGS_FILE, REQUIREMENTS_FILE};
 use mcp_gateway::{ConfigWatch, Reload, watch_config};
 
 use crate::cli::ServeArgs;
@@ -22,7 +23,17 @@ use crate::{connecting, target, tools};
 
 pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outcome> {
     let config = target::select(context, &args.target, None)?;
-    let files = config.files.clone();
+    let mut files = config.files.clone();
+    // The managed files too when they are not there yet: a policy an
+    // administrator deploys while the gateway runs applies at once.
+    if !files.is_empty() {
+        for file in [MANAGED_MCP_FILE, MANAGED_SETTINGS_FILE, REQUIREMENTS_FILE] {
+            let path = context.managed_dir.join(file);
+            if !files.contains(&path) {
+                files.push(path);
+            }
+        }
+    }
     let connecting = connecting::Connecting::new()?;
     let style = tools::naming_style(args.naming);
     // Resources and prompts are served as themselves, not as tools.
@@ -90,7 +101,9 @@ pub(crate) fn serve(context: &Context, args: &ServeArgs) -> anyhow::Result<Outco
 
 /// Watches the configuration's files and applies each change (see
 /// `mcp_gateway::watch_config`); an edit with errors keeps the last good
-/// configuration and is reported. Nothing to watch for an ad-hoc server.
+/// configuration and is reported, except a managed policy that no longer
+/// reads: that withdraws every server (fail closed). Nothing to watch for
+/// an ad-hoc server.
 fn watch(
     context: &Context,
     args: &ServeArgs,

@@ -9,6 +9,8 @@
 //! identity itself never changes: dedupe and reconnection compare the real
 //! [`signature`] and [`config_hash`].
 
+use std::collections::BTreeMap;
+
 use percent_encoding::percent_decode_str;
 use serde_json::{Value, json};
 
@@ -343,6 +345,13 @@ pub(crate) fn fnv1a64_hex(text: &str) -> String {
 /// A literal `oauth.clientSecret` serializes as `***`; here it is replaced
 /// by a digest of its value, so a changed secret still reconnects.
 pub(crate) fn canonical_rendering(config: &ServerConfig) -> String {
+    let mut out = String::new();
+    write_canonical(&canonical_value(config), &mut out);
+    out
+}
+
+/// The value [`canonical_rendering`] writes.
+fn canonical_value(config: &ServerConfig) -> Value {
     let mut value = json!({
         "transport": config.transport,
         "required": config.required,
@@ -360,9 +369,7 @@ pub(crate) fn canonical_rendering(config: &ServerConfig) -> String {
         value["transport"]["oauth"]["clientSecret"] =
             json!(fnv1a64_hex(&format!("clientSecret\0{}", secret.expose())));
     }
-    let mut out = String::new();
-    write_canonical(&value, &mut out);
-    out
+    value
 }
 
 // Recursion is bounded by the shape of a `ServerConfig` (a few levels).
@@ -408,8 +415,45 @@ fn write_canonical(value: &Value, out: &mut String) {
 /// server by it, so it is a cryptographic digest: no one can write a
 /// different entry with a pinned hash.
 pub fn config_hash(config: &ServerConfig) -> String {
+    sha256_hex16(&canonical_rendering(config))
+}
+
+/// One digest per part of what [`config_hash`] covers, keyed by the
+/// part's name as a config file spells it: `type`, `command`, `args`,
+/// `env`, `envPassthrough`, `cwd`, `url`, `headers`, `headersHelper`,
+/// `oauth`, `name` (sdk), `id` (proxy), `timeouts`, `toolFilter`,
+/// `required`, `descriptionLimit`; a part that is not set has no digest.
+///
+/// A policy pin keeps them beside the config hash, so that when the hash
+/// differs the parts whose digests differ can be named. Each is the first
+/// 64 bits of SHA-256, as 16 lowercase hex digits, of the part's name, a
+/// NUL and its canonical rendering: a value never shows, but like the
+/// config hash, a digest of a guessable secret (a short token in `env` or
+/// `headers`) can be found by trying values.
+pub fn config_field_hashes(config: &ServerConfig) -> BTreeMap<String, String> {
+    let Value::Object(mut parts) = canonical_value(config) else {
+        return BTreeMap::new();
+    };
+    let transport = match parts.remove("transport") {
+        Some(Value::Object(transport)) => transport,
+        _ => serde_json::Map::new(),
+    };
+    transport
+        .into_iter()
+        .chain(parts)
+        .filter(|(_, value)| !value.is_null())
+        .map(|(part, value)| {
+            let mut text = format!("{part}\0");
+            write_canonical(&value, &mut text);
+            (part, sha256_hex16(&text))
+        })
+        .collect()
+}
+
+/// The first 64 bits of SHA-256 of `text`, as 16 lowercase hex digits.
+fn sha256_hex16(text: &str) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(canonical_rendering(config).as_bytes());
+    let digest = Sha256::digest(text.as_bytes());
     digest[..8]
         .iter()
         .map(|byte| format!("{byte:02x}"))
@@ -498,6 +542,53 @@ mod tests {
         ] {
             check(url, url);
         }
+    }
+
+    #[test]
+    fn field_hashes_change_only_for_the_part_that_changed() {
+        let base = stdio("node", &["server.js"], &[("K", "1")]);
+        let hashes = config_field_hashes(&base);
+        let parts: Vec<&str> = hashes.keys().map(String::as_str).collect();
+        assert_eq!(
+            parts,
+            [
+                "args",
+                "command",
+                "env",
+                "required",
+                "timeouts",
+                "toolFilter",
+                "type"
+            ]
+        );
+        let changed = |config: &ServerConfig| -> Vec<String> {
+            let now = config_field_hashes(config);
+            let parts: std::collections::BTreeSet<&String> =
+                now.keys().chain(hashes.keys()).collect();
+            parts
+                .into_iter()
+                .filter(|part| now.get(*part) != hashes.get(*part))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(
+            changed(&stdio("deno", &["server.js"], &[("K", "1")])),
+            ["command"]
+        );
+        assert_eq!(changed(&stdio("node", &["x.js"], &[("K", "1")])), ["args"]);
+        assert_eq!(
+            changed(&stdio("node", &["server.js"], &[("K", "2")])),
+            ["env"]
+        );
+        let mut remote = server(TransportConfig::Http(remote("https://x.example/mcp")));
+        let before = config_field_hashes(&remote);
+        if let TransportConfig::Http(r) = &mut remote.transport {
+            r.headers.insert("X".into(), "1".into());
+        }
+        let after = config_field_hashes(&remote);
+        assert_ne!(before["headers"], after["headers"]);
+        assert_eq!(before["url"], after["url"]);
+        assert!(!before.contains_key("command"));
     }
 
     #[test]

@@ -83,8 +83,10 @@ fn verdict(server: &ScopedServer) -> String {
 }
 
 /// Loads the world with `files` added (`{HASH:name}` in a file stands for
-/// the config hash of server `name` as the world defines it) and expects
-/// every server's verdict: `expect` lists each server that is not `run`.
+/// the config hash of server `name` as the world defines it, `{PIN:name}`
+/// for its part digests as `pinned` holds them) and expects every server's
+/// verdict: `expect` lists each server that is not `run`. An expected
+/// `blocked KEY | TEXT` also wants TEXT in the reason.
 #[track_caller]
 fn check(files: &[(&str, &str)], expect: &[(&str, &str)]) {
     let plain = World::new(&[]);
@@ -95,10 +97,16 @@ fn check(files: &[(&str, &str)], expect: &[(&str, &str)]) {
             let mut text = (*text).to_owned();
             for server in &unpinned.servers {
                 let name = &server.config.name;
-                text = text.replace(
-                    &format!("{{HASH:{name}}}"),
-                    &mcp_config::config_hash(&server.config),
-                );
+                text = text
+                    .replace(
+                        &format!("{{HASH:{name}}}"),
+                        &mcp_config::config_hash(&server.config),
+                    )
+                    .replace(
+                        &format!("{{PIN:{name}}}"),
+                        &serde_json::to_string(&mcp_config::config_field_hashes(&server.config))
+                            .unwrap(),
+                    );
             }
             (*path, text)
         })
@@ -109,7 +117,20 @@ fn check(files: &[(&str, &str)], expect: &[(&str, &str)]) {
     let got: Vec<(String, String)> = config
         .servers
         .iter()
-        .map(|s| (s.config.name.clone(), verdict(s)))
+        .map(|s| {
+            let name = s.config.name.clone();
+            let mut got = verdict(s);
+            let wanted = expect.iter().find(|(n, _)| *n == name);
+            if let (Some((_, want)), Some(block)) = (wanted, s.blocked())
+                && let Some((_, text)) = want.split_once(" | ")
+            {
+                got = match block.reason.contains(text) {
+                    true => format!("{got} | {text}"),
+                    false => format!("{got} | {}", block.reason),
+                };
+            }
+            (name, got)
+        })
         .filter(|(_, v)| v != "run")
         .collect();
     let want: Vec<(String, String)> = expect
@@ -503,6 +524,116 @@ fn a_pinned_hash_blocks_a_changed_server() {
     );
 }
 
+/// A pin with `pinned` names each part that changed; the hash alone
+/// decides, and a pin of the hash alone still blocks any change.
+#[test]
+fn a_pin_names_the_parts_that_changed() {
+    const PINS: &str = r#"{"allowedMcpServers": [
+        {"serverName": "tool", "configHash": "{HASH:tool}", "pinned": {PIN:tool}},
+        {"serverName": "github", "configHash": "{HASH:github}", "pinned": {PIN:github}},
+        {"serverName": "fs", "configHash": "{HASH:fs}"},
+        {"serverUrl": "*"},
+        {"serverCommand": ["node", "server.js"]},
+        {"serverCommand": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]}
+    ]}"#;
+    const TOOL: &str = r#""tool": {"command": "node", "args": ["server.js"]}"#;
+    const GITHUB: &str =
+        r#""github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/"}"#;
+    const FS: &str = r#""fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]}"#;
+    let unlisted = [
+        ("local-bin", "blocked allowedMcpServers"),
+        ("proj", "blocked allowedMcpServers"),
+    ];
+    let tool = "blocked allowedMcpServers[0].serverName | `tool`: its ";
+    let github = "blocked allowedMcpServers[1].serverName | `github`: its ";
+    for (was, now, want) in [
+        // Unchanged: everything pinned runs.
+        (TOOL, TOOL, vec![]),
+        (
+            TOOL,
+            r#""tool": {"command": "/tmp/node", "args": ["server.js"]}"#,
+            vec![("tool", format!("{tool}command changed since it was pinned"))],
+        ),
+        (
+            TOOL,
+            r#""tool": {"command": "node", "args": ["server.js", "--unsafe"]}"#,
+            vec![("tool", format!("{tool}args changed since it was pinned"))],
+        ),
+        (
+            TOOL,
+            r#""tool": {"command": "node", "args": ["server.js"], "env": {"LOG_LEVEL": "debug"}}"#,
+            vec![("tool", format!("{tool}env changed since it was pinned"))],
+        ),
+        (
+            TOOL,
+            r#""tool": {"command": "deno", "args": ["run", "server.js"]}"#,
+            vec![("tool", format!("{tool}args and command changed"))],
+        ),
+        (
+            TOOL,
+            r#""tool": {"command": "deno", "args": ["server.js"], "env": {"A": "1"}}"#,
+            vec![("tool", format!("{tool}command and env changed"))],
+        ),
+        (
+            GITHUB,
+            r#""github": {"type": "http", "url": "https://api.githubcopilot.example/mcp/"}"#,
+            vec![("github", format!("{github}url changed since it was pinned"))],
+        ),
+        (
+            GITHUB,
+            r#""github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"X-Route": "proxy"}}"#,
+            vec![("github", format!("{github}headers changed since it was pinned"))],
+        ),
+        (
+            GITHUB,
+            r#""github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headersHelper": "/tmp/helper"}"#,
+            vec![("github", format!("{github}headersHelper changed since it was pinned"))],
+        ),
+        (
+            GITHUB,
+            r#""github": {"type": "sse", "url": "https://api.githubcopilot.com/mcp/"}"#,
+            vec![("github", format!("{github}type changed since it was pinned"))],
+        ),
+        // A pin of the hash alone blocks any change, and says what the
+        // hash covers.
+        (
+            FS,
+            r#""fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/"]}"#,
+            vec![(
+                "fs",
+                "blocked allowedMcpServers[2].serverName | the pin records only the hash, which covers type, command, args, env".to_owned(),
+            )],
+        ),
+    ] {
+        assert!(USER.contains(was), "{was}");
+        let user = USER.replace(was, now);
+        let mut expect: Vec<(&str, &str)> = unlisted.to_vec();
+        expect.extend(want.iter().map(|(name, v)| (*name, v.as_str())));
+        expect.sort();
+        check(&[("home/.claude.json", &user), (MS, PINS)], &expect);
+    }
+    // The hash decides: parts that all match do not let a wrong hash by.
+    check(
+        &[(
+            MS,
+            r#"{"allowedMcpServers": [{"serverName": "tool", "configHash": "0000000000000000", "pinned": {PIN:tool}}, {"serverCommand": ["node", "server.js"]}]}"#,
+        )],
+        &[
+            ("dangerous-server", "blocked allowedMcpServers"),
+            ("fs", "blocked allowedMcpServers"),
+            ("github", "blocked allowedMcpServers"),
+            ("local-bin", "blocked allowedMcpServers"),
+            ("plug", "blocked allowedMcpServers"),
+            ("proj", "blocked allowedMcpServers"),
+            ("staging", "blocked allowedMcpServers"),
+            (
+                "tool",
+                "blocked allowedMcpServers[0].serverName | though every part in `pinned` matches",
+            ),
+        ],
+    );
+}
+
 #[test]
 fn codex_requirements_need_name_and_identity() {
     let req = "blocked mcp_servers";
@@ -598,6 +729,16 @@ fn a_malformed_managed_file_fails_closed() {
             MS,
             r#"{"allowedMcpServers": [{"serverName": "x", "configHash": "abc"}]}"#,
             "blocked allowedMcpServers[0].configHash",
+        ),
+        (
+            MS,
+            r#"{"allowedMcpServers": [{"serverName": "x", "pinned": {"command": "0000000000000000"}}]}"#,
+            "blocked allowedMcpServers[0].pinned",
+        ),
+        (
+            MS,
+            r#"{"allowedMcpServers": [{"serverName": "x", "configHash": "0000000000000000", "pinned": {"command": "abc"}}]}"#,
+            "blocked allowedMcpServers[0].pinned",
         ),
         (
             MS,

@@ -16,9 +16,24 @@
 //! `deniedMcpServers` (always) and `allowedMcpServers` (unless
 //! `allowManagedMcpServersOnly`).
 //!
-//! Beyond Claude Code, an `allowedMcpServers` entry may carry `configHash`
-//! (the [`config_hash`](crate::config_hash) that `mcp-cli get NAME`
-//! prints): a server the entry matches whose hash differs is blocked.
+//! Beyond Claude Code, an `allowedMcpServers` entry may pin a server's
+//! content with `configHash` (the [`config_hash`](crate::config_hash) that
+//! `mcp-cli get NAME` prints): a server the entry matches whose hash
+//! differs is blocked. The hash alone decides, and alone it can only say
+//! that something changed; so the entry may also carry `pinned`, a digest
+//! of each part the hash covers ([`config_field_hashes`](crate::config_field_hashes):
+//! `type`, `command`, `args`, `env`, `url`, `headers`, `headersHelper`,
+//! `oauth`, `cwd`, `timeouts`, ...), and then the verdict names every part
+//! whose digest differs ("`tool`: its command and env changed since it
+//! was pinned"). `mcp-cli get NAME --pin` prints such an entry, ready to
+//! paste:
+//!
+//! ```json
+//! {"serverName": "docs", "configHash": "1f0c…", "pinned": {"type": "9a41…", "url": "c2d7…", …}}
+//! ```
+//!
+//! `pinned` without `configHash`, or a digest that is not 16 hex digits,
+//! is a malformed entry (step 1).
 //!
 //! A server is checked in this order (`verdict.rs`); the first rule that
 //! blocks it is its verdict:
@@ -32,7 +47,8 @@
 //!    server is blocked (a managed settings document never names a program);
 //! 5. any `deniedMcpServers` entry that matches blocks it;
 //! 6. an `allowedMcpServers` entry with a `configHash` that matches it, and
-//!    a different hash, blocks it;
+//!    a different hash, blocks it (naming the parts whose `pinned` digests
+//!    differ);
 //! 7. when an allow list is set anywhere, a server must match it (a remote
 //!    server a `serverUrl` entry, a stdio server a `serverCommand` entry;
 //!    a `serverName` entry counts only when the list has no entry of that

@@ -19,7 +19,7 @@ use crate::tree::{Tree, parse_json, parse_toml};
 use crate::types::{Diagnostic, Level, Scope};
 
 use super::Policy;
-use super::rules::{AllowList, CodexIdentity, CodexList, Matcher, PolicyRule, Rule};
+use super::rules::{AllowList, CodexIdentity, CodexList, Matcher, Pin, PolicyRule, Rule};
 
 /// Claude Code's managed server file: exclusive control.
 pub const MANAGED_MCP_FILE: &str = "managed-mcp.json";
@@ -364,7 +364,11 @@ fn list_entry(
         return Err(problem(tree, pointer, format!("`{key}` must be an object")));
     };
     let kinds = ["serverName", "serverCommand", "serverUrl"];
-    let allowed_keys: &[&str] = if allow { &["configHash"] } else { &[] };
+    let allowed_keys: &[&str] = if allow {
+        &["configHash", "pinned"]
+    } else {
+        &[]
+    };
     if let Some(unknown) = object
         .keys()
         .find(|k| !kinds.contains(&k.as_str()) && !allowed_keys.contains(&k.as_str()))
@@ -424,18 +428,35 @@ fn list_entry(
             _ => return Err(bad("a non-empty string")),
         },
     };
-    let pin = match object.get("configHash") {
-        None => None,
-        Some(Value::String(hash))
-            if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
-        {
-            Some(hash.to_ascii_lowercase())
+    let pin = match (object.get("configHash"), object.get("pinned")) {
+        (None, None) => None,
+        (Some(hash), pinned) => {
+            let hash = digest(hash).ok_or_else(|| {
+                problem(
+                    tree,
+                    &child_pointer(pointer, "configHash"),
+                    format!("`{key}.configHash` must be the 16 hex digits `mcp-cli get` prints"),
+                )
+            })?;
+            let fields = match pinned {
+                None => BTreeMap::new(),
+                Some(pinned) => pinned_fields(pinned).ok_or_else(|| {
+                    problem(
+                        tree,
+                        &child_pointer(pointer, "pinned"),
+                        format!(
+                            "`{key}.pinned` must map each part to the 16 hex digits `mcp-cli get --pin` prints"
+                        ),
+                    )
+                })?,
+            };
+            Some(Pin { hash, fields })
         }
-        Some(_) => {
+        (None, Some(_)) => {
             return Err(problem(
                 tree,
-                &child_pointer(pointer, "configHash"),
-                format!("`{key}.configHash` must be the 16 hex digits `mcp-cli get` prints"),
+                &child_pointer(pointer, "pinned"),
+                format!("`{key}.pinned` explains a `configHash`, and there is none"),
             ));
         }
     };
@@ -459,4 +480,20 @@ fn list_entry(
             pattern,
         ),
     }))
+}
+
+/// A digest as a pin writes it: 16 hex digits, kept in lowercase.
+fn digest(value: &Value) -> Option<String> {
+    let text = value.as_str()?;
+    (text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| text.to_ascii_lowercase())
+}
+
+/// `pinned`: an object of part names, each with its digest.
+fn pinned_fields(value: &Value) -> Option<BTreeMap<String, String>> {
+    value
+        .as_object()?
+        .iter()
+        .map(|(part, value)| Some((part.clone(), digest(value)?)))
+        .collect()
 }

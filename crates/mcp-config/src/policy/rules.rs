@@ -1,6 +1,8 @@
 //! What a policy is made of: the entries of the lists, each with the
 //! position of its rule ([`PolicyRule`], shown with every verdict).
 
+use std::collections::BTreeMap;
+
 pub use crate::types::{PolicyBlock, PolicyRule};
 
 /// What one list entry matches.
@@ -18,9 +20,21 @@ pub(crate) enum Matcher {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Rule {
     pub(crate) matcher: Matcher,
-    /// `configHash` of an allow entry: the server's hash must equal it.
-    pub(crate) pin: Option<String>,
+    /// `configHash` (and `pinned`) of an allow entry.
+    pub(crate) pin: Option<Pin>,
     pub(crate) at: PolicyRule,
+}
+
+/// What an allow entry pins: the server's hash must equal `hash`; when it
+/// does not, the parts whose `pinned` digests differ are the ones named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pin {
+    /// `configHash`: the [`config_hash`](crate::config_hash), which alone
+    /// decides.
+    pub(crate) hash: String,
+    /// `pinned`: the [`config_field_hashes`](crate::config_field_hashes)
+    /// at pinning time (empty when the entry has none), which only explain.
+    pub(crate) fields: BTreeMap<String, String>,
 }
 
 /// One file's `allowedMcpServers`.

@@ -3,17 +3,18 @@
 //! entry a verb is about to write; the checks run in the order the module
 //! docs of [`crate::policy`] list.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::identity::config_hash;
+use crate::identity::{config_field_hashes, config_hash};
 use crate::types::{Scope, ServerConfig, TransportConfig};
 
 use super::Policy;
 use super::matching::{argv, matches, urls};
 use super::read::MANAGED_SETTINGS_FILE;
-use super::rules::{Matcher, PolicyBlock, PolicyRule};
+use super::rules::{Matcher, Pin, PolicyBlock, PolicyRule};
 
 /// A server as the policy sees it.
 pub(crate) struct Candidate<'a> {
@@ -25,10 +26,43 @@ pub(crate) struct Candidate<'a> {
     pub(crate) raw: Option<&'a Value>,
 }
 
-/// What the config hash covers, named when a pinned hash differs (the hash
-/// is all the pin records, so this is all that can be said).
-const HASHED_PARTS: &str = "kind, command, args, env, envPassthrough, cwd, url, headers, \
-                            headersHelper, oauth, timeouts, toolFilter, required";
+/// What the config hash covers, named when a pin that records only the
+/// hash differs (that is all such a pin can tell).
+const HASHED_PARTS: &str = "type, command, args, env, envPassthrough, cwd, url, headers, \
+                            headersHelper, oauth, timeouts, toolFilter, required, descriptionLimit";
+
+/// Why a server whose config hash `hash` is not its pin's is blocked: the
+/// parts whose digests differ from the pin's `pinned` ones (a part set
+/// on one side only counts), or, for a pin of the hash alone, what the
+/// hash covers.
+fn changed_since_pinned(config: &ServerConfig, hash: &str, pin: &Pin) -> String {
+    let name = &config.name;
+    let hashes = format!("config hash {hash}, pinned {}", pin.hash);
+    if pin.fields.is_empty() {
+        return format!(
+            "`{name}` changed since it was pinned ({hashes}); the pin records only the hash, \
+             which covers {HASHED_PARTS} (`mcp-cli get {name} --pin` prints a pin that names the part)"
+        );
+    }
+    let now = config_field_hashes(config);
+    let parts: BTreeSet<&String> = now.keys().chain(pin.fields.keys()).collect();
+    let changed: Vec<&str> = parts
+        .into_iter()
+        .filter(|part| now.get(*part) != pin.fields.get(*part))
+        .map(String::as_str)
+        .collect();
+    match changed.as_slice() {
+        [] => format!(
+            "`{name}` differs from its pinned configHash though every part in `pinned` matches \
+             ({hashes}): the pin's parts are not those of its hash"
+        ),
+        [one] => format!("`{name}`: its {one} changed since it was pinned ({hashes})"),
+        [first @ .., last] => format!(
+            "`{name}`: its {} and {last} changed since it was pinned ({hashes})",
+            first.join(", ")
+        ),
+    }
+}
 
 fn block(rule: &PolicyRule, reason: String) -> Option<PolicyBlock> {
     Some(PolicyBlock {
@@ -99,14 +133,8 @@ impl Policy {
                 continue;
             }
             let hash = hash.get_or_insert_with(|| config_hash(config));
-            if hash != pin {
-                return block(
-                    &rule.at,
-                    format!(
-                        "`{name}` has config hash {hash} and differs from the pinned configHash {pin} \
-                         (the hash covers {HASHED_PARTS})"
-                    ),
-                );
+            if *hash != pin.hash {
+                return block(&rule.at, changed_since_pinned(config, hash, pin));
             }
         }
         if managed && !uses_variables(server.raw) {
