@@ -37,15 +37,18 @@ mod write;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command};
 use crate::context::Context;
 use crate::output::{Outcome, errln};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)));
+    let (cli, verb) = match parsed {
+        Ok((cli, matches)) => (cli, matches.subcommand_name().unwrap_or("").to_owned()),
         Err(err) => {
             // Help and version go to stdout with status 0, usage errors to
             // stderr with status 2; uncoloured, as every byte passes the
@@ -62,7 +65,14 @@ fn main() -> ExitCode {
     };
     init_tracing(cli.global.verbose);
     let telemetry = telemetry::start();
+    // One trace per run: every session's spans are the run's children.
+    let run_span = telemetry.run(&verb);
     let outcome = Context::new(&cli.global).and_then(|context| run(&context, cli.command));
+    run_span.end(
+        outcome
+            .as_ref()
+            .map_or(true, |outcome| *outcome != Outcome::Ok),
+    );
     // Flushed before the exit status is known to the shell.
     drop(telemetry);
     output::finish();

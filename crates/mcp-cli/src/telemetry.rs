@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use opentelemetry::global;
 use opentelemetry::propagation::TextMapCompositePropagator;
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{
     MetricExporter, Protocol, SpanExporter, WithExportConfig, WithHttpConfig,
@@ -160,6 +161,59 @@ pub(crate) fn start() -> Telemetry {
         global::set_meter_provider(meter.clone());
     }
     Telemetry { tracer, meter }
+}
+
+/// The span of one run of the CLI, current on the main thread until it
+/// ends (every session the run opens is its child).
+pub(crate) struct RunSpan {
+    attached: Option<opentelemetry::ContextGuard>,
+}
+
+impl Telemetry {
+    /// Starts the run's span, `mcp-cli {verb}` (INTERNAL), when spans are
+    /// exported: a child of the trace `TRACEPARENT` (and `TRACESTATE`)
+    /// carry, when the process that started the CLI passed one, as
+    /// OpenTelemetry's environment carriers do.
+    pub(crate) fn run(&self, verb: &str) -> RunSpan {
+        if self.tracer.is_none() {
+            return RunSpan { attached: None };
+        }
+        let carrier: std::collections::HashMap<String, String> =
+            ["traceparent", "tracestate", "baggage"]
+                .into_iter()
+                .filter_map(|key| {
+                    Some((
+                        key.to_owned(),
+                        std::env::var(key.to_ascii_uppercase()).ok()?,
+                    ))
+                })
+                .collect();
+        let parent = global::get_text_map_propagator(|propagator| propagator.extract(&carrier));
+        let tracer = global::tracer("mcp-cli");
+        let span = tracer
+            .span_builder(format!("mcp-cli {verb}").trim_end().to_owned())
+            .with_kind(SpanKind::Internal)
+            .start_with_context(&tracer, &parent);
+        RunSpan {
+            attached: Some(parent.with_span(span).attach()),
+        }
+    }
+}
+
+impl RunSpan {
+    /// Ends the run's span, as failed when the run did not succeed.
+    pub(crate) fn end(mut self, failed: bool) {
+        if self.attached.is_none() {
+            return;
+        }
+        let cx = opentelemetry::Context::current();
+        let span = cx.span();
+        if failed {
+            span.set_status(Status::error(""));
+        }
+        span.end();
+        self.attached = None;
+    }
 }
 
 impl Drop for Telemetry {

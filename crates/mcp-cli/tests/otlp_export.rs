@@ -194,6 +194,24 @@ fn check(vars: &[(&str, &str)], paths: &[&str], content_type: &str) {
                 .any(|span| span["name"] == "initialize" || span["name"] == "server/discover"),
             "{label}"
         );
+        // One trace per run: the run's INTERNAL span, and every other span
+        // in its trace; under the caller's trace when TRACEPARENT names one.
+        let run = spans
+            .iter()
+            .find(|span| span["name"] == "mcp-cli call")
+            .unwrap_or_else(|| panic!("no run span: {label}"));
+        assert_eq!(run["kind"], 1, "{label}");
+        assert!(
+            spans.iter().all(|span| span["trace_id"] == run["trace_id"]),
+            "{label}"
+        );
+        match env.iter().find(|(name, _)| *name == "TRACEPARENT") {
+            Some((_, parent)) => {
+                assert_eq!(run["trace_id"], parent[3..35], "{label}");
+                assert_eq!(run["parent_span_id"], parent[36..52], "{label}");
+            }
+            None => assert_eq!(run["parent_span_id"], "", "{label}"),
+        }
     }
     if paths.iter().any(|path| path.ends_with("/v1/metrics")) {
         let metrics = summary["metrics"].as_array().unwrap();
@@ -227,6 +245,18 @@ fn the_general_endpoint_exports_traces_and_metrics_as_protobuf_by_default() {
     );
     check(
         &[(ENDPOINT, "{url}"), ("OTEL_SDK_DISABLED", "false")],
+        &both,
+        PROTOBUF,
+    );
+    // A caller's trace, carried in the environment.
+    check(
+        &[
+            (ENDPOINT, "{url}"),
+            (
+                "TRACEPARENT",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            ),
+        ],
         &both,
         PROTOBUF,
     );

@@ -61,7 +61,8 @@ impl Drop for Listener {
 impl Listener {
     pub(super) fn open(shared: &Arc<Shared>, params: Value) -> Listener {
         let shared = Arc::clone(shared);
-        let task = tokio::spawn(async move {
+        // The listen is part of the trace that opened it (a connect's).
+        let task = tokio::spawn(super::observe::in_current_trace(async move {
             let call = CallOptions {
                 timeout: Some(FOREVER),
                 ..CallOptions::default()
@@ -92,7 +93,7 @@ impl Listener {
                     }
                 }
             }
-        });
+        }));
         Listener { task }
     }
 }

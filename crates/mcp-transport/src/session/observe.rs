@@ -54,6 +54,18 @@ pub(super) async fn sent_in<F: std::future::Future>(carried: Carried, sending: F
     }
 }
 
+/// `future` in the trace current now (a spawned task does not inherit
+/// it), with `otel`.
+#[cfg_attr(not(feature = "otel"), inline(always))]
+pub(super) fn in_current_trace<F: std::future::Future>(
+    future: F,
+) -> impl std::future::Future<Output = F::Output> {
+    #[cfg(feature = "otel")]
+    return crate::telemetry::in_current_context(future);
+    #[cfg(not(feature = "otel"))]
+    future
+}
+
 /// The span of a step between requests (an input round, a task followed
 /// to its end): see `telemetry::steps`.
 pub(super) struct Step {
