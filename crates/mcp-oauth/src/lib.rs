@@ -155,8 +155,8 @@ pub use provider::{
 };
 pub use secret::Secret;
 pub use store::{
-    ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore, StoreKey,
-    StoredCredentials, TokenSet,
+    ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore,
+    SecretCredentialStore, StoreKey, StoredCredentials, TokenSet,
 };
 pub use url_policy::{HostClass, Refusal, UrlPolicy};
 pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, InteractivePrompt};
