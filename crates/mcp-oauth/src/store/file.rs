@@ -73,4 +73,8 @@ impl CredentialStore for FileCredentialStore {
     fn lock(&self, key: &StoreKey) -> Result<StoreLock, AuthError> {
         lock::acquire(&self.dir, key)
     }
+
+    fn location(&self, key: &StoreKey) -> String {
+        shown(&self.path_for(key))
+    }
 }

@@ -76,4 +76,8 @@ impl CredentialStore for MemoryCredentialStore {
         drop(held);
         Ok(Box::new(GateGuard(gate)))
     }
+
+    fn location(&self, _: &StoreKey) -> String {
+        "memory".to_owned()
+    }
 }

@@ -170,6 +170,9 @@ pub trait CredentialStore: Send + Sync + std::fmt::Debug {
     /// Takes the exclusive refresh lock for `key`, waiting for other holders
     /// (in this or another process).
     fn lock(&self, key: &StoreKey) -> Result<StoreLock, AuthError>;
+    /// Where `key`'s credentials are kept, for messages (a file's path, a
+    /// secret's name); never their content.
+    fn location(&self, key: &StoreKey) -> String;
 }
 
 /// A store failure caused by `e`, kept as the source. `place` names the

@@ -78,4 +78,11 @@ impl CredentialStore for SecretCredentialStore {
     fn lock(&self, key: &StoreKey) -> Result<StoreLock, AuthError> {
         lock::acquire(&self.lock_dir, key)
     }
+
+    fn location(&self, key: &StoreKey) -> String {
+        match Self::secret_name(key) {
+            Ok(name) => self.place(&name),
+            Err(_) => format!("{} secret store", self.secrets.kind()),
+        }
+    }
 }

@@ -119,6 +119,18 @@ fn check(kind: Kind) {
     assert_eq!(store.load(&key).unwrap(), None, "{kind:?}: empty");
     store.save(&key, &sample()).unwrap();
     assert_eq!(store.load(&key).unwrap(), Some(sample()), "{kind:?}: saved");
+    let location = store.location(&key);
+    match kind {
+        Kind::File => assert_eq!(
+            location,
+            format!(
+                "{}",
+                f.dir.join(format!("{}.json", key.file_stem())).display()
+            )
+        ),
+        Kind::Memory => assert_eq!(location, "memory"),
+        Kind::Secret => assert_eq!(location, format!("memory secret oauth.{}", key.file_stem())),
+    }
     assert_eq!(store.load(&other).unwrap(), None, "{kind:?}: other url");
     let mut changed = sample();
     changed.tokens = None;
@@ -253,6 +265,7 @@ fn secret_store_keeps_one_secret_per_server_and_only_the_lock_on_disk() {
     store.save(&key, &sample()).unwrap();
     let name = SecretCredentialStore::secret_name(&key).unwrap();
     assert_eq!(name.as_str(), format!("oauth.{}", key.file_stem()));
+    assert_eq!(store.location(&key), format!("memory secret {name}"));
     assert_eq!(secrets.names().unwrap(), vec![name.clone()]);
     // The value is the same JSON the file store writes.
     let value: serde_json::Value =
