@@ -12,6 +12,10 @@
 //! it then plays one racing process instead of the server. One test does
 //! both jobs, so no test can pass without doing its work.
 
+// Test code: the racing children and the shared store support sit outside
+// the `#[test]` functions, and a failure there must fail the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::Command;
@@ -267,7 +271,6 @@ async fn race(kind: &str, test: &str) {
 }
 
 /// One of the racing processes: the test run again as a child.
-#[allow(clippy::unwrap_used, clippy::expect_used)] // test code, outside the `#[test]` function
 async fn race_as_child(kind: &str) {
     let dir = PathBuf::from(std::env::var_os("RACE_DIR").unwrap());
     let url = std::env::var("RACE_URL").unwrap();
