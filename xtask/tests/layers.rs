@@ -115,7 +115,7 @@ const CRATES: &[(&str, Layers)] = &[
         &[
             &["cli", "telemetry"],
             &["context", "connecting"],
-            &["output"],
+            &["output", "token_store"],
             &["diagnostics", "wait", "entry_args"],
             &["approve"],
             &["import"],
