@@ -115,8 +115,8 @@ const CRATES: &[(&str, Layers)] = &[
         &[
             &["cli", "telemetry"],
             &["context", "connecting"],
-            &["output", "token_store"],
-            &["diagnostics", "wait", "entry_args"],
+            &["output"],
+            &["diagnostics", "wait", "entry_args", "token_store"],
             &["approve"],
             &["import"],
             &["read"],

@@ -63,16 +63,9 @@ pub(crate) struct GlobalArgs {
     pub(crate) roots: Vec<PathBuf>,
     /// Where OAuth tokens are kept: `file` (one file per server, readable
     /// by you alone, under <home>/.mcp-cli/credentials) or `secret-store`
-    /// (the OS secret store)
-    #[arg(
-        long = "token-store",
-        global = true,
-        value_enum,
-        value_name = "STORE",
-        env = "MCP_TOKEN_STORE",
-        default_value_t = TokenStoreArg::File
-    )]
-    pub(crate) token_store: TokenStoreArg,
+    /// (the OS secret store) [default: $MCP_TOKEN_STORE, else file]
+    #[arg(long = "token-store", global = true, value_enum, value_name = "STORE")]
+    pub(crate) token_store: Option<TokenStoreArg>,
 }
 
 /// Where OAuth tokens are kept.

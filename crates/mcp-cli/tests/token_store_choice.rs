@@ -92,4 +92,10 @@ fn an_unknown_store_is_a_usage_error() {
         command.env("MCP_TOKEN_STORE", "keychain");
     });
     assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("error: MCP_TOKEN_STORE=keychain: expected `file` or `secret-store`"),
+        "{}",
+        run.stderr
+    );
 }
