@@ -116,7 +116,7 @@ const CRATES: &[(&str, Layers)] = &[
             &["cli", "telemetry"],
             &["context", "connecting"],
             &["output"],
-            &["diagnostics", "wait", "entry_args"],
+            &["diagnostics", "wait", "entry_args", "token_store"],
             &["approve"],
             &["import"],
             &["read"],

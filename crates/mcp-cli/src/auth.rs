@@ -1,6 +1,7 @@
 //! `login`, `logout` and `auth-status`: OAuth for remote servers. The
-//! flows, the token store and refresh are `mcp_oauth`'s; this module picks
-//! the store's folder, shows the authorization URL and reports.
+//! flows, the token store and refresh are `mcp_oauth`'s; this module takes
+//! the store `--token-store` chose ([`crate::token_store`]), shows the
+//! authorization URL and reports.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,8 +12,8 @@ use mcp_config::{
 };
 use mcp_oauth::{
     AuthError, AuthProvider, AuthorizationPrompt, Challenge, ChallengeOutcome, ClientSource,
-    CredentialStore, FileCredentialStore, InteractivePrompt, OAuthProvider, OAuthSettings,
-    Revocation, StoreKey, settings_from_config,
+    CredentialStore, InteractivePrompt, OAuthProvider, OAuthSettings, Revocation, StoreKey,
+    settings_from_config,
 };
 use mcp_transport::AuthProviders;
 use serde_json::{Value, json};
@@ -23,12 +24,9 @@ use crate::context::Context;
 use crate::output::{self, Outcome, errln, outln, shown};
 use crate::read::unknown_server;
 
-/// The credential store: one 0600 file per server under
-/// `<home>/.mcp-cli/credentials`.
-pub(crate) fn store(context: &Context) -> Arc<FileCredentialStore> {
-    Arc::new(FileCredentialStore::new(
-        context.home.join(".mcp-cli").join("credentials"),
-    ))
+/// The credential store `--token-store` chose.
+pub(crate) fn store(context: &Context) -> anyhow::Result<Arc<dyn CredentialStore>> {
+    crate::token_store::credential_store(context)
 }
 
 /// The url and OAuth settings of a server that signs in with OAuth, built
@@ -94,16 +92,19 @@ fn automatic(grant: OAuthGrantKind) -> &'static str {
 /// (client credentials, workload identity, cross-app access) when the
 /// server asks for a token, and never opens a browser: a server that needs
 /// a new sign-in fails with a message saying how to sign in.
+///
+/// When the chosen store cannot be had (`secret-store` with none
+/// available), a server's challenge fails with that reason.
 #[derive(Debug)]
 pub(crate) struct StoredCredentials {
-    store: Arc<FileCredentialStore>,
+    store: Result<Arc<dyn CredentialStore>, String>,
     env: BTreeMap<String, String>,
 }
 
 impl StoredCredentials {
     pub(crate) fn new(context: &Context) -> Self {
         StoredCredentials {
-            store: store(context),
+            store: store(context).map_err(|e| e.to_string()),
             env: context.env.clone(),
         }
     }
@@ -115,7 +116,11 @@ impl AuthProviders for StoredCredentials {
             let prompt = SignInFirst {
                 server: server.name.clone(),
             };
-            OAuthProvider::new(settings, self.store.clone(), Arc::new(prompt))
+            let store = self
+                .store
+                .clone()
+                .map_err(|reason| AuthError::failed(server.name.clone(), reason))?;
+            OAuthProvider::new(settings, store, Arc::new(prompt))
         });
         match provider {
             Ok(provider) => Some(Arc::new(provider)),
@@ -257,7 +262,7 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
         }
         return Ok(Outcome::Ok);
     }
-    let store = store(context);
+    let store = store(context)?;
     let key = StoreKey::new(&settings.server_name, &settings.server_url);
     let open_browser = !args.no_browser;
     let name = args.name.clone();
@@ -285,7 +290,7 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
     };
     let provider = OAuthProvider::new(settings, store.clone(), Arc::new(prompt))?;
     let signed_in = connecting::Connecting::new()?.run(provider.login())??;
-    let path = store.path_for(&key);
+    let location = store.location(&key);
     let registration = match &signed_in.client {
         ClientSource::Registered {
             previous: Some(before),
@@ -302,7 +307,7 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
             "issuer": signed_in.issuer,
             "scope": signed_in.scope,
             "registration": registration,
-            "credentials": path,
+            "credentials": location,
         }))?;
     } else {
         if let Some(note) = &registration {
@@ -316,7 +321,7 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
                 .as_deref()
                 .map(|i| format!(" at {i}"))
                 .unwrap_or_default(),
-            path.display()
+            location
         );
         outln!("{}", shown(&line));
     }
@@ -329,7 +334,7 @@ pub(crate) fn login(context: &Context, args: &LoginArgs) -> anyhow::Result<Outco
 pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
     let (_, settings) = oauth_server(&config, &args.name)?;
-    let store = store(context);
+    let store = store(context)?;
     let key = StoreKey::new(&settings.server_name, &settings.server_url);
     let prompt = SignInFirst {
         server: args.name.clone(),
@@ -361,7 +366,7 @@ pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outco
         let line = format!(
             "signed out of `{}`: {revocation}; removed {}",
             args.name,
-            store.path_for(&key).display()
+            store.location(&key)
         );
         outln!("{}", shown(&line));
     } else {
@@ -375,7 +380,7 @@ pub(crate) fn logout(context: &Context, args: &NameArgs) -> anyhow::Result<Outco
 /// `oauth` block cannot be used (a secret variable not set) is an error.
 pub(crate) fn auth_status(context: &Context) -> anyhow::Result<Outcome> {
     let config = load(&context.load_options());
-    let store = store(context);
+    let store = store(context)?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());

@@ -61,6 +61,20 @@ pub(crate) struct GlobalArgs {
     /// project directory]
     #[arg(long = "root", global = true, value_name = "DIR")]
     pub(crate) roots: Vec<PathBuf>,
+    /// Where OAuth tokens are kept: `file` (one file per server, readable
+    /// by you alone, under <home>/.mcp-cli/credentials) or `secret-store`
+    /// (the OS secret store) [default: $MCP_TOKEN_STORE, else file]
+    #[arg(long = "token-store", global = true, value_enum, value_name = "STORE")]
+    pub(crate) token_store: Option<TokenStoreArg>,
+}
+
+/// Where OAuth tokens are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TokenStoreArg {
+    /// One 0600 file per server under <home>/.mcp-cli/credentials
+    File,
+    /// The OS secret store (the lock files stay under <home>/.mcp-cli/credentials)
+    SecretStore,
 }
 
 /// A `--protocol` value: one of the revisions the client knows.

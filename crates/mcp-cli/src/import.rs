@@ -15,18 +15,26 @@
 //! Nothing is written when any chosen name already exists in its target
 //! file (unless `--force`), or when an input has no value: the import is
 //! all of the translatable servers or none.
+//!
+//! A password input's value is never written to a config file: it is
+//! stored in the secret store under a name derived from the input's id,
+//! and the entry refers to it (`${secret:NAME}`), which only `env` and
+//! `headers` values can. A password used elsewhere, or with no secret
+//! store to keep it, refuses the import.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use mcp_config::diagnostic_line;
 use mcp_config::edit::{self, ServersLocation};
 use mcp_config::import::{
     FoundFile, Host, ImportContext, ImportDirs, Imported, InputPrompt, Reach, fill_inputs,
-    found_files, import_file,
+    fill_secret_inputs, found_files, import_file, input_secret_name,
 };
+use mcp_config::secret::{SecretName, SecretStore, SecretValue};
 use mcp_config::{Diagnostic, Level, Scope};
 use serde_json::{Value, json};
 
@@ -71,8 +79,13 @@ struct Planned {
 }
 
 /// `import --from HOST [--file PATH] [--scope S] [--dry-run] [--force]
-/// [--input ID=VALUE]… [NAME…]`.
-pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Outcome> {
+/// [--input ID=VALUE]… [NAME…]`. `secrets` keeps the values of password
+/// inputs; without one, an import that has a password input is refused.
+pub(crate) fn import(
+    context: &Context,
+    args: &ImportArgs,
+    secrets: Option<Arc<dyn SecretStore>>,
+) -> anyhow::Result<Outcome> {
     let host = args.from.host();
     let dirs = import_dirs(context);
     let files: Vec<(PathBuf, Option<Reach>)> = match &args.file {
@@ -222,7 +235,19 @@ pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Out
             if conflicts.len() == 1 { "s" } else { "" }
         );
     }
-    let values = input_values(args, &prompts)?;
+    // Password inputs become secret references before anything is asked,
+    // so a password that would land in clear is refused before it is typed.
+    let secret_names = password_secrets(&prompts, secrets.as_deref())?;
+    for planned in &mut plan {
+        fill_secret_inputs(&planned.name, &mut planned.entry, &secret_names)?;
+    }
+    let mut values = input_values(args, &prompts)?;
+    let mut to_store: Vec<(SecretName, SecretValue)> = Vec::new();
+    for (id, name) in &secret_names {
+        if let Some(value) = values.remove(id) {
+            to_store.push((name.clone(), SecretValue::new(value)));
+        }
+    }
     for planned in &mut plan {
         let missing = fill_inputs(&mut planned.entry, &values);
         if let Some(id) = missing.first() {
@@ -243,6 +268,15 @@ pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Out
             &policy,
             planned.scope,
         )?);
+    }
+    if let Some(store) = &secrets {
+        for (name, value) in &to_store {
+            store.set(name, value)?;
+            notes.push(format!(
+                "the password input is kept as secret `{name}` in the {} store; entries refer to it as ${{secret:{name}}}",
+                store.kind()
+            ));
+        }
     }
     for (scope, location) in &locations {
         edit::edit(location.clone(), |document| {
@@ -283,6 +317,25 @@ fn needed_inputs(imported: &[(Imported, Option<Reach>)], plan: &[Planned]) -> Ve
         }
     }
     prompts
+}
+
+/// The secret each password input of `prompts` is stored as; refused,
+/// naming the input, when there is no secret store to keep it.
+fn password_secrets(
+    prompts: &[InputPrompt],
+    secrets: Option<&dyn SecretStore>,
+) -> anyhow::Result<BTreeMap<String, SecretName>> {
+    let mut names = BTreeMap::new();
+    for prompt in prompts.iter().filter(|p| p.password) {
+        if secrets.is_none() {
+            anyhow::bail!(
+                "input `{}` is a password and no OS secret store is available to keep it; it is never written in clear, so nothing was written",
+                shown(&prompt.id)
+            );
+        }
+        names.insert(prompt.id.clone(), input_secret_name(&prompt.id)?);
+    }
+    Ok(names)
 }
 
 /// A value for every prompt: from `--input ID=VALUE`, else asked on the

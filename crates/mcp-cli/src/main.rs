@@ -31,6 +31,7 @@ mod serve;
 mod session;
 mod target;
 mod telemetry;
+mod token_store;
 mod tools;
 mod wait;
 mod write;
@@ -64,6 +65,10 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(cli.global.verbose);
+    // The secret store this process offers: none in this build, so
+    // `--token-store secret-store` and password inputs of `import` are
+    // refused with a message rather than falling back to files.
+    token_store::SecretStoreChoice::set(cli.global.token_store, None);
     let telemetry = telemetry::start();
     // One trace per run: every session's spans are the run's children.
     let run_span = telemetry.run(&verb);
@@ -112,7 +117,9 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::ResetProjectChoices => approve::reset(context),
         Command::Trust => approve::trust(context, true),
         Command::Untrust => approve::trust(context, false),
-        Command::Import(args) => import::import(context, &args),
+        Command::Import(args) => {
+            import::import(context, &args, token_store::SecretStoreChoice::secrets())
+        }
     }
 }
 

@@ -117,36 +117,65 @@ fn import_writes_and_list_shows_the_servers() {
     check(&tree, &["import", "--from", "codex", "--force", "docs"], 0);
 }
 
+/// A VS Code file whose one input is not a password.
+const VSCODE_PLAIN: &str = r#"{
+  "inputs": [{"type": "promptString", "id": "region", "description": "Region"}],
+  "servers": {
+    "local": {"command": "node", "args": ["${workspaceFolder}/server.js", "--region", "${input:region}"], "env": {"HOME_DIR": "${env:HOME}"}}
+  }
+}"#;
+
 #[test]
 fn inputs_are_asked_for_or_refused() {
     let tree = tree();
+    tree.write("project/plain.json", VSCODE_PLAIN);
     let before = tree.snapshot_files();
-    let run = check(&tree, &["import", "--from", "vscode"], 1);
+    let plain = ["import", "--from", "vscode", "--file", "plain.json"];
+    let run = check(&tree, &plain, 1);
     assert!(
         run.stderr.contains(
-            "input `api-key` (API key) needs a value; nothing written (pass --input api-key=VALUE)"
+            "input `region` (Region) needs a value; nothing written (pass --input region=VALUE)"
         ),
         "{}",
         run.stderr
     );
     assert_eq!(tree.snapshot_files(), before);
-    let run = check(
-        &tree,
-        &["import", "--from", "vscode", "--input", "api-key=k3y-value"],
-        0,
-    );
-    assert!(!run.stdout.contains("k3y-value"), "{}", run.stdout);
-    // A project's file goes to local scope, its variables resolved.
+    let given = [&plain[..], &["--scope", "local", "--input", "region=eu-1"]].concat();
+    check(&tree, &given, 0);
+    // A local entry: its variables resolved, the input filled.
     let written: serde_json::Value =
         serde_json::from_str(&tree.read("home/.claude.json")).expect("json");
     let project = tree.path("project").display().to_string();
     let local = &written["projects"][project.as_str()]["mcpServers"];
-    assert_eq!(
-        local["search"]["headers"]["Authorization"],
-        "Bearer k3y-value"
-    );
     assert_eq!(local["local"]["args"][0], format!("{project}/server.js"));
+    assert_eq!(local["local"]["args"][2], "eu-1");
     assert_eq!(local["local"]["env"]["HOME_DIR"], "${HOME}");
+}
+
+/// A password input is never written in clear: it goes to the secret
+/// store as a reference, and this build has no secret store, so the
+/// import is refused, naming the input, whether the value was given or
+/// not. (The reference itself is tested in `mcp_config::import`'s
+/// tests, through an in-memory secret store.)
+#[test]
+fn a_password_input_is_never_written_in_clear() {
+    let tree = tree();
+    let before = tree.snapshot_files();
+    for args in [
+        &["import", "--from", "vscode"][..],
+        &["import", "--from", "vscode", "--input", "api-key=k3y-value"],
+    ] {
+        let run = check(&tree, args, 1);
+        assert!(
+            run.stderr.contains(
+                "input `api-key` is a password and no OS secret store is available to keep it; it is never written in clear, so nothing was written"
+            ),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stdout.contains("k3y-value") && !run.stderr.contains("k3y-value"));
+        assert_eq!(tree.snapshot_files(), before);
+    }
 }
 
 #[test]

@@ -23,9 +23,10 @@
 //! the RFC 9207 `iss`), client credentials, workload identity (a JWT bearer
 //! assertion) or enterprise cross-app access; [`settings_from_config`]
 //! builds the settings from a server's `oauth` block. Tokens go to a
-//! [`CredentialStore`]; a refresh takes the store's lock and re-reads it
-//! first, so processes sharing a file store never spend a rotating refresh
-//! token twice, and it falls due no earlier than a quarter of the token's
+//! [`CredentialStore`] (0600 files, [`FileCredentialStore`]; or one secret
+//! per server in an `mcp_config` secret store, [`SecretCredentialStore`]);
+//! a refresh takes the store's lock and re-reads it first, so processes
+//! sharing a store never spend a rotating refresh token twice, and it falls due no earlier than a quarter of the token's
 //! lifetime before expiry. Tokens may be DPoP-bound ([`protocol::DpopKey`],
 //! [`DpopMode`]): the proof key is kept with them, and every token and
 //! resource request then carries a fresh proof. A logout revokes (RFC 7009)
@@ -157,8 +158,8 @@ pub use provider::{
 };
 pub use secret::Secret;
 pub use store::{
-    ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore, StoreKey,
-    StoredCredentials, TokenSet,
+    ClientRegistration, CredentialStore, FileCredentialStore, MemoryCredentialStore,
+    SecretCredentialStore, StoreKey, StoredCredentials, TokenSet,
 };
 pub use url_policy::{HostClass, Refusal, UrlPolicy};
 pub use user_agent::{AuthorizationPrompt, CallbackListener, HeadlessPrompt, InteractivePrompt};

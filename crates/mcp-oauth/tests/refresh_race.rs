@@ -1,11 +1,20 @@
-//! Two processes refresh the same rotating refresh token at once. The file
+//! Two processes refresh the same rotating refresh token at once. The
 //! store's lock serialises them and the second re-reads the store, so
 //! exactly one refresh request reaches the authorization server and both
-//! processes end with the same valid token.
+//! processes end with the same valid token. Run once with the file store
+//! and once with the secret store, whose lock is the same lock file and
+//! whose values here sit in a secret store both processes share
+//! (`SharedFileSecrets`, test support standing in for the OS store: what
+//! is checked is the credential store's lock and re-read, not an OS
+//! store).
 //!
 //! The processes are this test run again with `MCP_OAUTH_RACE_CHILD` set:
 //! it then plays one racing process instead of the server. One test does
 //! both jobs, so no test can pass without doing its work.
+
+// Test code: the racing children and the shared store support sit outside
+// the `#[test]` functions, and a failure there must fail the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -17,14 +26,86 @@ use axum::extract::{Form, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json};
 use axum::routing::post;
+use mcp_config::EditError;
 use mcp_config::McpOAuthConfig;
+use mcp_config::secret::{SecretName, SecretStore, SecretValue};
 use mcp_oauth::{
     AuthProvider, ClientRegistration, CredentialStore, FileCredentialStore, HeadlessPrompt,
-    OAuthProvider, OAuthSettings, Secret, StoreKey, StoredCredentials, TokenSet,
+    OAuthProvider, OAuthSettings, Secret, SecretCredentialStore, StoreKey, StoredCredentials,
+    TokenSet,
 };
 use serde_json::json;
 
 const CHILD_ENV: &str = "MCP_OAUTH_RACE_CHILD";
+
+/// Test support: a secret store two processes share, one file per secret
+/// in a folder, replaced atomically. It stands in for the OS store, which
+/// is shared across processes too; it has no lock of its own. A file
+/// system failure fails the test (it panics).
+#[derive(Debug)]
+struct SharedFileSecrets {
+    dir: PathBuf,
+}
+
+impl SecretStore for SharedFileSecrets {
+    fn kind(&self) -> &'static str {
+        "test files"
+    }
+
+    fn get(&self, name: &SecretName) -> Result<Option<SecretValue>, EditError> {
+        match std::fs::read_to_string(self.dir.join(name.as_str())) {
+            Ok(text) => Ok(Some(SecretValue::new(text))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => panic!("test secret {name}: {e}"),
+        }
+    }
+
+    fn set(&self, name: &SecretName, value: &SecretValue) -> Result<(), EditError> {
+        let tmp = self
+            .dir
+            .join(format!(".{}.{}", name.as_str(), std::process::id()));
+        std::fs::write(&tmp, value.expose()).unwrap();
+        std::fs::rename(&tmp, self.dir.join(name.as_str())).unwrap();
+        Ok(())
+    }
+
+    fn remove(&self, name: &SecretName) -> Result<bool, EditError> {
+        match std::fs::remove_file(self.dir.join(name.as_str())) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => panic!("test secret {name}: {e}"),
+        }
+    }
+
+    fn names(&self) -> Result<Vec<SecretName>, EditError> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&self.dir).unwrap() {
+            let file = entry.unwrap().file_name();
+            if let Ok(name) = SecretName::new(&file.to_string_lossy()) {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// The store a racing process uses over `dir`: `file`, or `secret` (values
+/// in `dir/secrets`, lock files in `dir/locks`).
+fn store_of(kind: &str, dir: &std::path::Path) -> Arc<dyn CredentialStore> {
+    match kind {
+        "file" => Arc::new(FileCredentialStore::new(dir)),
+        "secret" => {
+            let secrets = dir.join("secrets");
+            std::fs::create_dir_all(&secrets).unwrap();
+            Arc::new(SecretCredentialStore::new(
+                Arc::new(SharedFileSecrets { dir: secrets }),
+                dir.join("locks"),
+            ))
+        }
+        other => panic!("no store kind {other}"),
+    }
+}
 
 #[derive(Default)]
 struct Server {
@@ -75,8 +156,23 @@ fn settings(url: &str) -> OAuthSettings {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_processes_refresh_a_rotating_token_once() {
+    race("file", "two_processes_refresh_a_rotating_token_once").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_processes_sharing_a_secret_store_refresh_once() {
+    race(
+        "secret",
+        "two_processes_sharing_a_secret_store_refresh_once",
+    )
+    .await;
+}
+
+/// The server and two racing children over a `kind` store; in a child, one
+/// racing process.
+async fn race(kind: &str, test: &str) {
     if std::env::var_os(CHILD_ENV).is_some() {
-        race_as_child().await;
+        race_as_child(kind).await;
         return;
     }
     let server = Arc::new(Mutex::new(Server::default()));
@@ -94,7 +190,7 @@ async fn two_processes_refresh_a_rotating_token_once() {
 
     let dir = tempfile::tempdir().unwrap();
     let url = format!("{base}/mcp");
-    let store = FileCredentialStore::new(dir.path());
+    let store = store_of(kind, dir.path());
     store
         .save(
             &key(&url),
@@ -124,11 +220,7 @@ async fn two_processes_refresh_a_rotating_token_once() {
     let children: Vec<_> = (0..2)
         .map(|i| {
             Command::new(&exe)
-                .args([
-                    "--exact",
-                    "two_processes_refresh_a_rotating_token_once",
-                    "--nocapture",
-                ])
+                .args(["--exact", test, "--nocapture"])
                 .env(CHILD_ENV, "1")
                 .env("RACE_DIR", dir.path())
                 .env("RACE_URL", &url)
@@ -167,16 +259,24 @@ async fn two_processes_refresh_a_rotating_token_once() {
         stored.refresh_token.as_ref().map(Secret::expose),
         Some("refresh-1")
     );
+    if kind == "secret" {
+        // The tokens live in the secret store only; the folder the lock
+        // files are in holds nothing else.
+        let locks: Vec<String> = std::fs::read_dir(dir.path().join("locks"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(locks, [format!("{}.lock", key(&url).file_stem())]);
+    }
 }
 
 /// One of the racing processes: the test run again as a child.
-#[allow(clippy::unwrap_used, clippy::expect_used)] // test code, outside the `#[test]` function
-async fn race_as_child() {
+async fn race_as_child(kind: &str) {
     let dir = PathBuf::from(std::env::var_os("RACE_DIR").unwrap());
     let url = std::env::var("RACE_URL").unwrap();
     let provider = OAuthProvider::new(
         settings(&url),
-        Arc::new(FileCredentialStore::new(dir)),
+        store_of(kind, &dir),
         Arc::new(HeadlessPrompt::new().unwrap()),
     )
     .unwrap();

@@ -40,6 +40,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use sha2::Digest as _;
+
+use crate::error::{EditError, EditErrorKind};
+use crate::secret::{MAX_SECRET_NAME, SecretName, secret_name_problem};
 use crate::types::{Diagnostic, Level};
 
 /// A host whose configuration file can be imported.
@@ -462,6 +466,99 @@ pub fn fill_inputs(entry: &mut Value, values: &BTreeMap<String, String>) -> Vec<
     }
     missing.sort();
     missing
+}
+
+/// The secret name suggested for VS Code's password input `id`:
+/// `vscode.` and the id, when the id follows the secret name rule;
+/// otherwise the id with every other character as `_`, cut to leave room
+/// for `-` and 16 hex digits of SHA-256 of the id, so two ids never share
+/// a name. The same id always gives the same name, so importing again
+/// replaces the same secret.
+pub fn input_secret_name(id: &str) -> Result<SecretName, EditError> {
+    let plain = format!("vscode.{id}");
+    if secret_name_problem(&plain).is_none() {
+        return SecretName::new(&plain);
+    }
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let room = MAX_SECRET_NAME - "vscode.".len() - 1 - hex.len();
+    let kept: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(room)
+        .collect();
+    SecretName::new(&format!("vscode.{kept}-{hex}"))
+}
+
+/// Puts a `${secret:NAME}` reference where `entry` (the server `server`'s)
+/// uses a password input: `secrets` maps each password input's id to the
+/// secret its value was stored as. A reference is read at connect time
+/// from `env` and `headers` values only, so an input used anywhere else
+/// (`args`, `url`, `command`, …) refuses the server with an error naming
+/// the server, the input and the field: its value would otherwise be
+/// written in clear. On an error the entry is unchanged. Inputs not in
+/// `secrets` are left for [`fill_inputs`].
+pub fn fill_secret_inputs(
+    server: &str,
+    entry: &mut Value,
+    secrets: &BTreeMap<String, SecretName>,
+) -> Result<(), EditError> {
+    let references: BTreeMap<String, String> = secrets
+        .iter()
+        .map(|(id, name)| (id.clone(), format!("${{secret:{name}}}")))
+        .collect();
+    // First every place an input is used, so nothing changes on a refusal.
+    let mut work: Vec<(Vec<String>, &Value)> = vec![(Vec::new(), &*entry)];
+    while let Some((path, value)) = work.pop() {
+        match value {
+            Value::String(text) => {
+                let Some(id) = secrets
+                    .keys()
+                    .find(|id| text.contains(&format!("${{input:{id}}}")))
+                else {
+                    continue;
+                };
+                let reference_ok = path.len() == 2 && matches!(path[0].as_str(), "env" | "headers");
+                if !reference_ok {
+                    return Err(EditError::new(EditErrorKind::InvalidEntry {
+                        name: server.to_owned(),
+                        reason: format!(
+                            "password input `{}` is used in `{}`, where no secret reference is read (only `env` and `headers` values); not imported, so the password is not written in clear",
+                            shared::shown_name(id),
+                            shared::shown_name(&path.join("."))
+                        ),
+                    }));
+                }
+            }
+            Value::Array(items) => work.extend(items.iter().enumerate().map(|(i, item)| {
+                let mut path = path.clone();
+                path.push(i.to_string());
+                (path, item)
+            })),
+            Value::Object(map) => work.extend(map.iter().map(|(key, item)| {
+                let mut path = path.clone();
+                path.push(key.clone());
+                (path, item)
+            })),
+            _ => {}
+        }
+    }
+    for field in ["env", "headers"] {
+        if let Some(Value::Object(map)) = entry.get_mut(field) {
+            for value in map.values_mut() {
+                if let Value::String(text) = value {
+                    *text = shared::fill_placeholders(text, &references).0;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Table tests of every field mapping (one `check` helper), one realistic
 //! file per host (snapshots), and hostile input.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -354,6 +355,134 @@ fn inputs_are_filled() {
     assert_eq!(
         entry,
         json!({"headers": {"A": "Bearer t0k", "B": "${input:other}"}, "x": ["${input:tok"]})
+    );
+}
+
+/// Imports a VS Code file whose `inputs` declare `tok` as a password and
+/// `region` as plain text, stores the password inputs under their
+/// suggested names and fills the rest: `Ok` with each server's entry, or
+/// the first refusal's message.
+fn secret_import(servers: Value) -> Result<Value, String> {
+    let text = json!({
+        "inputs": [
+            {"type": "promptString", "id": "tok", "description": "API token", "password": true},
+            {"type": "promptString", "id": "region", "description": "Region"}
+        ],
+        "servers": servers
+    })
+    .to_string();
+    let imported = import_text(Host::VsCode, &text, Path::new("mcp.json"), &cx());
+    let secret_ids: BTreeMap<String, crate::secret::SecretName> = imported
+        .inputs
+        .iter()
+        .filter(|p| p.password)
+        .map(|p| (p.id.clone(), input_secret_name(&p.id).expect("name")))
+        .collect();
+    let values: BTreeMap<String, String> = [("region".to_owned(), "eu-1".to_owned())].into();
+    let mut out = serde_json::Map::new();
+    for server in &imported.servers {
+        let mut entry = server.entry.clone();
+        let before = entry.clone();
+        if let Err(e) = fill_secret_inputs(&server.name, &mut entry, &secret_ids) {
+            assert_eq!(entry, before, "a refused entry is unchanged");
+            return Err(e.to_string());
+        }
+        assert_eq!(fill_inputs(&mut entry, &values), Vec::<String>::new());
+        // What is written must be an entry the editor accepts.
+        let checked = crate::edit::validate_entry(
+            &server.name,
+            entry.clone(),
+            &Default::default(),
+            &Default::default(),
+            crate::Scope::User,
+        );
+        assert!(checked.is_ok(), "{}: {:?}", server.name, checked.err());
+        out.insert(server.name.clone(), entry);
+    }
+    Ok(Value::Object(out))
+}
+
+#[test]
+fn password_inputs_become_secret_references() {
+    let refused = |server: &str, field: &str| {
+        Err(format!(
+            "invalid entry for server `{server}`: password input `tok` is used in `{field}`, where no secret reference is read (only `env` and `headers` values); not imported, so the password is not written in clear"
+        ))
+    };
+    for (servers, expect) in [
+        // In `env`: a reference; a plain input beside it is filled.
+        (
+            json!({"s": {"command": "x", "env": {"TOKEN": "${input:tok}", "REGION": "${input:region}"}}}),
+            Ok(
+                json!({"s": {"type": "stdio", "command": "x", "env": {"TOKEN": "${secret:vscode.tok}", "REGION": "eu-1"}}}),
+            ),
+        ),
+        // In `headers`, inside a longer value.
+        (
+            json!({"h": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${input:tok}"}}}),
+            Ok(
+                json!({"h": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${secret:vscode.tok}"}}}),
+            ),
+        ),
+        // Non-password inputs are filled as before, anywhere.
+        (
+            json!({"p": {"command": "x", "args": ["--region", "${input:region}"]}}),
+            Ok(json!({"p": {"type": "stdio", "command": "x", "args": ["--region", "eu-1"]}})),
+        ),
+        // Anywhere else a password would be written in clear: refused.
+        (
+            json!({"a": {"command": "x", "args": ["--token", "${input:tok}"]}}),
+            refused("a", "args.1"),
+        ),
+        (
+            json!({"u": {"type": "http", "url": "https://api.example.com/mcp?key=${input:tok}"}}),
+            refused("u", "url"),
+        ),
+        (
+            json!({"c": {"command": "${input:tok}"}}),
+            refused("c", "command"),
+        ),
+    ] {
+        assert_eq!(secret_import(servers.clone()), expect, "{servers}");
+    }
+}
+
+#[test]
+fn suggested_secret_names_follow_the_rule_and_never_collide() {
+    for (id, expect) in [
+        ("tok", "vscode.tok"),
+        ("api-key_2.v", "vscode.api-key_2.v"),
+        ("a b", "vscode.a_b-"),
+        ("a_b c", "vscode.a_b_c-"),
+        ("ключ", "vscode.____-"),
+        ("", "vscode."),
+    ] {
+        let name = input_secret_name(id).expect("a name").to_string();
+        if expect.ends_with('-') {
+            // Changed to follow the rule: the id's hash keeps it apart.
+            assert!(
+                name.starts_with(expect) && name.len() == expect.len() + 16,
+                "{id:?}: {name}"
+            );
+        } else {
+            assert_eq!(name, expect, "{id:?}");
+        }
+        assert_eq!(
+            input_secret_name(id).expect("a name").to_string(),
+            name,
+            "deterministic"
+        );
+    }
+    let long = "x ".repeat(200);
+    let name = input_secret_name(&long).expect("a long id is cut");
+    assert!(name.as_str().len() <= crate::secret::MAX_SECRET_NAME);
+    assert_ne!(
+        input_secret_name("a b").expect("name"),
+        input_secret_name("a_b").expect("name")
+    );
+    assert_ne!(
+        input_secret_name("a b").expect("name"),
+        input_secret_name("a/b").expect("name")
     );
 }
 
