@@ -31,6 +31,9 @@ pub(crate) struct Context {
     pub(crate) roots: Vec<PathBuf>,
     /// `-v` given this many times.
     pub(crate) verbose: u8,
+    /// Where `${secret:NAME}` values are read from: opened on first use,
+    /// so a run whose servers name no secret never touches a keyring.
+    pub(crate) secrets: std::sync::Arc<mcp_config::secret::OsSecretStore>,
 }
 
 impl Context {
@@ -87,6 +90,13 @@ impl Context {
             protocol: global.protocol.clone(),
             roots,
             verbose: global.verbose,
+            secrets: std::sync::Arc::new(mcp_config::secret::OsSecretStore::deferred(
+                global.secret_store.unwrap_or_default(),
+                global
+                    .secret_namespace
+                    .as_deref()
+                    .unwrap_or(mcp_config::secret::DEFAULT_NAMESPACE),
+            )),
         })
     }
 

@@ -27,6 +27,7 @@ mod import;
 mod output;
 mod probe;
 mod read;
+mod secret;
 mod serve;
 mod session;
 mod target;
@@ -103,6 +104,7 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::Trust => approve::trust(context, true),
         Command::Untrust => approve::trust(context, false),
         Command::Import(args) => import::import(context, &args),
+        Command::Secret(args) => secret::secret(context, args.command),
     }
 }
 

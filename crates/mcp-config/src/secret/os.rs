@@ -11,6 +11,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use super::{SecretName, SecretStore, SecretValue};
 use crate::error::{EditError, EditErrorKind};
@@ -88,14 +89,21 @@ impl FromStr for SecretBackend {
 
 /// The operating system's secret store, one backend chosen when it is
 /// opened. `kind()` says which.
+///
+/// [`OsSecretStore::open_in`] opens it at once; [`OsSecretStore::deferred`]
+/// opens it on first use, so a host whose entries name no secret never
+/// touches a keyring (and a host without one is unaffected).
 pub struct OsSecretStore {
-    inner: Box<dyn SecretStore>,
+    backend: SecretBackend,
+    namespace: String,
+    inner: OnceLock<Result<Box<dyn SecretStore>, (&'static str, String)>>,
 }
 
 impl fmt::Debug for OsSecretStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OsSecretStore")
-            .field("kind", &self.inner.kind())
+            .field("backend", &self.backend)
+            .field("kind", &self.kind())
             .finish()
     }
 }
@@ -114,33 +122,85 @@ impl OsSecretStore {
     /// to the kernel keyring otherwise; elsewhere it is the platform's one
     /// store. A backend this platform does not have is an error naming it.
     pub fn open_in(backend: SecretBackend, namespace: &str) -> Result<OsSecretStore, EditError> {
-        let inner: Box<dyn SecretStore> = match backend {
-            SecretBackend::Auto => return open_auto(namespace),
-            SecretBackend::SecretService => open_secret_service(namespace)?,
-            SecretBackend::KernelKeyring => open_kernel_keyring(namespace)?,
-            SecretBackend::Keychain | SecretBackend::CredentialManager => {
-                open_native(backend, namespace)?
-            }
-        };
-        Ok(OsSecretStore { inner })
+        let store = OsSecretStore::deferred(backend, namespace);
+        store.inner()?;
+        Ok(store)
+    }
+
+    /// `backend` under `namespace`, opened on the first call that needs it
+    /// (an open that fails is not retried: every call reports it).
+    pub fn deferred(backend: SecretBackend, namespace: &str) -> OsSecretStore {
+        OsSecretStore {
+            backend,
+            namespace: namespace.to_owned(),
+            inner: OnceLock::new(),
+        }
+    }
+
+    /// The backend this store was asked for (`Auto` stays `Auto`; `kind()`
+    /// says what it chose once open).
+    pub fn backend(&self) -> SecretBackend {
+        self.backend
+    }
+
+    fn inner(&self) -> Result<&dyn SecretStore, EditError> {
+        let opened = self.inner.get_or_init(|| {
+            open_backend(self.backend, &self.namespace).map_err(|error| match error.kind() {
+                EditErrorKind::SecretStore { store, reason, .. } => (*store, reason.clone()),
+                _ => (label(self.backend), error.to_string()),
+            })
+        });
+        match opened {
+            Ok(store) => Ok(store.as_ref()),
+            Err((store, reason)) => Err(EditError::new(EditErrorKind::SecretStore {
+                store,
+                secret: None,
+                reason: format!("cannot be opened: {reason}"),
+            })),
+        }
+    }
+}
+
+/// What a store not yet opened calls itself.
+fn label(backend: SecretBackend) -> &'static str {
+    match backend {
+        SecretBackend::Auto => "OS secret store",
+        SecretBackend::SecretService => "Secret Service",
+        SecretBackend::KernelKeyring => "kernel keyring",
+        SecretBackend::Keychain => "Keychain",
+        SecretBackend::CredentialManager => "Credential Manager",
+    }
+}
+
+fn open_backend(backend: SecretBackend, namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
+    match backend {
+        SecretBackend::Auto => open_auto(namespace),
+        SecretBackend::SecretService => open_secret_service(namespace),
+        SecretBackend::KernelKeyring => open_kernel_keyring(namespace),
+        SecretBackend::Keychain | SecretBackend::CredentialManager => {
+            open_native(backend, namespace)
+        }
     }
 }
 
 impl SecretStore for OsSecretStore {
     fn kind(&self) -> &'static str {
-        self.inner.kind()
+        match self.inner.get() {
+            Some(Ok(store)) => store.kind(),
+            _ => label(self.backend),
+        }
     }
     fn get(&self, name: &SecretName) -> Result<Option<SecretValue>, EditError> {
-        self.inner.get(name)
+        self.inner()?.get(name)
     }
     fn set(&self, name: &SecretName, value: &SecretValue) -> Result<(), EditError> {
-        self.inner.set(name, value)
+        self.inner()?.set(name, value)
     }
     fn remove(&self, name: &SecretName) -> Result<bool, EditError> {
-        self.inner.remove(name)
+        self.inner()?.remove(name)
     }
     fn names(&self) -> Result<Vec<SecretName>, EditError> {
-        self.inner.names()
+        self.inner()?.names()
     }
 }
 
@@ -153,16 +213,15 @@ pub(super) fn unavailable(store: &'static str) -> EditError {
 }
 
 #[cfg(target_os = "linux")]
-fn open_auto(namespace: &str) -> Result<OsSecretStore, EditError> {
-    let inner: Box<dyn SecretStore> = match open_secret_service(namespace) {
-        Ok(store) => store,
-        Err(_) => open_kernel_keyring(namespace)?,
-    };
-    Ok(OsSecretStore { inner })
+fn open_auto(namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
+    match open_secret_service(namespace) {
+        Ok(store) => Ok(store),
+        Err(_) => open_kernel_keyring(namespace),
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_auto(namespace: &str) -> Result<OsSecretStore, EditError> {
+fn open_auto(namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
     let backend = if cfg!(target_os = "macos") {
         SecretBackend::Keychain
     } else if cfg!(windows) {
@@ -170,7 +229,7 @@ fn open_auto(namespace: &str) -> Result<OsSecretStore, EditError> {
     } else {
         SecretBackend::SecretService
     };
-    OsSecretStore::open_in(backend, namespace)
+    open_backend(backend, namespace)
 }
 
 #[cfg(all(unix, not(any(target_os = "macos", target_os = "ios", target_os = "android"))))]
