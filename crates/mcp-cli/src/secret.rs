@@ -131,7 +131,9 @@ fn list(context: &Context) -> anyhow::Result<Outcome> {
             .iter()
             .map(|(name, servers)| json!({"name": name.as_str(), "servers": servers}))
             .collect();
-        output::print_json(&json!({"store": store.kind(), "secrets": secrets, "missing": missing}))?;
+        output::print_json(
+            &json!({"store": store.kind(), "secrets": secrets, "missing": missing}),
+        )?;
     } else {
         outln!("{} secret(s) in the {}:", stored.len(), store.kind());
         for name in &stored {

@@ -57,7 +57,11 @@ impl Drop for Namespace {
 /// What the loopback server expects in `X-Api-Key`; `/refuse` answers 403.
 type Expected = Arc<Mutex<Vec<u8>>>;
 
-async fn mcp(State(expected): State<Expected>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+async fn mcp(
+    State(expected): State<Expected>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
     let Some(id) = body.get("id").cloned() else {
         return StatusCode::ACCEPTED.into_response();
     };
@@ -71,7 +75,11 @@ async fn mcp(State(expected): State<Expected>, headers: HeaderMap, Json(body): J
         "tools/call" => {
             let got = headers.get("x-api-key").map(|v| v.as_bytes().to_vec());
             let want = expected.lock().unwrap().clone();
-            let verdict = if got == Some(want) { "match" } else { "mismatch" };
+            let verdict = if got == Some(want) {
+                "match"
+            } else {
+                "mismatch"
+            };
             json!({"content": [{"type": "text", "text": verdict}]})
         }
         _ => {
@@ -93,7 +101,10 @@ fn serve(expected: Expected) -> String {
             .unwrap();
         runtime.block_on(async move {
             let app = axum::Router::new()
-                .route("/mcp", post(mcp).get(|| async { StatusCode::METHOD_NOT_ALLOWED }))
+                .route(
+                    "/mcp",
+                    post(mcp).get(|| async { StatusCode::METHOD_NOT_ALLOWED }),
+                )
                 .route("/refuse", post(|| async { StatusCode::FORBIDDEN }))
                 .with_state(expected);
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -161,12 +172,24 @@ fn run(tree: &Tree, namespace: &Namespace, args: &[&str], stdin: &str) -> Run {
 
 #[track_caller]
 fn expect(run: &Run, code: i32, stdout: &[&str], stderr: &[&str]) {
-    assert_eq!(run.code, code, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, code,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
     for part in stdout {
-        assert!(run.stdout.contains(part), "stdout lacks {part:?}:\n{}", run.stdout);
+        assert!(
+            run.stdout.contains(part),
+            "stdout lacks {part:?}:\n{}",
+            run.stdout
+        );
     }
     for part in stderr {
-        assert!(run.stderr.contains(part), "stderr lacks {part:?}:\n{}", run.stderr);
+        assert!(
+            run.stderr.contains(part),
+            "stderr lacks {part:?}:\n{}",
+            run.stderr
+        );
     }
 }
 
@@ -178,7 +201,12 @@ fn secret_verbs_and_resolution(backend: SecretBackend, kind: &str) {
     let tree = tree(value, &base);
 
     // Set from standard input: one trailing newline dropped.
-    let set = run(&tree, &namespace, &["secret", "set", "API"], &format!("{value}\n"));
+    let set = run(
+        &tree,
+        &namespace,
+        &["secret", "set", "API"],
+        &format!("{value}\n"),
+    );
     expect(&set, 0, &[&format!("secret API stored in the {kind}")], &[]);
     let get = run(&tree, &namespace, &["secret", "get", "API"], "");
     expect(&get, 0, &[&format!("secret API set in the {kind}")], &[]);
@@ -199,27 +227,59 @@ fn secret_verbs_and_resolution(backend: SecretBackend, kind: &str) {
     expect(
         &list,
         1,
-        &["API  used by env, refuser, web", "NOT_SET  MISSING, named by orphan"],
+        &[
+            "API  used by env, refuser, web",
+            "NOT_SET  MISSING, named by orphan",
+        ],
         &[],
     );
     let list = run(&tree, &namespace, &["--json", "secret", "list"], "");
     let json: Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(json["store"], kind);
-    assert_eq!(json["secrets"], json!([{"name": "API", "servers": ["env", "refuser", "web"]}]));
-    assert_eq!(json["missing"], json!([{"name": "NOT_SET", "servers": ["orphan"]}]));
+    assert_eq!(
+        json["secrets"],
+        json!([{"name": "API", "servers": ["env", "refuser", "web"]}])
+    );
+    assert_eq!(
+        json["missing"],
+        json!([{"name": "NOT_SET", "servers": ["orphan"]}])
+    );
 
     // A missing secret is an error naming the secret and the server.
     let orphan = run(&tree, &namespace, &["call", "mcp__orphan__check"], "");
     assert_ne!(orphan.code, 0);
     let both = format!("{}{}", orphan.stdout, orphan.stderr);
-    assert!(both.contains("`NOT_SET`") && both.contains("`orphan`"), "{both}");
+    assert!(
+        both.contains("`NOT_SET`") && both.contains("`orphan`"),
+        "{both}"
+    );
 
     // Refusals: an empty value, a bad name; removal, then the error.
-    expect(&run(&tree, &namespace, &["secret", "set", "API"], "\n"), 2, &[], &["empty value"]);
-    expect(&run(&tree, &namespace, &["secret", "set", "a b"], "x"), 2, &[], &["not a secret name"]);
+    expect(
+        &run(&tree, &namespace, &["secret", "set", "API"], "\n"),
+        2,
+        &[],
+        &["empty value"],
+    );
+    expect(
+        &run(&tree, &namespace, &["secret", "set", "a b"], "x"),
+        2,
+        &[],
+        &["not a secret name"],
+    );
     let rm = run(&tree, &namespace, &["secret", "rm", "API"], "");
-    expect(&rm, 0, &[&format!("secret API removed from the {kind}")], &[]);
-    expect(&run(&tree, &namespace, &["secret", "rm", "API"], ""), 1, &[], &["no secret API"]);
+    expect(
+        &rm,
+        0,
+        &[&format!("secret API removed from the {kind}")],
+        &[],
+    );
+    expect(
+        &run(&tree, &namespace, &["secret", "rm", "API"], ""),
+        1,
+        &[],
+        &["no secret API"],
+    );
     let gone = run(&tree, &namespace, &["call", "mcp__env__check"], "");
     assert_ne!(gone.code, 0);
     let both = format!("{}{}", gone.stdout, gone.stderr);
@@ -264,14 +324,25 @@ fn a_run_that_names_no_secret_never_opens_a_store() {
         &json!({"mcpServers": {"p": {"command": "python3", "args": [env_check_script(), "K", "0"]}}})
             .to_string(),
     );
-    let other = if cfg!(target_os = "macos") { "credential-manager" } else { "keychain" };
+    let other = if cfg!(target_os = "macos") {
+        "credential-manager"
+    } else {
+        "keychain"
+    };
     let call = tree.run(&["--secret-store", other, "call", "mcp__p__check"]);
     expect(&call, 0, &["mismatch"], &[]);
-    let set = tree.run_with(&["--secret-store", other, "secret", "set", "A"], |command| {
-        command.write_stdin("v");
-    });
+    let set = tree.run_with(
+        &["--secret-store", other, "secret", "set", "A"],
+        |command| {
+            command.write_stdin("v");
+        },
+    );
     assert_eq!(set.code, 1, "{}", set.stderr);
-    assert!(set.stderr.contains("not available on this platform"), "{}", set.stderr);
+    assert!(
+        set.stderr.contains("not available on this platform"),
+        "{}",
+        set.stderr
+    );
 }
 
 /// Every file under `dir` that holds `needle`.

@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 
 use crate::env_safety::{is_dangerous_env_key, is_env_name};
 use crate::expand::{expand_tilde, expand_vars};
-use crate::secret;
 use crate::json::{Document, child_pointer, escape_text};
+use crate::secret;
 mod oauth;
 mod passthrough;
 mod plugin_paths;

@@ -46,7 +46,8 @@ fn round_trip(store: &OsSecretStore) {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_kernel_keyring_keeps_lists_and_forgets() {
-    let store = OsSecretStore::open_in(SecretBackend::KernelKeyring, &namespace("keyutils")).unwrap();
+    let store =
+        OsSecretStore::open_in(SecretBackend::KernelKeyring, &namespace("keyutils")).unwrap();
     assert_eq!(store.kind(), "kernel keyring");
     round_trip(&store);
 }

@@ -76,7 +76,11 @@ fn check(entry: Value, expect: Expect<'_>) {
         }
         return;
     }
-    assert!(file.diagnostics.is_empty(), "{text}: {:#?}", file.diagnostics);
+    assert!(
+        file.diagnostics.is_empty(),
+        "{text}: {:#?}",
+        file.diagnostics
+    );
     let EntryOutcome::Server(config) = &file.entries[0].outcome else {
         panic!("{text} did not load");
     };
@@ -84,12 +88,16 @@ fn check(entry: Value, expect: Expect<'_>) {
     match (resolve(config, &store), expect) {
         (Ok(resolved), Expect::Resolves(values)) => {
             let got: BTreeMap<&str, &str> = match &resolved.transport {
-                TransportConfig::Stdio(s) => {
-                    s.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
-                }
-                TransportConfig::Http(r) | TransportConfig::Sse(r) | TransportConfig::Ws(r) => {
-                    r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
-                }
+                TransportConfig::Stdio(s) => s
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect(),
+                TransportConfig::Http(r) | TransportConfig::Sse(r) | TransportConfig::Ws(r) => r
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect(),
                 other => panic!("{other:?}"),
             };
             assert_eq!(got, values.iter().copied().collect(), "{text}");
@@ -122,11 +130,18 @@ fn check(entry: Value, expect: Expect<'_>) {
 fn references_resolve_in_env_and_headers_only() {
     check(
         json!({"command": "srv", "env": {"A": "${secret:api}", "B": "x-${secret:gh.token}-${TOKEN}", "C": "plain"}}),
-        Expect::Resolves(&[("A", "v4lue-API"), ("B", "x-ghp_S3CRET-t0k"), ("C", "plain")]),
+        Expect::Resolves(&[
+            ("A", "v4lue-API"),
+            ("B", "x-ghp_S3CRET-t0k"),
+            ("C", "plain"),
+        ]),
     );
     check(
         json!({"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${secret:gh.token}", "X-Two": "${secret:api}${secret:two-part}"}}),
-        Expect::Resolves(&[("Authorization", "Bearer ghp_S3CRET"), ("X-Two", "v4lue-APIp4rt")]),
+        Expect::Resolves(&[
+            ("Authorization", "Bearer ghp_S3CRET"),
+            ("X-Two", "v4lue-APIp4rt"),
+        ]),
     );
     check(
         json!({"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"X-Key": "${secret:api}"}}),
@@ -173,7 +188,12 @@ fn references_resolve_in_env_and_headers_only() {
 fn references_are_listed_once_and_need_no_store_when_absent() {
     let text = r#"{"mcpServers": {"s": {"command": "x", "env": {"A": "${secret:b}", "B": "${secret:a}${secret:b}"}}, "t": {"command": "x", "env": {"A": "${HOME}"}}}}"#;
     let vars = BTreeMap::new();
-    let file = parse_file(text, Path::new("/c.json"), Scope::User, ParseEnv::new(&vars));
+    let file = parse_file(
+        text,
+        Path::new("/c.json"),
+        Scope::User,
+        ParseEnv::new(&vars),
+    );
     let configs: Vec<_> = file
         .entries
         .iter()

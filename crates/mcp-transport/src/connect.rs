@@ -334,18 +334,17 @@ async fn resolve_secrets(
         ));
     };
     let owned = config.clone();
-    let resolved = tokio::task::spawn_blocking(move || {
-        mcp_config::secret::resolve(&owned, store.as_ref())
-    })
-    .await
-    .map_err(|_| {
-        TransportError::new(
-            &*config.name,
-            TransportErrorKind::Secret {
-                message: "reading secrets stopped before it finished".to_owned(),
-            },
-        )
-    })?;
+    let resolved =
+        tokio::task::spawn_blocking(move || mcp_config::secret::resolve(&owned, store.as_ref()))
+            .await
+            .map_err(|_| {
+                TransportError::new(
+                    &*config.name,
+                    TransportErrorKind::Secret {
+                        message: "reading secrets stopped before it finished".to_owned(),
+                    },
+                )
+            })?;
     resolved.map(Some).map_err(|error| {
         TransportError::new(
             &*config.name,

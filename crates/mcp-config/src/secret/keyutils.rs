@@ -107,7 +107,9 @@ impl SecretStore for KernelKeyringStore {
         for link in links.iter() {
             let Some(key) = link.as_key() else { continue };
             // A key invalidated or expired since the listing is skipped.
-            let Ok(metadata) = key.metadata() else { continue };
+            let Ok(metadata) = key.metadata() else {
+                continue;
+            };
             if metadata.get_type() != KeyType::User {
                 continue;
             }

@@ -19,8 +19,8 @@ use std::sync::Mutex;
 use crate::error::{EditError, EditErrorKind};
 
 mod reference;
-pub use reference::{SECRET_REFERENCE_PREFIX, referenced_secrets, resolve};
 pub(crate) use reference::{Reference, references};
+pub use reference::{SECRET_REFERENCE_PREFIX, referenced_secrets, resolve};
 
 #[cfg(feature = "os-store")]
 mod os;
@@ -29,14 +29,14 @@ pub use os::{DEFAULT_NAMESPACE, OsSecretStore, SecretBackend};
 
 #[cfg(all(feature = "os-store", target_os = "linux"))]
 mod keyutils;
+#[cfg(all(feature = "os-store", any(target_os = "macos", windows)))]
+mod native;
 #[cfg(all(
     feature = "os-store",
     unix,
     not(any(target_os = "macos", target_os = "ios", target_os = "android"))
 ))]
 mod service;
-#[cfg(all(feature = "os-store", any(target_os = "macos", windows)))]
-mod native;
 
 /// The longest secret name, in bytes.
 pub const MAX_SECRET_NAME: usize = 128;

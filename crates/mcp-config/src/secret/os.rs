@@ -96,8 +96,11 @@ impl FromStr for SecretBackend {
 pub struct OsSecretStore {
     backend: SecretBackend,
     namespace: String,
-    inner: OnceLock<Result<Box<dyn SecretStore>, (&'static str, String)>>,
+    inner: OnceLock<Opened>,
 }
+
+/// The open backend, or the store that failed to open and why.
+type Opened = Result<Box<dyn SecretStore>, (&'static str, String)>;
 
 impl fmt::Debug for OsSecretStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -172,7 +175,10 @@ fn label(backend: SecretBackend) -> &'static str {
     }
 }
 
-fn open_backend(backend: SecretBackend, namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
+fn open_backend(
+    backend: SecretBackend,
+    namespace: &str,
+) -> Result<Box<dyn SecretStore>, EditError> {
     match backend {
         SecretBackend::Auto => open_auto(namespace),
         SecretBackend::SecretService => open_secret_service(namespace),
@@ -232,14 +238,20 @@ fn open_auto(namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
     open_backend(backend, namespace)
 }
 
-#[cfg(all(unix, not(any(target_os = "macos", target_os = "ios", target_os = "android"))))]
+#[cfg(all(
+    unix,
+    not(any(target_os = "macos", target_os = "ios", target_os = "android"))
+))]
 fn open_secret_service(namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
     Ok(Box::new(super::service::SecretServiceStore::open(
         namespace,
     )?))
 }
 
-#[cfg(not(all(unix, not(any(target_os = "macos", target_os = "ios", target_os = "android")))))]
+#[cfg(not(all(
+    unix,
+    not(any(target_os = "macos", target_os = "ios", target_os = "android"))
+)))]
 fn open_secret_service(_namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
     Err(unavailable("Secret Service"))
 }
@@ -258,11 +270,16 @@ fn open_kernel_keyring(_namespace: &str) -> Result<Box<dyn SecretStore>, EditErr
 
 #[cfg(any(target_os = "macos", windows))]
 fn open_native(backend: SecretBackend, namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
-    Ok(Box::new(super::native::NativeStore::open(backend, namespace)?))
+    Ok(Box::new(super::native::NativeStore::open(
+        backend, namespace,
+    )?))
 }
 
 #[cfg(not(any(target_os = "macos", windows)))]
-fn open_native(backend: SecretBackend, _namespace: &str) -> Result<Box<dyn SecretStore>, EditError> {
+fn open_native(
+    backend: SecretBackend,
+    _namespace: &str,
+) -> Result<Box<dyn SecretStore>, EditError> {
     Err(unavailable(match backend {
         SecretBackend::Keychain => "Keychain",
         _ => "Credential Manager",

@@ -58,13 +58,13 @@ fn resolved_values(config: &ServerConfig) -> Vec<(&'static str, &str, &str)> {
             .iter()
             .map(|(k, v)| ("env", k.as_str(), v.as_str()))
             .collect(),
-        TransportConfig::Sse(remote) | TransportConfig::Http(remote) | TransportConfig::Ws(remote) => {
-            remote
-                .headers
-                .iter()
-                .map(|(k, v)| ("headers", k.as_str(), v.as_str()))
-                .collect()
-        }
+        TransportConfig::Sse(remote)
+        | TransportConfig::Http(remote)
+        | TransportConfig::Ws(remote) => remote
+            .headers
+            .iter()
+            .map(|(k, v)| ("headers", k.as_str(), v.as_str()))
+            .collect(),
         TransportConfig::Sdk { .. } | TransportConfig::ClaudeAiProxy(_) => Vec::new(),
     }
 }
@@ -102,7 +102,9 @@ pub fn resolve(config: &ServerConfig, store: &dyn SecretStore) -> Result<ServerC
                 *value = substitute(&config.name, "env", key, value, store)?;
             }
         }
-        TransportConfig::Sse(remote) | TransportConfig::Http(remote) | TransportConfig::Ws(remote) => {
+        TransportConfig::Sse(remote)
+        | TransportConfig::Http(remote)
+        | TransportConfig::Ws(remote) => {
             for (key, value) in remote.headers.iter_mut() {
                 *value = substitute(&config.name, "headers", key, value, store)?;
             }
@@ -132,7 +134,12 @@ fn substitute(
             return Err(invalid(server, field, key, "a `${secret:` without its `}`"));
         };
         let name = SecretName::new(&after[..end]).map_err(|_| {
-            invalid(server, field, key, "a `${secret:…}` whose name is not a secret name")
+            invalid(
+                server,
+                field,
+                key,
+                "a `${secret:…}` whose name is not a secret name",
+            )
         })?;
         let value = lookup(server, &name, store)?;
         check_value(server, field, key, &name, &value)?;
@@ -143,7 +150,11 @@ fn substitute(
     Ok(out)
 }
 
-fn lookup(server: &str, name: &SecretName, store: &dyn SecretStore) -> Result<SecretValue, EditError> {
+fn lookup(
+    server: &str,
+    name: &SecretName,
+    store: &dyn SecretStore,
+) -> Result<SecretValue, EditError> {
     match store.get(name) {
         Ok(Some(value)) => Ok(value),
         Ok(None) => Err(EditError::new(EditErrorKind::MissingSecret {
