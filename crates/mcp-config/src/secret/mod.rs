@@ -10,7 +10,7 @@
 //! process (tests, and hosts that bring their own vault). Where a reference
 //! may stand and how values are put in: `reference.rs` ([`resolve`]). The
 //! operating system's stores (feature `os-store`): `os.rs`
-//! ([`OsSecretStore`]), one file per backend.
+//! (`OsSecretStore`), one file per backend.
 
 use std::collections::BTreeMap;
 use std::fmt;
