@@ -6,7 +6,7 @@
 //! verb prints holds it.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 
 use anyhow::Context as _;
 use mcp_config::secret::{SecretName, SecretStore, SecretValue, referenced_secrets};
@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::cli::SecretCommand;
 use crate::context::Context;
-use crate::output::{self, Outcome, outln, shown, usage};
+use crate::output::{self, Outcome, Terminal, outln, shown, usage};
 
 /// Runs one `secret` verb.
 pub(crate) fn secret(context: &Context, command: SecretCommand) -> anyhow::Result<Outcome> {
@@ -36,8 +36,10 @@ fn name(text: &str) -> anyhow::Result<SecretName> {
 fn set(context: &Context, text: &str) -> anyhow::Result<Outcome> {
     let name = name(text)?;
     let value = if std::io::stdin().is_terminal() {
-        rpassword::prompt_password(format!("value for secret {name}: "))
-            .context("cannot read the value")?
+        let mut stderr = Terminal::stderr();
+        stderr.write_all(format!("value for secret {name}: ").as_bytes())?;
+        stderr.flush()?;
+        rpassword::read_password().context("cannot read the value")?
     } else {
         let mut value = String::new();
         std::io::stdin()

@@ -391,7 +391,9 @@ pub async fn connect(
     // The one place secrets are put in: the copy with values lives only
     // for this connect; `config` (and every listing of it) keeps the
     // references.
-    let resolved = tokio::time::timeout(connect_timeout, resolve_secrets(config, options))
+    // Boxed like the steps below: the future and the copy stay off the
+    // connect future's own state.
+    let resolved = tokio::time::timeout(connect_timeout, Box::pin(resolve_secrets(config, options)))
         .await
         .map_err(|_| {
             TransportError::new(
@@ -402,8 +404,9 @@ pub async fn connect(
                     ),
                 },
             )
-        })??;
-    let config = resolved.as_ref().unwrap_or(config);
+        })??
+        .map(Box::new);
+    let config = resolved.as_deref().unwrap_or(config);
     // Both steps are boxed: their state machines are several kilobytes,
     // and a host connecting a hundred servers at once would otherwise hold
     // the largest of them for every connect until the last one is done.
