@@ -39,7 +39,10 @@ fn set(context: &Context, text: &str) -> anyhow::Result<Outcome> {
         let mut stderr = Terminal::stderr();
         stderr.write_all(format!("value for secret {name}: ").as_bytes())?;
         stderr.flush()?;
-        rpassword::read_password().context("cannot read the value")?
+        let value = read_without_echo().context("cannot read the value")?;
+        // The line the user ended is not echoed either: end it here.
+        stderr.write_all(b"\n")?;
+        value
     } else {
         let mut value = String::new();
         std::io::stdin()
@@ -60,6 +63,25 @@ fn set(context: &Context, text: &str) -> anyhow::Result<Outcome> {
     let store = context.secrets.as_ref();
     store.set(&name, &SecretValue::new(value))?;
     report(context, &name, store, "stored")
+}
+
+/// One line from the terminal that is standard input, with echo off.
+#[cfg(unix)]
+fn read_without_echo() -> std::io::Result<String> {
+    // Standard input itself (not the controlling terminal `/dev/tty`):
+    // the terminal the value was asked on is the one it is read from.
+    rpassword::read_password_with_config(
+        rpassword::ConfigBuilder::new()
+            .input_file_path("/dev/stdin")
+            .output_discard()
+            .build(),
+    )
+}
+
+/// One line from the console, with echo off.
+#[cfg(not(unix))]
+fn read_without_echo() -> std::io::Result<String> {
+    rpassword::read_password()
 }
 
 fn get(context: &Context, text: &str, show: bool) -> anyhow::Result<Outcome> {

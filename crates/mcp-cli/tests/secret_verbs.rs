@@ -411,3 +411,70 @@ proptest! {
         prop_assert!(found.is_empty(), "written to {:?}", found);
     }
 }
+
+/// `secret set` on a terminal asks on it and reads without echo: what is
+/// typed never shows on the terminal.
+#[cfg(target_os = "linux")]
+#[test]
+fn set_on_a_terminal_reads_without_echo() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+
+    let namespace = Namespace::new("tty", SecretBackend::KernelKeyring);
+    let tree = Tree::new("empty");
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let mut command = tree.std_command();
+    command
+        .args([
+            "--secret-store",
+            "kernel-keyring",
+            "--secret-namespace",
+            &namespace.name,
+        ])
+        .args(["secret", "set", "TYPED"])
+        .stdin(pty.slave.try_clone().unwrap())
+        .stderr(pty.slave.try_clone().unwrap())
+        .stdout(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    drop(command);
+    drop(pty.slave);
+    let mut master = std::fs::File::from(pty.master);
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let reader = {
+        let mut master = master.try_clone().unwrap();
+        let shown = Arc::clone(&shown);
+        std::thread::spawn(move || {
+            let mut buffer = [0_u8; 4096];
+            // Ends with EIO once the child has closed the terminal.
+            while let Ok(n @ 1..) = master.read(&mut buffer) {
+                shown.lock().unwrap().extend_from_slice(&buffer[..n]);
+            }
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !String::from_utf8_lossy(&shown.lock().unwrap()).contains("value for secret TYPED: ") {
+        assert!(Instant::now() < deadline, "no prompt");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    master.write_all(b"typed-v4lue\n").unwrap();
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    drop(master);
+    let _ = reader.join();
+    let terminal = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+    assert!(status.success(), "{terminal}{stdout}");
+    assert!(
+        stdout.contains("secret TYPED stored in the kernel keyring"),
+        "{stdout}"
+    );
+    assert!(!terminal.contains("typed-v4lue"), "echoed: {terminal}");
+    let store = OsSecretStore::open_in(SecretBackend::KernelKeyring, &namespace.name).unwrap();
+    let name = mcp_config::secret::SecretName::new("TYPED").unwrap();
+    assert_eq!(store.get(&name).unwrap().unwrap().expose(), "typed-v4lue");
+}
