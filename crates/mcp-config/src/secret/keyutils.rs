@@ -8,7 +8,7 @@
 //! in kernel memory: a reboot forgets them. `names()` is the keyring's own
 //! listing, filtered by the namespace, so no index of names is kept.
 
-use linux_keyutils::{KeyError, KeyRing, KeyRingIdentifier, KeyType};
+use linux_keyutils::{Key, KeyError, KeyRing, KeyRingIdentifier, KeyType};
 
 use super::{SecretName, SecretStore, SecretValue};
 use crate::error::{EditError, EditErrorKind};
@@ -52,6 +52,18 @@ impl KernelKeyringStore {
     fn description(&self, name: &SecretName) -> String {
         format!("{}{}", self.prefix, name.as_str())
     }
+
+    /// The key of `name`, when there is one. A key revoked, expired or
+    /// invalidated but not yet collected by the kernel is none.
+    fn find(&self, name: &SecretName) -> Result<Option<Key>, EditError> {
+        match self.keyring.search(&self.description(name)) {
+            Ok(key) => Ok(Some(key)),
+            Err(KeyError::KeyDoesNotExist | KeyError::KeyRevoked | KeyError::KeyExpired) => {
+                Ok(None)
+            }
+            Err(e) => Err(failure(Some(name), "looking it up", e)),
+        }
+    }
 }
 
 impl SecretStore for KernelKeyringStore {
@@ -60,10 +72,8 @@ impl SecretStore for KernelKeyringStore {
     }
 
     fn get(&self, name: &SecretName) -> Result<Option<SecretValue>, EditError> {
-        let key = match self.keyring.search(&self.description(name)) {
-            Ok(key) => key,
-            Err(KeyError::KeyDoesNotExist) => return Ok(None),
-            Err(e) => return Err(failure(Some(name), "looking it up", e)),
+        let Some(key) = self.find(name)? else {
+            return Ok(None);
         };
         let bytes = key
             .read_to_vec()
@@ -88,14 +98,16 @@ impl SecretStore for KernelKeyringStore {
     }
 
     fn remove(&self, name: &SecretName) -> Result<bool, EditError> {
-        let key = match self.keyring.search(&self.description(name)) {
-            Ok(key) => key,
-            Err(KeyError::KeyDoesNotExist) => return Ok(false),
-            Err(e) => return Err(failure(Some(name), "looking it up", e)),
+        let Some(key) = self.find(name)? else {
+            return Ok(false);
         };
-        key.invalidate()
-            .map_err(|e| failure(Some(name), "removing it", e))?;
-        Ok(true)
+        // Invalidated: gone from every keyring that links it. The kernel
+        // collects it later, on its own; until then a search may still
+        // see it as revoked, which `find` counts as absent.
+        match key.invalidate() {
+            Ok(()) | Err(KeyError::KeyDoesNotExist | KeyError::KeyRevoked) => Ok(true),
+            Err(e) => Err(failure(Some(name), "removing it", e)),
+        }
     }
 
     fn names(&self) -> Result<Vec<SecretName>, EditError> {
