@@ -66,6 +66,41 @@ pub(crate) struct GlobalArgs {
     /// (the OS secret store) [default: $MCP_TOKEN_STORE, else file]
     #[arg(long = "token-store", global = true, value_enum, value_name = "STORE")]
     pub(crate) token_store: Option<TokenStoreArg>,
+    /// Where `${secret:NAME}` values are kept: auto (the Secret Service
+    /// when it answers, else the kernel keyring), secret-service,
+    /// kernel-keyring, keychain, credential-manager [default: auto]
+    #[arg(
+        long = "secret-store",
+        global = true,
+        value_name = "STORE",
+        env = "MCP_SECRET_STORE",
+        value_parser = secret_backend
+    )]
+    pub(crate) secret_store: Option<mcp_config::secret::SecretBackend>,
+    /// The namespace secrets are filed under in that store (one per
+    /// profile or test run) [default: mcp-cli]
+    #[arg(
+        long = "secret-namespace",
+        global = true,
+        value_name = "NAMESPACE",
+        env = "MCP_SECRET_NAMESPACE",
+        value_parser = secret_namespace
+    )]
+    pub(crate) secret_namespace: Option<String>,
+}
+
+/// A `--secret-namespace` value: it follows the secret-name rule, so it is
+/// the same key in every store.
+fn secret_namespace(value: &str) -> Result<String, String> {
+    match mcp_config::secret::secret_name_problem(value) {
+        None => Ok(value.to_owned()),
+        Some(reason) => Err(format!("not a namespace: {reason}")),
+    }
+}
+
+/// A `--secret-store` value.
+fn secret_backend(value: &str) -> Result<mcp_config::secret::SecretBackend, String> {
+    value.parse()
 }
 
 /// Where OAuth tokens are kept.
@@ -170,6 +205,50 @@ pub(crate) enum Command {
         after_help = "Without --scope, servers of a host's user-wide file go to the user scope and those of a project's file to the local scope.\n\nExamples:\n  mcp-cli import --from cursor --dry-run\n  mcp-cli import --from vscode --input api-key=$KEY\n  mcp-cli import --from codex --scope project docs figma"
     )]
     Import(ImportArgs),
+    /// Keep, show and remove the secrets entries name as `${secret:NAME}`
+    /// in `env` and `headers` values
+    #[command(
+        after_help = "Values live in the OS secret store (--secret-store), never in a config file.\n\nExamples:\n  mcp-cli secret set GITHUB_TOKEN             asks without echo on a terminal\n  printf %s \"$TOKEN\" | mcp-cli secret set GITHUB_TOKEN\n  mcp-cli secret list                         names, and the servers that use each\n  mcp-cli secret get GITHUB_TOKEN --show"
+    )]
+    Secret(SecretArgs),
+}
+
+/// `secret`'s own verbs.
+#[derive(Debug, Args)]
+pub(crate) struct SecretArgs {
+    #[command(subcommand)]
+    pub(crate) command: SecretCommand,
+}
+
+/// What `secret` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SecretCommand {
+    /// Store a secret: asked for without echo on a terminal, otherwise
+    /// read from standard input (one trailing newline dropped)
+    Set(SecretNameArgs),
+    /// Say whether a secret is set, and in which store
+    Get(SecretGetArgs),
+    /// Remove a secret
+    Rm(SecretNameArgs),
+    /// List the secrets, the servers that name each, and names no store holds
+    List,
+}
+
+/// A secret's name.
+#[derive(Debug, Args)]
+pub(crate) struct SecretNameArgs {
+    /// The secret's name (letters, digits, `_`, `-`, `.`)
+    pub(crate) name: String,
+}
+
+/// `secret get`.
+#[derive(Debug, Args)]
+pub(crate) struct SecretGetArgs {
+    /// The secret's name
+    pub(crate) name: String,
+    /// Print the value itself on standard output
+    #[arg(long)]
+    pub(crate) show: bool,
 }
 
 /// A file scope a write goes to.

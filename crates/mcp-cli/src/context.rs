@@ -31,6 +31,11 @@ pub(crate) struct Context {
     pub(crate) roots: Vec<PathBuf>,
     /// `-v` given this many times.
     pub(crate) verbose: u8,
+    /// Where `${secret:NAME}` values are read from: opened on first use,
+    /// so a run whose servers name no secret never touches a keyring.
+    pub(crate) secrets: std::sync::Arc<mcp_config::secret::OsSecretStore>,
+    /// `--token-store`, when given (else `MCP_TOKEN_STORE` decides).
+    pub(crate) token_store: Option<crate::cli::TokenStoreArg>,
 }
 
 impl Context {
@@ -87,6 +92,14 @@ impl Context {
             protocol: global.protocol.clone(),
             roots,
             verbose: global.verbose,
+            secrets: std::sync::Arc::new(mcp_config::secret::OsSecretStore::deferred(
+                global.secret_store.unwrap_or_default(),
+                global
+                    .secret_namespace
+                    .as_deref()
+                    .unwrap_or(mcp_config::secret::DEFAULT_NAMESPACE),
+            )),
+            token_store: global.token_store,
         })
     }
 

@@ -25,7 +25,6 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use mcp_config::diagnostic_line;
@@ -79,13 +78,9 @@ struct Planned {
 }
 
 /// `import --from HOST [--file PATH] [--scope S] [--dry-run] [--force]
-/// [--input ID=VALUE]… [NAME…]`. `secrets` keeps the values of password
-/// inputs; without one, an import that has a password input is refused.
-pub(crate) fn import(
-    context: &Context,
-    args: &ImportArgs,
-    secrets: Option<Arc<dyn SecretStore>>,
-) -> anyhow::Result<Outcome> {
+/// [--input ID=VALUE]… [NAME…]`. The values of password inputs go to the
+/// run's secret store; one that cannot be opened refuses the import.
+pub(crate) fn import(context: &Context, args: &ImportArgs) -> anyhow::Result<Outcome> {
     let host = args.from.host();
     let dirs = import_dirs(context);
     let files: Vec<(PathBuf, Option<Reach>)> = match &args.file {
@@ -237,7 +232,7 @@ pub(crate) fn import(
     }
     // Password inputs become secret references before anything is asked,
     // so a password that would land in clear is refused before it is typed.
-    let secret_names = password_secrets(&prompts, secrets.as_deref())?;
+    let secret_names = password_secrets(&prompts)?;
     for planned in &mut plan {
         fill_secret_inputs(&planned.name, &mut planned.entry, &secret_names)?;
     }
@@ -269,14 +264,12 @@ pub(crate) fn import(
             planned.scope,
         )?);
     }
-    if let Some(store) = &secrets {
-        for (name, value) in &to_store {
-            store.set(name, value)?;
-            notes.push(format!(
-                "the password input is kept as secret `{name}` in the {} store; entries refer to it as ${{secret:{name}}}",
-                store.kind()
-            ));
-        }
+    for (name, value) in &to_store {
+        context.secrets.set(name, value)?;
+        notes.push(format!(
+            "the password input is kept as secret `{name}` in the {} store; entries refer to it as ${{secret:{name}}}",
+            context.secrets.kind()
+        ));
     }
     for (scope, location) in &locations {
         edit::edit(location.clone(), |document| {
@@ -319,20 +312,10 @@ fn needed_inputs(imported: &[(Imported, Option<Reach>)], plan: &[Planned]) -> Ve
     prompts
 }
 
-/// The secret each password input of `prompts` is stored as; refused,
-/// naming the input, when there is no secret store to keep it.
-fn password_secrets(
-    prompts: &[InputPrompt],
-    secrets: Option<&dyn SecretStore>,
-) -> anyhow::Result<BTreeMap<String, SecretName>> {
+/// The secret each password input of `prompts` is stored as.
+fn password_secrets(prompts: &[InputPrompt]) -> anyhow::Result<BTreeMap<String, SecretName>> {
     let mut names = BTreeMap::new();
     for prompt in prompts.iter().filter(|p| p.password) {
-        if secrets.is_none() {
-            anyhow::bail!(
-                "input `{}` is a password and no OS secret store is available to keep it; it is never written in clear, so nothing was written",
-                shown(&prompt.id)
-            );
-        }
         names.insert(prompt.id.clone(), input_secret_name(&prompt.id)?);
     }
     Ok(names)

@@ -27,6 +27,7 @@ mod import;
 mod output;
 mod probe;
 mod read;
+mod secret;
 mod serve;
 mod session;
 mod target;
@@ -65,10 +66,6 @@ fn main() -> ExitCode {
         }
     };
     init_tracing(cli.global.verbose);
-    // The secret store this process offers: none in this build, so
-    // `--token-store secret-store` and password inputs of `import` are
-    // refused with a message rather than falling back to files.
-    token_store::SecretStoreChoice::set(cli.global.token_store, None);
     let telemetry = telemetry::start();
     // One trace per run: every session's spans are the run's children.
     let run_span = telemetry.run(&verb);
@@ -117,9 +114,8 @@ fn run(context: &Context, command: Command) -> anyhow::Result<Outcome> {
         Command::ResetProjectChoices => approve::reset(context),
         Command::Trust => approve::trust(context, true),
         Command::Untrust => approve::trust(context, false),
-        Command::Import(args) => {
-            import::import(context, &args, token_store::SecretStoreChoice::secrets())
-        }
+        Command::Import(args) => import::import(context, &args),
+        Command::Secret(args) => secret::secret(context, args.command),
     }
 }
 

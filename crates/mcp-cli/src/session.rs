@@ -10,8 +10,9 @@ use crate::output::usage;
 /// draw their allow-listed variables from, stored OAuth credentials, the
 /// eras servers were found in before (`<home>/.mcp-cli/eras.json`, so a
 /// server that answered `initialize` last time is not probed with
-/// `server/discover` first), and the host's answers to what servers ask
-/// ([`crate::host`]).
+/// `server/discover` first), the host's answers to what servers ask
+/// ([`crate::host`]), and the secret store (opened only when an entry
+/// being connected names a secret).
 pub(crate) fn connect_options<'a>(
     context: &Context,
     servers: impl IntoIterator<Item = &'a mcp_config::ServerConfig>,
@@ -33,6 +34,7 @@ pub(crate) fn connect_options<'a>(
             context,
         )))
         .with_eras(std::sync::Arc::new(eras))
+        .with_secrets(context.secrets.clone())
 }
 
 /// A `--timeout S` value: positive seconds, fractions allowed.

@@ -4,6 +4,7 @@
 
 mod support;
 
+use mcp_config::secret::SecretStore as _;
 use support::{Tree, check};
 
 const CODEX: &str = r#"model = "gpt-5-codex"
@@ -153,29 +154,78 @@ fn inputs_are_asked_for_or_refused() {
 }
 
 /// A password input is never written in clear: it goes to the secret
-/// store as a reference, and this build has no secret store, so the
-/// import is refused, naming the input, whether the value was given or
-/// not. (The reference itself is tested in `mcp_config::import`'s
-/// tests, through an in-memory secret store.)
+/// store as a reference: a store that cannot be opened refuses the import
+/// (whether the value was given or not) and writes nothing; one that opens
+/// holds the value, and the entry names it.
 #[test]
 fn a_password_input_is_never_written_in_clear() {
     let tree = tree();
     let before = tree.snapshot_files();
+    // A store that cannot be opened: refused, nothing written.
     for args in [
-        &["import", "--from", "vscode"][..],
-        &["import", "--from", "vscode", "--input", "api-key=k3y-value"],
+        &[
+            "--secret-store",
+            "secret-service",
+            "import",
+            "--from",
+            "vscode",
+        ][..],
+        &[
+            "--secret-store",
+            "secret-service",
+            "import",
+            "--from",
+            "vscode",
+            "--input",
+            "api-key=k3y-value",
+        ],
     ] {
-        let run = check(&tree, args, 1);
-        assert!(
-            run.stderr.contains(
-                "input `api-key` is a password and no OS secret store is available to keep it; it is never written in clear, so nothing was written"
-            ),
-            "{}",
-            run.stderr
-        );
+        let run = tree.run_with(args, |command| {
+            command.env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent");
+        });
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
         assert!(!run.stdout.contains("k3y-value") && !run.stderr.contains("k3y-value"));
-        assert_eq!(tree.snapshot_files(), before);
+        assert_eq!(tree.snapshot_files(), before, "{}", run.stderr);
     }
+    // A store that opens (a kernel-keyring namespace of this test's own):
+    // the value goes there, the entry refers to it.
+    let namespace = format!("mcp-cli-test-import-{}", std::process::id());
+    let store = mcp_config::secret::OsSecretStore::open_in(
+        mcp_config::secret::SecretBackend::KernelKeyring,
+        &namespace,
+    )
+    .unwrap();
+    let run = check(
+        &tree,
+        &[
+            "--secret-store",
+            "kernel-keyring",
+            "--secret-namespace",
+            &namespace,
+            "import",
+            "--from",
+            "vscode",
+            "--input",
+            "api-key=k3y-value",
+        ],
+        0,
+    );
+    let held = mcp_config::secret::SecretName::new("vscode.api-key").unwrap();
+    let value = store
+        .get(&held)
+        .unwrap()
+        .map(|value| value.expose().to_owned());
+    let _ = store.remove(&held);
+    assert_eq!(value.as_deref(), Some("k3y-value"), "{}", run.stdout);
+    assert!(!run.stdout.contains("k3y-value") && !run.stderr.contains("k3y-value"));
+    let written: String = tree
+        .snapshot_files()
+        .into_iter()
+        .map(|(_, bytes)| String::from_utf8_lossy(&bytes).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!written.contains("k3y-value"), "{written}");
+    assert!(written.contains("${secret:vscode.api-key}"), "{written}");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! `--token-store` and `MCP_TOKEN_STORE`: `file` is the default (every
-//! other OAuth test runs with it); `secret-store` is refused, naming the
-//! choice, by every verb that needs tokens when the process has no secret
-//! store (this build has none), and tokens never fall back to a file.
+//! other OAuth test runs with it); `secret-store` keeps tokens in the
+//! run's secret store (here a kernel-keyring namespace of the test's own),
+//! and a secret store that cannot be opened (the Secret Service on a bus
+//! that is not there) fails every verb that needs tokens, naming the
+//! store: tokens never fall back to a file.
 
 mod support;
 
@@ -25,35 +27,71 @@ fn tree() -> Tree {
     tree
 }
 
-const REFUSED: &str = "error: --token-store secret-store (or MCP_TOKEN_STORE): no OS secret store is available to this process; use --token-store file";
+const REFUSED: &str = "the Secret Service: cannot be opened";
+
+/// The secret store options of a row: a Secret Service that cannot be
+/// reached, or a kernel-keyring namespace no one else uses.
+fn store_args(reachable: bool) -> Vec<String> {
+    if reachable {
+        let namespace = format!("mcp-cli-test-tokens-{}", std::process::id());
+        vec![
+            "--secret-store".into(),
+            "kernel-keyring".into(),
+            "--secret-namespace".into(),
+            namespace,
+        ]
+    } else {
+        vec!["--secret-store".into(), "secret-service".into()]
+    }
+}
 
 #[test]
 fn the_choice_is_a_flag_or_a_variable_and_file_is_the_default() {
     let tree = tree();
-    for (args, var, code) in [
-        (&["auth-status"][..], None, 0),
-        (&["--token-store", "file", "auth-status"], None, 0),
-        (&["auth-status"], Some("file"), 0),
-        (&["--token-store", "secret-store", "auth-status"], None, 1),
-        (&["auth-status"], Some("secret-store"), 1),
+    // (arguments, MCP_TOKEN_STORE, whether the secret store opens, status)
+    for (args, var, reachable, code) in [
+        (&["auth-status"][..], None, false, 0),
+        (&["--token-store", "file", "auth-status"], None, false, 0),
+        (&["auth-status"], Some("file"), false, 0),
+        (
+            &["--token-store", "secret-store", "auth-status"],
+            None,
+            false,
+            1,
+        ),
+        (&["auth-status"], Some("secret-store"), false, 1),
         (
             &["--token-store", "secret-store", "logout", "remote"],
             None,
+            false,
             1,
         ),
         (
             &["login", "remote", "--no-browser"],
             Some("secret-store"),
+            false,
             1,
         ),
         // The flag wins over the variable.
         (
             &["--token-store", "file", "auth-status"],
             Some("secret-store"),
+            false,
+            0,
+        ),
+        // A store that opens holds no tokens yet.
+        (
+            &["--token-store", "secret-store", "auth-status"],
+            None,
+            true,
             0,
         ),
     ] {
-        let run = tree.run_with(args, |command| {
+        let mut full = store_args(reachable);
+        full.extend(args.iter().map(|arg| (*arg).to_owned()));
+        let full: Vec<&str> = full.iter().map(String::as_str).collect();
+        let run = tree.run_with(&full, |command| {
+            command.env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent");
             if let Some(value) = var {
                 command.env("MCP_TOKEN_STORE", value);
             }
@@ -66,9 +104,12 @@ fn the_choice_is_a_flag_or_a_variable_and_file_is_the_default() {
         if code == 0 {
             assert!(run.stdout.contains("remote"), "{}", run.stdout);
         } else {
+            // auth-status reports it on the server's row, other verbs as
+            // their error.
             assert!(
-                run.stderr.contains(REFUSED),
-                "{args:?} {var:?}: {}",
+                run.stderr.contains(REFUSED) || run.stdout.contains(REFUSED),
+                "{args:?} {var:?}: {}{}",
+                run.stdout,
                 run.stderr
             );
         }

@@ -47,6 +47,7 @@ pub const RECORDED_PARTS: &[&str] = &[
     "cwd",
     "url",
     "headersHelper",
+    "headerSecrets",
     "oauthCredentials",
     "id",
     "name",
@@ -142,6 +143,30 @@ impl ApprovalRecord {
                         .as_deref()
                         .map_or(Value::Null, Value::from),
                 );
+                // Which header carries which secret: a project that starts
+                // sending one of the user's secrets (or moves it to another
+                // header) is approved again. Absent while none is named, so
+                // approvals recorded before secrets existed stay valid.
+                let header_secrets: Map<String, Value> = remote
+                    .headers
+                    .iter()
+                    .filter_map(|(header, value)| {
+                        let names: Vec<Value> = crate::secret::references(value)
+                            .into_iter()
+                            .filter_map(|r| match r {
+                                crate::secret::Reference::Name(name) => {
+                                    Some(Value::from(name.as_str()))
+                                }
+                                _ => None,
+                            })
+                            .collect();
+                        (!names.is_empty())
+                            .then(|| (header.to_ascii_lowercase(), Value::from(names)))
+                    })
+                    .collect();
+                if !header_secrets.is_empty() {
+                    put("headerSecrets", Value::Object(header_secrets));
+                }
                 put(
                     "oauthCredentials",
                     remote.oauth.as_ref().map_or(Value::Null, oauth_credentials),
@@ -317,6 +342,47 @@ mod tests {
         assert_eq!(
             ApprovalRecord::of(&remote(Some(plain))),
             ApprovalRecord::of(&remote(None))
+        );
+    }
+
+    #[test]
+    fn a_header_that_starts_carrying_a_secret_needs_approval_again() {
+        let with = |headers: &[(&str, &str)]| {
+            let mut server = remote(None);
+            if let TransportConfig::Http(remote) = &mut server.transport {
+                remote.headers = headers
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect();
+            }
+            ApprovalRecord::of(&server)
+        };
+        let plain = with(&[("X-Team", "blue")]);
+        // Headers without secrets record nothing more than before.
+        assert_eq!(plain, with(&[]));
+        let check = |approved: &ApprovalRecord, now: ApprovalRecord, changed: &[&str]| {
+            assert_eq!(approved.changed(&now), changed);
+        };
+        check(
+            &plain,
+            with(&[("Authorization", "Bearer ${secret:GH}")]),
+            &["headerSecrets"],
+        );
+        let approved = with(&[("Authorization", "Bearer ${secret:GH}")]);
+        check(
+            &approved,
+            with(&[("authorization", "token ${secret:GH}")]),
+            &[],
+        );
+        check(
+            &approved,
+            with(&[("Authorization", "Bearer ${secret:AWS}")]),
+            &["headerSecrets"],
+        );
+        check(
+            &approved,
+            with(&[("X-Other", "${secret:GH}")]),
+            &["headerSecrets"],
         );
     }
 

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 use crate::env_safety::{is_dangerous_env_key, is_env_name};
 use crate::expand::{expand_tilde, expand_vars};
 use crate::json::{Document, child_pointer, escape_text};
+use crate::secret;
 mod oauth;
 mod passthrough;
 mod plugin_paths;
@@ -407,6 +408,7 @@ impl<'a> EntryParser<'a, '_> {
             .plugin
             .filter(|_| plugin_vars)
             .map(|p| p.guard.root());
+        self.secret_references(field, pointer, text);
         let env = self.cx.env;
         let expanded = expand_vars(text, |name| match (root, name) {
             (Some(root), "CLAUDE_PLUGIN_ROOT" | "PLUGIN_ROOT") => Some(path_text(root)),
@@ -436,6 +438,40 @@ impl<'a> EntryParser<'a, '_> {
             expand_tilde(&expanded.value, self.cx.home)
         } else {
             expanded.value
+        }
+    }
+
+    /// Checks every `${secret:NAME}` in one value as written: only `env`
+    /// and `headers` values are resolved (`secret::resolve`), so anywhere
+    /// else a reference is an error, as is a name that breaks the rule.
+    fn secret_references(&mut self, field: &str, pointer: &str, text: &str) {
+        let references = secret::references(text);
+        if references.is_empty() {
+            return;
+        }
+        if !matches!(field, "env" | "headers") {
+            self.push_at(
+                Level::Error,
+                pointer,
+                Some(field),
+                format!(
+                    "`{field}` uses `${{secret:…}}`, which is resolved only in `env` and `headers` values"
+                ),
+            );
+            return;
+        }
+        for reference in references {
+            let message = match reference {
+                secret::Reference::Name(_) => continue,
+                secret::Reference::Invalid(name, reason) => format!(
+                    "`{field}` names secret `{}`, which is not a secret name: {reason}",
+                    escape_text(name)
+                ),
+                secret::Reference::Unclosed => {
+                    format!("`{field}` holds `${{secret:` without its closing `}}`")
+                }
+            };
+            self.push_at(Level::Error, pointer, Some(field), message);
         }
     }
 
@@ -648,6 +684,7 @@ impl<'a> EntryParser<'a, '_> {
         }
         let headers_helper = self.string_field("headersHelper").map(|raw| {
             let pointer = self.pointer(Some("headersHelper"));
+            self.secret_references("headersHelper", &pointer, raw);
             self.plugin_path(PathField::HeadersHelper, &pointer, raw, raw.to_owned())
         });
         let oauth = if kind == TransportKind::Ws {

@@ -96,6 +96,35 @@ pub enum EditErrorKind {
         /// The loader's cap, in MiB.
         limit_mib: usize,
     },
+    /// A secret store could not be opened or did not answer. Names the
+    /// store and, when there is one, the secret; never a value.
+    SecretStore {
+        /// Which store (`"Secret Service"`, `"kernel keyring"`, ...).
+        store: &'static str,
+        /// The secret the call was about, when there is one.
+        secret: Option<String>,
+        /// What went wrong, in words that hold no value.
+        reason: String,
+    },
+    /// An entry names a secret the store does not hold.
+    MissingSecret {
+        /// The secret's name.
+        secret: String,
+        /// The server whose entry names it.
+        server: String,
+        /// The store that was asked.
+        store: &'static str,
+    },
+    /// A secret's value cannot be used where the entry puts it (a line
+    /// break in a header, a NUL in an environment variable).
+    UnusableSecret {
+        /// The secret's name.
+        secret: String,
+        /// The server whose entry names it.
+        server: String,
+        /// Why, naming the field; never the value.
+        reason: String,
+    },
 }
 
 impl EditError {
@@ -190,6 +219,29 @@ impl fmt::Display for EditError {
                 f,
                 "{path}: the edited file would be larger than {limit_mib} MiB, the most the loader reads; nothing written"
             ),
+            EditErrorKind::SecretStore {
+                store,
+                secret: Some(secret),
+                reason,
+            } => write!(f, "secret `{secret}` in the {store}: {reason}"),
+            EditErrorKind::SecretStore {
+                store,
+                secret: None,
+                reason,
+            } => write!(f, "the {store}: {reason}"),
+            EditErrorKind::MissingSecret {
+                secret,
+                server,
+                store,
+            } => write!(
+                f,
+                "server `{server}` names secret `{secret}`, which the {store} does not hold (set it with `mcp-cli secret set {secret}`)"
+            ),
+            EditErrorKind::UnusableSecret {
+                secret,
+                server,
+                reason,
+            } => write!(f, "server `{server}`: secret `{secret}` {reason}"),
         }
     }
 }

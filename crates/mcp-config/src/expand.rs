@@ -39,6 +39,13 @@ pub(crate) fn expand_vars(text: &str, lookup: impl Fn(&str) -> Option<String>) -
             break;
         };
         let inner = &after[..end];
+        if inner.starts_with("secret:") {
+            // `${secret:NAME}` is a secret reference, not a variable: it
+            // stays as written for `secret::resolve`, and is never unset.
+            value.push_str(&rest[start..start + 2 + end + 1]);
+            rest = &after[end + 1..];
+            continue;
+        }
         let (name, default) = match inner.split_once(":-") {
             Some((n, d)) => (n, Some(d)),
             None => (inner, None),
@@ -112,6 +119,9 @@ mod tests {
         check("${not a name}", "${not a name}", &[]);
         check("${A}${A}${B}", "${A}${A}${B}", &["A", "B"]);
         check("${UNSET:-http://x/y}", "http://x/y", &[]);
+        check("${secret:api}", "${secret:api}", &[]);
+        check("${secret:-x}", "${secret:-x}", &[]);
+        check("Bearer ${secret:a.b}-${SET}", "Bearer ${secret:a.b}-v", &[]);
     }
 
     #[test]

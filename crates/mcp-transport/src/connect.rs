@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "remote")]
 use mcp_config::RemoteConfig;
+use mcp_config::secret::SecretStore;
 use mcp_config::{ServerConfig, TransportConfig};
 #[cfg(feature = "oauth")]
 use mcp_oauth::AuthProvider;
@@ -79,6 +80,11 @@ pub struct ConnectOptions {
     /// revisions (or pinned) never probes, so it learns nothing either.
     /// `None` (the default) keeps nothing: every connect probes.
     pub eras: Option<Arc<EraMemory>>,
+    /// Where `${secret:NAME}` in an entry's `env` and `headers` values is
+    /// read from when it connects (`mcp_config::secret::resolve`). `None`
+    /// (the default): an entry that names a secret fails to connect with
+    /// [`TransportErrorKind::NoSecretStore`]; others are unaffected.
+    pub secrets: Option<Arc<dyn SecretStore>>,
 }
 
 impl ConnectOptions {
@@ -141,6 +147,14 @@ impl ConnectOptions {
         self
     }
 
+    /// Sets the store `${secret:NAME}` references are read from
+    /// ([`ConnectOptions::secrets`]).
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Arc<dyn SecretStore>) -> Self {
+        self.secrets = Some(secrets);
+        self
+    }
+
     #[cfg(feature = "oauth")]
     /// Sets the host's claude.ai credentials, for `claudeai-proxy` entries.
     #[must_use]
@@ -170,6 +184,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("auth", &self.auth)
             .field("claudeai_credentials", &self.claudeai_credentials);
         debug.field("eras", &self.eras.is_some());
+        debug.field("secrets", &self.secrets.as_ref().map(|s| s.kind()));
         debug.finish()
     }
 }
@@ -300,6 +315,46 @@ fn remote_options(
     })
 }
 
+/// `config` with its secrets put in, or `None` when it names none. The
+/// store is asked on a blocking thread (a D-Bus round trip, a system call).
+async fn resolve_secrets(
+    config: &ServerConfig,
+    options: &ConnectOptions,
+) -> Result<Option<ServerConfig>, TransportError> {
+    let names = mcp_config::secret::referenced_secrets(config);
+    let Some(first) = names.first() else {
+        return Ok(None);
+    };
+    let Some(store) = options.secrets.clone() else {
+        return Err(TransportError::new(
+            &*config.name,
+            TransportErrorKind::NoSecretStore {
+                secret: first.to_string(),
+            },
+        ));
+    };
+    let owned = config.clone();
+    let resolved =
+        tokio::task::spawn_blocking(move || mcp_config::secret::resolve(&owned, store.as_ref()))
+            .await
+            .map_err(|_| {
+                TransportError::new(
+                    &*config.name,
+                    TransportErrorKind::Secret {
+                        message: "reading secrets stopped before it finished".to_owned(),
+                    },
+                )
+            })?;
+    resolved.map(Some).map_err(|error| {
+        TransportError::new(
+            &*config.name,
+            TransportErrorKind::Secret {
+                message: error.to_string(),
+            },
+        )
+    })
+}
+
 /// Opens the transport for `config` and runs the MCP handshake, all within
 /// the entry's connect timeout (so run interactive logins before calling
 /// it; see the module docs).
@@ -370,6 +425,25 @@ async fn establish(
 ) -> Result<ClientSession, TransportError> {
     let connect_timeout = config.timeouts.connect;
     let started = tokio::time::Instant::now();
+    // The one place secrets are put in: the copy with values lives only
+    // for this connect; `config` (and every listing of it) keeps the
+    // references.
+    // Boxed like the steps below: the future and the copy stay off the
+    // connect future's own state.
+    let resolved = tokio::time::timeout(connect_timeout, Box::pin(resolve_secrets(config, options)))
+        .await
+        .map_err(|_| {
+            TransportError::new(
+                &*config.name,
+                TransportErrorKind::Secret {
+                    message: format!(
+                        "the secret store did not answer within {connect_timeout:?} (a locked keyring waiting for its password?)"
+                    ),
+                },
+            )
+        })??
+        .map(Box::new);
+    let config = resolved.as_deref().unwrap_or(config);
     // Both steps are boxed: their state machines are several kilobytes,
     // and a host connecting a hundred servers at once would otherwise hold
     // the largest of them for every connect until the last one is done.

@@ -157,6 +157,19 @@ pub enum TransportErrorKind {
         /// How many rounds were answered.
         rounds: usize,
     },
+    /// The entry names a secret (`${secret:NAME}` in `env` or `headers`)
+    /// and the host gave no secret store to read it from.
+    NoSecretStore {
+        /// The first secret the entry names.
+        secret: String,
+    },
+    /// A secret the entry names could not be put in (the store does not
+    /// hold it, the store failed, or the value cannot go there). The
+    /// message names the secret and the server, never a value.
+    Secret {
+        /// What `mcp_config::secret::resolve` said.
+        message: String,
+    },
     /// An `sdk` entry names an in-process server the host did not register.
     SdkServerNotRegistered {
         /// The name the entry gives.
@@ -422,6 +435,11 @@ impl std::fmt::Display for TransportErrorKind {
                 f,
                 "this build has no {kind} transport: enable the `{feature}` feature of mcp-transport (or mcp-catalog)"
             ),
+            K::NoSecretStore { secret } => write!(
+                f,
+                "the entry names secret `{secret}`, but no secret store was given to read it from"
+            ),
+            K::Secret { message } => f.write_str(message),
             K::SdkServerNotRegistered { name } => {
                 write!(f, "no in-process server is registered as {name:?}")
             }

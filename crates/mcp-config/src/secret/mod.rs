@@ -7,13 +7,36 @@
 //! ([`SecretName`]), that a value never shows itself ([`SecretValue`]: its
 //! `Debug` prints `***` and it has no `Display`), and the store interface
 //! every backend implements. [`MemorySecretStore`] keeps values in the
-//! process (tests, and hosts that bring their own vault).
+//! process (tests, and hosts that bring their own vault). Where a reference
+//! may stand and how values are put in: `reference.rs` ([`resolve`]). The
+//! operating system's stores (feature `os-store`): `os.rs`
+//! (`OsSecretStore`), one file per backend.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
 
 use crate::error::{EditError, EditErrorKind};
+
+mod reference;
+pub(crate) use reference::{Reference, references};
+pub use reference::{SECRET_REFERENCE_PREFIX, referenced_secrets, resolve};
+
+#[cfg(feature = "os-store")]
+mod os;
+#[cfg(feature = "os-store")]
+pub use os::{DEFAULT_NAMESPACE, OsSecretStore, SecretBackend};
+
+#[cfg(all(feature = "os-store", target_os = "linux"))]
+mod keyutils;
+#[cfg(all(feature = "os-store", any(target_os = "macos", windows)))]
+mod native;
+#[cfg(all(
+    feature = "os-store",
+    unix,
+    not(any(target_os = "macos", target_os = "ios", target_os = "android"))
+))]
+mod service;
 
 /// The longest secret name, in bytes.
 pub const MAX_SECRET_NAME: usize = 128;
