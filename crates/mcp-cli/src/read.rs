@@ -3,12 +3,13 @@
 //! module lays the answer out.
 
 use mcp_config::diagnostic_line;
+use mcp_config::policy::config_field_hashes;
 use mcp_config::redaction::{
     redacted_command_line, redacted_remote_url, redacted_signature, redacted_words,
 };
 use mcp_config::{
     Approval, ApprovalBasis, CheckReport, LoadedConfig, ScopedServer, StdioConfig, TransportConfig,
-    config_field_hashes, config_hash, load, signature,
+    config_hash, load, signature,
 };
 use serde_json::{Value, json};
 

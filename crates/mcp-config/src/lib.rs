@@ -134,7 +134,7 @@ pub use consent::ApprovalRecord;
 pub use entry::EntryOutcome;
 pub use env_safety::child_env;
 pub use error::{EditError, EditErrorKind};
-pub use identity::{config_field_hashes, config_hash, signature};
+pub use identity::{config_hash, signature};
 pub use load::{LoadOptions, LoadedConfig, load};
 pub use merge::{Contribution, Merged, merge};
 pub use parse::{ParseEnv, ParsedEntry, ParsedFile, parse_file};

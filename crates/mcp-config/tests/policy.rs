@@ -104,8 +104,10 @@ fn check(files: &[(&str, &str)], expect: &[(&str, &str)]) {
                     )
                     .replace(
                         &format!("{{PIN:{name}}}"),
-                        &serde_json::to_string(&mcp_config::config_field_hashes(&server.config))
-                            .unwrap(),
+                        &serde_json::to_string(&mcp_config::policy::config_field_hashes(
+                            &server.config,
+                        ))
+                        .unwrap(),
                     );
             }
             (*path, text)

@@ -21,7 +21,7 @@
 //! `mcp-cli get NAME` prints): a server the entry matches whose hash
 //! differs is blocked. The hash alone decides, and alone it can only say
 //! that something changed; so the entry may also carry `pinned`, a digest
-//! of each part the hash covers ([`config_field_hashes`](crate::config_field_hashes):
+//! of each part the hash covers ([`config_field_hashes`](crate::policy::config_field_hashes):
 //! `type`, `command`, `args`, `env`, `url`, `headers`, `headersHelper`,
 //! `oauth`, `cwd`, `timeouts`, ...), and then the verdict names every part
 //! whose digest differs ("`tool`: its command and env changed since it
@@ -74,6 +74,7 @@ mod verdict;
 
 use std::path::PathBuf;
 
+pub use crate::identity::config_field_hashes;
 pub use read::{MANAGED_MCP_FILE, MANAGED_SETTINGS_FILE, REQUIREMENTS_FILE};
 pub(crate) use read::{read_managed, read_settings_lists};
 pub use rules::{PolicyBlock, PolicyRule};

@@ -32,7 +32,7 @@ pub(crate) struct Pin {
     /// `configHash`: the [`config_hash`](crate::config_hash), which alone
     /// decides.
     pub(crate) hash: String,
-    /// `pinned`: the [`config_field_hashes`](crate::config_field_hashes)
+    /// `pinned`: the [`config_field_hashes`](crate::policy::config_field_hashes)
     /// at pinning time (empty when the entry has none), which only explain.
     pub(crate) fields: BTreeMap<String, String>,
 }
