@@ -21,7 +21,7 @@
 //! `mcp-cli get NAME` prints): a server the entry matches whose hash
 //! differs is blocked. The hash alone decides, and alone it can only say
 //! that something changed; so the entry may also carry `pinned`, a digest
-//! of each part the hash covers ([`config_field_hashes`](crate::policy::config_field_hashes):
+//! of each part the hash covers ([`config_field_hashes`]:
 //! `type`, `command`, `args`, `env`, `url`, `headers`, `headersHelper`,
 //! `oauth`, `cwd`, `timeouts`, ...), and then the verdict names every part
 //! whose digest differs ("`tool`: its command and env changed since it
