@@ -68,22 +68,21 @@ pub(crate) struct GlobalArgs {
     pub(crate) token_store: Option<TokenStoreArg>,
     /// Where `${secret:NAME}` values are kept: auto (the Secret Service
     /// when it answers, else the kernel keyring), secret-service,
-    /// kernel-keyring, keychain, credential-manager [default: auto]
+    /// kernel-keyring, keychain, credential-manager [default:
+    /// $MCP_SECRET_STORE, else auto]
     #[arg(
         long = "secret-store",
         global = true,
         value_name = "STORE",
-        env = "MCP_SECRET_STORE",
         value_parser = secret_backend
     )]
     pub(crate) secret_store: Option<mcp_config::secret::SecretBackend>,
     /// The namespace secrets are filed under in that store (one per
-    /// profile or test run) [default: mcp-cli]
+    /// profile or test run) [default: $MCP_SECRET_NAMESPACE, else mcp-cli]
     #[arg(
         long = "secret-namespace",
         global = true,
         value_name = "NAMESPACE",
-        env = "MCP_SECRET_NAMESPACE",
         value_parser = secret_namespace
     )]
     pub(crate) secret_namespace: Option<String>,

@@ -76,6 +76,10 @@ impl Context {
                 })
                 .collect::<anyhow::Result<_>>()?
         };
+        let env: BTreeMap<String, String> = std::env::vars_os()
+            .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
+            .collect();
+        let secrets = secret_store(global, &env)?;
         Ok(Context {
             home,
             project,
@@ -84,21 +88,11 @@ impl Context {
             plugins,
             trust_project: global.trust_project,
             json: global.json,
-            env: std::env::vars_os()
-                .filter_map(|(key, value)| {
-                    Some((key.into_string().ok()?, value.into_string().ok()?))
-                })
-                .collect(),
+            env,
             protocol: global.protocol.clone(),
             roots,
             verbose: global.verbose,
-            secrets: std::sync::Arc::new(mcp_config::secret::OsSecretStore::deferred(
-                global.secret_store.unwrap_or_default(),
-                global
-                    .secret_namespace
-                    .as_deref()
-                    .unwrap_or(mcp_config::secret::DEFAULT_NAMESPACE),
-            )),
+            secrets,
             token_store: global.token_store,
         })
     }
@@ -133,4 +127,42 @@ fn default_home() -> Option<PathBuf> {
     std::env::var_os(var)
         .filter(|home| !home.is_empty())
         .map(PathBuf::from)
+}
+
+/// The run's secret store: `--secret-store` and `--secret-namespace`, else
+/// `MCP_SECRET_STORE` and `MCP_SECRET_NAMESPACE` from `env`, else `auto`
+/// in the `mcp-cli` namespace; opened on first use. A variable naming no
+/// store, or no namespace, is a usage error naming the variable.
+fn secret_store(
+    global: &GlobalArgs,
+    env: &BTreeMap<String, String>,
+) -> anyhow::Result<std::sync::Arc<mcp_config::secret::OsSecretStore>> {
+    use mcp_config::secret::{
+        DEFAULT_NAMESPACE, OsSecretStore, SecretBackend, secret_name_problem,
+    };
+    let backend = match (global.secret_store, env.get("MCP_SECRET_STORE")) {
+        (Some(backend), _) => backend,
+        (None, Some(value)) => value.parse::<SecretBackend>().map_err(|problem| {
+            crate::output::usage(format!(
+                "MCP_SECRET_STORE: {}",
+                crate::output::shown(&problem)
+            ))
+        })?,
+        (None, None) => SecretBackend::default(),
+    };
+    let namespace = match (&global.secret_namespace, env.get("MCP_SECRET_NAMESPACE")) {
+        (Some(namespace), _) => namespace.as_str(),
+        (None, Some(value)) => {
+            if let Some(problem) = secret_name_problem(value) {
+                return Err(crate::output::usage(format!(
+                    "MCP_SECRET_NAMESPACE: not a namespace: {problem}"
+                )));
+            }
+            value.as_str()
+        }
+        (None, None) => DEFAULT_NAMESPACE,
+    };
+    Ok(std::sync::Arc::new(OsSecretStore::deferred(
+        backend, namespace,
+    )))
 }

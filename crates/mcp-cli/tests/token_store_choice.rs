@@ -140,3 +140,73 @@ fn an_unknown_store_is_a_usage_error() {
         run.stderr
     );
 }
+
+/// The secret store is chosen the same way: the flag, else
+/// `MCP_SECRET_STORE` and `MCP_SECRET_NAMESPACE` from the environment;
+/// a variable naming no store or no namespace is a usage error naming it,
+/// and the variable's choice is the one used (a Secret Service on a bus
+/// that is not there cannot be opened; the flag wins over it).
+#[test]
+fn the_secret_store_is_a_flag_or_a_variable() {
+    let tree = tree();
+    let namespace = format!("mcp-cli-test-choice-{}", std::process::id());
+    // (arguments, MCP_SECRET_STORE, MCP_SECRET_NAMESPACE, status, expected)
+    for (args, store, space, code, expected) in [
+        (
+            &["secret", "list"][..],
+            Some("bogus"),
+            None,
+            2,
+            "error: MCP_SECRET_STORE: unknown secret store `bogus`",
+        ),
+        (
+            &["secret", "list"],
+            None,
+            Some("a/b"),
+            2,
+            "error: MCP_SECRET_NAMESPACE: not a namespace",
+        ),
+        (
+            &["secret", "list"],
+            Some("secret-service"),
+            None,
+            1,
+            "the Secret Service: cannot be opened",
+        ),
+        (
+            &["--secret-store", "kernel-keyring", "secret", "list"],
+            Some("secret-service"),
+            Some(namespace.as_str()),
+            0,
+            "0 secret(s) in the kernel keyring",
+        ),
+        (
+            &["secret", "list"],
+            Some("kernel-keyring"),
+            Some(namespace.as_str()),
+            0,
+            "0 secret(s) in the kernel keyring",
+        ),
+    ] {
+        let run = tree.run_with(args, |command| {
+            command.env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent");
+            if let Some(store) = store {
+                command.env("MCP_SECRET_STORE", store);
+            }
+            if let Some(space) = space {
+                command.env("MCP_SECRET_NAMESPACE", space);
+            }
+        });
+        assert_eq!(
+            run.code, code,
+            "{args:?} {store:?}: {}{}",
+            run.stdout, run.stderr
+        );
+        assert!(
+            run.stdout.contains(expected) || run.stderr.contains(expected),
+            "{args:?} {store:?}: {}{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}
