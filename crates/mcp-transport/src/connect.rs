@@ -411,8 +411,9 @@ pub async fn connect(
         }
         outcome
     }
+    // Boxed for the same reason as the steps inside.
     #[cfg(not(feature = "otel"))]
-    establish(config, options, session_options, era).await
+    Box::pin(establish(config, options, session_options, era)).await
 }
 
 /// Opens the transport and runs the handshake within the connect timeout
