@@ -111,6 +111,17 @@ pub(crate) enum TokenStoreArg {
     SecretStore,
 }
 
+/// An error in what the user typed (an argument, a variable): exit
+/// status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct UsageError(pub(crate) String);
+
+/// Builds a usage error (exit status 2).
+pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
 /// A `--protocol` value: one of the revisions the client knows.
 fn protocol_revision(value: &str) -> Result<String, String> {
     let known = mcp_transport::KNOWN_PROTOCOL_VERSIONS;

@@ -142,19 +142,16 @@ fn secret_store(
     };
     let backend = match (global.secret_store, env.get("MCP_SECRET_STORE")) {
         (Some(backend), _) => backend,
-        (None, Some(value)) => value.parse::<SecretBackend>().map_err(|problem| {
-            crate::output::usage(format!(
-                "MCP_SECRET_STORE: {}",
-                crate::output::shown(&problem)
-            ))
-        })?,
+        (None, Some(value)) => value
+            .parse::<SecretBackend>()
+            .map_err(|problem| crate::cli::usage(format!("MCP_SECRET_STORE: {problem}")))?,
         (None, None) => SecretBackend::default(),
     };
     let namespace = match (&global.secret_namespace, env.get("MCP_SECRET_NAMESPACE")) {
         (Some(namespace), _) => namespace.as_str(),
         (None, Some(value)) => {
             if let Some(problem) = secret_name_problem(value) {
-                return Err(crate::output::usage(format!(
+                return Err(crate::cli::usage(format!(
                     "MCP_SECRET_NAMESPACE: not a namespace: {problem}"
                 )));
             }

@@ -141,15 +141,7 @@ pub(crate) enum Outcome {
     Failed,
 }
 
-/// A usage error: exit status 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct UsageError(pub(crate) String);
-
-/// Builds a usage error (exit status 2).
-pub(crate) fn usage(message: impl Into<String>) -> anyhow::Error {
-    UsageError(message.into()).into()
-}
+pub(crate) use crate::cli::{UsageError, usage};
 
 /// 128 + the signal's number when a signal ended the verb, 2 for errors
 /// in what the user typed, 1 for everything else.
