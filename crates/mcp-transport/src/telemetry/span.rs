@@ -248,11 +248,17 @@ impl Drop for Operation {
         if self.finished {
             return;
         }
-        let span = self.cx.span();
-        span.set_attribute(KeyValue::new(ERROR_TYPE, "cancelled"));
-        span.set_status(Status::error(""));
-        if self.own {
-            span.end();
-        }
+        end_cancelled(&self.cx, self.own);
+    }
+}
+
+/// Marks the span of `cx` as cancelled (its caller stopped waiting) and,
+/// when it is `own`, ends it (a host's span is the host's to end).
+pub(crate) fn end_cancelled(cx: &Context, own: bool) {
+    let span = cx.span();
+    span.set_attribute(KeyValue::new(ERROR_TYPE, "cancelled"));
+    span.set_status(Status::error(""));
+    if own {
+        span.end();
     }
 }

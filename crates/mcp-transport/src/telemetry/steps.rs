@@ -19,7 +19,7 @@
 //! failed. Their names and attributes are this crate's, not the semantic
 //! conventions' (which define the request spans only).
 
-use opentelemetry::global;
+use opentelemetry::global::{self, BoxedTracer};
 use opentelemetry::trace::{SpanBuilder, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 
@@ -39,9 +39,8 @@ pub(crate) struct Step {
 }
 
 impl Step {
-    fn start(name: String, attributes: Vec<KeyValue>) -> Step {
+    fn start(tracer: &BoxedTracer, name: String, attributes: Vec<KeyValue>) -> Step {
         let parent = Context::current();
-        let tracer = global::tracer_with_scope(scope());
         let builder = SpanBuilder::from_name(name)
             .with_kind(SpanKind::Internal)
             .with_attributes(attributes);
@@ -84,17 +83,16 @@ impl Drop for Step {
         if self.finished {
             return;
         }
-        let span = self.cx.span();
-        span.set_attribute(KeyValue::new(ERROR_TYPE, "cancelled"));
-        span.set_status(Status::error(""));
-        span.end();
+        super::span::end_cancelled(&self.cx, true);
     }
 }
 
 /// The `connect` span of a `kind` transport with `options`' server
 /// address.
 pub(crate) fn connecting(kind: &str, options: &TelemetryOptions) -> Step {
+    // No session yet to hold a tracer: the global provider's.
     Step::start(
+        &global::tracer_with_scope(scope()),
         "connect".to_owned(),
         shared_attributes(network_transport(kind), options),
     )
@@ -118,7 +116,7 @@ impl SessionTelemetry {
             INPUT_REQUESTS,
             i64::try_from(requests).unwrap_or(i64::MAX),
         ));
-        Step::start(format!("input_required {method}"), attributes)
+        Step::start(&self.tracer, format!("input_required {method}"), attributes)
     }
 
     /// The span of a task of `tool` followed to its end: every poll and
@@ -130,7 +128,7 @@ impl SessionTelemetry {
             super::span::GEN_AI_TOOL_NAME,
             tool.to_owned(),
         ));
-        Step::start(format!("task {tool}"), attributes)
+        Step::start(&self.tracer, format!("task {tool}"), attributes)
     }
 
     fn step_attributes(&self, method: &str) -> Vec<KeyValue> {
